@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	kcpmetadata "github.com/kcp-dev/client-go/metadata"
+	"github.com/kcp-dev/client-go/metadata/metadatainformer"
+
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// mountInformers runs one metadata-only informer across all clusters per mount
+// resource in use. Metadata is enough: kcp serves CRD-provided resources across
+// clusters only as partial object metadata, and the resourceVersion changes on
+// every status update, so an event says when to read the object again.
+type mountInformers struct {
+	client kcpmetadata.ClusterInterface
+	// onEvent is called for every add, update and delete of a mount object.
+	onEvent func(resource restmapping.Resource, obj interface{})
+
+	lock    sync.Mutex
+	running map[string]*runningInformer
+}
+
+type runningInformer struct {
+	resource restmapping.Resource
+	informer cache.SharedIndexInformer
+	cancel   context.CancelFunc
+}
+
+func newMountInformers(client kcpmetadata.ClusterInterface, onEvent func(restmapping.Resource, interface{})) *mountInformers {
+	return &mountInformers{client: client, onEvent: onEvent, running: map[string]*runningInformer{}}
+}
+
+// sync makes the running informers exactly the wanted ones, keyed by
+// restmapping.Resource.Key.
+func (m *mountInformers) sync(ctx context.Context, wanted map[string]restmapping.Resource) {
+	logger := klog.FromContext(ctx)
+	m.lock.Lock()
+	defer m.lock.Unlock()
+
+	for key, running := range m.running {
+		if _, found := wanted[key]; !found {
+			logger.V(2).Info("stopping mount object informer, no Workspace references its kind any more", "resource", key)
+			running.cancel()
+			delete(m.running, key)
+		}
+	}
+	for key, resource := range wanted {
+		if _, found := m.running[key]; found {
+			continue
+		}
+		logger.V(2).Info("starting mount object informer", "resource", key)
+		informer := metadatainformer.NewFilteredMetadataInformer(m.client, resource.WildcardResource(), 0, cache.Indexers{}, nil).Informer()
+		_ = informer.SetTransform(StripManagedFields)
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj interface{}) { m.onEvent(resource, obj) },
+			UpdateFunc: func(_, obj interface{}) { m.onEvent(resource, obj) },
+			DeleteFunc: func(obj interface{}) { m.onEvent(resource, obj) },
+		}); err != nil {
+			logger.Error(err, "cannot watch mount objects", "resource", key)
+			continue
+		}
+		informerCtx, cancel := context.WithCancel(ctx)
+		go informer.RunWithContext(informerCtx)
+		m.running[key] = &runningInformer{resource: resource, informer: informer, cancel: cancel}
+	}
+}
+
+// keys returns the keys of the running informers, sorted.
+func (m *mountInformers) keys() []string {
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	keys := make([]string, 0, len(m.running))
+	for key := range m.running {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// hasSynced tells whether every running informer has listed once.
+func (m *mountInformers) hasSynced() bool {
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	for _, running := range m.running {
+		if !running.informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// StripManagedFields is an informer transform that drops managedFields, which
+// nothing here reads and which can be most of a small object's size.
+func StripManagedFields(obj interface{}) (interface{}, error) {
+	if accessor, err := meta.Accessor(obj); err == nil {
+		accessor.SetManagedFields(nil)
+	}
+	return obj, nil
+}

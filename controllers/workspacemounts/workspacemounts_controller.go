@@ -1,0 +1,378 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	kcpmetadata "github.com/kcp-dev/client-go/metadata"
+	"github.com/kcp-dev/logicalcluster/v3"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	tenancyv1alpha1client "github.com/kcp-dev/sdk/client/clientset/versioned/typed/tenancy/v1alpha1"
+	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
+
+	"github.com/kcp-dev/kcp/pkg/indexers"
+	"github.com/kcp-dev/kcp/pkg/logging"
+	"github.com/kcp-dev/kcp/pkg/reconciler/committer"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+const (
+	// ControllerName names the controller in logs.
+	ControllerName = "workspacemounts"
+	// MountsQueueName names queue 1, keyed by mount kind, in logs and workqueue metrics.
+	MountsQueueName = "workspacemounts-mounts"
+	// WorkspacesQueueName names queue 2, keyed by Workspace, in logs and workqueue metrics.
+	WorkspacesQueueName = "workspacemounts-workspaces"
+)
+
+// Informers are the shared informers the controller reads, all across all
+// logical clusters. The caller starts them and waits for their sync.
+type Informers struct {
+	Workspaces         cache.SharedIndexInformer
+	CRDs               cache.SharedIndexInformer
+	APIBindings        cache.SharedIndexInformer
+	APIResourceSchemas cache.SharedIndexInformer
+}
+
+// Clients are the clients the controller uses: KCP to patch Workspaces,
+// Dynamic to read mount objects in one cluster, Metadata to watch them across
+// all clusters.
+type Clients struct {
+	KCP      kcpclientset.ClusterInterface
+	Dynamic  kcpdynamic.ClusterInterface
+	Metadata kcpmetadata.ClusterInterface
+}
+
+// Controller writes the mount status of every mounted Workspace as annotations.
+// See README.md for the design.
+type Controller struct {
+	mountsQueue     workqueue.TypedRateLimitingInterface[string]
+	workspacesQueue workqueue.TypedRateLimitingInterface[string]
+
+	workspaceIndexer cache.Indexer
+	workspaceLister  tenancyv1alpha1listers.WorkspaceClusterLister
+	kinds            *kindReconciler
+	workspaces       *workspaceReconciler
+	mountInformers   *mountInformers
+	commit           committer.CommitFunc[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]
+}
+
+// InstallIndexers adds the indexes the controller needs; call it before the
+// informers start.
+func InstallIndexers(informers Informers) error {
+	if err := informers.Workspaces.AddIndexers(cache.Indexers{
+		WorkspacesByMountKind:   indexByMountKind,
+		WorkspacesByMountObject: indexByMountObject,
+	}); err != nil {
+		return err
+	}
+	return restmapping.AddIndexers(informers.CRDs, informers.APIBindings, informers.APIResourceSchemas)
+}
+
+// NewController wires the two queues to the informers. InstallIndexers must
+// have been called on them.
+func NewController(clients Clients, informers Informers) (*Controller, error) {
+	c := &Controller{
+		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: MountsQueueName},
+		),
+		workspacesQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: WorkspacesQueueName},
+		),
+		workspaceIndexer: informers.Workspaces.GetIndexer(),
+		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
+		commit: committer.NewCommitter[*tenancyv1alpha1.Workspace, tenancyv1alpha1client.WorkspaceInterface,
+			tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus](clients.KCP.TenancyV1alpha1().Workspaces()),
+	}
+	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
+
+	c.mountInformers = newMountInformers(clients.Metadata, c.enqueueMountObject)
+	c.kinds = &kindReconciler{
+		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
+			return indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountKind, key)
+		},
+		resolve:          resolver.Resolve,
+		enqueueWorkspace: c.enqueueWorkspace,
+		syncInformers:    c.mountInformers.sync,
+		kinds:            map[string]kindResolution{},
+	}
+	c.workspaces = &workspaceReconciler{
+		resolve: resolver.Resolve,
+		getMountObject: func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error) {
+			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		now: time.Now,
+	}
+
+	for _, handler := range []struct {
+		informer cache.SharedIndexInformer
+		funcs    cache.ResourceEventHandler
+	}{
+		{informers.Workspaces, cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj interface{}) { c.handleWorkspace(nil, obj) },
+			UpdateFunc: c.handleWorkspace,
+			DeleteFunc: func(obj interface{}) { c.handleWorkspace(obj, nil) },
+		}},
+		{informers.CRDs, handlerForAll(c.handleCRD)},
+		{informers.APIBindings, handlerForAll(c.handleAPIBinding)},
+		{informers.APIResourceSchemas, handlerForAll(c.handleAPIResourceSchema)},
+	} {
+		if _, err := handler.informer.AddEventHandler(handler.funcs); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// handlerForAll calls f with the object of every add, update and delete,
+// unwrapping delete tombstones.
+func handlerForAll(f func(obj interface{})) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    f,
+		UpdateFunc: func(_, obj interface{}) { f(obj) },
+		DeleteFunc: func(obj interface{}) { f(unwrapTombstone(obj)) },
+	}
+}
+
+func unwrapTombstone(obj interface{}) interface{} {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return tombstone.Obj
+	}
+	return obj
+}
+
+// handleWorkspace enqueues a Workspace whose mount may need (re)writing, and
+// the kinds it referenced before and after the change, whose set of users
+// changed. oldObj is nil on add, newObj on delete.
+func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
+	oldWS, _ := unwrapTombstone(oldObj).(*tenancyv1alpha1.Workspace)
+	newWS, _ := newObj.(*tenancyv1alpha1.Workspace)
+
+	for _, ws := range []*tenancyv1alpha1.Workspace{oldWS, newWS} {
+		if ws == nil {
+			continue
+		}
+		if keys, _ := indexByMountKind(ws); len(keys) > 0 && (oldWS == nil || newWS == nil || mountChanged(oldWS, newWS)) {
+			c.mountsQueue.Add(keys[0])
+		}
+	}
+	if newWS == nil {
+		return
+	}
+	if oldWS == nil && (mount.IsMounted(newWS) || carriesStatus(newWS)) || oldWS != nil && (mountChanged(oldWS, newWS) || statusChanged(oldWS, newWS)) {
+		c.enqueueWorkspace(newWS)
+	}
+}
+
+// mountChanged tells whether what a Workspace mounts changed.
+func mountChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
+	return !reflect.DeepEqual(oldWS.Spec.Mount, newWS.Spec.Mount) ||
+		oldWS.Annotations[mount.LegacyAnnotationKey] != newWS.Annotations[mount.LegacyAnnotationKey] ||
+		mount.IsMounted(oldWS) != mount.IsMounted(newWS)
+}
+
+// statusChanged tells whether someone, most often this controller, changed the
+// annotations it owns: a reconcile then confirms or repairs them.
+func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
+	return oldWS.Annotations[mount.PhaseAnnotationKey] != newWS.Annotations[mount.PhaseAnnotationKey] ||
+		oldWS.Annotations[mount.StatusAnnotationKey] != newWS.Annotations[mount.StatusAnnotationKey]
+}
+
+func carriesStatus(ws *tenancyv1alpha1.Workspace) bool {
+	_, phase := ws.Annotations[mount.PhaseAnnotationKey]
+	_, status := ws.Annotations[mount.StatusAnnotationKey]
+	return phase || status
+}
+
+// handleCRD re-resolves the kinds a CRD serves, if Workspaces reference them.
+func (c *Controller) handleCRD(obj interface{}) {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return
+	}
+	c.enqueueKindsInUse(func(gvkGroup, gvkKind string) bool {
+		return gvkGroup == crd.Spec.Group && gvkKind == crd.Spec.Names.Kind
+	})
+}
+
+// handleAPIBinding re-resolves the kinds in use of every group a binding binds.
+// The binding names resources, not kinds, so every kind of the group is redone.
+func (c *Controller) handleAPIBinding(obj interface{}) {
+	binding, ok := obj.(*apisv1alpha1.APIBinding)
+	if !ok {
+		return
+	}
+	groups := map[string]bool{}
+	for _, bound := range binding.Status.BoundResources {
+		groups[bound.Group] = true
+	}
+	c.enqueueKindsInUse(func(gvkGroup, _ string) bool { return groups[gvkGroup] })
+}
+
+// handleAPIResourceSchema re-resolves a schema's kind: a binding may have
+// reached the cache before the schema it points to.
+func (c *Controller) handleAPIResourceSchema(obj interface{}) {
+	apiSchema, ok := obj.(*apisv1alpha1.APIResourceSchema)
+	if !ok {
+		return
+	}
+	c.enqueueKindsInUse(func(gvkGroup, gvkKind string) bool {
+		return gvkGroup == apiSchema.Spec.Group && gvkKind == apiSchema.Spec.Names.Kind
+	})
+}
+
+func (c *Controller) enqueueKindsInUse(match func(group, kind string) bool) {
+	for _, key := range c.workspaceIndexer.ListIndexFuncValues(WorkspacesByMountKind) {
+		if gvk, ok := parseKindKey(key); ok && match(gvk.Group, gvk.Kind) {
+			c.mountsQueue.Add(key)
+		}
+	}
+}
+
+// enqueueMountObject sends the Workspaces that reference a mount object to queue 2.
+func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj interface{}) {
+	m, err := meta.Accessor(unwrapTombstone(obj))
+	if err != nil {
+		return
+	}
+	key := objectKey(logicalcluster.From(m), resource.Group, resource.Kind, m.GetNamespace(), m.GetName())
+	workspaces, err := indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountObject, key)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	for _, ws := range workspaces {
+		c.enqueueWorkspace(ws)
+	}
+}
+
+func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.workspacesQueue.Add(key)
+}
+
+// Start runs the workers until ctx is done: one for queue 1, whose work is
+// cheap cache reads, and workers for queue 2. The informers must have synced.
+func (c *Controller) Start(ctx context.Context, workspaceWorkers int) {
+	defer utilruntime.HandleCrash()
+	defer c.mountsQueue.ShutDown()
+	defer c.workspacesQueue.ShutDown()
+
+	logger := logging.WithReconciler(klog.FromContext(ctx), ControllerName)
+	ctx = klog.NewContext(ctx, logger)
+	logger.Info("starting controller", "workspaceWorkers", workspaceWorkers)
+	defer logger.Info("shutting down controller")
+
+	var workers sync.WaitGroup
+	run := func(queue workqueue.TypedRateLimitingInterface[string], name string, process func(context.Context, string) error) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			wait.UntilWithContext(ctx, func(ctx context.Context) {
+				for processNextWorkItem(ctx, queue, name, process) {
+				}
+			}, time.Second)
+		}()
+	}
+	run(c.mountsQueue, MountsQueueName, c.kinds.reconcile)
+	for range workspaceWorkers {
+		run(c.workspacesQueue, WorkspacesQueueName, c.processWorkspace)
+	}
+	<-ctx.Done()
+	c.mountsQueue.ShutDown()
+	c.workspacesQueue.ShutDown()
+	workers.Wait()
+}
+
+func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], name string, process func(context.Context, string) error) bool {
+	key, quit := queue.Get()
+	if quit {
+		return false
+	}
+	defer queue.Done(key)
+
+	logger := logging.WithQueueKey(klog.FromContext(ctx), key).WithValues("queue", name)
+	ctx = klog.NewContext(ctx, logger)
+	logger.V(4).Info("processing key")
+
+	if err := process(ctx, key); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", name, "key", key)
+		queue.AddRateLimited(key)
+		return true
+	}
+	queue.Forget(key)
+	return true
+}
+
+// processWorkspace reconciles one Workspace and patches its annotations when
+// they changed. A steady state costs no write.
+func (c *Controller) processWorkspace(ctx context.Context, key string) error {
+	cluster, _, name, err := kcpcache.SplitMetaClusterNamespaceKey(key)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "dropping malformed workspace key")
+		return nil
+	}
+	ws, err := c.workspaceLister.Cluster(cluster).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil // deleted: nothing to write
+	}
+	if err != nil {
+		return err
+	}
+	if !ws.DeletionTimestamp.IsZero() {
+		return nil // on its way out: a write would only race the deletion
+	}
+	ctx = klog.NewContext(ctx, logging.WithObject(klog.FromContext(ctx), ws))
+
+	updated := ws.DeepCopy()
+	if err := c.workspaces.reconcile(ctx, updated); err != nil {
+		return err
+	}
+	oldResource := &committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]{ObjectMeta: ws.ObjectMeta, Spec: ws.Spec, Status: ws.Status}
+	newResource := &committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]{ObjectMeta: updated.ObjectMeta, Spec: ws.Spec, Status: ws.Status}
+	if err := c.commit(ctx, oldResource, newResource); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+const (
+	// WorkspacesByMountKind indexes mounted Workspaces by the kind their
+	// reference names (see kindKey): queue 1 finds the clusters a kind is used
+	// in, and its users when the kind's resolution changes.
+	WorkspacesByMountKind = "workspacemounts-by-mount-kind"
+	// WorkspacesByMountObject indexes mounted Workspaces by the object their
+	// reference names (see objectKey): a mount object event finds its Workspaces.
+	WorkspacesByMountObject = "workspacemounts-by-mount-object"
+)
+
+// indexByMountKind and indexByMountObject never return an error: client-go
+// panics on an index error, and a reference that cannot be parsed now is a
+// reason on the Workspace, not a crash. Such a Workspace is simply not indexed.
+func indexByMountKind(obj interface{}) ([]string, error) {
+	ws, ok := obj.(*tenancyv1alpha1.Workspace)
+	if !ok {
+		return nil, nil
+	}
+	ref, err := mount.ReferenceOf(ws)
+	if err != nil {
+		return nil, nil //nolint:nilerr // not mounted, or invalidly: not indexed
+	}
+	gvk, err := ref.GroupVersionKind()
+	if err != nil {
+		return nil, nil //nolint:nilerr // unreachable after ReferenceOf validated it
+	}
+	return []string{kindKey(gvk)}, nil
+}
+
+func indexByMountObject(obj interface{}) ([]string, error) {
+	ws, ok := obj.(*tenancyv1alpha1.Workspace)
+	if !ok {
+		return nil, nil
+	}
+	ref, err := mount.ReferenceOf(ws)
+	if err != nil {
+		return nil, nil //nolint:nilerr // not mounted, or invalidly: not indexed
+	}
+	gvk, err := ref.GroupVersionKind()
+	if err != nil {
+		return nil, nil //nolint:nilerr // unreachable after ReferenceOf validated it
+	}
+	return []string{objectKey(logicalcluster.From(ws), gvk.Group, gvk.Kind, ref.Namespace, ref.Name)}, nil
+}
+
+// kindKey is the queue 1 key of a kind: group/version/kind ("" group for the core group).
+func kindKey(gvk schema.GroupVersionKind) string {
+	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
+}
+
+// parseKindKey reverses kindKey.
+func parseKindKey(key string) (schema.GroupVersionKind, bool) {
+	parts := strings.Split(key, "/")
+	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
+		return schema.GroupVersionKind{}, false
+	}
+	return schema.GroupVersionKind{Group: parts[0], Version: parts[1], Kind: parts[2]}, true
+}
+
+// objectKey names a mount object without its version, so that an event from
+// any version's informer reaches every Workspace referencing the object.
+func objectKey(cluster logicalcluster.Name, group, kind, namespace, name string) string {
+	return strings.Join([]string{cluster.String(), group, kind, namespace, name}, "|")
+}

@@ -1,0 +1,156 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+func TestIndexes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		obj        interface{}
+		wantKind   []string
+		wantObject []string
+	}{
+		{
+			name: "spec.mount", obj: mountedWorkspace(kubeClusterRef),
+			wantKind:   []string{"contrib.kcp.io/v1alpha1/KubeCluster"},
+			wantObject: []string{"root:org|contrib.kcp.io|KubeCluster||proxy"},
+		},
+		{
+			name: "namespaced reference", obj: mountedWorkspace(mount.Reference{APIVersion: "v1", Kind: "ConfigMap", Name: "cm", Namespace: "ns"}),
+			wantKind:   []string{"/v1/ConfigMap"},
+			wantObject: []string{"root:org||ConfigMap|ns|cm"},
+		},
+		{
+			name:       "legacy annotation",
+			obj:        legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`),
+			wantKind:   []string{"contrib.kcp.io/v1alpha1/KubeCluster"},
+			wantObject: []string{"root:org|contrib.kcp.io|KubeCluster||proxy"},
+		},
+		// An index error would make client-go's store panic and take every
+		// Workspace down with one bad reference, so none of these may error.
+		{name: "malformed legacy JSON", obj: legacyWorkspace(`{`)},
+		{name: "apiVersion kcp's own index errors on", obj: mountedWorkspace(mount.Reference{APIVersion: "a/b/c", Kind: "K", Name: "n"})},
+		{name: "empty reference", obj: mountedWorkspace(mount.Reference{})},
+		{name: "not mounted", obj: &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}},
+		{name: "not a workspace", obj: "something else"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			kinds, err := indexByMountKind(tc.obj)
+			require.NoError(t, err)
+			require.Equal(t, tc.wantKind, kinds)
+			objects, err := indexByMountObject(tc.obj)
+			require.NoError(t, err)
+			require.Equal(t, tc.wantObject, objects)
+		})
+	}
+}
+
+func TestKindKeyRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, gvk := range []schema.GroupVersionKind{kubeClusterGVK, {Version: "v1", Kind: "ConfigMap"}} {
+		got, ok := parseKindKey(kindKey(gvk))
+		require.True(t, ok)
+		require.Equal(t, gvk, got)
+	}
+	for _, bad := range []string{"", "a/b", "a//c", "a/b/", "a/b/c/d"} {
+		_, ok := parseKindKey(bad)
+		require.False(t, ok, bad)
+	}
+}
+
+func workspaceIn(cluster, name string) *tenancyv1alpha1.Workspace {
+	ws := mountedWorkspace(kubeClusterRef)
+	ws.Name = name
+	ws.Annotations[logicalcluster.AnnotationKey] = cluster
+	return ws
+}
+
+// TestKindReconciler follows one kind through its life: referenced from two
+// clusters, served by a CRD in one and a binding in the other, a CRD going
+// away, and the last reference going away.
+func TestKindReconciler(t *testing.T) {
+	t.Parallel()
+	key := kindKey(kubeClusterGVK)
+	bound := kubeClusterResource
+	bound.Identity = "abc"
+
+	workspaces := []*tenancyv1alpha1.Workspace{workspaceIn("c1", "a"), workspaceIn("c1", "b"), workspaceIn("c2", "c")}
+	served := map[logicalcluster.Name]restmapping.Resource{"c1": kubeClusterResource, "c2": bound}
+	var enqueued []string
+	var informers []string
+
+	r := &kindReconciler{
+		workspacesOfKind: func(string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces, nil },
+		resolve: func(cluster logicalcluster.Name, _ schema.GroupVersionKind) (restmapping.Resource, error) {
+			if res, found := served[cluster]; found {
+				return res, nil
+			}
+			return restmapping.Resource{}, restmapping.ErrKindNotServed
+		},
+		enqueueWorkspace: func(ws *tenancyv1alpha1.Workspace) { enqueued = append(enqueued, ws.Name) },
+		syncInformers: func(_ context.Context, wanted map[string]restmapping.Resource) {
+			informers = informers[:0]
+			for k := range wanted {
+				informers = append(informers, k)
+			}
+		},
+		kinds: map[string]kindResolution{},
+	}
+	ctx := context.Background()
+
+	require.NoError(t, r.reconcile(ctx, key))
+	require.ElementsMatch(t, []string{"kubeclusters.v1alpha1.contrib.kcp.io", "kubeclusters.v1alpha1.contrib.kcp.io:abc"}, informers,
+		"one informer per resource: the CRD one and the bound one need different wildcard requests")
+	require.ElementsMatch(t, []string{"a", "b", "c"}, enqueued)
+
+	// Nothing changed: nobody is sent to queue 2 again.
+	enqueued = nil
+	require.NoError(t, r.reconcile(ctx, key))
+	require.Empty(t, enqueued)
+
+	// The CRD in c1 goes away: only c1's Workspaces are redone, and only the bound informer stays.
+	delete(served, "c1")
+	require.NoError(t, r.reconcile(ctx, key))
+	require.ElementsMatch(t, []string{"a", "b"}, enqueued)
+	require.Equal(t, []string{"kubeclusters.v1alpha1.contrib.kcp.io:abc"}, informers)
+
+	// No Workspace references the kind any more: no informer is left.
+	workspaces = nil
+	require.NoError(t, r.reconcile(ctx, key))
+	require.Empty(t, informers)
+	require.Empty(t, r.kinds)
+
+	// A malformed key is dropped, not retried forever.
+	require.NoError(t, r.reconcile(ctx, "nonsense"))
+}

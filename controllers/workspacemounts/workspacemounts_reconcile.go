@@ -1,0 +1,134 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// workspaceReconciler is queue 2's logic: it reads a Workspace's mount object
+// and sets the two annotations on the Workspace. Its dependencies are function
+// fields, so table tests need no client.
+type workspaceReconciler struct {
+	// resolve maps the referenced kind to its resource in the Workspace's cluster.
+	resolve func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
+	// getMountObject reads the mount object; a NotFound error means it does not exist.
+	getMountObject func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error)
+	now            func() time.Time
+}
+
+// reconcile sets, or removes, the mount annotations on ws, which the caller
+// owns (a copy). An error means the mount object could not be read now: the
+// annotations are left alone and the key is retried.
+func (r *workspaceReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
+	status, mounted, err := r.status(ctx, ws)
+	if err != nil {
+		return err
+	}
+	if !mounted {
+		delete(ws.Annotations, mount.PhaseAnnotationKey)
+		delete(ws.Annotations, mount.StatusAnnotationKey)
+		return nil
+	}
+
+	// lastTransitionTime moves only when phase or ready does.
+	status.LastTransitionTime = metav1.NewTime(r.now().UTC().Truncate(time.Second))
+	if previous, found := mount.StatusOf(ws.Annotations); found && previous.Phase == status.Phase && previous.Ready == status.Ready {
+		status.LastTransitionTime = previous.LastTransitionTime
+	}
+
+	if ws.Annotations == nil {
+		ws.Annotations = map[string]string{}
+	}
+	ws.Annotations[mount.PhaseAnnotationKey] = string(status.Phase)
+	ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
+	return nil
+}
+
+// status computes the mount status of ws, row by row of the contract, and
+// whether ws is mounted at all.
+func (r *workspaceReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mount.Status, bool, error) {
+	ref, err := mount.ReferenceOf(ws)
+	if errors.Is(err, mount.ErrNotMounted) {
+		return mount.Status{}, false, nil
+	}
+	if err != nil {
+		return invalid(ref, mount.ReasonMountReferenceInvalid,
+			fmt.Sprintf("Workspace %s cannot be mounted: %v; fix %s.", ws.Name, err, referenceField(ws))), true, nil
+	}
+
+	cluster := logicalcluster.From(ws)
+	gvk, _ := ref.GroupVersionKind() // validated by ReferenceOf
+	resource, err := r.resolve(cluster, gvk)
+	if errors.Is(err, restmapping.ErrKindNotServed) {
+		return invalid(ref, mount.ReasonMountKindUnknown,
+			fmt.Sprintf("Kind %s of %s is not served in cluster %s; create its CRD or bind its APIExport there, or fix %s.",
+				gvk.Kind, gvk.GroupVersion(), cluster, referenceField(ws))), true, nil
+	}
+	if err != nil {
+		return mount.Status{}, true, err
+	}
+
+	switch {
+	case resource.Namespaced && ref.Namespace == "":
+		return invalid(ref, mount.ReasonMountReferenceInvalid,
+			fmt.Sprintf("%s is namespaced, but the reference names no namespace; set it in %s.", gvk.Kind, referenceField(ws))), true, nil
+	case !resource.Namespaced && ref.Namespace != "":
+		return invalid(ref, mount.ReasonMountReferenceInvalid,
+			fmt.Sprintf("%s is cluster-scoped, but the reference names namespace %q; remove it from %s.", gvk.Kind, ref.Namespace, referenceField(ws))), true, nil
+	}
+
+	obj, err := r.getMountObject(ctx, cluster, resource, ref.Namespace, ref.Name)
+	if apierrors.IsNotFound(err) {
+		return mount.Status{
+			Phase:    mount.PhaseNotFound,
+			Reason:   mount.ReasonMountObjectNotFound,
+			Message:  fmt.Sprintf("%s does not exist in cluster %s; create it, or fix %s.", describe(ref), cluster, referenceField(ws)),
+			MountRef: ref,
+		}, true, nil
+	}
+	if err != nil {
+		return mount.Status{}, true, fmt.Errorf("reading %s in cluster %s: %w", describe(ref), cluster, err)
+	}
+	return statusOfMountObject(ref, obj), true, nil
+}
+
+func invalid(ref mount.Reference, reason, message string) mount.Status {
+	return mount.Status{Phase: mount.PhaseInvalid, Reason: reason, Message: message, MountRef: ref}
+}
+
+// referenceField names where the Workspace's reference is, for messages.
+func referenceField(ws *tenancyv1alpha1.Workspace) string {
+	if ws.Spec.Mount != nil {
+		return "spec.mount.ref"
+	}
+	return "the annotation " + mount.LegacyAnnotationKey
+}

@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+// statusOfMountObject applies the contract to a mount object that exists: only
+// status.phase, status.URL and status.conditions are read.
+func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mount.Status {
+	status := mount.Status{MountRef: ref, Conditions: conditionsOf(obj)}
+	url, _, _ := unstructured.NestedString(obj.Object, "status", "URL")
+	status.URL = url
+	what := describe(ref)
+
+	phase, found, err := unstructured.NestedString(obj.Object, "status", "phase")
+	switch {
+	case err != nil:
+		status.Phase, status.Reason = mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized
+		status.Message = fmt.Sprintf("%s has a status.phase that is not a string; its controller should set one of Initializing, Connecting, Ready, Unknown.", what)
+	case !found:
+		status.Phase, status.Reason = mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized
+		status.Message = fmt.Sprintf("%s reports no status.phase yet; look at its controller.", what)
+	case phase == string(tenancyv1alpha1.MountPhaseReady) && url != "":
+		status.Phase, status.Ready, status.Reason = mount.PhaseReady, true, mount.ReasonMountReady
+		status.Message = fmt.Sprintf("%s is ready at %s.", what, url)
+	case phase == string(tenancyv1alpha1.MountPhaseReady):
+		status.Phase, status.Reason = mount.PhaseReady, mount.ReasonMountURLMissing
+		status.Message = fmt.Sprintf("%s is Ready but has no status.URL, so no traffic can reach the mount; look at its controller.", what)
+	case phase == string(tenancyv1alpha1.MountPhaseInitializing),
+		phase == string(tenancyv1alpha1.MountPhaseConnecting),
+		phase == string(tenancyv1alpha1.MountPhaseUnknown):
+		status.Phase, status.Reason = mount.Phase(phase), mount.ReasonMountNotReady
+		status.Message = fmt.Sprintf("%s is %s%s.", what, phase, failingConditionQuote(status.Conditions))
+	default:
+		status.Phase, status.Reason = mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized
+		status.Message = fmt.Sprintf("%s reports status.phase %q, which is none of Initializing, Connecting, Ready, Unknown.", what, phase)
+	}
+	return status
+}
+
+// describe names the mount object for a person: kind, name and API version.
+func describe(ref mount.Reference) string {
+	if ref.Namespace != "" {
+		return fmt.Sprintf("%s %s/%s (%s)", ref.Kind, ref.Namespace, ref.Name, ref.APIVersion)
+	}
+	return fmt.Sprintf("%s %s (%s)", ref.Kind, ref.Name, ref.APIVersion)
+}
+
+// conditionsOf copies the mount object's status.conditions, bounded by
+// mount.MaxConditions and mount.MaxConditionMessage. Entries that are not
+// objects with a string type are skipped.
+func conditionsOf(obj *unstructured.Unstructured) []mount.Condition {
+	items, found, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	if err != nil || !found {
+		return nil
+	}
+	var conditions []mount.Condition
+	for _, item := range items {
+		if len(conditions) == mount.MaxConditions {
+			break
+		}
+		fields, ok := item.(map[string]interface{})
+		if !ok {
+			continue
+		}
+		c := mount.Condition{
+			Type:    stringField(fields, "type"),
+			Status:  stringField(fields, "status"),
+			Reason:  stringField(fields, "reason"),
+			Message: truncate(stringField(fields, "message"), mount.MaxConditionMessage),
+		}
+		if c.Type == "" {
+			continue
+		}
+		conditions = append(conditions, c)
+	}
+	return conditions
+}
+
+// failingConditionQuote quotes the first False condition, else the first that
+// is not True: when a mount is not ready, its own failing condition is
+// usually the answer.
+func failingConditionQuote(conditions []mount.Condition) string {
+	var failing *mount.Condition
+	for i := range conditions {
+		if conditions[i].Status == "False" {
+			failing = &conditions[i]
+			break
+		}
+		if failing == nil && conditions[i].Status != "True" {
+			failing = &conditions[i]
+		}
+	}
+	if failing == nil {
+		return ""
+	}
+	quote := fmt.Sprintf(": condition %s is %s", failing.Type, failing.Status)
+	switch {
+	case failing.Reason != "" && failing.Message != "":
+		quote += fmt.Sprintf(" (%s: %s)", failing.Reason, failing.Message)
+	case failing.Reason != "":
+		quote += fmt.Sprintf(" (%s)", failing.Reason)
+	case failing.Message != "":
+		quote += fmt.Sprintf(" (%s)", failing.Message)
+	}
+	return quote
+}
+
+func stringField(fields map[string]interface{}, name string) string {
+	s, _ := fields[name].(string)
+	return s
+}
+
+// truncate cuts s to at most limit bytes without splitting a UTF-8 character.
+func truncate(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

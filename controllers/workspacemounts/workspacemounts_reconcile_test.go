@@ -1,0 +1,321 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+var (
+	kubeClusterGVK      = schema.GroupVersionKind{Group: "contrib.kcp.io", Version: "v1alpha1", Kind: "KubeCluster"}
+	kubeClusterResource = restmapping.Resource{GroupVersionResource: kubeClusterGVK.GroupVersion().WithResource("kubeclusters"), Kind: "KubeCluster"}
+	kubeClusterRef      = mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "proxy"}
+)
+
+func mountedWorkspace(ref mount.Reference) *tenancyv1alpha1.Workspace {
+	return &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        "mounted",
+			Annotations: map[string]string{logicalcluster.AnnotationKey: "root:org"},
+		},
+		Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference(ref)}},
+	}
+}
+
+func legacyWorkspace(annotation string) *tenancyv1alpha1.Workspace {
+	return &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{
+		Name:        "legacy",
+		Annotations: map[string]string{logicalcluster.AnnotationKey: "root:org", mount.LegacyAnnotationKey: annotation},
+	}}
+}
+
+func mountObject(status map[string]interface{}) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "contrib.kcp.io/v1alpha1", "kind": "KubeCluster",
+		"metadata": map[string]interface{}{"name": "proxy"},
+	}}
+	if status != nil {
+		obj.Object["status"] = status
+	}
+	return obj
+}
+
+func servedEverywhere(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+	return kubeClusterResource, nil
+}
+
+func returns(obj *unstructured.Unstructured, err error) func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
+	return func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
+		return obj, err
+	}
+}
+
+// TestReconcileContract covers every row of the contract table, plus the
+// reference checks around it.
+func TestReconcileContract(t *testing.T) {
+	t.Parallel()
+	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "contrib.kcp.io", Resource: "kubeclusters"}, "proxy")
+	notServed := func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+		return restmapping.Resource{}, restmapping.ErrKindNotServed
+	}
+	namespaced := func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+		r := kubeClusterResource
+		r.Namespaced = true
+		return r, nil
+	}
+
+	for _, tc := range []struct {
+		name          string
+		ws            *tenancyv1alpha1.Workspace
+		resolve       func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error)
+		object        *unstructured.Unstructured
+		getErr        error
+		wantPhase     mount.Phase
+		wantReady     bool
+		wantReason    string
+		wantURL       string
+		wantMessage   string // a part of the message
+		wantErr       bool
+		wantNoStatus  bool
+		wantCondCount int
+	}{
+		{
+			name: "ready with URL", ws: mountedWorkspace(kubeClusterRef),
+			object:    mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example/clusters/x"}),
+			wantPhase: mount.PhaseReady, wantReady: true, wantReason: mount.ReasonMountReady, wantURL: "https://proxy.example/clusters/x",
+			wantMessage: "is ready at https://proxy.example/clusters/x",
+		},
+		{
+			name: "ready without URL", ws: mountedWorkspace(kubeClusterRef),
+			object:    mountObject(map[string]interface{}{"phase": "Ready"}),
+			wantPhase: mount.PhaseReady, wantReason: mount.ReasonMountURLMissing, wantMessage: "no status.URL",
+		},
+		{
+			name: "initializing", ws: mountedWorkspace(kubeClusterRef),
+			object:    mountObject(map[string]interface{}{"phase": "Initializing"}),
+			wantPhase: mount.PhaseInitializing, wantReason: mount.ReasonMountNotReady, wantMessage: "KubeCluster proxy (contrib.kcp.io/v1alpha1) is Initializing.",
+		},
+		{
+			name: "connecting quotes the failing condition", ws: mountedWorkspace(kubeClusterRef),
+			object: mountObject(map[string]interface{}{"phase": "Connecting", "URL": "https://old", "conditions": []interface{}{
+				map[string]interface{}{"type": "ClusterSecretReady", "status": "True"},
+				map[string]interface{}{"type": "ClusterReady", "status": "False", "reason": "AgentDisconnected", "message": "no heartbeat for 5m"},
+			}}),
+			wantPhase: mount.PhaseConnecting, wantReason: mount.ReasonMountNotReady, wantURL: "https://old",
+			wantMessage: "is Connecting: condition ClusterReady is False (AgentDisconnected: no heartbeat for 5m)", wantCondCount: 2,
+		},
+		{
+			name: "unknown", ws: mountedWorkspace(kubeClusterRef),
+			object:    mountObject(map[string]interface{}{"phase": "Unknown"}),
+			wantPhase: mount.PhaseUnknown, wantReason: mount.ReasonMountNotReady,
+		},
+		{
+			name: "phase missing", ws: mountedWorkspace(kubeClusterRef),
+			object:    mountObject(map[string]interface{}{"URL": "https://x"}),
+			wantPhase: mount.PhaseUnknown, wantReason: mount.ReasonMountPhaseUnrecognized, wantURL: "https://x", wantMessage: "no status.phase",
+		},
+		{
+			name: "no status at all", ws: mountedWorkspace(kubeClusterRef),
+			object:    mountObject(nil),
+			wantPhase: mount.PhaseUnknown, wantReason: mount.ReasonMountPhaseUnrecognized,
+		},
+		{
+			name: "phase not a string", ws: mountedWorkspace(kubeClusterRef),
+			object:    mountObject(map[string]interface{}{"phase": int64(3)}),
+			wantPhase: mount.PhaseUnknown, wantReason: mount.ReasonMountPhaseUnrecognized, wantMessage: "not a string",
+		},
+		{
+			name: "another word", ws: mountedWorkspace(kubeClusterRef),
+			object:    mountObject(map[string]interface{}{"phase": "Connected"}),
+			wantPhase: mount.PhaseUnknown, wantReason: mount.ReasonMountPhaseUnrecognized, wantMessage: `"Connected"`,
+		},
+		{
+			name: "object does not exist", ws: mountedWorkspace(kubeClusterRef), getErr: notFound,
+			wantPhase: mount.PhaseNotFound, wantReason: mount.ReasonMountObjectNotFound, wantMessage: "does not exist in cluster root:org",
+		},
+		{
+			name: "kind not served", ws: mountedWorkspace(kubeClusterRef), resolve: notServed,
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountKindUnknown, wantMessage: "KubeCluster of contrib.kcp.io/v1alpha1 is not served in cluster root:org",
+		},
+		{
+			name: "unparsable apiVersion", ws: mountedWorkspace(mount.Reference{APIVersion: "a/b/c", Kind: "KubeCluster", Name: "proxy"}),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: `invalid apiVersion "a/b/c"`,
+		},
+		{
+			name: "no name", ws: mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster"}),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "has no name",
+		},
+		{
+			name: "namespaced kind without namespace", ws: mountedWorkspace(kubeClusterRef), resolve: namespaced,
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "is namespaced",
+		},
+		{
+			name: "cluster-scoped kind with namespace", ws: mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "proxy", Namespace: "default"}),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "is cluster-scoped",
+		},
+		{
+			name:   "legacy annotation",
+			ws:     legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}},"status":{"phase":"Ready","url":"https://stale"}}`),
+			object: mountObject(map[string]interface{}{"phase": "Connecting"}),
+			// The mount object, not the annotation's own status, is the truth.
+			wantPhase: mount.PhaseConnecting, wantReason: mount.ReasonMountNotReady,
+		},
+		{
+			name: "legacy annotation with malformed JSON", ws: legacyWorkspace(`{"spec":`),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "the annotation experimental.tenancy.kcp.io/mount is not valid JSON",
+		},
+		{
+			name: "legacy annotation without ref", ws: legacyWorkspace(`{"status":{}}`),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "has no spec.ref",
+		},
+		{
+			name: "transient read error keeps the annotations and retries", ws: mountedWorkspace(kubeClusterRef), getErr: errors.New("connection refused"),
+			wantErr: true,
+		},
+		{
+			name: "not mounted", ws: &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}},
+			wantNoStatus: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resolve := tc.resolve
+			if resolve == nil {
+				resolve = servedEverywhere
+			}
+			r := &workspaceReconciler{
+				resolve:        resolve,
+				getMountObject: returns(tc.object, tc.getErr),
+				now:            func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
+			}
+			ws := tc.ws.DeepCopy()
+			err := r.reconcile(context.Background(), ws)
+			if tc.wantErr {
+				require.Error(t, err)
+				require.Equal(t, tc.ws.Annotations, ws.Annotations, "a failed read must not touch the annotations")
+				return
+			}
+			require.NoError(t, err)
+			if tc.wantNoStatus {
+				require.NotContains(t, ws.Annotations, mount.PhaseAnnotationKey)
+				require.NotContains(t, ws.Annotations, mount.StatusAnnotationKey)
+				return
+			}
+			require.Equal(t, string(tc.wantPhase), ws.Annotations[mount.PhaseAnnotationKey])
+			status, err := mount.ParseStatus(ws.Annotations[mount.StatusAnnotationKey])
+			require.NoError(t, err)
+			require.Equal(t, tc.wantPhase, status.Phase)
+			require.Equal(t, tc.wantReady, status.Ready)
+			require.Equal(t, tc.wantReason, status.Reason)
+			require.Equal(t, tc.wantURL, status.URL)
+			require.NotEmpty(t, status.Message)
+			require.True(t, strings.HasSuffix(status.Message, "."), "message %q is a sentence", status.Message)
+			require.Contains(t, status.Message, tc.wantMessage)
+			require.Len(t, status.Conditions, tc.wantCondCount)
+			require.Equal(t, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), status.LastTransitionTime.UTC())
+		})
+	}
+}
+
+func TestReconcileLastTransitionTime(t *testing.T) {
+	t.Parallel()
+	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := first
+	object := mountObject(map[string]interface{}{"phase": "Connecting"})
+	r := &workspaceReconciler{
+		resolve: servedEverywhere,
+		getMountObject: func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
+			return object, nil
+		},
+		now: func() time.Time { return now },
+	}
+	ws := mountedWorkspace(kubeClusterRef)
+	require.NoError(t, r.reconcile(context.Background(), ws))
+	written := ws.Annotations[mount.StatusAnnotationKey]
+
+	// Same phase, another message: the time stays.
+	now = first.Add(time.Hour)
+	object = mountObject(map[string]interface{}{"phase": "Connecting", "conditions": []interface{}{
+		map[string]interface{}{"type": "ClusterReady", "status": "False", "reason": "Dialing"},
+	}})
+	require.NoError(t, r.reconcile(context.Background(), ws))
+	status, _ := mount.StatusOf(ws.Annotations)
+	require.Equal(t, first, status.LastTransitionTime.UTC())
+	require.NotEqual(t, written, ws.Annotations[mount.StatusAnnotationKey])
+
+	// Nothing changed: the annotations are byte for byte the same, so the
+	// committer has nothing to patch.
+	now = first.Add(2 * time.Hour)
+	before := ws.Annotations[mount.StatusAnnotationKey]
+	require.NoError(t, r.reconcile(context.Background(), ws))
+	require.Equal(t, before, ws.Annotations[mount.StatusAnnotationKey])
+
+	// Ready moves it.
+	object = mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://x"})
+	require.NoError(t, r.reconcile(context.Background(), ws))
+	status, _ = mount.StatusOf(ws.Annotations)
+	require.Equal(t, now, status.LastTransitionTime.UTC())
+}
+
+func TestReconcileUnmountedRemovesAnnotations(t *testing.T) {
+	t.Parallel()
+	ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
+	r := &workspaceReconciler{resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil), now: time.Now}
+	require.NoError(t, r.reconcile(context.Background(), ws))
+	require.Contains(t, ws.Annotations, mount.StatusAnnotationKey)
+
+	delete(ws.Annotations, mount.LegacyAnnotationKey)
+	require.NoError(t, r.reconcile(context.Background(), ws))
+	require.NotContains(t, ws.Annotations, mount.PhaseAnnotationKey)
+	require.NotContains(t, ws.Annotations, mount.StatusAnnotationKey)
+	require.Contains(t, ws.Annotations, logicalcluster.AnnotationKey, "other annotations are left alone")
+}
+
+func TestConditionsAreBounded(t *testing.T) {
+	t.Parallel()
+	var conditions []interface{}
+	for i := range 12 {
+		conditions = append(conditions, map[string]interface{}{
+			"type": "C" + string(rune('a'+i)), "status": "False", "message": strings.Repeat("é", 300),
+		})
+	}
+	conditions = append([]interface{}{"not an object", map[string]interface{}{"status": "False"}}, conditions...)
+	got := conditionsOf(mountObject(map[string]interface{}{"conditions": conditions}))
+	require.Len(t, got, mount.MaxConditions)
+	require.Equal(t, "Ca", got[0].Type, "entries without a type are skipped")
+	for _, c := range got {
+		require.LessOrEqual(t, len(c.Message), mount.MaxConditionMessage)
+		require.True(t, strings.HasPrefix(strings.Repeat("é", 200), c.Message), "cut on a character boundary")
+	}
+}

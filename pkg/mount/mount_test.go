@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mount
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+)
+
+func TestReferenceOf(t *testing.T) {
+	t.Parallel()
+	ref := Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "a"}
+	for _, tc := range []struct {
+		name        string
+		ws          tenancyv1alpha1.Workspace
+		want        Reference
+		wantErr     string
+		wantMounted bool
+	}{
+		{name: "not mounted", wantErr: ErrNotMounted.Error()},
+		{
+			name: "spec.mount", wantMounted: true, want: ref,
+			ws: tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference(ref)}}},
+		},
+		{
+			name: "spec.mount wins over the legacy annotation", wantMounted: true, want: ref,
+			ws: tenancyv1alpha1.Workspace{
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"v1","kind":"Other","name":"b"}}}`}},
+				Spec:       tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference(ref)}},
+			},
+		},
+		{
+			name: "legacy annotation", wantMounted: true, want: Reference{APIVersion: "v1", Kind: "Other", Name: "b", Namespace: "ns"},
+			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+				LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"v1","kind":"Other","name":"b","namespace":"ns"}},"status":{"phase":"Ready"}}`,
+			}}},
+		},
+		{
+			name: "legacy annotation, empty", wantMounted: true, wantErr: "not valid JSON",
+			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyAnnotationKey: ""}}},
+		},
+		{
+			name: "legacy annotation, JSON of another shape", wantMounted: true, wantErr: "not valid JSON",
+			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyAnnotationKey: `{"spec":[]}`}}},
+		},
+		{
+			name: "apiVersion without version", wantMounted: true, wantErr: "invalid apiVersion", want: Reference{APIVersion: "/", Kind: "K", Name: "n"},
+			ws: tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{APIVersion: "/", Kind: "K", Name: "n"}}}},
+		},
+		{
+			name: "missing fields", wantMounted: true, wantErr: "no apiVersion, kind, name",
+			ws: tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{}}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ReferenceOf(&tc.ws)
+			require.Equal(t, tc.wantMounted, IsMounted(&tc.ws))
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				require.Equal(t, tc.wantMounted, !errors.Is(err, ErrNotMounted))
+			} else {
+				require.NoError(t, err)
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestStatusRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := Status{
+		Phase: PhaseConnecting, URL: "https://x", Reason: ReasonMountNotReady, Message: "m.",
+		MountRef:           Reference{APIVersion: "v1", Kind: "K", Name: "n"},
+		LastTransitionTime: metav1.NewTime(time.Date(2026, 11, 29, 1, 2, 3, 0, time.UTC)),
+		Conditions:         []Condition{{Type: "Ready", Status: "False"}},
+	}
+	encoded := s.Encode()
+	require.JSONEq(t, `{"phase":"Connecting","ready":false,"url":"https://x","reason":"MountNotReady","message":"m.",
+		"mountRef":{"apiVersion":"v1","kind":"K","name":"n"},"lastTransitionTime":"2026-11-29T01:02:03Z",
+		"conditions":[{"type":"Ready","status":"False"}]}`, encoded)
+	parsed, found := StatusOf(map[string]string{StatusAnnotationKey: encoded})
+	require.True(t, found)
+	require.Equal(t, encoded, parsed.Encode())
+
+	_, found = StatusOf(map[string]string{StatusAnnotationKey: "{"})
+	require.False(t, found)
+	_, found = StatusOf(nil)
+	require.False(t, found)
+}

@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package restmapping
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	"github.com/kcp-dev/logicalcluster/v3"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+)
+
+func objectMeta(cluster, name, uid string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, UID: types.UID(uid), Annotations: map[string]string{logicalcluster.AnnotationKey: cluster}}
+}
+
+func crd(cluster string, established bool, scope apiextensionsv1.ResourceScope, versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
+	status := apiextensionsv1.ConditionFalse
+	if established {
+		status = apiextensionsv1.ConditionTrue
+	}
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: objectMeta(cluster, "kubeclusters.contrib.kcp.io", cluster+"-crd"),
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "contrib.kcp.io", Scope: scope, Versions: versions,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", Plural: "kubeclusters"},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
+			{Type: apiextensionsv1.Established, Status: status},
+		}},
+	}
+}
+
+func binding(cluster string, phase apisv1alpha1.APIBindingPhaseType, schemaUID string) *apisv1alpha1.APIBinding {
+	return &apisv1alpha1.APIBinding{
+		ObjectMeta: objectMeta(cluster, "kubeclusters", cluster+"-binding"),
+		Status: apisv1alpha1.APIBindingStatus{Phase: phase, BoundResources: []apisv1alpha1.BoundAPIResource{{
+			Group: "contrib.kcp.io", Resource: "kubeclusters",
+			Schema: apisv1alpha1.BoundAPIResourceSchema{Name: "v1.kubeclusters.contrib.kcp.io", UID: schemaUID, IdentityHash: "hash"},
+		}}},
+	}
+}
+
+func apiResourceSchema(uid string, scope apiextensionsv1.ResourceScope) *apisv1alpha1.APIResourceSchema {
+	return &apisv1alpha1.APIResourceSchema{
+		ObjectMeta: objectMeta("provider", "v1.kubeclusters.contrib.kcp.io", uid),
+		Spec: apisv1alpha1.APIResourceSchemaSpec{
+			Group: "contrib.kcp.io", Scope: scope,
+			Names:    apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", Plural: "kubeclusters"},
+			Versions: []apisv1alpha1.APIResourceVersion{{Name: "v1alpha1", Served: true, Schema: runtime.RawExtension{Raw: []byte(`{"type":"object"}`)}}},
+		},
+	}
+}
+
+func indexer(t *testing.T, index string, indexFunc cache.IndexFunc, objs ...interface{}) cache.Indexer {
+	t.Helper()
+	i := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{index: indexFunc})
+	for _, obj := range objs {
+		require.NoError(t, i.Add(obj))
+	}
+	return i
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	gvk := schema.GroupVersionKind{Group: "contrib.kcp.io", Version: "v1alpha1", Kind: "KubeCluster"}
+	served := apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1alpha1", Served: true}
+	gvr := gvk.GroupVersion().WithResource("kubeclusters")
+
+	crds := []interface{}{
+		crd("crd-cluster", true, apiextensionsv1.ClusterScoped, served),
+		crd("namespaced-crd", true, apiextensionsv1.NamespaceScoped, served),
+		crd("not-established", false, apiextensionsv1.ClusterScoped, served),
+		crd("other-version", true, apiextensionsv1.ClusterScoped, apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true}),
+		crd("not-served", true, apiextensionsv1.ClusterScoped, apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1alpha1", Served: false}),
+	}
+	bindings := []interface{}{
+		binding("bound", apisv1alpha1.APIBindingPhaseBound, "schema-uid"),
+		binding("binding", apisv1alpha1.APIBindingPhaseBinding, "schema-uid"),
+		binding("schema-not-cached", apisv1alpha1.APIBindingPhaseBound, "unknown-uid"),
+	}
+	r := NewResolver(
+		indexer(t, CRDsByClusterGroupKind, indexCRDByClusterGroupKind, crds...),
+		indexer(t, APIBindingsByCluster, kcpcache.ClusterIndexFunc, bindings...),
+		indexer(t, APIResourceSchemasByUID, indexByUID, apiResourceSchema("schema-uid", apiextensionsv1.ClusterScoped)),
+	)
+
+	for _, tc := range []struct {
+		cluster string
+		want    Resource
+		wantErr bool
+	}{
+		{cluster: "crd-cluster", want: Resource{GroupVersionResource: gvr, Kind: "KubeCluster"}},
+		{cluster: "namespaced-crd", want: Resource{GroupVersionResource: gvr, Kind: "KubeCluster", Namespaced: true}},
+		{cluster: "bound", want: Resource{GroupVersionResource: gvr, Kind: "KubeCluster", Identity: "hash"}},
+		{cluster: "not-established", wantErr: true},
+		{cluster: "other-version", wantErr: true},
+		{cluster: "not-served", wantErr: true},
+		{cluster: "binding", wantErr: true},
+		{cluster: "schema-not-cached", wantErr: true},
+		{cluster: "nothing-here", wantErr: true},
+	} {
+		t.Run(tc.cluster, func(t *testing.T) {
+			t.Parallel()
+			got, err := r.Resolve(logicalcluster.Name(tc.cluster), gvk)
+			if tc.wantErr {
+				require.True(t, errors.Is(err, ErrKindNotServed), "got %v", err)
+				require.Contains(t, err.Error(), tc.cluster)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestResourceKeys(t *testing.T) {
+	t.Parallel()
+	r := Resource{GroupVersionResource: schema.GroupVersionResource{Group: "contrib.kcp.io", Version: "v1alpha1", Resource: "kubeclusters"}}
+	require.Equal(t, "kubeclusters.v1alpha1.contrib.kcp.io", r.Key())
+	require.Equal(t, "kubeclusters", r.WildcardResource().Resource)
+	r.Identity = "abc"
+	require.Equal(t, "kubeclusters.v1alpha1.contrib.kcp.io:abc", r.Key())
+	require.Equal(t, "kubeclusters:abc", r.WildcardResource().Resource)
+}
+
+func TestStripSchemas(t *testing.T) {
+	t.Parallel()
+	c := crd("c", true, apiextensionsv1.ClusterScoped, apiextensionsv1.CustomResourceDefinitionVersion{
+		Name: "v1", Served: true, Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}},
+	})
+	_, err := StripSchemas(c)
+	require.NoError(t, err)
+	require.Nil(t, c.Spec.Versions[0].Schema)
+	require.True(t, c.Spec.Versions[0].Served, "what the resolver reads stays")
+
+	s := apiResourceSchema("u", apiextensionsv1.ClusterScoped)
+	_, err = StripSchemas(s)
+	require.NoError(t, err)
+	require.Nil(t, s.Spec.Versions[0].Schema.Raw)
+	require.Equal(t, "KubeCluster", s.Spec.Names.Kind)
+}

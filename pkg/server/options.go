@@ -1,0 +1,89 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Options are the flags of `workspacemounts start`.
+type Options struct {
+	Kubeconfig string
+	Context    string
+
+	WorkspaceWorkers int
+	QPS              float32
+	Burst            int
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		WorkspaceWorkers: 10,
+		QPS:              100,
+		Burst:            200,
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
+		"Kubeconfig of the kcp shard. Its credentials must read Workspaces, CRDs, APIBindings, APIResourceSchemas and mount objects across all "+
+			"logical clusters (system:masters, e.g. the shard-base context of kcp's admin.kubeconfig) and patch Workspaces. "+
+			"The server URL may carry a /clusters/<name> path; the shard base URL is used.")
+	fs.StringVar(&o.Context, "context", o.Context, "The kubeconfig context to use; the current context if empty.")
+	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the Workspace queue (queue 2), each reading one mount object and patching one Workspace at a time.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Queries per second to kcp, across all clients.")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of queries to kcp above --kube-api-qps.")
+}
+
+// Validate tells what is wrong with the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Kubeconfig == "" {
+		errs = append(errs, errors.New("--kubeconfig is required"))
+	}
+	if o.WorkspaceWorkers < 1 {
+		errs = append(errs, fmt.Errorf("--workspace-workers must be at least 1, not %d", o.WorkspaceWorkers))
+	}
+	if o.QPS <= 0 || o.Burst < 1 {
+		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// RestConfig loads the kubeconfig context and points it at the shard base URL.
+func (o *Options) RestConfig() (*rest.Config, error) {
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.Kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: o.Context},
+	).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading --kubeconfig %s: %w", o.Kubeconfig, err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Host = baseURL(cfg.Host)
+	cfg.QPS = o.QPS
+	cfg.Burst = o.Burst
+	cfg.UserAgent = "workspacemounts"
+	return cfg, nil
+}
