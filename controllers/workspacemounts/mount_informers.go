@@ -22,11 +22,14 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
-	"github.com/kcp-dev/client-go/metadata/metadatainformer"
 
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
@@ -73,7 +76,7 @@ func (m *mountInformers) sync(ctx context.Context, wanted map[string]restmapping
 			continue
 		}
 		logger.V(2).Info("starting mount object informer", "resource", key)
-		informer := metadatainformer.NewFilteredMetadataInformer(m.client, resource.WildcardResource(), 0, cache.Indexers{}, nil).Informer()
+		informer := newMetadataInformer(m.client, resource)
 		_ = informer.SetTransform(StripManagedFields)
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj interface{}) { m.onEvent(resource, obj) },
@@ -87,6 +90,26 @@ func (m *mountInformers) sync(ctx context.Context, wanted map[string]restmapping
 		go informer.RunWithContext(informerCtx)
 		m.running[key] = &runningInformer{resource: resource, informer: informer, cancel: cancel}
 	}
+}
+
+// newMetadataInformer lists and watches the resource across all clusters as
+// PartialObjectMetadata. (client-go's metadatainformer declares Unstructured
+// as its object type, and its reflector then drops every watch event.)
+func newMetadataInformer(client kcpmetadata.ClusterInterface, resource restmapping.Resource) cache.SharedIndexInformer {
+	resourceClient := client.Resource(resource.WildcardResource())
+	return kcpinformers.NewSharedIndexInformer(
+		&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+				return resourceClient.List(ctx, options)
+			},
+			WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+				return resourceClient.Watch(ctx, options)
+			},
+		},
+		&metav1.PartialObjectMetadata{},
+		0,
+		cache.Indexers{},
+	)
 }
 
 // keys returns the keys of the running informers, sorted.

@@ -1,0 +1,70 @@
+# workspacemounts: `make run` starts a local kcp with the plugin and a demo;
+# `make test` runs the unit and the end-to-end tests (against a real kcp that
+# this Makefile builds from the module proxy, see hack/kcp).
+
+SHELL := /usr/bin/env bash -o pipefail
+
+GO ?= go
+BIN := $(abspath bin)
+KCP := $(BIN)/kcp
+WORKSPACEMOUNTS := $(BIN)/workspacemounts
+GOLANGCI_LINT := $(BIN)/golangci-lint
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+# Go test flags, e.g. make test GOTESTFLAGS=-v
+GOTESTFLAGS ?=
+E2E_TIMEOUT ?= 40m
+# make bench-controller BENCH_WORKSPACES=10000
+BENCH_WORKSPACES ?= 1000
+
+export KCP_BINARY := $(KCP)
+
+.PHONY: all
+all: build
+
+.PHONY: build
+build: $(WORKSPACEMOUNTS) $(KCP) ## Build bin/workspacemounts and bin/kcp.
+
+# Always handed to go build: its cache knows better than make whether anything changed.
+.PHONY: $(WORKSPACEMOUNTS)
+$(WORKSPACEMOUNTS):
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/workspacemounts
+
+# kcp v0.28.1, the newest kcp server the module proxy serves whole; its own module pins its Kubernetes fork.
+$(KCP): hack/kcp/go.mod hack/kcp/go.sum
+	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/kcp
+
+$(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: test
+test: test-unit test-e2e ## Unit and end-to-end tests.
+
+.PHONY: test-unit
+test-unit: ## Unit tests, with the race detector.
+	$(GO) test -race $(GOTESTFLAGS) ./...
+
+.PHONY: test-e2e
+test-e2e: $(KCP) ## End-to-end tests against a real kcp started by the tests.
+	$(GO) test -tags e2e -race -count=1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .golangci.yaml.
+	$(GOLANGCI_LINT) config verify
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: bench-controller
+bench-controller: build ## Time until N mounted Workspaces reflect a flip, against kcp's in-tree controller.
+	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES)
+
+.PHONY: run
+run: build ## Start a local kcp, the plugin and a demo.
+	hack/run.sh
+
+.PHONY: clean
+clean: ## Remove binaries and the local kcp state.
+	rm -rf bin .kcp _output
+
+.PHONY: help
+help:
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "%-18s %s\n", $$1, $$2}'
