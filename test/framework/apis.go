@@ -1,0 +1,325 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+
+	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
+	"github.com/kcp-dev/logicalcluster/v3"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+)
+
+// MountVersion is the API version of the kinds built by MountCRD and ExportAndBind.
+const MountVersion = "v1alpha1"
+
+// MountCRD returns a CRD for a mount object kind, like kcp's KubeCluster test
+// CRD (group contrib.kcp.io): version v1alpha1 with a status subresource, a
+// free-form spec, and a status with phase, URL and conditions.
+func MountCRD(group, kind, plural string, scope apiextensionsv1.ResourceScope) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Kind:     kind,
+				ListKind: kind + "List",
+				Plural:   plural,
+				Singular: strings.ToLower(kind),
+			},
+			Scope: scope,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name:    MountVersion,
+				Served:  true,
+				Storage: true,
+				Schema:  &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: mountSchema()},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{
+					Status: &apiextensionsv1.CustomResourceSubresourceStatus{},
+				},
+				AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
+					{Name: "Phase", Type: "string", JSONPath: ".status.phase"},
+					{Name: "URL", Type: "string", JSONPath: ".status.URL"},
+					{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"},
+				},
+			}},
+		},
+	}
+}
+
+// mountSchema is the OpenAPI schema of a mount object.
+func mountSchema() *apiextensionsv1.JSONSchemaProps {
+	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	condition := apiextensionsv1.JSONSchemaProps{
+		Type:     "object",
+		Required: []string{"type", "status"},
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"type":               str,
+			"status":             str,
+			"reason":             str,
+			"message":            str,
+			"lastTransitionTime": {Type: "string", Format: "date-time"},
+		},
+	}
+	return &apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"apiVersion": str,
+			"kind":       str,
+			"metadata":   {Type: "object"},
+			"spec": {
+				Type:                   "object",
+				XPreserveUnknownFields: ptrTo(true),
+			},
+			"status": {
+				Type: "object",
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"phase": str,
+					"URL":   str,
+					"conditions": {
+						Type:  "array",
+						Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &condition},
+					},
+				},
+			},
+		},
+	}
+}
+
+// InstallCRD creates crd in cluster and waits until it is Established and its
+// resource is served there (discovery lists it for each served version). cfg
+// must be a base config (Server.BaseConfig). It returns the established CRD.
+//
+// This takes about 5s: kcp configures its apiextensions server as if it had
+// three replicas (MasterCount 3), which delays Established by 5s. Discovery
+// lists the resource before that.
+func InstallCRD(t testing.TB, cfg *rest.Config, cluster logicalcluster.Path, crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+
+	client, err := kcpapiextensionsclientset.NewForConfig(clusterAwareConfig(cfg))
+	if err != nil {
+		t.Fatalf("creating apiextensions clientset: %v", err)
+	}
+	crds := client.Cluster(cluster).ApiextensionsV1().CustomResourceDefinitions()
+
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating CRD %s in %s: %v", crd.Name, cluster, err)
+	}
+
+	var established *apiextensionsv1.CustomResourceDefinition
+	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+		established, err = crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range established.Status.Conditions {
+			if c.Type == apiextensionsv1.Established {
+				return c.Status == apiextensionsv1.ConditionTrue, fmt.Sprintf("Established=%s (%s: %s)", c.Status, c.Reason, c.Message)
+			}
+		}
+		return false, "no Established condition yet"
+	})
+	if err != nil {
+		t.Fatalf("waiting for CRD %s in %s to be Established: %v", crd.Name, cluster, err)
+	}
+
+	disco := client.Cluster(cluster).Discovery()
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			waitServed(t, disco, cluster, crd.Spec.Group+"/"+v.Name, crd.Spec.Names.Plural)
+		}
+	}
+	return established
+}
+
+// ExportOption changes what ExportAndBind exports.
+type ExportOption func(*exportOptions)
+
+type exportOptions struct {
+	scope apiextensionsv1.ResourceScope
+}
+
+// WithExportScope sets the scope of the exported kind. The default is Cluster.
+func WithExportScope(scope apiextensionsv1.ResourceScope) ExportOption {
+	return func(o *exportOptions) { o.scope = scope }
+}
+
+// ExportAndBind exports a kind with the schema of MountCRD (version v1alpha1)
+// from provider and binds it in consumer: it creates the APIResourceSchema
+// v1.<plural>.<group> and the APIExport <plural>.<group> in provider and the
+// APIBinding <plural>.<group> in consumer, waits until the binding is Bound and
+// the resource is served in consumer, and returns the resource's identity hash
+// (from the binding's status.boundResources). cfg must be a base config
+// (Server.BaseConfig) allowed to bind the export, e.g. of context "base".
+// Like InstallCRD, this takes about 5s.
+func ExportAndBind(t testing.TB, cfg *rest.Config, provider, consumer logicalcluster.Path, group, kind, plural string, opts ...ExportOption) string {
+	t.Helper()
+
+	o := exportOptions{scope: apiextensionsv1.ClusterScoped}
+	for _, opt := range opts {
+		opt(&o)
+	}
+
+	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
+	if err != nil {
+		t.Fatalf("creating kcp clientset: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+
+	schema, err := apisv1alpha1.CRDToAPIResourceSchema(MountCRD(group, kind, plural, o.scope), "v1")
+	if err != nil {
+		t.Fatalf("converting the CRD of %s.%s to an APIResourceSchema: %v", plural, group, err)
+	}
+	if _, err := client.Cluster(provider).ApisV1alpha1().APIResourceSchemas().Create(ctx, schema, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating APIResourceSchema %s in %s: %v", schema.Name, provider, err)
+	}
+
+	name := plural + "." + group
+	export := &apisv1alpha2.APIExport{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: apisv1alpha2.APIExportSpec{
+			Resources: []apisv1alpha2.ResourceSchema{{
+				Group:   group,
+				Name:    plural,
+				Schema:  schema.Name,
+				Storage: apisv1alpha2.ResourceSchemaStorage{CRD: &apisv1alpha2.ResourceSchemaStorageCRD{}},
+			}},
+		},
+	}
+	if _, err := client.Cluster(provider).ApisV1alpha2().APIExports().Create(ctx, export, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating APIExport %s in %s: %v", name, provider, err)
+	}
+
+	binding := &apisv1alpha2.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: apisv1alpha2.APIBindingSpec{
+			Reference: apisv1alpha2.BindingReference{
+				Export: &apisv1alpha2.ExportBindingReference{Path: provider.String(), Name: name},
+			},
+		},
+	}
+	bindings := client.Cluster(consumer).ApisV1alpha2().APIBindings()
+	if _, err := bindings.Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating APIBinding %s in %s: %v", name, consumer, err)
+	}
+
+	var identityHash string
+	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+		binding, err := bindings.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if binding.Status.Phase != apisv1alpha2.APIBindingPhaseBound {
+			return false, fmt.Sprintf("phase %q%s", binding.Status.Phase, falseConditions(binding.Status.Conditions))
+		}
+		for _, r := range binding.Status.BoundResources {
+			if r.Group == group && r.Resource == plural && r.Schema.IdentityHash != "" {
+				identityHash = r.Schema.IdentityHash
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("Bound, but %s.%s with an identity hash is not in status.boundResources", plural, group)
+	})
+	if err != nil {
+		t.Fatalf("waiting for APIBinding %s in %s to be Bound: %v", name, consumer, err)
+	}
+
+	waitServed(t, client.Cluster(consumer).Discovery(), consumer, group+"/"+MountVersion, plural)
+	return identityHash
+}
+
+// APIExportIdentityHash waits until the APIExport name in cluster has an
+// identity and returns its hash, e.g. for ("root", "tenancy.kcp.io") the
+// identity that wildcard requests for workspaces need
+// (/clusters/*/apis/tenancy.kcp.io/v1alpha1/workspaces:<hash>).
+func APIExportIdentityHash(t testing.TB, cfg *rest.Config, cluster logicalcluster.Path, name string) string {
+	t.Helper()
+
+	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
+	if err != nil {
+		t.Fatalf("creating kcp clientset: %v", err)
+	}
+	var hash string
+	err = poll(context.Background(), WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+		export, err := client.Cluster(cluster).ApisV1alpha2().APIExports().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		hash = export.Status.IdentityHash
+		return hash != "", "status.identityHash is empty"
+	})
+	if err != nil {
+		t.Fatalf("waiting for the identity hash of APIExport %s in %s: %v", name, cluster, err)
+	}
+	return hash
+}
+
+// waitServed waits until discovery in cluster lists resource for groupVersion.
+func waitServed(t testing.TB, disco discovery.DiscoveryInterface, cluster logicalcluster.Path, groupVersion, resource string) {
+	t.Helper()
+
+	err := poll(context.Background(), WaitTimeout, pollInterval, func(context.Context) (bool, string) {
+		resources, err := disco.ServerResourcesForGroupVersion(groupVersion)
+		if apierrors.IsNotFound(err) {
+			return false, groupVersion + " is not served yet"
+		} else if err != nil {
+			return false, err.Error()
+		}
+		for _, r := range resources.APIResources {
+			if r.Name == resource {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s is served, but without %s", groupVersion, resource)
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s in %s to be served: %v", resource+"."+groupVersion, cluster, err)
+	}
+}
+
+// falseConditions formats the conditions that are not True as ", Type=Status (Reason: Message); ...".
+func falseConditions(conditions conditionsv1alpha1.Conditions) string {
+	var parts []string
+	for _, c := range conditions {
+		if c.Status != "True" {
+			parts = append(parts, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(parts, "; ")
+}
+
+func ptrTo[T any](v T) *T {
+	return &v
+}

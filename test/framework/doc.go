@@ -1,0 +1,44 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package framework starts a real kcp server for end-to-end tests and
+// benchmarks and offers helpers to set up workspaces and APIs in it.
+//
+// kcp runs as a child process from a binary (by default <repo>/bin/kcp, built
+// from hack/kcp; or $KCP_BINARY) with embedded etcd in a temporary root
+// directory, listening on 127.0.0.1 on free ports.
+//
+// A test package that shares one server between its tests does:
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(framework.RunWithSharedServer(m, framework.Options{FeatureGates: "WorkspaceMounts=true"}))
+//	}
+//
+//	func TestSomething(t *testing.T) {
+//		server := framework.SharedServer(t)
+//		cfg := server.BaseConfigT(t, "base")
+//		cluster, _ := framework.CreateWorkspace(t, cfg, framework.RootPath, framework.UniqueName("test"))
+//		...
+//	}
+//
+// A test that needs a server of its own (e.g. because it restarts it) calls
+// StartT instead.
+//
+// Helpers never delete what they create: with kcp v0.28.1, deleting a
+// mount object's CRD or APIBinding while a Workspace still mounts it can
+// crash the server, and a shared server is torn down as a whole anyway. Use
+// UniqueName so that tests do not collide.
+package framework

@@ -1,0 +1,97 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+)
+
+// RootPath is the path of kcp's root workspace.
+var RootPath = logicalcluster.NewPath("root")
+
+// WaitTimeout bounds how long the helpers of this package wait for kcp to
+// reconcile something (a workspace, a CRD, a binding).
+var WaitTimeout = time.Minute
+
+// pollInterval is how often the helpers of this package check again.
+const pollInterval = 100 * time.Millisecond
+
+// Eventually checks condition every tick until it returns true, and fails the
+// test if that does not happen within waitFor. condition returns a reason why it
+// is not done yet; the last one is in the failure message, prefixed by
+// msgAndArgs (a message and its fmt arguments) if given.
+func Eventually(t testing.TB, condition func() (done bool, reason string), waitFor, tick time.Duration, msgAndArgs ...any) {
+	t.Helper()
+
+	err := poll(context.Background(), waitFor, tick, func(context.Context) (bool, string) {
+		return condition()
+	})
+	if err != nil {
+		t.Fatalf("%s%v", messagePrefix(msgAndArgs), err)
+	}
+}
+
+// poll calls condition every interval until it is done, or until timeout or
+// ctx is done. The error then carries the last reason why it was not done.
+func poll(ctx context.Context, timeout, interval time.Duration, condition func(context.Context) (done bool, reason string)) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		done, reason := condition(ctx)
+		last = reason
+		return done, nil
+	})
+	if err != nil && wait.Interrupted(err) {
+		if last == "" {
+			last = "no reason given"
+		}
+		return fmt.Errorf("not done after %s: %s", timeout, last)
+	}
+	return err
+}
+
+// messagePrefix formats testify-style msgAndArgs as "message: ".
+func messagePrefix(msgAndArgs []any) string {
+	if len(msgAndArgs) == 0 {
+		return ""
+	}
+	msg := fmt.Sprint(msgAndArgs[0])
+	if format, ok := msgAndArgs[0].(string); ok && len(msgAndArgs) > 1 {
+		msg = fmt.Sprintf(format, msgAndArgs[1:]...)
+	}
+	return msg + ": "
+}
+
+// UniqueName returns prefix followed by a dash and five random lowercase
+// alphanumeric characters, e.g. "consumer-x7k2p", short enough for a workspace
+// name.
+func UniqueName(prefix string) string {
+	const suffixLen = 6 // "-" and 5 characters
+	prefix = strings.ToLower(prefix)
+	if maxPrefix := 63 - suffixLen; len(prefix) > maxPrefix {
+		prefix = prefix[:maxPrefix]
+	}
+	return prefix + "-" + rand.String(suffixLen-1)
+}

@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+)
+
+// WorkspaceOption changes a Workspace before CreateWorkspace creates it.
+type WorkspaceOption func(*tenancyv1alpha1.Workspace)
+
+// WithType sets the workspace type. The default is root:universal.
+func WithType(path logicalcluster.Path, name string) WorkspaceOption {
+	return func(ws *tenancyv1alpha1.Workspace) {
+		ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Path: path.String(), Name: tenancyv1alpha1.WorkspaceTypeName(name)}
+	}
+}
+
+// CreateWorkspace creates the workspace parent:name, waits until it is Ready
+// and returns its logical cluster name (spec.cluster) and the Workspace. cfg
+// must be a base config (Server.BaseConfig), e.g. of context "base".
+//
+// It is not for mounted workspaces (spec.mount), which get no logical cluster:
+// create those directly, and only once the mount object's kind is served in
+// parent, as kcp v0.28.1 crashes otherwise.
+func CreateWorkspace(t testing.TB, cfg *rest.Config, parent logicalcluster.Path, name string, opts ...WorkspaceOption) (logicalcluster.Name, *tenancyv1alpha1.Workspace) {
+	t.Helper()
+
+	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
+	if err != nil {
+		t.Fatalf("creating kcp clientset: %v", err)
+	}
+	workspaces := client.Cluster(parent).TenancyV1alpha1().Workspaces()
+
+	ws := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: tenancyv1alpha1.WorkspaceSpec{
+			Type: &tenancyv1alpha1.WorkspaceTypeReference{Path: RootPath.String(), Name: "universal"},
+		},
+	}
+	for _, opt := range opts {
+		opt(ws)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+	if _, err := workspaces.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating workspace %s: %v", parent.Join(name), err)
+	}
+
+	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+		ws, err = workspaces.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if ws.Status.Phase != corev1alpha1.LogicalClusterPhaseReady || ws.Spec.Cluster == "" {
+			return false, workspaceState(ws)
+		}
+		return true, ""
+	})
+	if err != nil {
+		t.Fatalf("waiting for workspace %s to be Ready: %v", parent.Join(name), err)
+	}
+	return logicalcluster.Name(ws.Spec.Cluster), ws
+}
+
+// workspaceState summarizes why a workspace is not ready.
+func workspaceState(ws *tenancyv1alpha1.Workspace) string {
+	state := fmt.Sprintf("phase %q, cluster %q", ws.Status.Phase, ws.Spec.Cluster)
+	if len(ws.Status.Initializers) > 0 {
+		state += fmt.Sprintf(", initializers %v", ws.Status.Initializers)
+	}
+	return state + falseConditions(ws.Status.Conditions)
+}
+
+// clusterAwareConfig returns a copy of cfg whose host has no /clusters/...
+// path, as cluster-aware clients add it themselves.
+func clusterAwareConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if i := strings.Index(cfg.Host, "/clusters/"); i >= 0 {
+		cfg.Host = cfg.Host[:i]
+	}
+	return cfg
+}
