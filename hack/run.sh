@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `make run`: a local kcp (embedded etcd, state in .kcp/), the workspacemounts
+# plugin, and a demo of mounted workspaces in every state. Ctrl-C stops all.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+STATE=${STATE:-$ROOT/.kcp}
+KCP_PORT=${KCP_PORT:-6443}
+KUBECONFIG_FILE=$STATE/admin.kubeconfig
+BIN=$ROOT/bin
+DEMO=$ROOT/hack/demo
+
+mkdir -p "$STATE"
+pids=()
+cleanup() {
+  trap - EXIT INT TERM
+  echo
+  echo "Stopping workspacemounts and kcp..."
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+echo "Starting kcp v0.28.1 on https://127.0.0.1:$KCP_PORT (state in $STATE, log $STATE/kcp.log)..."
+"$BIN/kcp" start \
+  --root-directory "$STATE" \
+  --bind-address 127.0.0.1 \
+  --secure-port "$KCP_PORT" \
+  --feature-gates=WorkspaceMounts=true \
+  >"$STATE/kcp.log" 2>&1 &
+pids+=($!)
+
+k() { kubectl --kubeconfig "$KUBECONFIG_FILE" "$@"; }
+# kin CLUSTER ARGS...: kubectl in one logical cluster, as kcp-admin.
+kin() { local cluster=$1; shift; k --server "https://127.0.0.1:$KCP_PORT/clusters/$cluster" "$@"; }
+
+for _ in $(seq 1 180); do
+  if [ -f "$KUBECONFIG_FILE" ] && k get --raw /readyz >/dev/null 2>&1; then break; fi
+  if ! kill -0 "${pids[0]}" 2>/dev/null; then echo "kcp exited; last lines of $STATE/kcp.log:"; tail -20 "$STATE/kcp.log"; exit 1; fi
+  sleep 1
+done
+k get --raw /readyz >/dev/null || { echo "kcp did not become ready in 3 minutes; see $STATE/kcp.log"; exit 1; }
+
+echo "Starting workspacemounts (log $STATE/workspacemounts.log)..."
+"$BIN/workspacemounts" start --kubeconfig "$KUBECONFIG_FILE" --context shard-base >"$STATE/workspacemounts.log" 2>&1 &
+pids+=($!)
+
+echo "Creating the demo: workspaces root:demo-a and root:demo-b, each with a KubeCluster mount kind..."
+for org in demo-a demo-b; do
+  cat <<YAML | kin root apply -f - >/dev/null
+apiVersion: tenancy.kcp.io/v1alpha1
+kind: Workspace
+metadata: {name: $org}
+spec: {type: {name: universal, path: root}}
+YAML
+done
+for org in demo-a demo-b; do
+  kin root wait --for=jsonpath='{.status.phase}'=Ready "workspace/$org" --timeout=120s >/dev/null
+  kin "root:$org" apply -f "$DEMO/kubeclusters-crd.yaml" >/dev/null
+  kin "root:$org" wait --for=condition=Established crd/kubeclusters.contrib.kcp.io --timeout=60s >/dev/null
+  # kcp v0.28.1 crashes on a mounted Workspace whose kind is not served yet: wait until it is.
+  until kin "root:$org" get kubeclusters >/dev/null 2>&1; do sleep 0.5; done
+  kin "root:$org" apply -f "$DEMO/mounts.yaml" >/dev/null
+  status() { kin "root:$org" patch kubecluster "$1" --subresource=status --type=merge -p "$2" >/dev/null; }
+  status ready '{"status":{"phase":"Ready","URL":"https://127.0.0.1:'"$KCP_PORT"'/clusters/root:'"$org"'"}}'
+  status connecting '{"status":{"phase":"Connecting","conditions":[{"type":"AgentConnected","status":"False","reason":"NoHeartbeat","message":"the agent has not connected yet"}]}}'
+  status no-url '{"status":{"phase":"Ready"}}'
+done
+
+cat <<TEXT
+
+workspacemounts is running against a local kcp. Try:
+
+  # the mount state of every mounted workspace in root:demo-a, from the annotations
+  kubectl --kubeconfig $KUBECONFIG_FILE --server https://127.0.0.1:$KCP_PORT/clusters/root:demo-a get workspaces \\
+    -o custom-columns='NAME:.metadata.name,PHASE:.metadata.annotations.workspacemounts\.io/phase,MOUNT:.spec.mount.ref.name'
+
+  # the whole status of one
+  kubectl --kubeconfig $KUBECONFIG_FILE --server https://127.0.0.1:$KCP_PORT/clusters/root:demo-a get workspace connecting \\
+    -o jsonpath='{.metadata.annotations.workspacemounts\.io/status}'
+
+  # flip a mount and watch the annotation follow
+  kubectl --kubeconfig $KUBECONFIG_FILE --server https://127.0.0.1:$KCP_PORT/clusters/root:demo-a patch kubecluster connecting \\
+    --subresource=status --type=merge -p '{"status":{"phase":"Ready","URL":"https://example.com"}}'
+
+Logs: $STATE/kcp.log, $STATE/workspacemounts.log. Press Ctrl-C to stop.
+TEXT
+
+# Run until Ctrl-C, or until one of the two exits.
+wait -n "${pids[@]}" || true
+echo "A process exited; see the logs in $STATE."
