@@ -18,7 +18,6 @@ package workspacemounts
 
 import (
 	"context"
-	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -110,30 +109,6 @@ func newMetadataInformer(client kcpmetadata.ClusterInterface, resource restmappi
 		0,
 		cache.Indexers{},
 	)
-}
-
-// keys returns the keys of the running informers, sorted.
-func (m *mountInformers) keys() []string {
-	m.lock.Lock()
-	defer m.lock.Unlock()
-	keys := make([]string, 0, len(m.running))
-	for key := range m.running {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// hasSynced tells whether every running informer has listed once.
-func (m *mountInformers) hasSynced() bool {
-	m.lock.Lock()
-	defer m.lock.Unlock()
-	for _, running := range m.running {
-		if !running.informer.HasSynced() {
-			return false
-		}
-	}
-	return true
 }
 
 // StripManagedFields is an informer transform that drops managedFields, which

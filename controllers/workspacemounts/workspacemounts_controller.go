@@ -371,8 +371,5 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	oldResource := &committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]{ObjectMeta: ws.ObjectMeta, Spec: ws.Spec, Status: ws.Status}
 	newResource := &committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]{ObjectMeta: updated.ObjectMeta, Spec: ws.Spec, Status: ws.Status}
-	if err := c.commit(ctx, oldResource, newResource); err != nil {
-		return err
-	}
-	return nil
+	return c.commit(ctx, oldResource, newResource)
 }

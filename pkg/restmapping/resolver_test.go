@@ -17,7 +17,6 @@ limitations under the License.
 package restmapping
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -128,7 +127,7 @@ func TestResolve(t *testing.T) {
 			t.Parallel()
 			got, err := r.Resolve(logicalcluster.Name(tc.cluster), gvk)
 			if tc.wantErr {
-				require.True(t, errors.Is(err, ErrKindNotServed), "got %v", err)
+				require.ErrorIs(t, err, ErrKindNotServed)
 				require.Contains(t, err.Error(), tc.cluster)
 				return
 			}

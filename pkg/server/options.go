@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/pflag"
+
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )

@@ -45,7 +45,7 @@ func TestManyWorkspacesConvergeAndRest(t *testing.T) {
 	c := newClients(t)
 	cfg := kcp.BaseConfigT(t, "base")
 
-	var paths []logicalcluster.Path
+	paths := make([]logicalcluster.Path, 0, clusters)
 	for i := range clusters {
 		name := framework.UniqueName(fmt.Sprintf("many%d", i))
 		framework.CreateWorkspace(t, cfg, framework.RootPath, name)
@@ -99,7 +99,7 @@ func TestManyWorkspacesConvergeAndRest(t *testing.T) {
 	// nothing changing, must write nothing.
 	const quiet = 10 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), quiet)
-	defer cancel()
+	t.Cleanup(cancel)
 	writes := make(chan string, 1000)
 	var watchers sync.WaitGroup
 	for _, path := range paths {
