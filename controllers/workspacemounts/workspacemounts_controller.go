@@ -337,7 +337,13 @@ func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingI
 	logger.V(4).Info("processing key")
 
 	if err := process(ctx, key); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", name, "key", key)
+		if apierrors.IsConflict(err) {
+			// Someone else (kcp itself, often) wrote the Workspace since our
+			// cache saw it: expected, and retried against the newer version.
+			logger.V(2).Info("conflict, requeuing", "err", err)
+		} else {
+			utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", name, "key", key)
+		}
 		queue.AddRateLimited(key)
 		return true
 	}
