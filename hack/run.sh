@@ -6,6 +6,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 STATE=${STATE:-$ROOT/.kcp}
 KCP_PORT=${KCP_PORT:-6443}
+VW_PORT=${VW_PORT:-6444}
 KUBECONFIG_FILE=$STATE/admin.kubeconfig
 BIN=$ROOT/bin
 DEMO=$ROOT/hack/demo
@@ -21,8 +22,16 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# kcp's mini front-proxy forwards /services/workspacemounts to the plugin's
+# virtual workspace, with the client's bearer token (development only).
+cat >"$STATE/miniproxy-mapping.yaml" <<YAML
+- path: /services/workspacemounts
+  backend: https://127.0.0.1:$VW_PORT
+YAML
+
 echo "Starting kcp v0.28.1 on https://127.0.0.1:$KCP_PORT (state in $STATE, log $STATE/kcp.log)..."
 "$BIN/kcp" start \
+  --miniproxy-mapping-file "$STATE/miniproxy-mapping.yaml" \
   --root-directory "$STATE" \
   --bind-address 127.0.0.1 \
   --secure-port "$KCP_PORT" \
@@ -42,7 +51,9 @@ done
 k get --raw /readyz >/dev/null || { echo "kcp did not become ready in 3 minutes; see $STATE/kcp.log"; exit 1; }
 
 echo "Starting workspacemounts (log $STATE/workspacemounts.log)..."
-"$BIN/workspacemounts" start --kubeconfig "$KUBECONFIG_FILE" --context shard-base >"$STATE/workspacemounts.log" 2>&1 &
+"$BIN/workspacemounts" start --kubeconfig "$KUBECONFIG_FILE" --context shard-base \
+  --bind-address 127.0.0.1 --secure-port "$VW_PORT" --cert-dir "$STATE/workspacemounts" \
+  >"$STATE/workspacemounts.log" 2>&1 &
 pids+=($!)
 
 echo "Creating the demo: workspaces root:demo-a and root:demo-b, each with a KubeCluster mount kind..."
@@ -70,6 +81,12 @@ done
 cat <<TEXT
 
 workspacemounts is running against a local kcp. Try:
+
+  # every mounted workspace you may see, in all logical clusters, through kcp's URL
+  kubectl --kubeconfig $KUBECONFIG_FILE --server 'https://127.0.0.1:$KCP_PORT/services/workspacemounts/clusters/*' get workspacemounts -o wide
+
+  # one workspace, by path; watch it change
+  kubectl --kubeconfig $KUBECONFIG_FILE --server https://127.0.0.1:$KCP_PORT/services/workspacemounts/clusters/root:demo-a get wsm -w
 
   # the mount state of every mounted workspace in root:demo-a, from the annotations
   kubectl --kubeconfig $KUBECONFIG_FILE --server https://127.0.0.1:$KCP_PORT/clusters/root:demo-a get workspaces \\

@@ -24,6 +24,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 )
 
 // Options are the flags of `workspacemounts start`.
@@ -34,14 +36,21 @@ type Options struct {
 	WorkspaceWorkers int
 	QPS              float32
 	Burst            int
+
+	RunController       bool
+	RunVirtualWorkspace bool
+	VirtualWorkspace    *apiserver.Options
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		WorkspaceWorkers: 10,
-		QPS:              100,
-		Burst:            200,
+		WorkspaceWorkers:    10,
+		QPS:                 100,
+		Burst:               200,
+		RunController:       true,
+		RunVirtualWorkspace: true,
+		VirtualWorkspace:    apiserver.NewOptions(),
 	}
 }
 
@@ -55,6 +64,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the Workspace queue (queue 2), each reading one mount object and patching one Workspace at a time.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Queries per second to kcp, across all clients.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of queries to kcp above --kube-api-qps.")
+	fs.BoolVar(&o.RunController, "run-controller", o.RunController, "Run the controller that writes the mount status annotations.")
+	fs.BoolVar(&o.RunVirtualWorkspace, "run-virtual-workspace", o.RunVirtualWorkspace, "Serve the workspacemounts virtual workspace.")
+	o.VirtualWorkspace.AddFlags(fs)
 }
 
 // Validate tells what is wrong with the options.
@@ -68,6 +80,12 @@ func (o *Options) Validate() error {
 	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
+	}
+	if !o.RunController && !o.RunVirtualWorkspace {
+		errs = append(errs, errors.New("--run-controller=false and --run-virtual-workspace=false leave nothing to run"))
+	}
+	if o.RunVirtualWorkspace {
+		errs = append(errs, o.VirtualWorkspace.Validate())
 	}
 	return errors.Join(errs...)
 }

@@ -15,94 +15,176 @@ limitations under the License.
 */
 
 // Package server runs workspacemounts: the informers across all logical
-// clusters of a kcp shard and the controller that reads them.
+// clusters of a kcp shard, the controller that writes mount status
+// annotations, and the virtual workspace that serves them, all in one process.
 package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
 	kcpapiextensionsinformers "github.com/kcp-dev/client-go/apiextensions/informers"
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
+	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 	kcpinformers "github.com/kcp-dev/sdk/client/informers/externalversions"
+	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
+	"github.com/workspacemounts/workspacemounts/virtual/authorization"
+	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
-// Run runs the controller until ctx is done.
+// Run runs what the options ask for until ctx is done or a part fails.
 func Run(ctx context.Context, o *Options) error {
 	logger := klog.FromContext(ctx)
 	cfg, err := o.RestConfig()
 	if err != nil {
 		return err
 	}
-
 	tenancyIdentity, err := clients.TenancyIdentity(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("cannot list Workspaces across clusters: %w", err)
 	}
-	wildcardCfg := clients.WithWildcardIdentities(cfg, map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: tenancyIdentity})
-
-	kcpClient, err := kcpclientset.NewForConfig(wildcardCfg)
-	if err != nil {
-		return err
-	}
-	apiExtensionsClient, err := kcpapiextensionsclientset.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	dynamicClient, err := kcpdynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	metadataClient, err := kcpmetadata.NewForConfig(cfg)
+	kcpClient, err := kcpclientset.NewForConfig(clients.WithWildcardIdentities(cfg, map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: tenancyIdentity}))
 	if err != nil {
 		return err
 	}
 
+	// Workspaces are read by both parts; CRDs, bindings and schemas only by the controller.
 	transform := func(obj interface{}) (interface{}, error) {
 		obj, _ = workspacemounts.StripManagedFields(obj)
 		return restmapping.StripSchemas(obj)
 	}
 	kcpInformers := kcpinformers.NewSharedInformerFactoryWithOptions(kcpClient, 0, kcpinformers.WithTransform(transform))
-	apiExtensionsInformers := kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0, kcpapiextensionsinformers.WithTransform(transform))
-	informers := workspacemounts.Informers{
-		Workspaces:         kcpInformers.Tenancy().V1alpha1().Workspaces().Informer(),
-		CRDs:               apiExtensionsInformers.Apiextensions().V1().CustomResourceDefinitions().Informer(),
-		APIBindings:        kcpInformers.Apis().V1alpha1().APIBindings().Informer(),
-		APIResourceSchemas: kcpInformers.Apis().V1alpha1().APIResourceSchemas().Informer(),
-	}
-	if err := workspacemounts.InstallIndexers(informers); err != nil {
-		return err
-	}
-	controller, err := workspacemounts.NewController(workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}, informers)
-	if err != nil {
-		return err
+	workspaceInformer := kcpInformers.Tenancy().V1alpha1().Workspaces().Informer()
+	synced := []cache.InformerSynced{workspaceInformer.HasSynced}
+	var starters []func(<-chan struct{})
+	starters = append(starters, kcpInformers.Start)
+
+	group, ctx := errgroup.WithContext(ctx)
+	var runController func(context.Context)
+	if o.RunController {
+		apiExtensionsClient, err := kcpapiextensionsclientset.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		dynamicClient, err := kcpdynamic.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		metadataClient, err := kcpmetadata.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		apiExtensionsInformers := kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0, kcpapiextensionsinformers.WithTransform(transform))
+		informers := workspacemounts.Informers{
+			Workspaces:         workspaceInformer,
+			CRDs:               apiExtensionsInformers.Apiextensions().V1().CustomResourceDefinitions().Informer(),
+			APIBindings:        kcpInformers.Apis().V1alpha1().APIBindings().Informer(),
+			APIResourceSchemas: kcpInformers.Apis().V1alpha1().APIResourceSchemas().Informer(),
+		}
+		if err := workspacemounts.InstallIndexers(informers); err != nil {
+			return err
+		}
+		controller, err := workspacemounts.NewController(workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}, informers)
+		if err != nil {
+			return err
+		}
+		synced = append(synced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced)
+		starters = append(starters, apiExtensionsInformers.Start)
+		runController = func(ctx context.Context) { controller.Start(ctx, o.WorkspaceWorkers) }
 	}
 
-	kcpInformers.Start(ctx.Done())
-	apiExtensionsInformers.Start(ctx.Done())
-	start := time.Now()
-	if !cache.WaitForNamedCacheSync(workspacemounts.ControllerName, ctx.Done(),
-		informers.Workspaces.HasSynced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced) {
-		return ctx.Err()
+	if o.RunVirtualWorkspace {
+		server, err := newVirtualWorkspace(o, cfg, workspaceInformer)
+		if err != nil {
+			return fmt.Errorf("virtual workspace: %w", err)
+		}
+		// Serving starts before the caches sync: until then, /readyz fails and reads get 503.
+		group.Go(func() error { return apiserver.Run(ctx, server) })
 	}
-	logger.Info("informers synced", "duration", time.Since(start).Round(time.Millisecond), "workspaces", len(informers.Workspaces.GetStore().ListKeys()))
 
-	controller.Start(ctx, o.WorkspaceWorkers)
+	for _, start := range starters {
+		start(ctx.Done())
+	}
+	group.Go(func() error {
+		began := time.Now()
+		if !cache.WaitForNamedCacheSync(workspacemounts.ControllerName, ctx.Done(), synced...) {
+			return nil // stopping
+		}
+		logger.Info("informers synced", "duration", time.Since(began).Round(time.Millisecond), "workspaces", len(workspaceInformer.GetStore().ListKeys()))
+		if runController != nil {
+			runController(ctx)
+		}
+		return nil
+	})
+	if err := group.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
 	return nil
+}
+
+// newVirtualWorkspace builds the virtual workspace server over the Workspace informer.
+func newVirtualWorkspace(o *Options, cfg *rest.Config, workspaceInformer cache.SharedIndexInformer) (*genericapiserver.GenericAPIServer, error) {
+	store, err := wsmregistry.NewStore(workspaceInformer)
+	if err != nil {
+		return nil, err
+	}
+	kubeClient, err := kcpkubernetesclientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tokenReviewConfig, err := o.tokenReviewConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(workspaceInformer.GetIndexer())
+	return apiserver.New(o.VirtualWorkspace, apiserver.Dependencies{
+		Store:      store,
+		Authorizer: authorization.New(authorization.NewClusterAuthorizers(kubeClient)),
+		GetWorkspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+			return lister.Cluster(cluster).Get(name)
+		},
+		TokenReviewConfig: tokenReviewConfig,
+	})
+}
+
+// tokenReviewConfig is where bearer tokens are reviewed: --authentication-kubeconfig,
+// else the plugin's own credentials, in root unless the URL names a cluster.
+func (o *Options) tokenReviewConfig(cfg *rest.Config) (*rest.Config, error) {
+	if path := o.VirtualWorkspace.AuthenticationKubeconfig; path != "" {
+		loaded, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{}).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("loading --authentication-kubeconfig %s: %w", path, err)
+		}
+		cfg = loaded
+	}
+	cfg = rest.CopyConfig(cfg)
+	if !strings.Contains(cfg.Host, "/clusters/") {
+		cfg.Host = strings.TrimSuffix(cfg.Host, "/") + core.RootCluster.Path().RequestPath()
+	}
+	return cfg, nil
 }
 
 // baseURL strips a /clusters/<name> path from a kcp server URL: the clients

@@ -24,7 +24,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -32,9 +34,16 @@ import (
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
-// kcp is the shared kcp server, with kcp's own in-tree mounts controller on
-// (--feature-gates=WorkspaceMounts=true), as a mounts user runs it.
-var kcp *framework.Server
+var (
+	// kcp is the shared kcp server, with kcp's own in-tree mounts controller on
+	// (--feature-gates=WorkspaceMounts=true), as a mounts user runs it, and its
+	// mini front-proxy forwarding /services/workspacemounts to the plugin.
+	kcp *framework.Server
+	// virtualWorkspaceURL is the plugin's own HTTPS listener.
+	virtualWorkspaceURL string
+	// virtualWorkspaceCertDir holds its self-signed serving pair.
+	virtualWorkspaceCertDir string
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -44,10 +53,30 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
+	vwPort, err := framework.FreePort(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "workspacemounts-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	virtualWorkspaceURL = fmt.Sprintf("https://127.0.0.1:%d", vwPort)
+	virtualWorkspaceCertDir = dir
+	mapping := filepath.Join(dir, "miniproxy-mapping.yaml")
+	if err := os.WriteFile(mapping, []byte(fmt.Sprintf("- path: /services/workspacemounts\n  backend: %s\n", virtualWorkspaceURL)), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
 	began := time.Now()
 	s, err := framework.Start(ctx, framework.Options{
 		FeatureGates:      "WorkspaceMounts=true",
 		BatteriesIncluded: "workspace-types,admin,user",
+		ExtraArgs:         []string{"--miniproxy-mapping-file=" + mapping},
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting kcp: %v\n", err)
@@ -65,6 +94,9 @@ func run(m *testing.M) int {
 	options := server.NewOptions()
 	options.Kubeconfig = s.KubeconfigPath
 	options.Context = "shard-base"
+	options.VirtualWorkspace.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
+	options.VirtualWorkspace.SecureServing.BindPort = vwPort
+	options.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = dir
 	controllerDone := make(chan error, 1)
 	controllerCtx, stopController := context.WithCancel(ctx)
 	go func() { controllerDone <- server.Run(controllerCtx, options) }()

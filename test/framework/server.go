@@ -400,6 +400,15 @@ func (s *Server) removeOwnRootDir() {
 // freePorts returns n distinct free TCP ports on 127.0.0.1. They are free when
 // returned, but another process may take one before kcp binds it; Start retries
 // then.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(ctx context.Context) (int, error) {
+	ports, err := freePorts(ctx, 1)
+	if err != nil {
+		return 0, err
+	}
+	return ports[0], nil
+}
+
 func freePorts(ctx context.Context, n int) ([]int, error) {
 	// Keep the listeners open until all ports are picked, so that they differ.
 	var listeners []net.Listener

@@ -1,0 +1,276 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apiserver serves the workspacemounts virtual workspace: a read-only,
+// Kubernetes-style API server built on k8s.io/apiserver (the kcp fork), in the
+// layout of k8s.io/sample-apiserver, reached at
+// /services/workspacemounts/clusters/<cluster or *>/.
+//
+// The handler chain is the generic one with three additions: outermost, the
+// cluster path is parsed and cut off (so discovery, OpenAPI and the resource
+// look as on any API server); after authentication, writes are answered 405
+// and a workspace path is resolved to its logical cluster; then the
+// authorizer asks kcp (package authorization).
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
+	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/client-go/kubernetes"
+	clientrest "k8s.io/client-go/rest"
+
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+	"github.com/workspacemounts/workspacemounts/virtual/authorization"
+	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
+	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
+)
+
+// Name names the virtual workspace in logs and metrics.
+const Name = "workspacemounts-virtual-workspace"
+
+var (
+	scheme = runtime.NewScheme()
+	codecs = serializer.NewCodecFactory(scheme)
+)
+
+func init() {
+	utilruntimeMust(wsmv1alpha1.AddToScheme(scheme))
+	// The unversioned types every API server answers with.
+	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
+	metav1.AddToGroupVersion(scheme, unversioned)
+	scheme.AddUnversionedTypes(unversioned, &metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
+}
+
+func utilruntimeMust(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// Dependencies are what the server reads: the WorkspaceMount store, kcp's
+// answers on who may see what, Workspaces to resolve paths, and the rest
+// config TokenReviews go through.
+type Dependencies struct {
+	Store        *wsmregistry.Store
+	Authorizer   *authorization.Authorizer
+	GetWorkspace clusterpath.WorkspaceGetter
+	// TokenReviewConfig reaches kcp (a /clusters/<name> URL) with the right to create TokenReviews.
+	TokenReviewConfig *clientrest.Config
+}
+
+// New builds the server. It does not listen until run.
+func New(o *Options, deps Dependencies) (*genericapiserver.GenericAPIServer, error) {
+	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("creating a self-signed serving certificate: %w", err)
+	}
+
+	cfg := genericapiserver.NewConfig(codecs)
+	cfg.EffectiveVersion = utilcompatibility.DefaultBuildEffectiveVersion()
+	// Nothing here calls itself back; the generic server only wants a config to exist.
+	cfg.LoopbackClientConfig = &clientrest.Config{Host: "loopback-is-not-used"}
+	if err := o.SecureServing.ApplyTo(&cfg.SecureServing); err != nil {
+		return nil, err
+	}
+	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(wsmv1alpha1.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(scheme))
+	cfg.OpenAPIConfig.Info.Title = "workspacemounts"
+	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(wsmv1alpha1.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(scheme))
+	cfg.OpenAPIV3Config.Info.Title = "workspacemounts"
+	if err := applyAuthentication(o, &cfg.Authentication, cfg.SecureServing, deps.TokenReviewConfig); err != nil {
+		return nil, err
+	}
+	cfg.Authorization.Authorizer = deps.Authorizer
+	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
+		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(apiHandler, c)
+		handler = withClusterResolution(handler, deps.GetWorkspace)
+		handler = withReadOnly(handler)
+		handler = genericapiserver.DefaultBuildHandlerChainFromImpersonationToAuthz(handler, c)
+		handler = genericapiserver.DefaultBuildHandlerChainFromStartToBeforeImpersonation(handler, c)
+		return withClusterPath(handler)
+	}
+
+	server, err := cfg.Complete(nil).New(Name, genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
+	apiGroup.VersionedResourcesStorageMap[wsmv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
+		wsmv1alpha1.Resource: wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible),
+	}
+	if err := server.InstallAPIGroup(&apiGroup); err != nil {
+		return nil, err
+	}
+	if err := server.AddReadyzChecks(healthz.NamedCheck("workspace-cache-synced", func(*http.Request) error {
+		if !deps.Store.HasSynced() {
+			return fmt.Errorf("the Workspace cache has not synced yet")
+		}
+		return nil
+	})); err != nil {
+		return nil, err
+	}
+	return server, nil
+}
+
+// applyAuthentication is DelegatingAuthenticationOptions.ApplyTo without
+// anonymous requests (they get 401) and with kcp's TokenReview reached
+// through a logical cluster.
+func applyAuthentication(o *Options, info *genericapiserver.AuthenticationInfo, serving *genericapiserver.SecureServingInfo, tokenReviewConfig *clientrest.Config) error {
+	authnConfig := authenticatorfactory.DelegatingAuthenticatorConfig{
+		Anonymous:                &apiserver.AnonymousAuthConfig{Enabled: false},
+		CacheTTL:                 o.TokenCacheTTL,
+		WebhookRetryBackoff:      genericapiserveroptions.DefaultAuthWebhookRetryBackoff(),
+		TokenAccessReviewTimeout: 10 * time.Second,
+	}
+	if tokenReviewConfig != nil {
+		client, err := kubernetes.NewForConfig(tokenReviewConfig)
+		if err != nil {
+			return err
+		}
+		authnConfig.TokenAccessReviewClient = client.AuthenticationV1()
+	}
+	if o.ClientCert.ClientCA != "" {
+		provider, err := o.ClientCert.GetClientCAContentProvider()
+		if err != nil {
+			return fmt.Errorf("loading --client-ca-file: %w", err)
+		}
+		authnConfig.ClientCertificateCAContentProvider = provider
+		if err := info.ApplyClientCert(provider, serving); err != nil {
+			return err
+		}
+	}
+	if o.RequestHeader.ClientCAFile != "" {
+		requestHeader, err := o.RequestHeader.ToAuthenticationRequestHeaderConfig()
+		if err != nil {
+			return fmt.Errorf("loading --requestheader-client-ca-file: %w", err)
+		}
+		authnConfig.RequestHeaderConfig = requestHeader
+		info.RequestHeaderConfig = requestHeader
+		if err := info.ApplyClientCert(requestHeader.CAContentProvider, serving); err != nil {
+			return err
+		}
+	}
+	authenticator, _, err := authnConfig.New()
+	if err != nil {
+		return err
+	}
+	info.Authenticator = authenticator
+	return nil
+}
+
+// withClusterPath is the outermost filter: it accepts only
+// /services/workspacemounts/clusters/<cluster>/... (and the health endpoints),
+// puts the target cluster in the context and cuts the prefix off, so that
+// the rest of the chain sees /apis, /openapi/v3 and so on.
+func withClusterPath(handler http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		target, rest, ok, err := clusterpath.Parse(req.URL.Path)
+		switch {
+		case !ok && isHealthPath(req.URL.Path):
+			handler.ServeHTTP(w, req)
+			return
+		case !ok:
+			responsewriters.ErrorNegotiated(apierrors.NewNotFound(schema.GroupResource{}, req.URL.Path), codecs, schema.GroupVersion{}, w, req)
+			return
+		case err != nil:
+			responsewriters.ErrorNegotiated(apierrors.NewBadRequest(err.Error()), codecs, schema.GroupVersion{}, w, req)
+			return
+		}
+		ctx := clusterpath.WithTarget(req.Context(), target)
+		// Parts of kcp's fork of the generic server want a cluster in the
+		// context; the real one is in clusterpath's key. The OpenAPI v2
+		// document is served only without one, as in kcp's own virtual workspaces.
+		if rest != "/openapi/v2" {
+			ctx = genericapirequest.WithCluster(ctx, genericapirequest.Cluster{Name: "workspacemounts"})
+		}
+		req = req.Clone(ctx)
+		req.URL.Path = rest
+		req.URL.RawPath = ""
+		handler.ServeHTTP(w, req)
+	})
+}
+
+func isHealthPath(path string) bool {
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// withReadOnly answers every request but get, list and watch with 405.
+func withReadOnly(handler http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		info, ok := genericapirequest.RequestInfoFrom(req.Context())
+		if ok && info.IsResourceRequest && info.Verb != "get" && info.Verb != "list" && info.Verb != "watch" {
+			gr := schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}
+			responsewriters.ErrorNegotiated(apierrors.NewMethodNotSupported(gr, info.Verb), codecs, schema.GroupVersion{}, w, req)
+			return
+		}
+		if ok && !info.IsResourceRequest && req.Method != http.MethodGet && req.Method != http.MethodHead {
+			responsewriters.ErrorNegotiated(apierrors.NewMethodNotSupported(schema.GroupResource{}, strings.ToLower(req.Method)), codecs, schema.GroupVersion{}, w, req)
+			return
+		}
+		handler.ServeHTTP(w, req)
+	})
+}
+
+// withClusterResolution resolves a workspace path to its logical cluster,
+// after authentication, so that only authenticated users learn which paths exist.
+func withClusterResolution(handler http.Handler, getWorkspace clusterpath.WorkspaceGetter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		target, ok := clusterpath.From(req.Context())
+		if !ok {
+			handler.ServeHTTP(w, req)
+			return
+		}
+		resolved, err := clusterpath.Resolve(target, getWorkspace)
+		if err != nil {
+			status := apierrors.NewInternalError(err)
+			if errors.Is(err, clusterpath.ErrNotFound) {
+				status = apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, target.Path.String())
+			}
+			responsewriters.ErrorNegotiated(status, codecs, schema.GroupVersion{}, w, req)
+			return
+		}
+		handler.ServeHTTP(w, req.WithContext(clusterpath.WithTarget(req.Context(), resolved)))
+	})
+}
+
+// Run serves until ctx is done.
+func Run(ctx context.Context, server *genericapiserver.GenericAPIServer) error {
+	return server.PrepareRun().RunWithContext(ctx)
+}

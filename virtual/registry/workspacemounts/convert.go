@@ -1,0 +1,84 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package workspacemounts is the read-only storage of the WorkspaceMount
+// resource, in the style of metrics-server: a Getter, Lister, Watcher and
+// TableConvertor over a cache derived from the plugin's Workspace informer
+// (one WorkspaceMount per mounted Workspace, converted once per Workspace
+// change), so that no read goes to kcp.
+package workspacemounts
+
+import (
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+)
+
+// ReasonPending is the reason of a mounted Workspace the controller has not reached yet.
+const ReasonPending = "Pending"
+
+// FromWorkspace returns the WorkspaceMount of a Workspace, or nil for a
+// Workspace that is not mounted. Invalidly mounted Workspaces are included.
+func FromWorkspace(ws *tenancyv1alpha1.Workspace) *wsmv1alpha1.WorkspaceMount {
+	ref, err := mount.ReferenceOf(ws)
+	if errors.Is(err, mount.ErrNotMounted) {
+		return nil
+	}
+	wsm := &wsmv1alpha1.WorkspaceMount{
+		TypeMeta: metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.Kind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              ws.Name,
+			UID:               ws.UID,
+			ResourceVersion:   ws.ResourceVersion,
+			CreationTimestamp: ws.CreationTimestamp,
+			Labels:            ws.Labels,
+			Annotations:       map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(ws).String()},
+		},
+		Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref)},
+		Status: wsmv1alpha1.WorkspaceMountStatus{
+			Phase:          string(mount.PhaseUnknown),
+			Reason:         ReasonPending,
+			Message:        "The workspacemounts controller has not reached this Workspace yet.",
+			WorkspacePhase: string(ws.Status.Phase),
+		},
+	}
+	status, found := mount.StatusOf(ws.Annotations)
+	if !found {
+		return wsm
+	}
+	wsm.Status.Phase = string(status.Phase)
+	wsm.Status.Ready = status.Ready
+	wsm.Status.URL = status.URL
+	wsm.Status.Reason = status.Reason
+	wsm.Status.Message = status.Message
+	if !status.LastTransitionTime.IsZero() {
+		wsm.Status.LastTransitionTime = status.LastTransitionTime.DeepCopy()
+	}
+	for _, c := range status.Conditions {
+		wsm.Status.Conditions = append(wsm.Status.Conditions, wsmv1alpha1.MountCondition(c))
+	}
+	if wsm.Spec.MountRef == (wsmv1alpha1.MountReference{}) {
+		// An unparsable legacy annotation: the status still names what the controller read.
+		wsm.Spec.MountRef = wsmv1alpha1.MountReference(status.MountRef)
+	}
+	return wsm
+}

@@ -1,0 +1,271 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
+)
+
+var groupResource = wsmv1alpha1.SchemeGroupVersion.WithResource(wsmv1alpha1.Resource).GroupResource()
+
+// errNoTarget means the request did not come through the cluster path filter.
+var errNoTarget = errors.New("no logical cluster in the request context")
+
+// VisibilityFunc tells whether the user of a request may see the
+// WorkspaceMounts of a cluster. It is asked for requests to all clusters (*),
+// whose objects are filtered one cluster at a time.
+type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name) (bool, error)
+
+// visibilityTTL bounds how long a watch keeps a visibility answer before asking again.
+const visibilityTTL = 30 * time.Second
+
+// REST is the read-only storage of WorkspaceMounts.
+type REST struct {
+	store   *Store
+	visible VisibilityFunc
+	tableConvertor
+}
+
+var (
+	_ rest.Storage              = &REST{}
+	_ rest.Scoper               = &REST{}
+	_ rest.KindProvider         = &REST{}
+	_ rest.SingularNameProvider = &REST{}
+	_ rest.ShortNamesProvider   = &REST{}
+	_ rest.CategoriesProvider   = &REST{}
+	_ rest.Getter               = &REST{}
+	_ rest.Lister               = &REST{}
+	_ rest.Watcher              = &REST{}
+	_ rest.TableConvertor       = &REST{}
+)
+
+// NewREST returns the storage over store.
+func NewREST(store *Store, visible VisibilityFunc) *REST {
+	return &REST{store: store, visible: visible}
+}
+
+// New implements rest.Storage.
+func (r *REST) New() runtime.Object { return &wsmv1alpha1.WorkspaceMount{} }
+
+// Destroy implements rest.Storage.
+func (r *REST) Destroy() {}
+
+// NamespaceScoped implements rest.Scoper: WorkspaceMounts are cluster-scoped.
+func (r *REST) NamespaceScoped() bool { return false }
+
+// Kind implements rest.KindProvider.
+func (r *REST) Kind() string { return wsmv1alpha1.Kind }
+
+// GetSingularName implements rest.SingularNameProvider.
+func (r *REST) GetSingularName() string { return wsmv1alpha1.Singular }
+
+// ShortNames implements rest.ShortNamesProvider.
+func (r *REST) ShortNames() []string { return []string{wsmv1alpha1.ShortName} }
+
+// Categories implements rest.CategoriesProvider.
+func (r *REST) Categories() []string { return []string{wsmv1alpha1.CategoryName} }
+
+// NewList implements rest.Lister.
+func (r *REST) NewList() runtime.Object { return &wsmv1alpha1.WorkspaceMountList{} }
+
+// Get implements rest.Getter. It needs one cluster: a name is not unique across clusters.
+func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	target, err := r.readable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if target.Wildcard {
+		return nil, apierrors.NewBadRequest("get needs a logical cluster: a WorkspaceMount name is not unique across clusters; list them at * instead")
+	}
+	wsm, found := r.store.get(target.Cluster, name)
+	if !found {
+		return nil, apierrors.NewNotFound(groupResource, name)
+	}
+	return shallowCopy(wsm), nil
+}
+
+// List implements rest.Lister: selectors, then paging (limit and continue)
+// over the objects sorted by cluster and name.
+func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
+	target, err := r.readable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	after, err := decodeContinue(options.Continue)
+	if err != nil {
+		return nil, err
+	}
+	matches := r.filter(ctx, target, options, 0)
+	items, resourceVersion := r.store.list(target.Cluster)
+
+	list := &wsmv1alpha1.WorkspaceMountList{Items: []wsmv1alpha1.WorkspaceMount{}}
+	list.ResourceVersion = resourceVersion
+	var remaining int64
+	for _, item := range items {
+		if item.key <= after || !matches(item.wsm) {
+			continue
+		}
+		if options.Limit > 0 && int64(len(list.Items)) == options.Limit {
+			remaining++
+			continue
+		}
+		list.Items = append(list.Items, *item.wsm)
+	}
+	if remaining > 0 {
+		last := list.Items[len(list.Items)-1]
+		list.Continue = encodeContinue(clusterKey(&last))
+		list.RemainingItemCount = &remaining
+	}
+	return list, nil
+}
+
+// Watch implements rest.Watcher: the current objects first (for
+// sendInitialEvents, or a watch from no resourceVersion), then changes, and
+// bookmarks when asked. A watch from a resourceVersion starts at the present.
+func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
+	target, err := r.readable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sendInitialEvents := options.SendInitialEvents != nil && *options.SendInitialEvents
+	initial := sendInitialEvents || options.ResourceVersion == "" || options.ResourceVersion == "0"
+	w := r.store.watch(initial, newWatcher(r.store, r.filter(ctx, target, options, visibilityTTL), sendInitialEvents, options.AllowWatchBookmarks))
+	go w.run()
+	go func() {
+		select {
+		case <-ctx.Done():
+			w.Stop()
+		case <-w.done:
+		}
+	}()
+	return w, nil
+}
+
+// readable returns the request's target, or why the storage cannot answer.
+func (r *REST) readable(ctx context.Context) (clusterpath.Target, error) {
+	if !r.store.HasSynced() {
+		return clusterpath.Target{}, apierrors.NewServiceUnavailable("the Workspace cache has not synced yet")
+	}
+	target, ok := clusterpath.From(ctx)
+	if !ok || (!target.Wildcard && target.Cluster == "") {
+		return clusterpath.Target{}, apierrors.NewInternalError(errNoTarget)
+	}
+	return target, nil
+}
+
+// filter returns the predicate of a list or watch: the target cluster, the
+// label and field selectors, and, at *, what the user may see. Visibility
+// answers are remembered for ttl (0: for the lifetime of the predicate).
+func (r *REST) filter(ctx context.Context, target clusterpath.Target, options *metainternalversion.ListOptions, ttl time.Duration) func(*wsmv1alpha1.WorkspaceMount) bool {
+	labelSelector, fieldSelector := labels.Everything(), fields.Everything()
+	if options != nil && options.LabelSelector != nil {
+		labelSelector = options.LabelSelector
+	}
+	if options != nil && options.FieldSelector != nil {
+		fieldSelector = options.FieldSelector
+	}
+	visible := newVisibilityMemo(ctx, r.visible, ttl)
+	return func(wsm *wsmv1alpha1.WorkspaceMount) bool {
+		cluster := logicalcluster.From(wsm)
+		if !target.Wildcard && cluster != target.Cluster {
+			return false
+		}
+		if !labelSelector.Matches(labels.Set(wsm.Labels)) || !fieldSelector.Matches(fieldSet(wsm)) {
+			return false
+		}
+		return !target.Wildcard || visible.get(cluster)
+	}
+}
+
+// fieldSet is what field selectors match on.
+func fieldSet(wsm *wsmv1alpha1.WorkspaceMount) fields.Set {
+	return fields.Set{
+		"metadata.name":        wsm.Name,
+		wsmv1alpha1.FieldPhase: wsm.Status.Phase,
+		wsmv1alpha1.FieldReady: strconv.FormatBool(wsm.Status.Ready),
+	}
+}
+
+// visibilityMemo remembers VisibilityFunc answers per cluster. An error is
+// "not visible": a user never sees a cluster kcp did not allow.
+type visibilityMemo struct {
+	ctx     context.Context //nolint:containedctx // the request's, for as long as its list or watch runs
+	visible VisibilityFunc
+	ttl     time.Duration
+
+	lock    sync.Mutex
+	answers map[logicalcluster.Name]visibilityAnswer
+}
+
+type visibilityAnswer struct {
+	visible bool
+	at      time.Time
+}
+
+func newVisibilityMemo(ctx context.Context, visible VisibilityFunc, ttl time.Duration) *visibilityMemo {
+	return &visibilityMemo{ctx: ctx, visible: visible, ttl: ttl, answers: map[logicalcluster.Name]visibilityAnswer{}}
+}
+
+func (m *visibilityMemo) get(cluster logicalcluster.Name) bool {
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	if answer, found := m.answers[cluster]; found && (m.ttl == 0 || time.Since(answer.at) < m.ttl) {
+		return answer.visible
+	}
+	visible, err := m.visible(m.ctx, cluster)
+	visible = visible && err == nil
+	m.answers[cluster] = visibilityAnswer{visible: visible, at: time.Now()}
+	return visible
+}
+
+func clusterKey(wsm *wsmv1alpha1.WorkspaceMount) string {
+	return logicalcluster.From(wsm).String() + "|" + wsm.Name
+}
+
+func encodeContinue(key string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(key))
+}
+
+func decodeContinue(token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	key, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return "", apierrors.NewBadRequest("invalid continue token")
+	}
+	return string(key), nil
+}

@@ -1,0 +1,209 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/cache"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+)
+
+// Store holds the WorkspaceMount of every mounted Workspace, derived from a
+// Workspace informer, and fans changes out to watchers. Objects in the store
+// are never modified: readers may hand them out as they are.
+type Store struct {
+	hasSynced func() bool
+
+	lock            sync.RWMutex
+	items           map[string]*wsmv1alpha1.WorkspaceMount // by key cluster|name
+	byCluster       map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount
+	resourceVersion string // of the newest Workspace seen
+	watchers        map[*watcher]struct{}
+}
+
+// change is one event for watchers: old is nil for an addition, new for a deletion.
+type change struct {
+	old, new *wsmv1alpha1.WorkspaceMount
+}
+
+// NewStore fills a store from a Workspace informer, which the caller starts.
+func NewStore(workspaces cache.SharedIndexInformer) (*Store, error) {
+	s := &Store{
+		items:     map[string]*wsmv1alpha1.WorkspaceMount{},
+		byCluster: map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount{},
+		watchers:  map[*watcher]struct{}{},
+	}
+	registration, err := workspaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    s.upsert,
+		UpdateFunc: func(_, obj interface{}) { s.upsert(obj) },
+		DeleteFunc: s.remove,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.hasSynced = registration.HasSynced
+	return s, nil
+}
+
+// HasSynced tells whether the store has seen every Workspace of the informer's first list.
+func (s *Store) HasSynced() bool {
+	return s.hasSynced()
+}
+
+func (s *Store) upsert(obj interface{}) {
+	ws, ok := obj.(*tenancyv1alpha1.Workspace)
+	if !ok {
+		return
+	}
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil {
+		return
+	}
+	wsm := FromWorkspace(ws)
+
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	s.resourceVersion = ws.ResourceVersion
+	old := s.items[key]
+	switch {
+	case wsm == nil && old == nil:
+		return
+	case wsm == nil:
+		s.deleteLocked(key, old)
+		s.dispatchLocked(change{old: old})
+	case old == nil:
+		s.setLocked(key, wsm)
+		s.dispatchLocked(change{new: wsm})
+	default:
+		s.setLocked(key, wsm)
+		if !sameExceptResourceVersion(old, wsm) {
+			s.dispatchLocked(change{old: old, new: wsm})
+		}
+	}
+}
+
+func (s *Store) remove(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	key, err := kcpcache.DeletionHandlingMetaClusterNamespaceKeyFunc(obj)
+	if err != nil {
+		return
+	}
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	if old, found := s.items[key]; found {
+		s.deleteLocked(key, old)
+		s.dispatchLocked(change{old: old})
+	}
+}
+
+func (s *Store) setLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
+	cluster := logicalcluster.From(wsm)
+	s.items[key] = wsm
+	if s.byCluster[cluster] == nil {
+		s.byCluster[cluster] = map[string]*wsmv1alpha1.WorkspaceMount{}
+	}
+	s.byCluster[cluster][key] = wsm
+}
+
+func (s *Store) deleteLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
+	cluster := logicalcluster.From(wsm)
+	delete(s.items, key)
+	delete(s.byCluster[cluster], key)
+	if len(s.byCluster[cluster]) == 0 {
+		delete(s.byCluster, cluster)
+	}
+}
+
+func (s *Store) dispatchLocked(c change) {
+	for w := range s.watchers {
+		w.push(c)
+	}
+}
+
+func sameExceptResourceVersion(a, b *wsmv1alpha1.WorkspaceMount) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	a.ResourceVersion, b.ResourceVersion = "", ""
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// get returns one WorkspaceMount.
+func (s *Store) get(cluster logicalcluster.Name, name string) (*wsmv1alpha1.WorkspaceMount, bool) {
+	s.lock.RLock()
+	defer s.lock.RUnlock()
+	wsm, found := s.items[kcpcache.ToClusterAwareKey(cluster.String(), "", name)]
+	return wsm, found
+}
+
+// list returns the WorkspaceMounts of one cluster, or of all for the empty
+// name, sorted by key (cluster, then name), and the resource version of the snapshot.
+func (s *Store) list(cluster logicalcluster.Name) ([]keyed, string) {
+	s.lock.RLock()
+	items := s.items
+	if cluster != "" {
+		items = s.byCluster[cluster]
+	}
+	snapshot := make([]keyed, 0, len(items))
+	for key, wsm := range items {
+		snapshot = append(snapshot, keyed{key: key, wsm: wsm})
+	}
+	resourceVersion := s.resourceVersion
+	s.lock.RUnlock()
+
+	sort.Slice(snapshot, func(i, j int) bool { return snapshot[i].key < snapshot[j].key })
+	return snapshot, resourceVersion
+}
+
+// keyed is a WorkspaceMount with its store key.
+type keyed struct {
+	key string
+	wsm *wsmv1alpha1.WorkspaceMount
+}
+
+// watch registers a watcher and returns it together with a consistent
+// snapshot of the store to start from (when initial is true): no change is
+// lost or doubled between the two.
+func (s *Store) watch(initial bool, newWatcher func(initial []keyed, resourceVersion string) *watcher) *watcher {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	var snapshot []keyed
+	if initial {
+		snapshot = make([]keyed, 0, len(s.items))
+		for key, wsm := range s.items {
+			snapshot = append(snapshot, keyed{key: key, wsm: wsm})
+		}
+		sort.Slice(snapshot, func(i, j int) bool { return snapshot[i].key < snapshot[j].key })
+	}
+	w := newWatcher(snapshot, s.resourceVersion)
+	s.watchers[w] = struct{}{}
+	return w
+}
+
+func (s *Store) unregister(w *watcher) {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	delete(s.watchers, w)
+}

@@ -1,0 +1,92 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+)
+
+// tableConvertor renders WorkspaceMounts for kubectl get: NAME, KIND, MOUNT,
+// PHASE, READY, AGE, and with -o wide CLUSTER, URL, REASON.
+type tableConvertor struct{}
+
+var columns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name", Description: "Name of the Workspace."},
+	{Name: "Kind", Type: "string", Description: "Kind of the mount object."},
+	{Name: "Mount", Type: "string", Description: "Name of the mount object (namespace/name when namespaced)."},
+	{Name: "Phase", Type: "string", Description: "Phase of the mount: Ready, Initializing, Connecting, Unknown, NotFound or Invalid."},
+	{Name: "Ready", Type: "boolean", Description: "Whether traffic can flow to the mount."},
+	{Name: "Age", Type: "string", Description: "Age of the Workspace."},
+	{Name: "Cluster", Type: "string", Priority: 1, Description: "Logical cluster holding the Workspace object."},
+	{Name: "URL", Type: "string", Priority: 1, Description: "URL of the mount."},
+	{Name: "Reason", Type: "string", Priority: 1, Description: "Why the mount is in its phase."},
+}
+
+// ConvertToTable implements rest.TableConvertor.
+func (tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{}
+	if options, ok := tableOptions.(*metav1.TableOptions); !ok || !options.NoHeaders {
+		table.ColumnDefinitions = columns
+	}
+	switch o := object.(type) {
+	case *wsmv1alpha1.WorkspaceMount:
+		table.ResourceVersion = o.ResourceVersion
+		table.Rows = []metav1.TableRow{row(o)}
+	case *wsmv1alpha1.WorkspaceMountList:
+		table.ResourceVersion = o.ResourceVersion
+		table.Continue = o.Continue
+		table.RemainingItemCount = o.RemainingItemCount
+		table.Rows = make([]metav1.TableRow, 0, len(o.Items))
+		for i := range o.Items {
+			table.Rows = append(table.Rows, row(&o.Items[i]))
+		}
+	default:
+		return nil, fmt.Errorf("cannot render %T as a WorkspaceMount table", object)
+	}
+	return table, nil
+}
+
+func row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
+	ref := wsm.Spec.MountRef
+	mountName := ref.Name
+	if ref.Namespace != "" {
+		mountName = ref.Namespace + "/" + ref.Name
+	}
+	return metav1.TableRow{
+		Cells: []interface{}{
+			wsm.Name, ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready,
+			age(wsm.CreationTimestamp), logicalcluster.From(wsm).String(), wsm.Status.URL, wsm.Status.Reason,
+		},
+		Object: runtime.RawExtension{Object: wsm},
+	}
+}
+
+func age(created metav1.Time) string {
+	if created.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(metav1.Now().Sub(created.Time))
+}
