@@ -30,6 +30,7 @@ import (
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
@@ -89,6 +90,7 @@ func (m *mountInformers) sync(ctx context.Context, wanted map[string]restmapping
 		go informer.RunWithContext(informerCtx)
 		m.running[key] = &runningInformer{resource: resource, informer: informer, cancel: cancel}
 	}
+	metrics.MountKindsWatched.Set(float64(len(m.running)))
 }
 
 // newMetadataInformer lists and watches the resource across all clusters as

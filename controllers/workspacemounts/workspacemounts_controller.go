@@ -47,6 +47,7 @@ import (
 	"github.com/kcp-dev/kcp/pkg/logging"
 	"github.com/kcp-dev/kcp/pkg/reconciler/committer"
 
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
@@ -90,6 +91,11 @@ type Controller struct {
 	workspaces       *workspaceReconciler
 	mountInformers   *mountInformers
 	commit           committer.CommitFunc[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]
+
+	// observed holds, per Workspace key, when a change of its mount object
+	// was first seen and not yet written: the start of status_latency_seconds.
+	observedLock sync.Mutex
+	observed     map[string]time.Time
 }
 
 // InstallIndexers adds the indexes the controller needs; call it before the
@@ -120,6 +126,7 @@ func NewController(clients Clients, informers Informers) (*Controller, error) {
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
 		commit: committer.NewCommitter[*tenancyv1alpha1.Workspace, tenancyv1alpha1client.WorkspaceInterface,
 			tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus](clients.KCP.TenancyV1alpha1().Workspaces()),
+		observed: map[string]time.Time{},
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
@@ -278,9 +285,38 @@ func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj inter
 		utilruntime.HandleError(err)
 		return
 	}
+	now := time.Now()
 	for _, ws := range workspaces {
-		c.enqueueWorkspace(ws)
+		c.enqueueWorkspaceObserved(ws, now)
 	}
+}
+
+// enqueueWorkspaceObserved enqueues a Workspace whose mount object changed at observedAt.
+func (c *Controller) enqueueWorkspaceObserved(ws *tenancyv1alpha1.Workspace, observedAt time.Time) {
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.putObserved(key, observedAt)
+	c.workspacesQueue.Add(key)
+}
+
+// putObserved keeps the earliest unwritten observation of a Workspace's mount.
+func (c *Controller) putObserved(key string, at time.Time) {
+	c.observedLock.Lock()
+	defer c.observedLock.Unlock()
+	if earlier, found := c.observed[key]; !found || at.Before(earlier) {
+		c.observed[key] = at
+	}
+}
+
+func (c *Controller) takeObserved(key string) (time.Time, bool) {
+	c.observedLock.Lock()
+	defer c.observedLock.Unlock()
+	at, found := c.observed[key]
+	delete(c.observed, key)
+	return at, found
 }
 
 func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
@@ -305,19 +341,19 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) {
 	defer logger.Info("shutting down controller")
 
 	var workers sync.WaitGroup
-	run := func(queue workqueue.TypedRateLimitingInterface[string], name string, process func(context.Context, string) error) {
+	run := func(queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
 			wait.UntilWithContext(ctx, func(ctx context.Context) {
-				for processNextWorkItem(ctx, queue, name, process) {
+				for processNextWorkItem(ctx, queue, name, metricsQueue, process) {
 				}
 			}, time.Second)
 		}()
 	}
-	run(c.mountsQueue, MountsQueueName, c.kinds.reconcile)
+	run(c.mountsQueue, MountsQueueName, metrics.QueueMounts, c.kinds.reconcile)
 	for range workspaceWorkers {
-		run(c.workspacesQueue, WorkspacesQueueName, c.processWorkspace)
+		run(c.workspacesQueue, WorkspacesQueueName, metrics.QueueWorkspaces, c.processWorkspace)
 	}
 	<-ctx.Done()
 	c.mountsQueue.ShutDown()
@@ -325,7 +361,7 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) {
 	workers.Wait()
 }
 
-func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], name string, process func(context.Context, string) error) bool {
+func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) bool {
 	key, quit := queue.Get()
 	if quit {
 		return false
@@ -336,17 +372,21 @@ func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingI
 	ctx = klog.NewContext(ctx, logger)
 	logger.V(4).Info("processing key")
 
+	began := time.Now()
 	if err := process(ctx, key); err != nil {
 		if apierrors.IsConflict(err) {
 			// Someone else (kcp itself, often) wrote the Workspace since our
 			// cache saw it: expected, and retried against the newer version.
 			logger.V(2).Info("conflict, requeuing", "err", err)
+			metrics.ObserveReconcile(metricsQueue, metrics.ResultRequeue, began)
 		} else {
 			utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", name, "key", key)
+			metrics.ObserveReconcile(metricsQueue, metrics.ResultError, began)
 		}
 		queue.AddRateLimited(key)
 		return true
 	}
+	metrics.ObserveReconcile(metricsQueue, metrics.ResultSuccess, began)
 	queue.Forget(key)
 	return true
 }
@@ -371,11 +411,47 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	ctx = klog.NewContext(ctx, logging.WithObject(klog.FromContext(ctx), ws))
 
+	observedAt, observed := c.takeObserved(key)
 	updated := ws.DeepCopy()
 	if err := c.workspaces.reconcile(ctx, updated); err != nil {
+		if observed {
+			c.putObserved(key, observedAt)
+		}
 		return err
 	}
+	oldPhase, newPhase := ws.Annotations[mount.PhaseAnnotationKey], updated.Annotations[mount.PhaseAnnotationKey]
+	if oldPhase == newPhase && ws.Annotations[mount.StatusAnnotationKey] == updated.Annotations[mount.StatusAnnotationKey] {
+		return nil // nothing to write
+	}
+
 	oldResource := &committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]{ObjectMeta: ws.ObjectMeta, Spec: ws.Spec, Status: ws.Status}
 	newResource := &committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]{ObjectMeta: updated.ObjectMeta, Spec: ws.Spec, Status: ws.Status}
-	return c.commit(ctx, oldResource, newResource)
+	err = c.commit(ctx, oldResource, newResource)
+	switch {
+	case err == nil:
+		metrics.AnnotationPatches.WithLabelValues(metrics.PatchApplied).Inc()
+		if oldPhase != newPhase {
+			metrics.PhaseTransitions.WithLabelValues(phaseLabel(oldPhase), phaseLabel(newPhase)).Inc()
+		}
+		if observed {
+			metrics.StatusLatency.Observe(time.Since(observedAt).Seconds())
+		}
+		return nil
+	case apierrors.IsConflict(err):
+		metrics.AnnotationPatches.WithLabelValues(metrics.PatchConflict).Inc()
+	default:
+		metrics.AnnotationPatches.WithLabelValues(metrics.PatchError).Inc()
+	}
+	if observed {
+		c.putObserved(key, observedAt)
+	}
+	return err
+}
+
+// phaseLabel is a phase for the transitions metric: None where there is no annotation.
+func phaseLabel(phase string) string {
+	if phase == "" {
+		return "None"
+	}
+	return phase
 }

@@ -19,6 +19,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -40,6 +41,22 @@ type Options struct {
 	RunController       bool
 	RunVirtualWorkspace bool
 	VirtualWorkspace    *apiserver.Options
+
+	// MetricsBindAddress serves /metrics, /healthz, /livez and /readyz; "0" turns it off.
+	MetricsBindAddress string
+	LeaderElection     LeaderElectionOptions
+}
+
+// LeaderElectionOptions place the lease that elects the one replica running
+// the writing controller.
+type LeaderElectionOptions struct {
+	Enabled       bool
+	Cluster       string
+	Namespace     string
+	ID            string
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -51,6 +68,16 @@ func NewOptions() *Options {
 		RunController:       true,
 		RunVirtualWorkspace: true,
 		VirtualWorkspace:    apiserver.NewOptions(),
+		MetricsBindAddress:  "127.0.0.1:8080",
+		LeaderElection: LeaderElectionOptions{
+			Enabled:       true,
+			Cluster:       "root",
+			Namespace:     "default",
+			ID:            "workspacemounts",
+			LeaseDuration: 15 * time.Second,
+			RenewDeadline: 10 * time.Second,
+			RetryPeriod:   2 * time.Second,
+		},
 	}
 }
 
@@ -67,6 +94,18 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.RunController, "run-controller", o.RunController, "Run the controller that writes the mount status annotations.")
 	fs.BoolVar(&o.RunVirtualWorkspace, "run-virtual-workspace", o.RunVirtualWorkspace, "Serve the workspacemounts virtual workspace.")
 	o.VirtualWorkspace.AddFlags(fs)
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
+		"Address serving Prometheus /metrics and /healthz, /livez, /readyz (ready once the caches synced) on plain HTTP; 0 turns it off.")
+	le := &o.LeaderElection
+	fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled,
+		"Elect one replica to run the writing controller, through a Lease; every replica serves the virtual workspace and metrics.")
+	fs.StringVar(&le.Cluster, "leader-election-cluster", le.Cluster, "Workspace path (or logical cluster) holding the Lease.")
+	fs.StringVar(&le.Namespace, "leader-election-namespace", le.Namespace, "Namespace of the Lease.")
+	fs.StringVar(&le.ID, "leader-election-id", le.ID, "Name of the Lease.")
+	fs.DurationVar(&le.LeaseDuration, "leader-election-lease-duration", le.LeaseDuration,
+		"How long a replica waits, after the last renewal it saw, before it takes the lease over.")
+	fs.DurationVar(&le.RenewDeadline, "leader-election-renew-deadline", le.RenewDeadline, "How long the leader keeps trying to renew before it gives up.")
+	fs.DurationVar(&le.RetryPeriod, "leader-election-retry-period", le.RetryPeriod, "How often replicas try to acquire or renew the lease.")
 }
 
 // Validate tells what is wrong with the options.
@@ -86,6 +125,12 @@ func (o *Options) Validate() error {
 	}
 	if o.RunVirtualWorkspace {
 		errs = append(errs, o.VirtualWorkspace.Validate())
+	}
+	if le := o.LeaderElection; le.Enabled && !(le.LeaseDuration > le.RenewDeadline && le.RenewDeadline > le.RetryPeriod && le.RetryPeriod > 0) {
+		errs = append(errs, fmt.Errorf("leader election needs --leader-election-lease-duration > --leader-election-renew-deadline > --leader-election-retry-period > 0"))
+	}
+	if le := o.LeaderElection; le.Enabled && (le.Cluster == "" || le.Namespace == "" || le.ID == "") {
+		errs = append(errs, fmt.Errorf("leader election needs --leader-election-cluster, --leader-election-namespace and --leader-election-id"))
 	}
 	return errors.Join(errs...)
 }

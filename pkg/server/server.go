@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -48,6 +49,7 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
@@ -69,6 +71,10 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	kubeClient, err := kcpkubernetesclientset.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 
 	// Workspaces are read by both parts; CRDs, bindings and schemas only by the controller.
 	transform := func(obj interface{}) (interface{}, error) {
@@ -77,6 +83,8 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	kcpInformers := kcpinformers.NewSharedInformerFactoryWithOptions(kcpClient, 0, kcpinformers.WithTransform(transform))
 	workspaceInformer := kcpInformers.Tenancy().V1alpha1().Workspaces().Informer()
+	metrics.Register()
+	metrics.RegisterMountCollector(workspaceInformer.GetStore())
 	synced := []cache.InformerSynced{workspaceInformer.HasSynced}
 	var starters []func(<-chan struct{})
 	starters = append(starters, kcpInformers.Start)
@@ -116,12 +124,25 @@ func Run(ctx context.Context, o *Options) error {
 	}
 
 	if o.RunVirtualWorkspace {
-		server, err := newVirtualWorkspace(o, cfg, workspaceInformer)
+		server, store, err := newVirtualWorkspace(ctx, o, kubeClient, cfg, workspaceInformer)
 		if err != nil {
 			return fmt.Errorf("virtual workspace: %w", err)
 		}
+		synced = append(synced, store.HasSynced)
 		// Serving starts before the caches sync: until then, /readyz fails and reads get 503.
 		group.Go(func() error { return apiserver.Run(ctx, server) })
+	}
+
+	var ready atomic.Bool
+	if o.MetricsBindAddress != "0" {
+		group.Go(func() error {
+			return serveMetrics(ctx, o.MetricsBindAddress, func() error {
+				if !ready.Load() {
+					return errors.New("the informer caches have not synced yet")
+				}
+				return nil
+			})
+		})
 	}
 
 	for _, start := range starters {
@@ -133,10 +154,16 @@ func Run(ctx context.Context, o *Options) error {
 			return nil // stopping
 		}
 		logger.Info("informers synced", "duration", time.Since(began).Round(time.Millisecond), "workspaces", len(workspaceInformer.GetStore().ListKeys()))
-		if runController != nil {
+		ready.Store(true)
+		switch {
+		case runController == nil:
+			return nil
+		case o.LeaderElection.Enabled:
+			return runAsLeader(ctx, o, kubeClient, runController)
+		default:
 			runController(ctx)
+			return nil
 		}
-		return nil
 	})
 	if err := group.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -145,21 +172,18 @@ func Run(ctx context.Context, o *Options) error {
 }
 
 // newVirtualWorkspace builds the virtual workspace server over the Workspace informer.
-func newVirtualWorkspace(o *Options, cfg *rest.Config, workspaceInformer cache.SharedIndexInformer) (*genericapiserver.GenericAPIServer, error) {
+func newVirtualWorkspace(ctx context.Context, o *Options, kubeClient kcpkubernetesclientset.ClusterInterface, cfg *rest.Config, workspaceInformer cache.SharedIndexInformer) (*genericapiserver.GenericAPIServer, *wsmregistry.Store, error) {
 	store, err := wsmregistry.NewStore(workspaceInformer)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	kubeClient, err := kcpkubernetesclientset.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
+	store.StopWatchesWhenDone(ctx)
 	tokenReviewConfig, err := o.tokenReviewConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(workspaceInformer.GetIndexer())
-	return apiserver.New(o.VirtualWorkspace, apiserver.Dependencies{
+	server, err := apiserver.New(o.VirtualWorkspace, apiserver.Dependencies{
 		Store:      store,
 		Authorizer: authorization.New(authorization.NewClusterAuthorizers(kubeClient)),
 		GetWorkspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
@@ -167,6 +191,7 @@ func newVirtualWorkspace(o *Options, cfg *rest.Config, workspaceInformer cache.S
 		},
 		TokenReviewConfig: tokenReviewConfig,
 	})
+	return server, store, err
 }
 
 // tokenReviewConfig is where bearer tokens are reviewed: --authentication-kubeconfig,

@@ -17,6 +17,7 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"context"
 	"sort"
 	"sync"
 
@@ -200,6 +201,23 @@ func (s *Store) watch(initial bool, newWatcher func(initial []keyed, resourceVer
 	w := newWatcher(snapshot, s.resourceVersion)
 	s.watchers[w] = struct{}{}
 	return w
+}
+
+// StopWatchesWhenDone ends every watch when ctx is done, so that a shutting
+// down server is not held open by its watchers.
+func (s *Store) StopWatchesWhenDone(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		s.lock.RLock()
+		watchers := make([]*watcher, 0, len(s.watchers))
+		for w := range s.watchers {
+			watchers = append(watchers, w)
+		}
+		s.lock.RUnlock()
+		for _, w := range watchers {
+			w.Stop()
+		}
+	}()
 }
 
 func (s *Store) unregister(w *watcher) {
