@@ -18,6 +18,7 @@ E2E_TIMEOUT ?= 40m
 BENCH_WORKSPACES ?= 1000
 
 export KCP_BINARY := $(KCP)
+export WORKSPACEMOUNTS_BINARY := $(WORKSPACEMOUNTS)
 
 .PHONY: all
 all: build
@@ -45,7 +46,7 @@ test-unit: ## Unit tests, with the race detector.
 	$(GO) test -race $(GOTESTFLAGS) ./...
 
 .PHONY: test-e2e
-test-e2e: $(KCP) ## End-to-end tests against a real kcp started by the tests.
+test-e2e: $(KCP) $(WORKSPACEMOUNTS) ## End-to-end tests against a real kcp started by the tests.
 	$(GO) test -tags e2e -race -count=1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/...
 
 .PHONY: lint
