@@ -7,6 +7,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 STATE=${STATE:-$ROOT/.kcp}
 KCP_PORT=${KCP_PORT:-6443}
 VW_PORT=${VW_PORT:-6444}
+METRICS_ADDRESS=${METRICS_ADDRESS:-127.0.0.1:8080}
+ETCD_CLIENT_PORT=${ETCD_CLIENT_PORT:-2379}
+ETCD_PEER_PORT=${ETCD_PEER_PORT:-2380}
 KUBECONFIG_FILE=$STATE/admin.kubeconfig
 BIN=$ROOT/bin
 DEMO=$ROOT/hack/demo
@@ -35,6 +38,8 @@ echo "Starting kcp v0.28.1 on https://127.0.0.1:$KCP_PORT (state in $STATE, log 
   --root-directory "$STATE" \
   --bind-address 127.0.0.1 \
   --secure-port "$KCP_PORT" \
+  --embedded-etcd-client-port "$ETCD_CLIENT_PORT" \
+  --embedded-etcd-peer-port "$ETCD_PEER_PORT" \
   --feature-gates=WorkspaceMounts=true \
   >"$STATE/kcp.log" 2>&1 &
 pids+=($!)
@@ -53,6 +58,7 @@ k get --raw /readyz >/dev/null || { echo "kcp did not become ready in 3 minutes;
 echo "Starting workspacemounts (log $STATE/workspacemounts.log)..."
 "$BIN/workspacemounts" start --kubeconfig "$KUBECONFIG_FILE" --context shard-base \
   --bind-address 127.0.0.1 --secure-port "$VW_PORT" --cert-dir "$STATE/workspacemounts" \
+  --metrics-bind-address "$METRICS_ADDRESS" \
   >"$STATE/workspacemounts.log" 2>&1 &
 pids+=($!)
 
@@ -99,6 +105,10 @@ workspacemounts is running against a local kcp. Try:
   # flip a mount and watch the annotation follow
   kubectl --kubeconfig $KUBECONFIG_FILE --server https://127.0.0.1:$KCP_PORT/clusters/root:demo-a patch kubecluster connecting \\
     --subresource=status --type=merge -p '{"status":{"phase":"Ready","URL":"https://example.com"}}'
+
+  # Prometheus metrics, and health
+  curl -s http://$METRICS_ADDRESS/metrics | grep ^workspacemounts_
+  curl -s http://$METRICS_ADDRESS/readyz
 
 Logs: $STATE/kcp.log, $STATE/workspacemounts.log. Press Ctrl-C to stop.
 TEXT
