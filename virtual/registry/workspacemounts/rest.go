@@ -20,7 +20,9 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,7 +126,7 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	if err != nil {
 		return nil, err
 	}
-	after, err := decodeContinue(options.Continue)
+	after, continuing, err := decodeContinue(options.Continue)
 	if err != nil {
 		return nil, err
 	}
@@ -134,27 +136,27 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	list := &wsmv1alpha1.WorkspaceMountList{Items: []wsmv1alpha1.WorkspaceMount{}}
 	list.ResourceVersion = resourceVersion
 	var remaining int64
-	for _, item := range items {
-		if item.key <= after || !matches(item.wsm) {
+	for _, wsm := range items {
+		if continuing && !positionOf(wsm).after(after) || !matches(wsm) {
 			continue
 		}
 		if options.Limit > 0 && int64(len(list.Items)) == options.Limit {
 			remaining++
 			continue
 		}
-		list.Items = append(list.Items, *item.wsm)
+		list.Items = append(list.Items, *wsm)
 	}
 	if remaining > 0 {
-		last := list.Items[len(list.Items)-1]
-		list.Continue = encodeContinue(clusterKey(&last))
+		list.Continue = encodeContinue(positionOf(&list.Items[len(list.Items)-1]))
 		list.RemainingItemCount = &remaining
 	}
 	return list, nil
 }
 
 // Watch implements rest.Watcher: the current objects first (for
-// sendInitialEvents, or a watch from no resourceVersion), then changes, and
-// bookmarks when asked. A watch from a resourceVersion starts at the present.
+// sendInitialEvents, or a watch from no resourceVersion), or the changes
+// since the given resourceVersion (410 Gone when it is older than the kept
+// history), then the changes as they happen, and bookmarks when asked.
 func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
 	target, err := r.readable(ctx)
 	if err != nil {
@@ -162,7 +164,19 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	}
 	sendInitialEvents := options.SendInitialEvents != nil && *options.SendInitialEvents
 	initial := sendInitialEvents || options.ResourceVersion == "" || options.ResourceVersion == "0"
-	w := r.store.watch(initial, newWatcher(r.store, r.filter(ctx, target, options, visibilityTTL), sendInitialEvents, options.AllowWatchBookmarks))
+	var since uint64
+	if !initial {
+		if since = parseResourceVersion(options.ResourceVersion); since == 0 {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", options.ResourceVersion))
+		}
+	}
+	w, err := r.store.watch(initial, since, newWatcher(r.store, r.filter(ctx, target, options, visibilityTTL), sendInitialEvents, options.AllowWatchBookmarks))
+	if errors.Is(err, errResourceVersionTooOld) {
+		return nil, apierrors.NewResourceExpired(err.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
 	go w.run()
 	go func() {
 		select {
@@ -251,21 +265,19 @@ func (m *visibilityMemo) get(cluster logicalcluster.Name) bool {
 	return visible
 }
 
-func clusterKey(wsm *wsmv1alpha1.WorkspaceMount) string {
-	return logicalcluster.From(wsm).String() + "|" + wsm.Name
+// A continue token is the position of the last item sent, base64-encoded.
+func encodeContinue(p position) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(p.cluster.String() + "|" + p.name))
 }
 
-func encodeContinue(key string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(key))
-}
-
-func decodeContinue(token string) (string, error) {
+func decodeContinue(token string) (position, bool, error) {
 	if token == "" {
-		return "", nil
+		return position{}, false, nil
 	}
-	key, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return "", apierrors.NewBadRequest("invalid continue token")
+	decoded, err := base64.RawURLEncoding.DecodeString(token)
+	cluster, name, found := strings.Cut(string(decoded), "|")
+	if err != nil || !found {
+		return position{}, false, apierrors.NewBadRequest("invalid continue token")
 	}
-	return string(key), nil
+	return position{cluster: logicalcluster.Name(cluster), name: name}, true, nil
 }

@@ -18,7 +18,10 @@ package workspacemounts
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -42,6 +45,20 @@ type Store struct {
 	byCluster       map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount
 	resourceVersion string // of the newest Workspace seen
 	watchers        map[*watcher]struct{}
+
+	// history holds the last changes, oldest first, so that a watch from a
+	// list's resource version gets what happened in between. Every change
+	// after historyStart is in it.
+	history      []recordedChange
+	historyStart uint64
+}
+
+// historySize bounds the changes kept for watches that start from a resource version.
+const historySize = 1000
+
+type recordedChange struct {
+	resourceVersion uint64
+	change
 }
 
 // change is one event for watchers: old is nil for an addition, new for a deletion.
@@ -140,9 +157,36 @@ func (s *Store) deleteLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
 }
 
 func (s *Store) dispatchLocked(c change) {
+	s.recordLocked(c)
 	for w := range s.watchers {
 		w.push(c)
 	}
+}
+
+// recordLocked keeps a change in the history, forgetting the oldest one when full.
+func (s *Store) recordLocked(c change) {
+	obj := c.new
+	if obj == nil {
+		obj = c.old
+	}
+	rv := parseResourceVersion(s.resourceVersion)
+	if rv == 0 {
+		rv = parseResourceVersion(obj.ResourceVersion)
+	}
+	if len(s.history) == historySize {
+		s.historyStart = max(s.historyStart, s.history[0].resourceVersion)
+		s.history = append(s.history[:0], s.history[1:]...)
+	}
+	s.history = append(s.history, recordedChange{resourceVersion: rv, change: c})
+}
+
+// parseResourceVersion reads kcp's resource versions, which are numbers; 0 for anything else.
+func parseResourceVersion(rv string) uint64 {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 func sameExceptResourceVersion(a, b *wsmv1alpha1.WorkspaceMount) bool {
@@ -160,47 +204,81 @@ func (s *Store) get(cluster logicalcluster.Name, name string) (*wsmv1alpha1.Work
 }
 
 // list returns the WorkspaceMounts of one cluster, or of all for the empty
-// name, sorted by key (cluster, then name), and the resource version of the snapshot.
-func (s *Store) list(cluster logicalcluster.Name) ([]keyed, string) {
+// name, sorted by cluster, then name, and the resource version of the snapshot.
+func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount, string) {
 	s.lock.RLock()
 	items := s.items
 	if cluster != "" {
 		items = s.byCluster[cluster]
 	}
-	snapshot := make([]keyed, 0, len(items))
-	for key, wsm := range items {
-		snapshot = append(snapshot, keyed{key: key, wsm: wsm})
+	snapshot := make([]*wsmv1alpha1.WorkspaceMount, 0, len(items))
+	for _, wsm := range items {
+		snapshot = append(snapshot, wsm)
 	}
 	resourceVersion := s.resourceVersion
 	s.lock.RUnlock()
 
-	sort.Slice(snapshot, func(i, j int) bool { return snapshot[i].key < snapshot[j].key })
+	sortByClusterAndName(snapshot)
 	return snapshot, resourceVersion
 }
 
-// keyed is a WorkspaceMount with its store key.
-type keyed struct {
-	key string
-	wsm *wsmv1alpha1.WorkspaceMount
+// position is where an object sorts in a list: by cluster, then name.
+type position struct {
+	cluster logicalcluster.Name
+	name    string
 }
 
-// watch registers a watcher and returns it together with a consistent
-// snapshot of the store to start from (when initial is true): no change is
-// lost or doubled between the two.
-func (s *Store) watch(initial bool, newWatcher func(initial []keyed, resourceVersion string) *watcher) *watcher {
+func positionOf(wsm *wsmv1alpha1.WorkspaceMount) position {
+	return position{cluster: logicalcluster.From(wsm), name: wsm.Name}
+}
+
+func (p position) after(other position) bool {
+	if p.cluster != other.cluster {
+		return p.cluster > other.cluster
+	}
+	return p.name > other.name
+}
+
+func sortByClusterAndName(items []*wsmv1alpha1.WorkspaceMount) {
+	sort.Slice(items, func(i, j int) bool { return positionOf(items[j]).after(positionOf(items[i])) })
+}
+
+// errResourceVersionTooOld is returned by watch for a resource version whose
+// changes are no longer all in the history: the client must list again.
+var errResourceVersionTooOld = errors.New("too old resource version")
+
+// watch registers a watcher and hands it, atomically with the registration,
+// what it must send first: the whole store (initial, for a watch that starts
+// from the present state), or the changes recorded after resourceVersion
+// (since > 0). No change is lost or sent twice between the two.
+func (s *Store) watch(initial bool, since uint64, newWatcher func(first []change, resourceVersion string) *watcher) (*watcher, error) {
 	s.lock.Lock()
 	defer s.lock.Unlock()
-	var snapshot []keyed
-	if initial {
-		snapshot = make([]keyed, 0, len(s.items))
-		for key, wsm := range s.items {
-			snapshot = append(snapshot, keyed{key: key, wsm: wsm})
+	var first []change
+	switch {
+	case initial:
+		items := make([]*wsmv1alpha1.WorkspaceMount, 0, len(s.items))
+		for _, wsm := range s.items {
+			items = append(items, wsm)
 		}
-		sort.Slice(snapshot, func(i, j int) bool { return snapshot[i].key < snapshot[j].key })
+		sortByClusterAndName(items)
+		first = make([]change, 0, len(items))
+		for _, wsm := range items {
+			first = append(first, change{new: wsm})
+		}
+	case since > 0:
+		if since < s.historyStart {
+			return nil, fmt.Errorf("%w: %d (changes are kept from %d on)", errResourceVersionTooOld, since, s.historyStart)
+		}
+		for _, r := range s.history {
+			if r.resourceVersion > since {
+				first = append(first, r.change)
+			}
+		}
 	}
-	w := newWatcher(snapshot, s.resourceVersion)
+	w := newWatcher(first, s.resourceVersion)
 	s.watchers[w] = struct{}{}
-	return w
+	return w, nil
 }
 
 // StopWatchesWhenDone ends every watch when ctx is done, so that a shutting

@@ -39,9 +39,11 @@ const (
 // changes that match its filter, as ADDED, MODIFIED or DELETED as seen
 // through the filter (an object leaving the filter is DELETED for it).
 type watcher struct {
-	store   *Store
-	filter  func(*wsmv1alpha1.WorkspaceMount) bool
-	initial []keyed
+	store  *Store
+	filter func(*wsmv1alpha1.WorkspaceMount) bool
+	// first are the changes to send before the live ones: the whole store
+	// as additions, or the history since the requested resource version.
+	first []change
 	// initialEventsEnd asks for a bookmark marking the end of the initial events.
 	initialEventsEnd bool
 	bookmarks        bool
@@ -53,10 +55,10 @@ type watcher struct {
 	stopOnce sync.Once
 }
 
-func newWatcher(store *Store, filter func(*wsmv1alpha1.WorkspaceMount) bool, initialEventsEnd, bookmarks bool) func([]keyed, string) *watcher {
-	return func(initial []keyed, resourceVersion string) *watcher {
+func newWatcher(store *Store, filter func(*wsmv1alpha1.WorkspaceMount) bool, initialEventsEnd, bookmarks bool) func([]change, string) *watcher {
+	return func(first []change, resourceVersion string) *watcher {
 		return &watcher{
-			store: store, filter: filter, initial: initial,
+			store: store, filter: filter, first: first,
 			initialEventsEnd: initialEventsEnd, bookmarks: bookmarks, resourceVersion: resourceVersion,
 			incoming: make(chan change, watcherBuffer),
 			result:   make(chan watch.Event),
@@ -91,12 +93,13 @@ func (w *watcher) push(c change) {
 // run sends the events until the watch stops; it closes the result channel.
 func (w *watcher) run() {
 	defer close(w.result)
-	for _, item := range w.initial {
-		if w.filter(item.wsm) && !w.send(watch.Event{Type: watch.Added, Object: shallowCopy(item.wsm)}) {
+	registeredAt := w.resourceVersion // the store's, when the watcher was registered
+	for _, c := range w.first {
+		if event, ok := w.translate(c); ok && !w.send(event) {
 			return
 		}
 	}
-	w.initial = nil
+	w.first, w.resourceVersion = nil, registeredAt
 	if w.initialEventsEnd && !w.send(w.bookmark(true)) {
 		return
 	}
