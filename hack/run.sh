@@ -20,10 +20,14 @@ cleanup() {
   trap - EXIT INT TERM
   echo
   echo "Stopping workspacemounts and kcp..."
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  # The plugin first, so that it can release its lease while kcp still answers.
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill "${pids[$i]}" 2>/dev/null || true
+    wait "${pids[$i]}" 2>/dev/null || true
+  done
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
 
 # kcp's mini front-proxy forwards /services/workspacemounts to the plugin's
 # virtual workspace, with the client's bearer token (development only).

@@ -94,6 +94,12 @@ func run(m *testing.M) int {
 	options := server.NewOptions()
 	options.Kubeconfig = s.KubeconfigPath
 	options.Context = "shard-base"
+	metricsPort, err := framework.FreePort(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	options.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", metricsPort)
 	options.VirtualWorkspace.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	options.VirtualWorkspace.SecureServing.BindPort = vwPort
 	options.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = dir

@@ -228,7 +228,21 @@ func ExportAndBind(t testing.TB, cfg *rest.Config, provider, consumer logicalclu
 		},
 	}
 	bindings := client.Cluster(consumer).ApisV1alpha2().APIBindings()
-	if _, err := bindings.Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	// kcp's admission checks the bind permission against an authorizer cache
+	// that may not know the new APIExport yet: Forbidden right after its
+	// creation is retried.
+	var createErr error
+	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+		_, createErr = bindings.Create(ctx, binding, metav1.CreateOptions{})
+		if apierrors.IsForbidden(createErr) {
+			return false, createErr.Error()
+		}
+		return true, ""
+	})
+	if err == nil {
+		err = createErr
+	}
+	if err != nil {
 		t.Fatalf("creating APIBinding %s in %s: %v", name, consumer, err)
 	}
 
