@@ -39,7 +39,7 @@ $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 .PHONY: test
-test: test-unit test-e2e ## Unit and end-to-end tests.
+test: test-unit test-e2e test-run ## Unit and end-to-end tests.
 
 .PHONY: test-unit
 test-unit: ## Unit tests, with the race detector.
@@ -61,6 +61,10 @@ bench-controller: build ## Time until N mounted Workspaces reflect a flip, again
 .PHONY: run
 run: build ## Start a local kcp, the plugin and a demo.
 	hack/run.sh
+
+.PHONY: test-run
+test-run: build ## make run, exercised: starts it, runs the kubectl line it prints, stops it.
+	hack/test-run.sh
 
 .PHONY: clean
 clean: ## Remove binaries and the local kcp state.
