@@ -126,7 +126,7 @@ func (o *Options) Validate() error {
 	if o.RunVirtualWorkspace {
 		errs = append(errs, o.VirtualWorkspace.Validate())
 	}
-	if le := o.LeaderElection; le.Enabled && !(le.LeaseDuration > le.RenewDeadline && le.RenewDeadline > le.RetryPeriod && le.RetryPeriod > 0) {
+	if le := o.LeaderElection; le.Enabled && (le.LeaseDuration <= le.RenewDeadline || le.RenewDeadline <= le.RetryPeriod || le.RetryPeriod <= 0) {
 		errs = append(errs, fmt.Errorf("leader election needs --leader-election-lease-duration > --leader-election-renew-deadline > --leader-election-retry-period > 0"))
 	}
 	if le := o.LeaderElection; le.Enabled && (le.Cluster == "" || le.Namespace == "" || le.ID == "") {
