@@ -29,14 +29,15 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
+const (
+	mountedHelp = "Mounted Workspaces per mount phase (Ready, Initializing, Connecting, Unknown, NotFound, Invalid) and mount kind, " +
+		"from the Workspace cache at scrape time. A Workspace the controller has not reached yet counts as Unknown."
+	readyHelp = "Mounted Workspaces whose mount is ready (traffic can flow), per mount kind, from the Workspace cache at scrape time."
+)
+
 var (
-	mountedDesc = metrics.NewDesc(namespace+"_mounted_workspaces",
-		"Mounted Workspaces per mount phase (Ready, Initializing, Connecting, Unknown, NotFound, Invalid) and mount kind, from the Workspace cache at scrape time. "+
-			"A Workspace the controller has not reached yet counts as Unknown.",
-		[]string{"phase", "kind"}, nil, metrics.ALPHA, "")
-	readyDesc = metrics.NewDesc(namespace+"_ready_workspaces",
-		"Mounted Workspaces whose mount is ready (traffic can flow), per mount kind, from the Workspace cache at scrape time.",
-		[]string{"kind"}, nil, metrics.ALPHA, "")
+	mountedDesc = metrics.NewDesc(namespace+"_mounted_workspaces", mountedHelp, []string{"phase", "kind"}, nil, metrics.ALPHA, "")
+	readyDesc   = metrics.NewDesc(namespace+"_ready_workspaces", readyHelp, []string{"kind"}, nil, metrics.ALPHA, "")
 )
 
 // mountCollector computes the mount gauges from the Workspace cache at each

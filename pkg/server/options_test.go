@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"k8s.io/client-go/rest"
+)
+
+func TestBaseURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://kcp:6443":                   "https://kcp:6443",
+		"https://kcp:6443/":                  "https://kcp:6443",
+		"https://kcp:6443/clusters/root":     "https://kcp:6443",
+		"https://kcp:6443/clusters/root:org": "https://kcp:6443",
+		"https://proxy/kcp/clusters/root":    "https://proxy/kcp",
+	} {
+		require.Equal(t, want, baseURL(in), in)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	valid := func() *Options {
+		o := NewOptions()
+		o.Kubeconfig = "kubeconfig"
+		return o
+	}
+	require.NoError(t, valid().Validate())
+
+	for name, tc := range map[string]struct {
+		change func(*Options)
+		want   string
+	}{
+		"no kubeconfig":   {func(o *Options) { o.Kubeconfig = "" }, "--kubeconfig is required"},
+		"no workers":      {func(o *Options) { o.WorkspaceWorkers = 0 }, "--workspace-workers"},
+		"no qps":          {func(o *Options) { o.QPS = 0 }, "--kube-api-qps"},
+		"nothing to run":  {func(o *Options) { o.RunController, o.RunVirtualWorkspace = false, false }, "nothing to run"},
+		"lease too short": {func(o *Options) { o.LeaderElection.LeaseDuration = 5 * time.Second }, "lease-duration"},
+		"no lease name":   {func(o *Options) { o.LeaderElection.ID = "" }, "--leader-election-id"},
+		"bad port":        {func(o *Options) { o.VirtualWorkspace.SecureServing.BindPort = -1 }, "secure-port"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			o := valid()
+			tc.change(o)
+			require.ErrorContains(t, o.Validate(), tc.want)
+		})
+	}
+
+	o := valid()
+	o.LeaderElection.Enabled = false
+	o.LeaderElection.ID = ""
+	require.NoError(t, o.Validate(), "lease settings do not matter without leader election")
+}
+
+func TestTokenReviewConfig(t *testing.T) {
+	t.Parallel()
+	o := NewOptions()
+	cfg, err := o.tokenReviewConfig(&rest.Config{Host: "https://kcp:6443"})
+	require.NoError(t, err)
+	require.Equal(t, "https://kcp:6443/clusters/root", cfg.Host, "tokens are reviewed in root")
+
+	cfg, err = o.tokenReviewConfig(&rest.Config{Host: "https://kcp:6443/clusters/other"})
+	require.NoError(t, err)
+	require.Equal(t, "https://kcp:6443/clusters/other", cfg.Host, "a cluster in the URL is kept")
+
+	o.VirtualWorkspace.AuthenticationKubeconfig = "/does/not/exist"
+	_, err = o.tokenReviewConfig(&rest.Config{Host: "https://kcp:6443"})
+	require.ErrorContains(t, err, "--authentication-kubeconfig /does/not/exist")
+}
