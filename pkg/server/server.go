@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"

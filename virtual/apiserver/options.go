@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 )
 

@@ -70,13 +70,13 @@ func New(clusters ClusterAuthorizers) *Authorizer {
 }
 
 // Authorize implements authorizer.Authorizer:
-//   - discovery, OpenAPI and version (non-resource GETs): any authenticated user;
+//   - discovery, OpenAPI and version (non-resource GET and HEAD): any authenticated user;
 //   - workspacemounts get, list, watch in cluster X: kcp's answer for workspaces in X;
 //   - the same at *: allowed, the storage filters by Visible;
 //   - anything else: denied (writes never get here: they are answered 405 before).
 func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
 	if !attrs.IsResourceRequest() {
-		if attrs.GetVerb() == "get" {
+		if attrs.GetVerb() == "get" || attrs.GetVerb() == "head" {
 			return authorizer.DecisionAllow, "", nil
 		}
 		return authorizer.DecisionDeny, "only GET is served", nil

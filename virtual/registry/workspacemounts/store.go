@@ -38,9 +38,13 @@ import (
 // Workspace informer, and fans changes out to watchers. Objects in the store
 // are never modified: readers may hand them out as they are.
 type Store struct {
-	hasSynced func() bool
+	lock sync.RWMutex
+	// hasSynced is the informer registration's; lastSyncResourceVersion the informer's.
+	hasSynced               func() bool
+	lastSyncResourceVersion func() string
+	// synced is set once the informer's first list is in the store.
+	synced bool
 
-	lock            sync.RWMutex
 	items           map[string]*wsmv1alpha1.WorkspaceMount // by key cluster|name
 	byCluster       map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount
 	resourceVersion string // of the newest Workspace seen
@@ -73,6 +77,9 @@ func NewStore(workspaces cache.SharedIndexInformer) (*Store, error) {
 		byCluster: map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount{},
 		watchers:  map[*watcher]struct{}{},
 	}
+	s.lock.Lock()
+	defer s.lock.Unlock() // the handlers wait until hasSynced is set
+	s.lastSyncResourceVersion = workspaces.LastSyncResourceVersion
 	registration, err := workspaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    s.upsert,
 		UpdateFunc: func(_, obj interface{}) { s.upsert(obj) },
@@ -87,7 +94,41 @@ func NewStore(workspaces cache.SharedIndexInformer) (*Store, error) {
 
 // HasSynced tells whether the store has seen every Workspace of the informer's first list.
 func (s *Store) HasSynced() bool {
-	return s.hasSynced()
+	s.lock.RLock()
+	synced := s.synced
+	s.lock.RUnlock()
+	if synced {
+		return true
+	}
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	return s.syncedLocked()
+}
+
+// syncedLocked tells whether the informer's first list is in the store. The
+// first time it is, the history starts: this store cannot know what happened
+// before its informer's list (a restart, say), so a watch from an older
+// resource version must list again; and lists answer from the list's
+// resource version on, so that a watch from one is not sent back to list.
+func (s *Store) syncedLocked() bool {
+	if s.synced {
+		return true
+	}
+	if s.hasSynced == nil || !s.hasSynced() {
+		return false
+	}
+	s.synced = true
+	s.advanceLocked(s.lastSyncResourceVersion())
+	s.historyStart = max(s.historyStart, parseResourceVersion(s.resourceVersion))
+	return true
+}
+
+// advanceLocked moves the store's resource version forward, never back: a
+// relist hands out Workspaces in no order, and a deletion its own revision.
+func (s *Store) advanceLocked(resourceVersion string) {
+	if n := parseResourceVersion(resourceVersion); n > 0 && n >= parseResourceVersion(s.resourceVersion) {
+		s.resourceVersion = resourceVersion
+	}
 }
 
 func (s *Store) upsert(obj interface{}) {
@@ -103,7 +144,7 @@ func (s *Store) upsert(obj interface{}) {
 
 	s.lock.Lock()
 	defer s.lock.Unlock()
-	s.resourceVersion = ws.ResourceVersion
+	s.advanceLocked(ws.ResourceVersion)
 	old := s.items[key]
 	switch {
 	case wsm == nil && old == nil:
@@ -123,7 +164,8 @@ func (s *Store) upsert(obj interface{}) {
 }
 
 func (s *Store) remove(obj interface{}) {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+	tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
+	if isTombstone {
 		obj = tombstone.Obj
 	}
 	key, err := kcpcache.DeletionHandlingMetaClusterNamespaceKeyFunc(obj)
@@ -132,6 +174,13 @@ func (s *Store) remove(obj interface{}) {
 	}
 	s.lock.Lock()
 	defer s.lock.Unlock()
+	// A deletion happened at its own revision, a missed one (a tombstone of a
+	// relist) at the latest by the relist's.
+	if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok && !isTombstone {
+		s.advanceLocked(ws.ResourceVersion)
+	} else {
+		s.advanceLocked(s.lastSyncResourceVersion())
+	}
 	if old, found := s.items[key]; found {
 		s.deleteLocked(key, old)
 		s.dispatchLocked(change{old: old})
@@ -165,6 +214,9 @@ func (s *Store) dispatchLocked(c change) {
 
 // recordLocked keeps a change in the history, forgetting the oldest one when full.
 func (s *Store) recordLocked(c change) {
+	if !s.syncedLocked() {
+		return // the informer's first list: no watch can start before it
+	}
 	obj := c.new
 	if obj == nil {
 		obj = c.old

@@ -17,11 +17,10 @@ limitations under the License.
 package v1alpha1
 
 import (
+	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 )
 
 // The OpenAPI model names of the types, as kubectl explain shows them.

@@ -1,0 +1,622 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
+	clientrest "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	certutil "k8s.io/client-go/util/cert"
+
+	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+	"github.com/workspacemounts/workspacemounts/virtual/authorization"
+	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
+)
+
+// noWatchList makes the reflector list, then watch (the fake watch sends no
+// initial-events-end bookmark).
+type noWatchList struct {
+	*cache.ListWatch
+}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+// testStore is a synced Store over a kcp informer that lists workspaces and
+// then watches nothing.
+func testStore(t *testing.T, workspaces ...*tenancyv1alpha1.Workspace) *wsmregistry.Store {
+	t.Helper()
+	list := &tenancyv1alpha1.WorkspaceList{ListMeta: metav1.ListMeta{ResourceVersion: "100"}}
+	for i, ws := range workspaces {
+		ws = ws.DeepCopy()
+		ws.ResourceVersion = fmt.Sprint(10 + i)
+		list.Items = append(list.Items, *ws)
+	}
+	source := watch.NewFake()
+	informer := kcpinformers.NewSharedIndexInformer(noWatchList{&cache.ListWatch{
+		ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return list.DeepCopy(), nil },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return source, nil },
+	}}, &tenancyv1alpha1.Workspace{}, 0, cache.Indexers{})
+	store, err := wsmregistry.NewStore(informer)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go informer.Run(ctx.Done())
+	require.Eventually(t, store.HasSynced, 5*time.Second, 10*time.Millisecond)
+	return store
+}
+
+func mountedWorkspace(cluster, name string, phase mount.Phase) *tenancyv1alpha1.Workspace {
+	ref := tenancyv1alpha1.ObjectReference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: name}
+	return &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name,
+			Annotations: map[string]string{
+				logicalcluster.AnnotationKey: cluster,
+				mount.StatusAnnotationKey:    mount.Status{Phase: phase, Ready: phase == mount.PhaseReady, Reason: "R", MountRef: mount.Reference(ref)}.Encode(),
+			},
+		},
+		Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: ref}},
+	}
+}
+
+// pki is a client CA, and certificates it signed.
+type pki struct {
+	caCert *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+	caFile string
+}
+
+func newPKI(t *testing.T) *pki {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "test-client-ca"}, key)
+	require.NoError(t, err)
+	caFile := filepath.Join(t.TempDir(), "client-ca.crt")
+	require.NoError(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), 0o600))
+	return &pki{caCert: ca, caKey: key, caFile: caFile}
+}
+
+// clientCert is a client certificate for a user in groups.
+func (p *pki) clientCert(t *testing.T, userName string, groups ...string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	template := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: userName, Organization: groups},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, p.caCert, &key.PublicKey, p.caKey)
+	require.NoError(t, err)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// testServer is the virtual workspace, served on a free loopback port.
+type testServer struct {
+	url       string
+	serverCAs *x509.CertPool
+	pki       *pki
+	asked     chan authorizer.Attributes
+}
+
+// startServer serves the virtual workspace with client-certificate
+// authentication, after configure had its say on the options and
+// dependencies.
+func startServer(t *testing.T, configure func(*testServer, *Options, *Dependencies)) *testServer {
+	t.Helper()
+	ts := &testServer{pki: newPKI(t), asked: make(chan authorizer.Attributes, 100)}
+
+	listener, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	o := NewOptions()
+	o.SecureServing.Listener = listener
+	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
+	o.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
+	certDir := t.TempDir()
+	o.SecureServing.ServerCert.CertDirectory = certDir
+	o.ClientCert.ClientCA = ts.pki.caFile
+
+	store := testStore(t,
+		mountedWorkspace("c1", "a", mount.PhaseReady),
+		mountedWorkspace("c1", "b", mount.PhaseConnecting),
+		mountedWorkspace("c2", "x", mount.PhaseReady),
+	)
+	// alice may get and list workspaces in c1; nobody may anything elsewhere.
+	clusters := func(cluster logicalcluster.Name) (authorizer.Authorizer, error) {
+		return authorizer.AuthorizerFunc(func(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+			select {
+			case ts.asked <- attrs:
+			default:
+			}
+			if cluster == "c1" && attrs.GetUser().GetName() == "alice" {
+				return authorizer.DecisionAllow, "", nil
+			}
+			return authorizer.DecisionNoOpinion, "no", nil
+		}), nil
+	}
+	getWorkspace := func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+		if cluster == "root" && name == "org" {
+			return &tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Cluster: "c1"}}, nil
+		}
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, name)
+	}
+
+	deps := Dependencies{
+		Store:        store,
+		Authorizer:   authorization.New(clusters),
+		GetWorkspace: getWorkspace,
+	}
+	if configure != nil {
+		configure(ts, o, &deps)
+	}
+	require.NoError(t, o.Validate())
+	server, err := New(o, deps)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, server) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("the server ended with %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("the server did not stop")
+		}
+	})
+
+	// The self-signed serving certificate written into the cert dir.
+	servingCert, err := os.ReadFile(filepath.Join(certDir, "workspacemounts.crt"))
+	require.NoError(t, err)
+	ts.serverCAs = x509.NewCertPool()
+	require.True(t, ts.serverCAs.AppendCertsFromPEM(servingCert))
+	ts.url = "https://" + listener.Addr().String()
+
+	// Serving: any answer will do (the store is synced already).
+	probe := ts.client(t, "")
+	require.Eventually(t, func() bool {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, ts.url+"/readyz", http.NoBody)
+		require.NoError(t, err)
+		resp, err := probe.Do(req)
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return true
+	}, 30*time.Second, 50*time.Millisecond, "the server did not start serving")
+	return ts
+}
+
+// client is an HTTPS client trusting the server, with a client certificate
+// for userName unless it is empty.
+func (ts *testServer) client(t *testing.T, userName string, groups ...string) *http.Client {
+	t.Helper()
+	config := &tls.Config{RootCAs: ts.serverCAs, MinVersion: tls.VersionTLS12}
+	if userName != "" {
+		config.Certificates = []tls.Certificate{ts.pki.clientCert(t, userName, groups...)}
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: config}, Timeout: 10 * time.Second}
+}
+
+func do(t *testing.T, client *http.Client, method, url string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader("{}"))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, body
+}
+
+const resourcePath = "/apis/workspacemounts.io/v1alpha1/workspacemounts"
+
+func clusterURL(ts *testServer, cluster, rest string) string {
+	return ts.url + "/services/workspacemounts/clusters/" + cluster + rest
+}
+
+func TestServer(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t, nil)
+	alice := ts.client(t, "alice", "team-a")
+	bob := ts.client(t, "bob")
+	anonymous := ts.client(t, "")
+
+	listNames := func(t *testing.T, body []byte) []string {
+		t.Helper()
+		var list wsmv1alpha1.WorkspaceMountList
+		require.NoError(t, json.Unmarshal(body, &list), "%s", body)
+		require.Equal(t, "WorkspaceMountList", list.Kind)
+		require.Equal(t, "workspacemounts.io/v1alpha1", list.APIVersion)
+		names := make([]string, 0, len(list.Items))
+		for _, item := range list.Items {
+			names = append(names, logicalcluster.From(&item).String()+"/"+item.Name)
+		}
+		return names
+	}
+
+	t.Run("list in a cluster", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", resourcePath))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Equal(t, []string{"c1/a", "c1/b"}, listNames(t, body))
+	})
+	t.Run("list through a workspace path", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "root:org", resourcePath))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Equal(t, []string{"c1/a", "c1/b"}, listNames(t, body))
+	})
+	t.Run("unknown workspace path", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "root:nope", resourcePath))
+		require.Equal(t, http.StatusNotFound, code, "%s", body)
+	})
+	t.Run("list with a field selector", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", resourcePath+"?fieldSelector=status.phase%3DReady"))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Equal(t, []string{"c1/a"}, listNames(t, body))
+	})
+	t.Run("unsupported field selector", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", resourcePath+"?fieldSelector=spec.x%3Dy"))
+		require.Equal(t, http.StatusBadRequest, code, "%s", body)
+	})
+	t.Run("list at * is filtered", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "*", resourcePath))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Equal(t, []string{"c1/a", "c1/b"}, listNames(t, body))
+
+		code, body = do(t, bob, http.MethodGet, clusterURL(ts, "*", resourcePath))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Empty(t, listNames(t, body))
+	})
+	t.Run("get", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", resourcePath+"/a"))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		var wsm wsmv1alpha1.WorkspaceMount
+		require.NoError(t, json.Unmarshal(body, &wsm))
+		require.Equal(t, "WorkspaceMount", wsm.Kind)
+		require.Equal(t, "a", wsm.Name)
+		require.Equal(t, "Ready", wsm.Status.Phase)
+
+		code, _ = do(t, alice, http.MethodGet, clusterURL(ts, "c1", resourcePath+"/nope"))
+		require.Equal(t, http.StatusNotFound, code)
+		code, _ = do(t, alice, http.MethodGet, clusterURL(ts, "*", resourcePath+"/a"))
+		require.Equal(t, http.StatusBadRequest, code)
+	})
+	t.Run("table", func(t *testing.T) {
+		t.Parallel()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "c1", resourcePath), http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		resp, err := alice.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var table metav1.Table
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&table))
+		require.Equal(t, "Table", table.Kind)
+		require.Len(t, table.Rows, 2)
+		require.Equal(t, "Name", table.ColumnDefinitions[0].Name)
+	})
+	t.Run("forbidden in another cluster", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c2", resourcePath))
+		require.Equal(t, http.StatusForbidden, code, "%s", body)
+		code, body = do(t, bob, http.MethodGet, clusterURL(ts, "c1", resourcePath))
+		require.Equal(t, http.StatusForbidden, code, "%s", body)
+	})
+	t.Run("without a client certificate", func(t *testing.T) {
+		t.Parallel()
+		for _, url := range []string{clusterURL(ts, "c1", resourcePath), clusterURL(ts, "c1", "/apis"), clusterURL(ts, "root:nope", "/apis")} {
+			code, body := do(t, anonymous, http.MethodGet, url)
+			require.Equal(t, http.StatusUnauthorized, code, "%s: %s", url, body)
+		}
+	})
+	t.Run("a certificate of another CA", func(t *testing.T) {
+		t.Parallel()
+		other := &testServer{serverCAs: ts.serverCAs, pki: newPKI(t)}
+		code, _ := do(t, other.client(t, "alice"), http.MethodGet, clusterURL(ts, "c1", resourcePath))
+		require.Equal(t, http.StatusUnauthorized, code)
+	})
+	t.Run("writes", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct{ method, path string }{
+			{http.MethodPost, resourcePath},
+			{http.MethodPut, resourcePath + "/a"},
+			{http.MethodPatch, resourcePath + "/a"},
+			{http.MethodDelete, resourcePath + "/a"},
+			{http.MethodDelete, resourcePath},
+			{http.MethodPost, "/apis"},
+		} {
+			code, body := do(t, alice, tc.method, clusterURL(ts, "c1", tc.path))
+			require.Equal(t, http.StatusMethodNotAllowed, code, "%s %s: %s", tc.method, tc.path, body)
+		}
+	})
+	t.Run("discovery", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", "/apis"))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Contains(t, string(body), "workspacemounts.io")
+
+		code, body = do(t, alice, http.MethodGet, clusterURL(ts, "c2", "/apis/workspacemounts.io/v1alpha1"))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		var resources metav1.APIResourceList
+		require.NoError(t, json.Unmarshal(body, &resources))
+		require.Len(t, resources.APIResources, 1)
+		r := resources.APIResources[0]
+		require.Equal(t, "workspacemounts", r.Name)
+		require.Equal(t, "workspacemount", r.SingularName)
+		require.Equal(t, "WorkspaceMount", r.Kind)
+		require.False(t, r.Namespaced)
+		require.ElementsMatch(t, []string{"get", "list", "watch"}, []string(r.Verbs))
+		require.Equal(t, []string{"wsm"}, r.ShortNames)
+		require.Equal(t, []string{"kcp"}, r.Categories)
+	})
+	t.Run("openapi v3", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", "/openapi/v3"))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Contains(t, string(body), "apis/workspacemounts.io/v1alpha1")
+
+		code, body = do(t, alice, http.MethodGet, clusterURL(ts, "c1", "/openapi/v3/apis/workspacemounts.io/v1alpha1"))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		require.Contains(t, string(body), "io.workspacemounts.v1alpha1.WorkspaceMount")
+	})
+	t.Run("outside the prefix", func(t *testing.T) {
+		t.Parallel()
+		code, _ := do(t, alice, http.MethodGet, ts.url+resourcePath)
+		require.Equal(t, http.StatusNotFound, code)
+		code, _ = do(t, alice, http.MethodGet, clusterURL(ts, "Bad", "/apis"))
+		require.Equal(t, http.StatusBadRequest, code)
+	})
+	t.Run("health", func(t *testing.T) {
+		t.Parallel()
+		for _, path := range []string{"/healthz", "/livez", "/readyz"} {
+			code, body := do(t, alice, http.MethodGet, ts.url+path)
+			require.Equal(t, http.StatusOK, code, "%s: %s", path, body)
+		}
+	})
+	t.Run("watch", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			name  string
+			query string
+			want  []string
+		}{
+			{name: "from no resource version", query: "?watch=true", want: []string{"ADDED c1/a", "ADDED c1/b"}},
+			{
+				name:  "sendInitialEvents",
+				query: "?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
+				want:  []string{"ADDED c1/a", "ADDED c1/b", "BOOKMARK initial-events-end"},
+			},
+			{name: "at *, filtered", query: "?watch=true", want: []string{"ADDED c1/a", "ADDED c1/b"}},
+		} {
+			cluster := "c1"
+			if strings.HasPrefix(tc.name, "at *") {
+				cluster = "*"
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, clusterURL(ts, cluster, resourcePath+tc.query), http.NoBody)
+			require.NoError(t, err)
+			resp, err := alice.Do(req)
+			require.NoError(t, err, tc.name)
+			require.Equal(t, http.StatusOK, resp.StatusCode, tc.name)
+			decoder := json.NewDecoder(resp.Body)
+			var got []string
+			for range tc.want {
+				var e struct {
+					Type   string                     `json:"type"`
+					Object wsmv1alpha1.WorkspaceMount `json:"object"`
+				}
+				require.NoError(t, decoder.Decode(&e), tc.name)
+				require.Equal(t, "WorkspaceMount", e.Object.Kind, tc.name)
+				if e.Type == "BOOKMARK" {
+					require.Equal(t, "true", e.Object.Annotations[metav1.InitialEventsAnnotationKey], tc.name)
+					got = append(got, "BOOKMARK initial-events-end")
+					continue
+				}
+				got = append(got, e.Type+" "+logicalcluster.From(&e.Object).String()+"/"+e.Object.Name)
+			}
+			require.Equal(t, tc.want, got, tc.name)
+			cancel()
+			resp.Body.Close()
+		}
+	})
+	t.Run("kcp is asked about workspaces", func(t *testing.T) {
+		t.Parallel()
+		code, _ := do(t, alice, http.MethodGet, clusterURL(ts, "c1", resourcePath+"/b"))
+		require.Equal(t, http.StatusOK, code)
+		// Some question was about getting workspaces as alice.
+		require.Eventually(t, func() bool {
+			for {
+				select {
+				case attrs := <-ts.asked:
+					if attrs.GetVerb() == "get" && attrs.GetResource() == "workspaces" && attrs.GetUser().GetName() == "alice" {
+						return true
+					}
+				default:
+					return false
+				}
+			}
+		}, 5*time.Second, 10*time.Millisecond)
+	})
+}
+
+// TestServerFrontProxyAndTokens: behind kcp's front-proxy, the user comes in
+// X-Remote-User headers of a request with the proxy's client certificate;
+// a bearer token is reviewed by kcp (TokenReview) in the cluster of the
+// TokenReview config; client certificates go on working.
+func TestServerFrontProxyAndTokens(t *testing.T) {
+	t.Parallel()
+
+	var reviewedPaths = make(chan string, 100)
+	kcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var review authenticationv1.TokenReview
+		if req.Method != http.MethodPost || json.NewDecoder(req.Body).Decode(&review) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		select {
+		case reviewedPaths <- req.URL.Path:
+		default:
+		}
+		review.APIVersion, review.Kind = "authentication.k8s.io/v1", "TokenReview"
+		if review.Spec.Token == "alice-token" {
+			review.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{Username: "alice", Groups: []string{"team-a"}}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(&review)
+	}))
+	t.Cleanup(kcp.Close)
+
+	frontProxy := newPKI(t)
+	ts := startServer(t, func(_ *testServer, o *Options, deps *Dependencies) {
+		o.RequestHeader = genericapiserveroptions.RequestHeaderAuthenticationOptions{
+			ClientCAFile:        frontProxy.caFile,
+			AllowedNames:        []string{"kcp-front-proxy"},
+			UsernameHeaders:     []string{"X-Remote-User"},
+			GroupHeaders:        []string{"X-Remote-Group"},
+			ExtraHeaderPrefixes: []string{"X-Remote-Extra-"},
+		}
+		deps.TokenReviewConfig = &clientrest.Config{Host: kcp.URL + "/clusters/root"}
+	})
+	url := clusterURL(ts, "c1", resourcePath)
+
+	client := func(t *testing.T, p *pki, commonName string) *http.Client {
+		t.Helper()
+		config := &tls.Config{RootCAs: ts.serverCAs, MinVersion: tls.VersionTLS12}
+		if p != nil {
+			config.Certificates = []tls.Certificate{p.clientCert(t, commonName)}
+		}
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: config}, Timeout: 10 * time.Second}
+	}
+	get := func(t *testing.T, c *http.Client, headers map[string]string) int {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, http.NoBody)
+		require.NoError(t, err)
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+
+	proxy := client(t, frontProxy, "kcp-front-proxy")
+	for _, tc := range []struct {
+		name    string
+		client  *http.Client
+		headers map[string]string
+		want    int
+	}{
+		{name: "front-proxy for alice", client: proxy, headers: map[string]string{"X-Remote-User": "alice", "X-Remote-Group": "team-a"}, want: http.StatusOK},
+		{name: "front-proxy for bob", client: proxy, headers: map[string]string{"X-Remote-User": "bob"}, want: http.StatusForbidden},
+		{name: "front-proxy without a user", client: proxy, want: http.StatusUnauthorized},
+		{name: "a certificate of the proxy's CA with another name", client: client(t, frontProxy, "mallory"), headers: map[string]string{"X-Remote-User": "alice"}, want: http.StatusUnauthorized},
+		{name: "a client certificate, with headers ignored", client: ts.client(t, "bob"), headers: map[string]string{"X-Remote-User": "alice"}, want: http.StatusForbidden},
+		{name: "a client certificate", client: ts.client(t, "alice"), want: http.StatusOK},
+		{name: "alice's token", client: client(t, nil, ""), headers: map[string]string{"Authorization": "Bearer alice-token"}, want: http.StatusOK},
+		{name: "an unknown token", client: client(t, nil, ""), headers: map[string]string{"Authorization": "Bearer nope"}, want: http.StatusUnauthorized},
+		{name: "nothing", client: client(t, nil, ""), want: http.StatusUnauthorized},
+	} {
+		require.Equal(t, tc.want, get(t, tc.client, tc.headers), tc.name)
+	}
+	select {
+	case path := <-reviewedPaths:
+		require.Equal(t, "/clusters/root/apis/authentication.k8s.io/v1/tokenreviews", path)
+	default:
+		t.Fatal("no TokenReview reached kcp")
+	}
+}
+
+func TestOptions(t *testing.T) {
+	t.Parallel()
+	o := NewOptions()
+	require.Equal(t, DefaultSecurePort, o.SecureServing.BindPort)
+	require.NoError(t, o.Validate())
+
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	require.NoError(t, fs.Parse([]string{
+		"--secure-port=7443", "--client-ca-file=/ca.crt", "--requestheader-client-ca-file=/rh.crt",
+		"--authentication-kubeconfig=/kc", "--authentication-token-webhook-cache-ttl=1m",
+	}))
+	require.Equal(t, 7443, o.SecureServing.BindPort)
+	require.Equal(t, "/ca.crt", o.ClientCert.ClientCA)
+	require.Equal(t, "/rh.crt", o.RequestHeader.ClientCAFile)
+	require.Equal(t, "/kc", o.AuthenticationKubeconfig)
+	require.Equal(t, time.Minute, o.TokenCacheTTL)
+
+	o.TokenCacheTTL = -time.Second
+	require.ErrorContains(t, o.Validate(), "must not be negative")
+	o = NewOptions()
+	o.SecureServing.BindPort = 70000
+	require.Error(t, o.Validate())
+}

@@ -1,0 +1,258 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+)
+
+func TestFromWorkspace(t *testing.T) {
+	t.Parallel()
+
+	created := metav1.NewTime(time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC))
+	transition := metav1.NewTime(time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC))
+	ref := tenancyv1alpha1.ObjectReference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "kc", Namespace: "ns"}
+	wantRef := wsmv1alpha1.MountReference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "kc", Namespace: "ns"}
+	status := mount.Status{
+		Phase: mount.PhaseConnecting, Ready: false, URL: "https://kc.example.io", Reason: mount.ReasonMountNotReady,
+		Message:  "KubeCluster ns/kc is Connecting.",
+		MountRef: mount.Reference(ref), LastTransitionTime: transition,
+		Conditions: []mount.Condition{
+			{Type: "Ready", Status: "False", Reason: "Dialing", Message: "dialing the cluster"},
+			{Type: "Synced", Status: "True"},
+		},
+	}
+
+	base := func(annotations map[string]string) *tenancyv1alpha1.Workspace {
+		all := map[string]string{logicalcluster.AnnotationKey: "root-cluster", "other.io/annotation": "kept out"}
+		for k, v := range annotations {
+			all[k] = v
+		}
+		return &tenancyv1alpha1.Workspace{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "team-a", UID: types.UID("uid-1"), ResourceVersion: "1234", Generation: 3,
+				CreationTimestamp: created,
+				Labels:            map[string]string{"team": "a"},
+				Annotations:       all,
+				Finalizers:        []string{"kept-out"},
+			},
+			Status: tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseReady},
+		}
+	}
+	wantMeta := metav1.ObjectMeta{
+		Name: "team-a", UID: types.UID("uid-1"), ResourceVersion: "1234", CreationTimestamp: created,
+		Labels:      map[string]string{"team": "a"},
+		Annotations: map[string]string{logicalcluster.AnnotationKey: "root-cluster"},
+	}
+	typeMeta := metav1.TypeMeta{APIVersion: "workspacemounts.io/v1alpha1", Kind: "WorkspaceMount"}
+	pending := wsmv1alpha1.WorkspaceMountStatus{
+		Phase: "Unknown", Reason: ReasonPending, Message: "The workspacemounts controller has not reached this Workspace yet.",
+		WorkspacePhase: "Ready",
+	}
+
+	for _, tc := range []struct {
+		name string
+		ws   func() *tenancyv1alpha1.Workspace
+		want *wsmv1alpha1.WorkspaceMount
+	}{
+		{
+			name: "not mounted",
+			ws:   func() *tenancyv1alpha1.Workspace { return base(nil) },
+		},
+		{
+			name: "not mounted, with a stale status annotation",
+			ws: func() *tenancyv1alpha1.Workspace {
+				return base(map[string]string{mount.StatusAnnotationKey: status.Encode()})
+			},
+		},
+		{
+			name: "spec.mount with a status",
+			ws: func() *tenancyv1alpha1.Workspace {
+				ws := base(map[string]string{mount.StatusAnnotationKey: status.Encode(), mount.PhaseAnnotationKey: "Connecting"})
+				ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: ref}
+				return ws
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wantRef},
+				Status: wsmv1alpha1.WorkspaceMountStatus{
+					Phase: "Connecting", Ready: false, URL: "https://kc.example.io", Reason: "MountNotReady",
+					Message: "KubeCluster ns/kc is Connecting.", LastTransitionTime: &transition,
+					Conditions: []wsmv1alpha1.MountCondition{
+						{Type: "Ready", Status: "False", Reason: "Dialing", Message: "dialing the cluster"},
+						{Type: "Synced", Status: "True"},
+					},
+					WorkspacePhase: "Ready",
+				},
+			},
+		},
+		{
+			name: "ready, without conditions and transition time",
+			ws: func() *tenancyv1alpha1.Workspace {
+				s := mount.Status{Phase: mount.PhaseReady, Ready: true, URL: "https://u", Reason: mount.ReasonMountReady, MountRef: mount.Reference(ref)}
+				ws := base(map[string]string{mount.StatusAnnotationKey: s.Encode()})
+				ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: ref}
+				ws.Status.Phase = corev1alpha1.LogicalClusterPhaseInitializing
+				return ws
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wantRef},
+				Status: wsmv1alpha1.WorkspaceMountStatus{
+					Phase: "Ready", Ready: true, URL: "https://u", Reason: "MountReady", WorkspacePhase: "Initializing",
+				},
+			},
+		},
+		{
+			name: "spec.mount without a status annotation",
+			ws: func() *tenancyv1alpha1.Workspace {
+				ws := base(nil)
+				ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: ref}
+				return ws
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wantRef},
+				Status: pending,
+			},
+		},
+		{
+			name: "spec.mount with an unreadable status annotation",
+			ws: func() *tenancyv1alpha1.Workspace {
+				ws := base(map[string]string{mount.StatusAnnotationKey: "{not json"})
+				ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: ref}
+				return ws
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wantRef},
+				Status: pending,
+			},
+		},
+		{
+			name: "legacy annotation",
+			ws: func() *tenancyv1alpha1.Workspace {
+				return base(map[string]string{
+					mount.LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"kc","namespace":"ns"}}}`,
+				})
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wantRef},
+				Status: pending,
+			},
+		},
+		{
+			name: "invalid legacy JSON, with a status naming the reference",
+			ws: func() *tenancyv1alpha1.Workspace {
+				s := mount.Status{Phase: mount.PhaseInvalid, Reason: mount.ReasonMountReferenceInvalid, Message: "bad", MountRef: mount.Reference(ref)}
+				return base(map[string]string{mount.LegacyAnnotationKey: "{oops", mount.StatusAnnotationKey: s.Encode()})
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wantRef},
+				Status: wsmv1alpha1.WorkspaceMountStatus{
+					Phase: "Invalid", Reason: "MountReferenceInvalid", Message: "bad", WorkspacePhase: "Ready",
+				},
+			},
+		},
+		{
+			name: "invalid legacy JSON, without a status",
+			ws: func() *tenancyv1alpha1.Workspace {
+				return base(map[string]string{mount.LegacyAnnotationKey: "{oops"})
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Status: pending,
+			},
+		},
+		{
+			name: "invalid reference in spec.mount is still a mount",
+			ws: func() *tenancyv1alpha1.Workspace {
+				ws := base(nil)
+				ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{APIVersion: "a/b/c", Kind: "K", Name: "n"}}
+				return ws
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference{APIVersion: "a/b/c", Kind: "K", Name: "n"}},
+				Status: pending,
+			},
+		},
+		{
+			name: "workspace phase empty before scheduling",
+			ws: func() *tenancyv1alpha1.Workspace {
+				ws := base(nil)
+				ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: ref}
+				ws.Status.Phase = ""
+				return ws
+			},
+			want: func() *wsmv1alpha1.WorkspaceMount {
+				p := pending
+				p.WorkspacePhase = ""
+				return &wsmv1alpha1.WorkspaceMount{
+					TypeMeta: typeMeta, ObjectMeta: wantMeta,
+					Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wantRef}, Status: p,
+				}
+			}(),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws := tc.ws()
+			pristine := ws.DeepCopy()
+			got := FromWorkspace(ws)
+			require.Equal(t, pristine, ws, "FromWorkspace changed the Workspace")
+			if tc.want == nil {
+				require.Nil(t, got)
+				return
+			}
+			// The time went through JSON: compare it as an instant, the rest exactly.
+			if tc.want.Status.LastTransitionTime != nil {
+				require.NotNil(t, got.Status.LastTransitionTime)
+				require.True(t, tc.want.Status.LastTransitionTime.Equal(got.Status.LastTransitionTime),
+					"lastTransitionTime %v, want %v", got.Status.LastTransitionTime, tc.want.Status.LastTransitionTime)
+				got = got.DeepCopy()
+				got.Status.LastTransitionTime = tc.want.Status.LastTransitionTime
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestFromWorkspaceDoesNotAliasTheStatusTime(t *testing.T) {
+	t.Parallel()
+	ws := mounted("root", "a", mount.PhaseReady, nil)
+	wsm := FromWorkspace(ws)
+	require.NotNil(t, wsm.Status.LastTransitionTime)
+	wsm.Status.LastTransitionTime.Time = time.Time{}
+	again := FromWorkspace(ws)
+	require.False(t, again.Status.LastTransitionTime.IsZero())
+}

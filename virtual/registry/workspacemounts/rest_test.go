@@ -1,0 +1,526 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
+)
+
+func TestRESTMetadata(t *testing.T) {
+	t.Parallel()
+	r := NewREST(newUnstartedHarness(t).store, allVisible)
+	require.IsType(t, &wsmv1alpha1.WorkspaceMount{}, r.New())
+	require.IsType(t, &wsmv1alpha1.WorkspaceMountList{}, r.NewList())
+	require.False(t, r.NamespaceScoped())
+	require.Equal(t, "WorkspaceMount", r.Kind())
+	require.Equal(t, "workspacemount", r.GetSingularName())
+	require.Equal(t, []string{"wsm"}, r.ShortNames())
+	require.Equal(t, []string{"kcp"}, r.Categories())
+	r.Destroy()
+}
+
+func TestStoreFollowsTheInformer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("c1", "a", mount.PhaseReady, nil),
+		workspace("c1", "plain"),
+		mounted("c2", "a", mount.PhaseConnecting, nil),
+	)
+
+	_, found := h.store.get("c1", "plain")
+	require.False(t, found, "an unmounted Workspace has no WorkspaceMount")
+	a1, found := h.store.get("c1", "a")
+	require.True(t, found)
+	require.Equal(t, "Ready", a1.Status.Phase)
+	a2, found := h.store.get("c2", "a")
+	require.True(t, found, "the same name in another cluster is another object")
+	require.Equal(t, "Connecting", a2.Status.Phase)
+
+	// Mounting, changing, unmounting and deleting.
+	h.update(mounted("c1", "plain", mount.PhaseInitializing, nil))
+	h.update(mounted("c2", "a", mount.PhaseReady, nil))
+	h.update(workspace("c1", "a"))
+	b := h.add(mounted("c3", "b", mount.PhaseReady, nil))
+	h.flush()
+	h.delete(b)
+	h.flush()
+
+	_, found = h.store.get("c1", "a")
+	require.False(t, found, "unmounted")
+	plain, found := h.store.get("c1", "plain")
+	require.True(t, found, "mounted")
+	require.Equal(t, "Initializing", plain.Status.Phase)
+	a2, _ = h.store.get("c2", "a")
+	require.Equal(t, "Ready", a2.Status.Phase)
+	_, found = h.store.get("c3", "b")
+	require.False(t, found, "deleted")
+
+	h.store.lock.RLock()
+	items, byCluster := len(h.store.items), h.store.byCluster
+	_, hasC3 := byCluster["c3"]
+	clusters := len(byCluster)
+	h.store.lock.RUnlock()
+	require.Equal(t, 2, items)
+	require.Equal(t, 2, clusters, "a cluster without WorkspaceMounts is dropped from the index")
+	require.False(t, hasC3)
+}
+
+func TestStoreRemovesTombstones(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
+	// A tombstone, as the informer hands out when it missed the deletion.
+	h.store.remove(cacheTombstone("c1|a", mounted("c1", "a", mount.PhaseReady, nil)))
+	_, found := h.store.get("c1", "a")
+	require.False(t, found)
+	// Objects of other types, and unknown keys, are ignored.
+	h.store.upsert("not a workspace")
+	h.store.remove(cacheTombstone("c9|nope", nil))
+}
+
+func TestGet(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("c1", "a", mount.PhaseReady, map[string]string{"team": "a"}),
+		mounted("c2", "b", mount.PhaseReady, nil),
+	)
+	r := NewREST(h.store, allVisible)
+
+	obj, err := r.Get(requestContext("c1"), "a", &metav1.GetOptions{})
+	require.NoError(t, err)
+	wsm := obj.(*wsmv1alpha1.WorkspaceMount)
+	require.Equal(t, "a", wsm.Name)
+	require.Equal(t, "c1", logicalcluster.From(wsm).String())
+	require.Equal(t, map[string]string{"team": "a"}, wsm.Labels)
+
+	// What Get returns is the caller's to change (the API server sets the kind on it).
+	wsm.Kind = "Changed"
+	again, err := r.Get(requestContext("c1"), "a", &metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, wsmv1alpha1.Kind, again.(*wsmv1alpha1.WorkspaceMount).Kind)
+
+	_, err = r.Get(requestContext("c1"), "b", &metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "b is in c2, not c1: %v", err)
+	require.Equal(t, "workspacemounts.io", err.(apierrors.APIStatus).Status().Details.Group)
+	require.Equal(t, "workspacemounts", err.(apierrors.APIStatus).Status().Details.Kind)
+
+	_, err = r.Get(requestContext("*"), "a", &metav1.GetOptions{})
+	require.True(t, apierrors.IsBadRequest(err), "get at *: %v", err)
+
+	_, err = r.Get(context.Background(), "a", &metav1.GetOptions{})
+	require.True(t, apierrors.IsInternalError(err), "no target: %v", err)
+
+	unresolved := clusterpath.WithTarget(context.Background(), clusterpath.Target{Path: logicalcluster.NewPath("root:org")})
+	_, err = r.Get(unresolved, "a", &metav1.GetOptions{})
+	require.True(t, apierrors.IsInternalError(err), "unresolved target: %v", err)
+}
+
+func TestNotSynced(t *testing.T) {
+	t.Parallel()
+	r := NewREST(newUnstartedHarness(t, mounted("c1", "a", mount.PhaseReady, nil)).store, allVisible)
+
+	_, err := r.Get(requestContext("c1"), "a", &metav1.GetOptions{})
+	require.True(t, apierrors.IsServiceUnavailable(err), "get: %v", err)
+	_, err = r.List(requestContext("*"), &metainternalversion.ListOptions{})
+	require.True(t, apierrors.IsServiceUnavailable(err), "list: %v", err)
+	_, err = r.Watch(requestContext("c1"), &metainternalversion.ListOptions{})
+	require.True(t, apierrors.IsServiceUnavailable(err), "watch: %v", err)
+}
+
+func names(list *wsmv1alpha1.WorkspaceMountList) []string {
+	out := make([]string, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, logicalcluster.From(&list.Items[i]).String()+"/"+list.Items[i].Name)
+	}
+	return out
+}
+
+func list(t *testing.T, r *REST, target string, options *metainternalversion.ListOptions) *wsmv1alpha1.WorkspaceMountList {
+	t.Helper()
+	if options == nil {
+		options = &metainternalversion.ListOptions{}
+	}
+	obj, err := r.List(requestContext(target), options)
+	require.NoError(t, err)
+	return obj.(*wsmv1alpha1.WorkspaceMountList)
+}
+
+func TestList(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("c2", "b", mount.PhaseReady, map[string]string{"team": "x", "tier": "gold"}),
+		mounted("c1", "z", mount.PhaseConnecting, map[string]string{"team": "x"}),
+		mounted("c1", "a", mount.PhaseReady, map[string]string{"team": "y"}),
+		mounted("c3", "m", mount.PhaseNotFound, nil),
+		mounted("c2", "a", mount.PhaseInitializing, map[string]string{"team": "y", "tier": "silver"}),
+		workspace("c1", "plain"),
+	)
+	rv := h.flush()
+	r := NewREST(h.store, allVisible)
+
+	for _, tc := range []struct {
+		name    string
+		target  string
+		options *metainternalversion.ListOptions
+		want    []string
+	}{
+		{name: "one cluster", target: "c1", want: []string{"c1/a", "c1/z"}},
+		{name: "another cluster", target: "c2", want: []string{"c2/a", "c2/b"}},
+		{name: "a cluster without mounts", target: "c9", want: []string{}},
+		{name: "all clusters, sorted by cluster then name", target: "*", want: []string{"c1/a", "c1/z", "c2/a", "c2/b", "c3/m"}},
+		{
+			name: "label selector", target: "*",
+			options: &metainternalversion.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"team": "x"})},
+			want:    []string{"c1/z", "c2/b"},
+		},
+		{
+			name: "label selector in one cluster", target: "c2",
+			options: &metainternalversion.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"team": "y"})},
+			want:    []string{"c2/a"},
+		},
+		{
+			name: "label existence", target: "*",
+			options: &metainternalversion.ListOptions{LabelSelector: mustParseLabels(t, "tier")},
+			want:    []string{"c2/a", "c2/b"},
+		},
+		{
+			name: "label inequality", target: "*",
+			options: &metainternalversion.ListOptions{LabelSelector: mustParseLabels(t, "team!=x")},
+			want:    []string{"c1/a", "c2/a", "c3/m"},
+		},
+		{
+			name: "metadata.name", target: "*",
+			options: &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", "a")},
+			want:    []string{"c1/a", "c2/a"},
+		},
+		{
+			name: "status.phase", target: "*",
+			options: &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("status.phase", "Ready")},
+			want:    []string{"c1/a", "c2/b"},
+		},
+		{
+			name: "status.ready=false", target: "*",
+			options: &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("status.ready", "false")},
+			want:    []string{"c1/z", "c2/a", "c3/m"},
+		},
+		{
+			name: "status.ready=true in one cluster", target: "c1",
+			options: &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("status.ready", "true")},
+			want:    []string{"c1/a"},
+		},
+		{
+			name: "status.phase!=Ready", target: "*",
+			options: &metainternalversion.ListOptions{FieldSelector: fields.OneTermNotEqualSelector("status.phase", "Ready")},
+			want:    []string{"c1/z", "c2/a", "c3/m"},
+		},
+		{
+			name: "label and field selectors", target: "*",
+			options: &metainternalversion.ListOptions{
+				LabelSelector: labels.SelectorFromSet(labels.Set{"team": "y"}),
+				FieldSelector: fields.OneTermEqualSelector("status.phase", "Ready"),
+			},
+			want: []string{"c1/a"},
+		},
+		{
+			name: "nothing matches", target: "*",
+			options: &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", "nope")},
+			want:    []string{},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := list(t, r, tc.target, tc.options)
+			require.Equal(t, tc.want, names(got))
+			require.NotNil(t, got.Items, "an empty list has items: [], not null")
+			require.Equal(t, rv, got.ResourceVersion)
+			require.Empty(t, got.Continue)
+			require.Nil(t, got.RemainingItemCount)
+		})
+	}
+}
+
+func mustParseLabels(t *testing.T, s string) labels.Selector {
+	t.Helper()
+	selector, err := labels.Parse(s)
+	require.NoError(t, err)
+	return selector
+}
+
+// TestListSortsByClusterThenName lists clusters whose names are prefixes of
+// one another: the order is the one of (cluster, name), not of a joined key.
+func TestListSortsByClusterThenName(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("root-a", "x", mount.PhaseReady, nil),
+		mounted("root", "y", mount.PhaseReady, nil),
+		mounted("root", "y-2", mount.PhaseReady, nil),
+		mounted("root-a", "a", mount.PhaseReady, nil),
+	)
+	r := NewREST(h.store, allVisible)
+
+	want := []string{"root/y", "root/y-2", "root-a/a", "root-a/x"}
+	require.Equal(t, want, names(list(t, r, "*", nil)))
+
+	// Paging follows the same order.
+	var paged []string
+	options := &metainternalversion.ListOptions{Limit: 1}
+	for range 10 {
+		page := list(t, r, "*", options)
+		paged = append(paged, names(page)...)
+		if page.Continue == "" {
+			break
+		}
+		options.Continue = page.Continue
+	}
+	require.Equal(t, want, paged)
+}
+
+func TestListPaging(t *testing.T) {
+	t.Parallel()
+	initial := make([]*tenancyv1alpha1.Workspace, 0, 25)
+	all := make([]string, 0, 25)
+	for i := range 25 {
+		cluster := fmt.Sprintf("c%d", i%3)
+		name := fmt.Sprintf("ws-%02d", i)
+		phase := mount.PhaseReady
+		if i%4 == 0 {
+			phase = mount.PhaseConnecting
+		}
+		initial = append(initial, mounted(cluster, name, phase, nil))
+		all = append(all, cluster+"/"+name)
+	}
+	sort.Strings(all)
+	h := newHarness(t, initial...)
+	r := NewREST(h.store, allVisible)
+
+	for _, tc := range []struct {
+		name   string
+		target string
+		field  fields.Selector
+		want   []string
+	}{
+		{name: "all clusters", target: "*", want: all},
+		{name: "one cluster", target: "c1", want: filterNames(all, func(n string) bool { return n[:2] == "c1" })},
+		{
+			name: "with a field selector", target: "*", field: fields.OneTermEqualSelector("status.phase", "Connecting"),
+			want: []string{"c0/ws-00", "c0/ws-12", "c0/ws-24", "c1/ws-04", "c1/ws-16", "c2/ws-08", "c2/ws-20"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var got []string
+			options := &metainternalversion.ListOptions{Limit: 7, FieldSelector: tc.field}
+			for page := 0; ; page++ {
+				require.Less(t, page, 10, "too many pages")
+				result := list(t, r, tc.target, options)
+				got = append(got, names(result)...)
+				remaining := len(tc.want) - len(got)
+				if remaining == 0 {
+					require.Empty(t, result.Continue, "the last page has no continue token")
+					require.Nil(t, result.RemainingItemCount)
+					break
+				}
+				require.Len(t, result.Items, 7)
+				require.NotEmpty(t, result.Continue)
+				require.NotNil(t, result.RemainingItemCount)
+				require.Equal(t, int64(remaining), *result.RemainingItemCount)
+				options.Continue = result.Continue
+			}
+			require.Equal(t, tc.want, got, "every object exactly once, in order")
+		})
+	}
+
+	t.Run("limit larger than the list", func(t *testing.T) {
+		t.Parallel()
+		result := list(t, r, "*", &metainternalversion.ListOptions{Limit: 100})
+		require.Len(t, result.Items, 25)
+		require.Empty(t, result.Continue)
+		require.Nil(t, result.RemainingItemCount)
+	})
+	t.Run("limit equal to the list", func(t *testing.T) {
+		t.Parallel()
+		result := list(t, r, "*", &metainternalversion.ListOptions{Limit: 25})
+		require.Len(t, result.Items, 25)
+		require.Empty(t, result.Continue)
+	})
+	t.Run("invalid continue token", func(t *testing.T) {
+		t.Parallel()
+		for _, token := range []string{"not base64!", base64.RawURLEncoding.EncodeToString([]byte("no separator"))} {
+			_, err := r.List(requestContext("*"), &metainternalversion.ListOptions{Limit: 7, Continue: token})
+			require.True(t, apierrors.IsBadRequest(err), "%s: %v", token, err)
+		}
+	})
+}
+
+func filterNames(all []string, keep func(string) bool) []string {
+	var out []string
+	for _, n := range all {
+		if keep(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestListPagingSurvivesChanges: objects added or removed between pages do
+// not make the others appear twice or go missing.
+func TestListPagingSurvivesChanges(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("c1", "a", mount.PhaseReady, nil),
+		mounted("c1", "b", mount.PhaseReady, nil),
+		mounted("c1", "d", mount.PhaseReady, nil),
+		mounted("c1", "e", mount.PhaseReady, nil),
+	)
+	r := NewREST(h.store, allVisible)
+
+	first := list(t, r, "c1", &metainternalversion.ListOptions{Limit: 2})
+	require.Equal(t, []string{"c1/a", "c1/b"}, names(first))
+	h.delete(mounted("c1", "b", mount.PhaseReady, nil))
+	h.add(mounted("c1", "c", mount.PhaseReady, nil))
+	h.flush()
+	second := list(t, r, "c1", &metainternalversion.ListOptions{Limit: 2, Continue: first.Continue})
+	require.Equal(t, []string{"c1/c", "c1/d"}, names(second))
+	third := list(t, r, "c1", &metainternalversion.ListOptions{Limit: 2, Continue: second.Continue})
+	require.Equal(t, []string{"c1/e"}, names(third))
+	require.Empty(t, third.Continue)
+}
+
+// visibility is a VisibilityFunc over a fixed answer per cluster, counting its calls.
+type visibility struct {
+	lock    sync.Mutex
+	answers map[logicalcluster.Name]error // nil: visible; errInvisible: not visible; other: an error
+	calls   map[logicalcluster.Name]int
+	users   []string
+}
+
+var errInvisible = errors.New("invisible")
+
+func newVisibility(answers map[logicalcluster.Name]error) *visibility {
+	return &visibility{answers: answers, calls: map[logicalcluster.Name]int{}}
+}
+
+func (v *visibility) visible(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
+	v.lock.Lock()
+	defer v.lock.Unlock()
+	v.calls[cluster]++
+	if u, ok := genericapirequest.UserFrom(ctx); ok {
+		v.users = append(v.users, u.GetName())
+	}
+	err, found := v.answers[cluster]
+	switch {
+	case !found, errors.Is(err, errInvisible):
+		return false, nil
+	case err != nil:
+		return true, err // an error wins over the answer
+	default:
+		return true, nil
+	}
+}
+
+func (v *visibility) callCounts() map[logicalcluster.Name]int {
+	v.lock.Lock()
+	defer v.lock.Unlock()
+	out := map[logicalcluster.Name]int{}
+	for k, n := range v.calls {
+		out[k] = n
+	}
+	return out
+}
+
+func (v *visibility) reset() {
+	v.lock.Lock()
+	defer v.lock.Unlock()
+	v.calls = map[logicalcluster.Name]int{}
+	v.users = nil
+}
+
+func TestListVisibility(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("visible", "a", mount.PhaseReady, nil),
+		mounted("visible", "b", mount.PhaseReady, nil),
+		mounted("visible", "c", mount.PhaseReady, nil),
+		mounted("hidden", "a", mount.PhaseReady, nil),
+		mounted("hidden", "b", mount.PhaseReady, nil),
+		mounted("failing", "a", mount.PhaseReady, nil),
+		mounted("unknown", "a", mount.PhaseReady, nil),
+		mounted("also-visible", "z", mount.PhaseReady, nil),
+	)
+	v := newVisibility(map[logicalcluster.Name]error{
+		"visible":      nil,
+		"also-visible": nil,
+		"hidden":       errInvisible,
+		"failing":      errors.New("kcp is down"),
+	})
+	r := NewREST(h.store, v.visible)
+
+	got := list(t, r, "*", nil)
+	require.Equal(t, []string{"also-visible/z", "visible/a", "visible/b", "visible/c"}, names(got))
+	require.Equal(t, map[logicalcluster.Name]int{"visible": 1, "also-visible": 1, "hidden": 1, "failing": 1, "unknown": 1}, v.callCounts(),
+		"visibility is asked once per cluster per list")
+	require.Contains(t, v.users, "alice", "visibility is asked with the request's context")
+
+	// Each list asks again.
+	v.reset()
+	got = list(t, r, "*", &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", "a")})
+	require.Equal(t, []string{"visible/a"}, names(got))
+	for cluster, n := range v.callCounts() {
+		require.Equal(t, 1, n, cluster)
+	}
+
+	// Paging counts only visible objects.
+	v.reset()
+	page := list(t, r, "*", &metainternalversion.ListOptions{Limit: 3})
+	require.Equal(t, []string{"also-visible/z", "visible/a", "visible/b"}, names(page))
+	require.NotNil(t, page.RemainingItemCount)
+	require.Equal(t, int64(1), *page.RemainingItemCount)
+	page = list(t, r, "*", &metainternalversion.ListOptions{Limit: 3, Continue: page.Continue})
+	require.Equal(t, []string{"visible/c"}, names(page))
+
+	// One cluster: visibility is the authorizer's business, not asked here.
+	v.reset()
+	got = list(t, r, "hidden", nil)
+	require.Equal(t, []string{"hidden/a", "hidden/b"}, names(got))
+	require.Empty(t, v.callCounts())
+}
+
+func cacheTombstone(key string, obj interface{}) cache.DeletedFinalStateUnknown {
+	return cache.DeletedFinalStateUnknown{Key: key, Obj: obj}
+}
