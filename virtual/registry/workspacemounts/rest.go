@@ -133,7 +133,11 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	matches := r.filter(ctx, target, options, 0)
 	items, resourceVersion := r.store.list(target.Cluster)
 
-	list := &wsmv1alpha1.WorkspaceMountList{Items: []wsmv1alpha1.WorkspaceMount{}}
+	size := len(items)
+	if options.Limit > 0 && options.Limit < int64(size) {
+		size = int(options.Limit)
+	}
+	list := &wsmv1alpha1.WorkspaceMountList{Items: make([]wsmv1alpha1.WorkspaceMount, 0, size)}
 	list.ResourceVersion = resourceVersion
 	var remaining int64
 	for _, wsm := range items {
@@ -217,7 +221,10 @@ func (r *REST) filter(ctx context.Context, target clusterpath.Target, options *m
 		if !target.Wildcard && cluster != target.Cluster {
 			return false
 		}
-		if !labelSelector.Matches(labels.Set(wsm.Labels)) || !fieldSelector.Matches(fieldSet(wsm)) {
+		if !labelSelector.Empty() && !labelSelector.Matches(labels.Set(wsm.Labels)) {
+			return false
+		}
+		if !fieldSelector.Empty() && !fieldSelector.Matches(fieldSet(wsm)) {
 			return false
 		}
 		return !target.Wildcard || visible.get(cluster)

@@ -55,7 +55,14 @@ type Store struct {
 	// after historyStart is in it.
 	history      []recordedChange
 	historyStart uint64
+
+	// sorted caches the sorted lists handed out, per cluster and for all
+	// (allClusters), until a change in them: a steady list costs no sort.
+	sorted map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount
 }
+
+// allClusters is the key of the sorted list of all clusters.
+const allClusters = logicalcluster.Name("")
 
 // historySize bounds the changes kept for watches that start from a resource version.
 const historySize = 1000
@@ -76,6 +83,7 @@ func NewStore(workspaces cache.SharedIndexInformer) (*Store, error) {
 		items:     map[string]*wsmv1alpha1.WorkspaceMount{},
 		byCluster: map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount{},
 		watchers:  map[*watcher]struct{}{},
+		sorted:    map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount{},
 	}
 	s.lock.Lock()
 	defer s.lock.Unlock() // the handlers wait until hasSynced is set
@@ -189,6 +197,7 @@ func (s *Store) remove(obj interface{}) {
 
 func (s *Store) setLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
 	cluster := logicalcluster.From(wsm)
+	s.invalidateSortedLocked(cluster)
 	s.items[key] = wsm
 	if s.byCluster[cluster] == nil {
 		s.byCluster[cluster] = map[string]*wsmv1alpha1.WorkspaceMount{}
@@ -198,6 +207,7 @@ func (s *Store) setLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
 
 func (s *Store) deleteLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
 	cluster := logicalcluster.From(wsm)
+	s.invalidateSortedLocked(cluster)
 	delete(s.items, key)
 	delete(s.byCluster[cluster], key)
 	if len(s.byCluster[cluster]) == 0 {
@@ -257,21 +267,38 @@ func (s *Store) get(cluster logicalcluster.Name, name string) (*wsmv1alpha1.Work
 
 // list returns the WorkspaceMounts of one cluster, or of all for the empty
 // name, sorted by cluster, then name, and the resource version of the snapshot.
+// The slice is shared with other readers: it must not be modified.
 func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount, string) {
 	s.lock.RLock()
+	sorted, cached := s.sorted[cluster]
+	resourceVersion := s.resourceVersion
+	s.lock.RUnlock()
+	if cached {
+		return sorted, resourceVersion
+	}
+
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	if sorted, cached := s.sorted[cluster]; cached {
+		return sorted, s.resourceVersion
+	}
 	items := s.items
 	if cluster != "" {
 		items = s.byCluster[cluster]
 	}
-	snapshot := make([]*wsmv1alpha1.WorkspaceMount, 0, len(items))
+	sorted = make([]*wsmv1alpha1.WorkspaceMount, 0, len(items))
 	for _, wsm := range items {
-		snapshot = append(snapshot, wsm)
+		sorted = append(sorted, wsm)
 	}
-	resourceVersion := s.resourceVersion
-	s.lock.RUnlock()
+	sortByClusterAndName(sorted)
+	s.sorted[cluster] = sorted
+	return sorted, s.resourceVersion
+}
 
-	sortByClusterAndName(snapshot)
-	return snapshot, resourceVersion
+// invalidateSortedLocked forgets the sorted lists a change in cluster affects.
+func (s *Store) invalidateSortedLocked(cluster logicalcluster.Name) {
+	delete(s.sorted, cluster)
+	delete(s.sorted, allClusters)
 }
 
 // position is where an object sorts in a list: by cluster, then name.
