@@ -41,35 +41,34 @@ const (
 // panics on an index error, and a reference that cannot be parsed now is a
 // reason on the Workspace, not a crash. Such a Workspace is simply not indexed.
 func indexByMountKind(obj interface{}) ([]string, error) {
-	ws, ok := obj.(*tenancyv1alpha1.Workspace)
+	_, _, gvk, ok := validReference(obj)
 	if !ok {
 		return nil, nil
-	}
-	ref, err := mount.ReferenceOf(ws)
-	if err != nil {
-		return nil, nil //nolint:nilerr // not mounted, or invalidly: not indexed
-	}
-	gvk, err := ref.GroupVersionKind()
-	if err != nil {
-		return nil, nil //nolint:nilerr // unreachable after ReferenceOf validated it
 	}
 	return []string{kindKey(gvk)}, nil
 }
 
 func indexByMountObject(obj interface{}) ([]string, error) {
-	ws, ok := obj.(*tenancyv1alpha1.Workspace)
+	ws, ref, gvk, ok := validReference(obj)
 	if !ok {
 		return nil, nil
 	}
+	return []string{objectKey(logicalcluster.From(ws), gvk.Group, gvk.Kind, ref.Namespace, ref.Name)}, nil
+}
+
+// validReference returns the Workspace obj is, its mount reference and the
+// kind it names, if obj is a validly mounted Workspace.
+func validReference(obj interface{}) (*tenancyv1alpha1.Workspace, mount.Reference, schema.GroupVersionKind, bool) {
+	ws, ok := obj.(*tenancyv1alpha1.Workspace)
+	if !ok {
+		return nil, mount.Reference{}, schema.GroupVersionKind{}, false
+	}
 	ref, err := mount.ReferenceOf(ws)
 	if err != nil {
-		return nil, nil //nolint:nilerr // not mounted, or invalidly: not indexed
+		return nil, mount.Reference{}, schema.GroupVersionKind{}, false
 	}
 	gvk, err := ref.GroupVersionKind()
-	if err != nil {
-		return nil, nil //nolint:nilerr // unreachable after ReferenceOf validated it
-	}
-	return []string{objectKey(logicalcluster.From(ws), gvk.Group, gvk.Kind, ref.Namespace, ref.Name)}, nil
+	return ws, ref, gvk, err == nil
 }
 
 // kindKey is the queue 1 key of a kind: group/version/kind ("" group for the core group).
