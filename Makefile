@@ -47,7 +47,7 @@ test-unit: ## Unit tests, with the race detector.
 
 .PHONY: test-e2e
 test-e2e: $(KCP) $(WORKSPACEMOUNTS) ## End-to-end tests against a real kcp started by the tests.
-	$(GO) test -tags e2e -race -count=1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/...
+	$(GO) test -tags e2e -race -count=1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .golangci.yaml.
@@ -57,6 +57,10 @@ lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .gola
 .PHONY: bench-controller
 bench-controller: build ## Time until N mounted Workspaces reflect a flip, against kcp's in-tree controller.
 	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES)
+
+.PHONY: bench-virtual
+bench-virtual: build ## The virtual workspace with N mounted Workspaces: lists at * against kcp's, and watchers (in-tree controller off).
+	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES) --in-tree=false
 
 .PHONY: run
 run: build ## Start a local kcp, the plugin and a demo.
