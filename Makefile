@@ -47,7 +47,7 @@ test-unit: ## Unit tests, with the race detector.
 
 .PHONY: test-e2e
 test-e2e: $(KCP) $(WORKSPACEMOUNTS) ## End-to-end tests against a real kcp started by the tests.
-	$(GO) test -tags e2e -race -count=1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
+	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .golangci.yaml.
