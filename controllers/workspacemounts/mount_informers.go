@@ -29,6 +29,7 @@ import (
 
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
+	"github.com/kcp-dev/logicalcluster/v3"
 
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
@@ -77,7 +78,7 @@ func (m *mountInformers) sync(ctx context.Context, wanted map[string]restmapping
 		}
 		logger.V(2).Info("starting mount object informer", "resource", key)
 		informer := newMetadataInformer(m.client, resource)
-		_ = informer.SetTransform(StripManagedFields)
+		_ = informer.SetTransform(trimMountObject)
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj interface{}) { m.onEvent(resource, obj) },
 			UpdateFunc: func(_, obj interface{}) { m.onEvent(resource, obj) },
@@ -113,11 +114,15 @@ func newMetadataInformer(client kcpmetadata.ClusterInterface, resource restmappi
 	)
 }
 
-// StripManagedFields is an informer transform that drops managedFields, which
-// nothing here reads and which can be most of a small object's size.
-func StripManagedFields(obj interface{}) (interface{}, error) {
+// trimMountObject is the mount object informers' transform: events only say
+// which object to read again, so only its name, namespace and cluster matter.
+func trimMountObject(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)
+		accessor.SetLabels(nil)
+		accessor.SetOwnerReferences(nil)
+		accessor.SetFinalizers(nil)
+		accessor.SetAnnotations(map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(accessor).String()})
 	}
 	return obj, nil
 }

@@ -51,7 +51,6 @@ import (
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
-	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
@@ -78,11 +77,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 
 	// Workspaces are read by both parts; CRDs, bindings and schemas only by the controller.
-	transform := func(obj interface{}) (interface{}, error) {
-		obj, _ = workspacemounts.StripManagedFields(obj)
-		return restmapping.StripSchemas(obj)
-	}
-	kcpInformers := kcpinformers.NewSharedInformerFactoryWithOptions(kcpClient, 0, kcpinformers.WithTransform(transform))
+	kcpInformers := kcpinformers.NewSharedInformerFactoryWithOptions(kcpClient, 0, kcpinformers.WithTransform(trimForCache))
 	workspaceInformer := kcpInformers.Tenancy().V1alpha1().Workspaces().Informer()
 	metrics.Register()
 	metrics.RegisterMountCollector(workspaceInformer.GetStore())
@@ -105,7 +100,7 @@ func Run(ctx context.Context, o *Options) error {
 		if err != nil {
 			return err
 		}
-		apiExtensionsInformers := kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0, kcpapiextensionsinformers.WithTransform(transform))
+		apiExtensionsInformers := kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0, kcpapiextensionsinformers.WithTransform(trimForCache))
 		informers := workspacemounts.Informers{
 			Workspaces:         workspaceInformer,
 			CRDs:               apiExtensionsInformers.Apiextensions().V1().CustomResourceDefinitions().Informer(),

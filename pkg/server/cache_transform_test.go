@@ -1,0 +1,68 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+func TestTrimForCache(t *testing.T) {
+	t.Parallel()
+	mountRef := &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{APIVersion: "v1", Kind: "K", Name: "n"}}
+	ws := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "ws", UID: "uid", ResourceVersion: "7", Labels: map[string]string{"team": "a"},
+			Annotations: map[string]string{
+				"kcp.io/cluster": "c1", mount.LegacyAnnotationKey: "{}", mount.PhaseAnnotationKey: "Ready", mount.StatusAnnotationKey: "{}",
+				"tenancy.kcp.io/owner": `{"username":"someone","groups":["a","b"]}`,
+			},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+			Finalizers:    []string{"core.kcp.io/logicalcluster"},
+		},
+		Spec: tenancyv1alpha1.WorkspaceSpec{
+			Mount: mountRef, Cluster: "c2", URL: "https://x",
+			Type: &tenancyv1alpha1.WorkspaceTypeReference{Name: "universal", Path: "root"},
+		},
+		Status: tenancyv1alpha1.WorkspaceStatus{
+			Phase:      "Ready",
+			Conditions: conditionsv1alpha1.Conditions{{Type: "WorkspaceScheduled", Status: "True", Message: "a long message"}},
+		},
+	}
+	obj, err := trimForCache(ws)
+	require.NoError(t, err)
+	trimmed, ok := obj.(*tenancyv1alpha1.Workspace)
+	require.True(t, ok)
+	require.Equal(t, &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "ws", UID: "uid", ResourceVersion: "7", Labels: map[string]string{"team": "a"},
+			Annotations: map[string]string{
+				"kcp.io/cluster": "c1", mount.LegacyAnnotationKey: "{}", mount.PhaseAnnotationKey: "Ready", mount.StatusAnnotationKey: "{}",
+			},
+		},
+		Spec:   tenancyv1alpha1.WorkspaceSpec{Mount: mountRef, Cluster: "c2"},
+		Status: tenancyv1alpha1.WorkspaceStatus{Phase: "Ready"},
+	}, trimmed, "what the controller, the virtual workspace and the metrics read, nothing else")
+}
