@@ -1,0 +1,187 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+)
+
+// awaitInterval is how often convergence is checked.
+const awaitInterval = 100 * time.Millisecond
+
+// errNotConverged is returned when the timeout passed before every Workspace
+// showed a stage for each controller measured.
+var errNotConverged = errors.New("not every mounted Workspace converged within the timeout")
+
+// bench is one benchmark run against a started kcp and plugin.
+type bench struct {
+	opts     options
+	kcp      *kcpServer
+	plugin   *pluginProcess
+	clients  adminClients
+	shardCfg *rest.Config
+}
+
+// newBench builds the clients: kcp-admin for the set-up, the shard admin
+// (shard-base) for the watch across all clusters.
+func newBench(kcp *kcpServer, plugin *pluginProcess, opts options) (*bench, error) {
+	baseCfg, err := kcp.BaseConfig("base")
+	if err != nil {
+		return nil, err
+	}
+	shardCfg, err := kcp.BaseConfig("shard-base")
+	if err != nil {
+		return nil, err
+	}
+	c, err := newAdminClients(baseCfg)
+	if err != nil {
+		return nil, err
+	}
+	return &bench{opts: opts, kcp: kcp, plugin: plugin, clients: c, shardCfg: shardCfg}, nil
+}
+
+// run sets up the mounts, waits for the initial state, flips every mount
+// object and waits until both controllers show the flip everywhere. Then,
+// with --virtual, once the plugin shows the flip everywhere, it measures the
+// virtual workspace. The result, if not nil, holds what was measured even
+// when run fails.
+func (b *bench) run(ctx context.Context) (*result, error) {
+	res := &result{workspaces: b.opts.workspaces, clusters: b.opts.clusters, inTree: b.opts.inTree}
+	t, err := b.setUp(ctx, res)
+	if err != nil {
+		return nil, err
+	}
+	setUpDone := time.Now()
+	err = b.await(ctx, t, initialStage.name)
+	res.initial = t.convergence(setUpDone)
+	if err != nil {
+		res.missing = t.missing(10)
+		return res, err
+	}
+
+	t.begin(flippedStage)
+	t0 := time.Now()
+	logf("flipping %d mount objects to Ready", b.opts.workspaces)
+	err = forEach(ctx, "flipping", b.opts.workspaces, b.opts.concurrency, func(ctx context.Context, i int) error {
+		return b.clients.flipMount(ctx, t.layout, i)
+	})
+	res.flipsWritten = time.Since(t0)
+	if err != nil {
+		return res, err
+	}
+	err = b.await(ctx, t, flippedStage.name)
+	res.flip = t.convergence(t0)
+	res.memory, res.memoryErr = b.plugin.memory.sample()
+	res.loadAfterFlip = loadAverage()
+	b.countSyncErrors(res)
+	if err != nil {
+		res.missing = t.missing(10)
+	}
+	// The virtual workspace phase needs the plugin's flip only: it may run
+	// while the in-tree controller has not caught up.
+	if b.opts.virtual && t.pluginDone() && ctx.Err() == nil {
+		var virtualErr error
+		res.virtual, virtualErr = b.measureVirtual(ctx, t)
+		err = errors.Join(err, virtualErr)
+	}
+	return res, err
+}
+
+// setUp creates the clusters with the mount CRD, starts the watch and creates
+// the mount objects and the mounted Workspaces. It records the set-up time in res.
+func (b *bench) setUp(ctx context.Context, res *result) (*tracker, error) {
+	began := time.Now()
+	logf("creating %d workspaces with the %s CRD", b.opts.clusters, mountGVR.GroupResource())
+	l := layout{clusters: make([]logicalcluster.Name, b.opts.clusters), mounts: b.opts.workspaces}
+	err := forEach(ctx, "creating workspaces", b.opts.clusters, min(b.opts.concurrency, maxClusterConcurrency), func(ctx context.Context, i int) error {
+		cluster, err := b.clients.createCluster(ctx, fmt.Sprintf("bench-%d", i))
+		if err != nil {
+			return err
+		}
+		l.clusters[i] = cluster
+		return b.clients.installMountCRD(ctx, cluster)
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	t := newTracker(l, initialStage, b.opts.inTree)
+	if err := watchWorkspaces(ctx, b.shardCfg, t); err != nil {
+		return nil, fmt.Errorf("watching Workspaces: %w", err)
+	}
+
+	logf("creating %d mount objects and mounted Workspaces", b.opts.workspaces)
+	mountsBegan := time.Now()
+	err = forEach(ctx, "creating mounts", b.opts.workspaces, b.opts.concurrency, func(ctx context.Context, i int) error {
+		return b.clients.createMount(ctx, l, i)
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.setup, res.mountsSetup = time.Since(began), time.Since(mountsBegan)
+	logf("set-up took %s", res.setup.Round(time.Millisecond))
+	return t, nil
+}
+
+// countSyncErrors counts the failed syncs both controllers logged so far.
+func (b *bench) countSyncErrors(res *result) {
+	var pluginErr, inTreeErr error
+	res.pluginErrors, pluginErr = countSyncErrors(b.plugin.logPath, pluginSyncError)
+	if b.opts.inTree {
+		res.inTreeErrors, inTreeErr = countSyncErrors(b.kcp.logPath(), inTreeSyncError)
+	}
+	res.syncErrorsErr = errors.Join(pluginErr, inTreeErr)
+}
+
+// await waits until every Workspace shows the tracker's stage for both
+// controllers (the plugin alone with --in-tree=false), for at most the timeout. It returns errNotConverged on timeout,
+// and another error if ctx is done or kcp or the plugin exited.
+func (b *bench) await(ctx context.Context, t *tracker, label string) error {
+	logf("waiting for the %s", label)
+	defer every(progressInterval, func() {
+		plugin, inTree := t.progress()
+		if t.withInTree {
+			logf("%s: plugin %d/%d, in-tree %d/%d", label, plugin, t.layout.mounts, inTree, t.layout.mounts)
+		} else {
+			logf("%s: plugin %d/%d", label, plugin, t.layout.mounts)
+		}
+	})()
+	ticker := time.NewTicker(awaitInterval)
+	defer ticker.Stop()
+	timeout := time.NewTimer(b.opts.timeout)
+	defer timeout.Stop()
+	for !t.done() {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-timeout.C:
+			return errNotConverged
+		case <-ticker.C:
+		}
+		if err := errors.Join(b.kcp.CheckRunning(), b.plugin.checkRunning()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command controller benchmarks the workspacemounts plugin, in one run
+// against one real kcp: it mounts N Workspaces, flips all their mount objects
+// from Connecting to Ready at once, and measures how long the plugin's
+// controller (and, unless --in-tree=false, kcp's in-tree mounts controller)
+// takes until every Workspace shows the flip. Then it measures the plugin's
+// virtual workspace: how fast it lists the N WorkspaceMounts across all
+// clusters, against listing the Workspaces from kcp directly, and how fast a
+// change reaches many watchers. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/workspacemounts/workspacemounts/test/framework"
+)
+
+// options are the command line flags.
+type options struct {
+	workspaces  int
+	clusters    int
+	concurrency int
+	timeout     time.Duration
+	plugin      string
+	pluginArgs  []string
+	kcpLog      string
+	pluginLog   string
+
+	// inTree runs kcp's in-tree mounts controller and measures it too.
+	inTree bool
+	// virtual runs the virtual workspace phase after the flip.
+	virtual bool
+	// listIterations is how often each list is timed, after listWarmUps.
+	listIterations int
+	// watchers is the number of concurrent watches the virtual workspace phase opens.
+	watchers int
+}
+
+func main() {
+	os.Exit(mainWithCode())
+}
+
+// mainWithCode runs the benchmark and returns the exit code, so that deferred
+// clean-up runs before the process exits.
+func mainWithCode() int {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		return 1
+	}
+	return 0
+}
+
+// parseFlags parses and validates the command line.
+func parseFlags(args []string) (options, error) {
+	var opts options
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.IntVar(&opts.workspaces, "workspaces", 1000, "Number of mounted Workspaces (and of mount objects).")
+	fs.IntVar(&opts.clusters, "clusters", 0, "Number of workspaces under root that hold the mount objects and mounted Workspaces. Default: workspaces/100, at least 1, at most 100.")
+	fs.IntVar(&opts.concurrency, "concurrency", 32, "Number of concurrent requests while setting up and flipping.")
+	fs.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "How long to wait for each convergence (initial state, then flip) before reporting what is missing.")
+	fs.StringVar(&opts.plugin, "plugin", "", "The workspacemounts binary. Default: <repo root>/bin/workspacemounts (make build).")
+	fs.Func("plugin-args", "Extra arguments for `workspacemounts start`, separated by spaces, e.g. \"--workspace-workers=20\".", func(value string) error {
+		opts.pluginArgs = append(opts.pluginArgs, strings.Fields(value)...)
+		return nil
+	})
+	fs.StringVar(&opts.kcpLog, "kcp-log", "", "Write kcp's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
+	fs.StringVar(&opts.pluginLog, "plugin-log", "", "Write the plugin's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
+	fs.BoolVar(&opts.inTree, "in-tree", true, "Start kcp with --feature-gates=WorkspaceMounts=true and measure its in-tree mounts controller too. "+
+		"false leaves it off: the plugin alone writes the Workspaces, and nothing waits for the slow in-tree controller.")
+	fs.BoolVar(&opts.virtual, "virtual", true, "After the flip, measure the virtual workspace: lists across all clusters and watchers.")
+	fs.IntVar(&opts.listIterations, "list-iterations", 50, "How often each list across all clusters is timed, after 3 warm-ups.")
+	fs.IntVar(&opts.watchers, "watchers", 100, "Number of concurrent watches of the virtual workspace across all clusters.")
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if opts.workspaces < 1 || opts.concurrency < 1 || opts.clusters < 0 || opts.timeout <= 0 || opts.listIterations < 1 || opts.watchers < 1 {
+		return options{}, errors.New("--workspaces, --concurrency, --timeout, --list-iterations and --watchers must be positive, --clusters must not be negative")
+	}
+	for _, arg := range opts.pluginArgs {
+		for _, flag := range servingFlags {
+			if arg == flag || strings.HasPrefix(arg, flag+"=") {
+				return options{}, fmt.Errorf("--plugin-args must not set %s: the benchmark picks free ports and a temporary --cert-dir", flag)
+			}
+		}
+	}
+	if opts.clusters == 0 {
+		opts.clusters = min(max(opts.workspaces/100, 1), 100)
+	}
+	if opts.plugin == "" {
+		root, err := framework.RepoRoot()
+		if err != nil {
+			return options{}, fmt.Errorf("finding the plugin binary (set --plugin to skip this): %w", err)
+		}
+		opts.plugin = filepath.Join(root, "bin", "workspacemounts")
+	}
+	return opts, nil
+}
+
+// run starts kcp and the plugin, sets up the mounts, flips them and prints
+// the results to out. It stops both processes and removes its temporary
+// directory before it returns, also when ctx is cancelled.
+func run(ctx context.Context, opts options, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "workspacemounts-bench-")
+	if err != nil {
+		return err
+	}
+	defer warnOnError(func() error { return os.RemoveAll(dir) })
+
+	loadBefore := loadAverage()
+	logf("starting kcp (root directory %s)", filepath.Join(dir, "kcp"))
+	kcp, err := startKCP(ctx, opts.kcpLog, filepath.Join(dir, "kcp"), opts.inTree)
+	if err != nil {
+		return err
+	}
+	defer warnOnError(kcp.stop)
+	logf("kcp at %s ready after %s", kcp.BaseURL, kcp.ReadyAfter.Round(time.Millisecond))
+
+	pluginLog := opts.pluginLog
+	if pluginLog == "" {
+		pluginLog = filepath.Join(dir, "workspacemounts.log")
+	}
+	version := pluginVersion(ctx, opts.plugin)
+	plugin, err := startPlugin(ctx, pluginConfig{binary: opts.plugin, extraArgs: opts.pluginArgs, kubeconfig: kcp.KubeconfigPath, logPath: pluginLog, workDir: dir})
+	if err != nil {
+		return err
+	}
+	defer warnOnError(plugin.stop)
+	logf("plugin %s (version %s) started (pid %d), logging to %s, virtual workspace at %s, metrics at %s",
+		opts.plugin, version, plugin.pid(), pluginLog, plugin.virtualWorkspaceURL, plugin.metricsURL)
+
+	b, err := newBench(kcp, plugin, opts)
+	if err != nil {
+		return err
+	}
+	res, err := b.run(ctx)
+	if res != nil {
+		res.pluginVersion, res.pluginArgs = version, opts.pluginArgs
+		res.loadBefore, res.loadAfter = loadBefore, loadAverage()
+		res.print(out)
+	}
+	if err != nil && ctx.Err() == nil {
+		plugin.printLogTail(os.Stderr, 20)
+		fmt.Fprintf(os.Stderr, "last lines of kcp's log:\n%s\n", kcp.LogTail(20))
+	}
+	return err
+}
+
+// warnOnError runs a clean-up step and reports its error as a warning: it
+// does not change what was measured. (kcp v0.28.1, for one, stops its
+// embedded etcd before its API server and then hangs until it is killed.)
+func warnOnError(cleanUp func() error) {
+	if err := cleanUp(); err != nil {
+		logf("warning: %v", err)
+	}
+}
+
+// logf prints a progress line with a timestamp to stderr.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages of the machine, or
+// "unknown".
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	var one, five, fifteen string
+	if _, err := fmt.Sscan(string(data), &one, &five, &fifteen); err != nil {
+		return "unknown"
+	}
+	return one + " " + five + " " + fifteen
+}

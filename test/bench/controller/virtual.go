@@ -1,0 +1,396 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/clients"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+const (
+	// listWarmUps is the number of untimed lists before the timed ones of each kind.
+	listWarmUps = 3
+	// vwReadyTimeout bounds how long the virtual workspace may take to serve
+	// every benchmark mount as Ready after the plugin's annotations showed it.
+	vwReadyTimeout = 2 * time.Minute
+
+	// workspaceMountsAtWildcard is the WorkspaceMounts of every cluster, below
+	// the virtual workspace's URL.
+	workspaceMountsAtWildcard = "/services/workspacemounts/clusters/*/apis/workspacemounts.io/v1alpha1/workspacemounts"
+
+	acceptJSON = "application/json"
+	// acceptTable is what kubectl get asks for.
+	acceptTable = "application/json;as=Table;v=v1;g=meta.k8s.io"
+)
+
+// virtualResult is what the virtual workspace phase measured.
+type virtualResult struct {
+	workspaces int
+	lists      []listStats
+	watch      *watchResult
+	// memory is the plugin's after the phase.
+	memory    memory
+	memoryErr error
+}
+
+// listCase is one list across all clusters that is timed.
+type listCase struct {
+	name   string
+	client *http.Client
+	url    string
+	accept string
+	// gzip asks for a compressed response, as client-go and kubectl do by
+	// default; the API servers compress bodies above 128 KiB.
+	gzip bool
+	// proto is the protocol the client must speak, http2 or http1.
+	proto string
+}
+
+// listedObject is the little of a listed object (or of a Table row's object,
+// or of a watch event's object) that the benchmark reads.
+type listedObject struct {
+	Metadata struct {
+		Name        string `json:"name"`
+		Annotations struct {
+			// Cluster is the logical cluster of the object (logicalcluster.AnnotationKey).
+			Cluster string `json:"kcp.io/cluster"`
+		} `json:"annotations"`
+	} `json:"metadata"`
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+// objectList is the little of a list, or of a meta.k8s.io Table (whose rows
+// carry the objects' metadata), that the benchmark reads.
+type objectList struct {
+	Metadata struct {
+		ResourceVersion string `json:"resourceVersion"`
+	} `json:"metadata"`
+	Items []listedObject `json:"items"`
+	Rows  []struct {
+		Object listedObject `json:"object"`
+	} `json:"rows"`
+}
+
+// listResponse is one list's response and timings, all from the request.
+type listResponse struct {
+	// items are all the objects listed; benchItems those of this benchmark,
+	// of which ready are in phase Ready.
+	items, benchItems, ready int
+	resourceVersion          string
+	// bytes is the size of the (uncompressed) body, wire its size as sent.
+	bytes, wire     int64
+	encoding, proto string
+	// headers is when the response headers arrived, body when the body was
+	// read, total when it was decoded too; decode is total-body.
+	headers, body, total, decode time.Duration
+}
+
+// listStats are the timings of the timed lists of one listCase, each sorted
+// once all are recorded.
+type listStats struct {
+	name string
+	// last is the last response.
+	last                         listResponse
+	headers, body, total, decode []time.Duration
+}
+
+// measureVirtual lists the WorkspaceMounts across all clusters from the
+// plugin's virtual workspace, and the Workspaces from kcp directly, then
+// times how long one change takes to reach --watchers watches of the virtual
+// workspace. t must show the flip for the plugin.
+func (b *bench) measureVirtual(ctx context.Context, t *tracker) (*virtualResult, error) {
+	res := &virtualResult{workspaces: b.opts.workspaces}
+	defer func() { res.memory, res.memoryErr = b.plugin.memory.sample() }()
+
+	vwCfg, err := b.virtualWorkspaceConfig()
+	if err != nil {
+		return nil, err
+	}
+	vwClient, err := newHTTPClient(vwCfg, http2)
+	if err != nil {
+		return nil, err
+	}
+	defer vwClient.CloseIdleConnections()
+	vwHTTP1Client, err := newHTTPClient(vwCfg, http1)
+	if err != nil {
+		return nil, err
+	}
+	defer vwHTTP1Client.CloseIdleConnections()
+	kcpClient, err := newHTTPClient(b.shardCfg, http2)
+	if err != nil {
+		return nil, err
+	}
+	defer kcpClient.CloseIdleConnections()
+	identity, err := clients.TenancyIdentity(ctx, b.shardCfg)
+	if err != nil {
+		return nil, err
+	}
+
+	vwURL := b.plugin.virtualWorkspaceURL + workspaceMountsAtWildcard
+	workspacesURL := b.kcp.BaseURL + logicalcluster.Wildcard.RequestPath() + "/apis/" +
+		tenancyv1alpha1.SchemeGroupVersion.String() + "/workspaces:" + identity
+	l := t.layout
+	vwList := listCase{name: "virtual workspace", client: vwClient, url: vwURL, accept: acceptJSON, proto: http2}
+	if err := awaitVirtualWorkspace(ctx, vwList, l); err != nil {
+		return nil, err
+	}
+
+	cases := []listCase{
+		{name: "virtual workspace (JSON)", client: vwClient, url: vwURL, accept: acceptJSON, proto: http2},
+		{name: "virtual workspace (JSON, gzip)", client: vwClient, url: vwURL, accept: acceptJSON, gzip: true, proto: http2},
+		{name: "virtual workspace (JSON, HTTP/1.1)", client: vwHTTP1Client, url: vwURL, accept: acceptJSON, proto: http1},
+		{name: "virtual workspace (Table)", client: vwClient, url: vwURL, accept: acceptTable, proto: http2},
+		{name: "virtual workspace (Table, gzip)", client: vwClient, url: vwURL, accept: acceptTable, gzip: true, proto: http2},
+		{name: "kcp Workspaces (direct)", client: kcpClient, url: workspacesURL, accept: acceptJSON, proto: http2},
+		{name: "kcp Workspaces (direct, gzip)", client: kcpClient, url: workspacesURL, accept: acceptJSON, gzip: true, proto: http2},
+	}
+	if res.lists, err = measureLists(ctx, cases, l, b.opts.listIterations); err != nil {
+		return res, err
+	}
+
+	res.watch, err = b.measureWatchers(ctx, t, vwCfg, vwList)
+	return res, err
+}
+
+// virtualWorkspaceConfig is how to reach the plugin's virtual workspace:
+// its self-signed certificate as the CA, and kcp-admin's bearer token (the
+// user of the root context of kcp's admin.kubeconfig), which kcp reviews.
+func (b *bench) virtualWorkspaceConfig() (*rest.Config, error) {
+	admin, err := b.kcp.Config("root")
+	if err != nil {
+		return nil, err
+	}
+	if admin.BearerToken == "" {
+		return nil, fmt.Errorf("the root context of %s has no bearer token", b.kcp.KubeconfigPath)
+	}
+	return &rest.Config{
+		Host:            b.plugin.virtualWorkspaceURL,
+		BearerToken:     admin.BearerToken,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: b.plugin.caFile},
+	}, nil
+}
+
+// The protocols of the clients, as http.Response.Proto names them.
+const (
+	http2 = "HTTP/2.0"
+	http1 = "HTTP/1.1"
+)
+
+// newHTTPClient returns a plain net/http client with its own connections,
+// with cfg's TLS configuration and bearer token, speaking proto (http2 or
+// http1). It leaves compression to the caller: it neither asks for gzip nor
+// decompresses.
+func newHTTPClient(cfg *rest.Config, proto string) (*http.Client, error) {
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &http.Transport{
+		TLSClientConfig:   tlsConfig,
+		ForceAttemptHTTP2: proto == http2,
+		// Else the transport asks for gzip itself and hides what came over the wire.
+		DisableCompression: true,
+	}
+	if proto != http2 {
+		t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // no HTTP/2
+	}
+	var rt http.RoundTripper = t
+	if cfg.BearerToken != "" {
+		rt = transport.NewBearerAuthRoundTripper(cfg.BearerToken, rt)
+	}
+	return &http.Client{Transport: rt}, nil
+}
+
+// awaitVirtualWorkspace waits until the virtual workspace, whose cache may
+// lag a little behind the benchmark's Workspace informer, serves every
+// benchmark mount in phase Ready.
+func awaitVirtualWorkspace(ctx context.Context, c listCase, l layout) error {
+	logf("waiting for the virtual workspace to serve the %d WorkspaceMounts as Ready", l.mounts)
+	deadline := time.Now().Add(vwReadyTimeout)
+	for {
+		r, err := c.fetch(ctx, l, 0)
+		if err == nil && r.ready == l.mounts {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("%d of the %d benchmark WorkspaceMounts, %d Ready", r.benchItems, l.mounts, r.ready)
+			}
+			return fmt.Errorf("the virtual workspace did not serve every benchmark WorkspaceMount as Ready within %s: %w", vwReadyTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// measureLists times iterations lists of each case after listWarmUps
+// untimed rounds, one list after the other. The cases take turns, so that
+// they share the ups and downs of the machine's load. Each list must hold
+// every mounted Workspace of the benchmark.
+func measureLists(ctx context.Context, cases []listCase, l layout, iterations int) ([]listStats, error) {
+	logf("timing %d lists across all clusters of each of %d kinds, taking turns", iterations, len(cases))
+	var round atomic.Int64
+	defer every(progressInterval, func() {
+		logf("timing lists: round %d of %d", round.Load(), listWarmUps+iterations)
+	})()
+	stats := make([]listStats, len(cases))
+	sizeHints := make([]int64, len(cases))
+	for i := range listWarmUps + iterations {
+		round.Store(int64(i + 1))
+		for j, c := range cases {
+			r, err := c.fetch(ctx, l, sizeHints[j])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+			if r.proto != c.proto {
+				return nil, fmt.Errorf("%s: spoke %s, not %s", c.name, r.proto, c.proto)
+			}
+			if r.benchItems != l.mounts {
+				return nil, fmt.Errorf("%s: %d of the %d benchmark mounts listed (%d items)", c.name, r.benchItems, l.mounts, r.items)
+			}
+			sizeHints[j] = r.bytes
+			if i >= listWarmUps {
+				stats[j].add(r)
+			}
+		}
+	}
+	for j := range stats {
+		stats[j].name = cases[j].name
+		for _, durations := range [][]time.Duration{stats[j].headers, stats[j].body, stats[j].total, stats[j].decode} {
+			slices.Sort(durations)
+		}
+	}
+	return stats, nil
+}
+
+// add records a timed list.
+func (s *listStats) add(r listResponse) {
+	s.last = r
+	s.headers = append(s.headers, r.headers)
+	s.body = append(s.body, r.body)
+	s.total = append(s.total, r.total)
+	s.decode = append(s.decode, r.decode)
+}
+
+// fetch lists once: it reads the whole body (gunzipping it if compressed),
+// decodes it into an objectList and counts the benchmark's mounts in it.
+// sizeHint is the expected body size, to read it without growing a buffer.
+func (c listCase) fetch(ctx context.Context, l layout, sizeHint int64) (listResponse, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, http.NoBody)
+	if err != nil {
+		return listResponse{}, err
+	}
+	req.Header.Set("Accept", c.accept)
+	if c.gzip {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	began := time.Now()
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return listResponse{}, err
+	}
+	defer resp.Body.Close()
+	r := listResponse{headers: time.Since(began), encoding: resp.Header.Get("Content-Encoding"), proto: resp.Proto}
+	if resp.StatusCode != http.StatusOK {
+		message, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return listResponse{}, fmt.Errorf("GET %s: %s: %s", c.url, resp.Status, bytes.TrimSpace(message))
+	}
+
+	wire := &countingReader{reader: resp.Body}
+	var body io.Reader = wire
+	if r.encoding == "gzip" {
+		gz, err := gzip.NewReader(wire)
+		if err != nil {
+			return listResponse{}, fmt.Errorf("GET %s: %w", c.url, err)
+		}
+		body = gz
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(sizeHint) + bytes.MinRead)
+	if _, err := buf.ReadFrom(body); err != nil {
+		return listResponse{}, fmt.Errorf("GET %s: reading the body: %w", c.url, err)
+	}
+	r.body, r.bytes, r.wire = time.Since(began), int64(buf.Len()), wire.count
+
+	var list objectList
+	if err := json.Unmarshal(buf.Bytes(), &list); err != nil {
+		return listResponse{}, fmt.Errorf("GET %s: decoding: %w", c.url, err)
+	}
+	objects := list.Items
+	for _, row := range list.Rows {
+		objects = append(objects, row.Object)
+	}
+	r.items, r.resourceVersion = len(objects), list.Metadata.ResourceVersion
+	r.benchItems, r.ready = l.count(objects)
+	r.total = time.Since(began)
+	r.decode = r.total - r.body
+	return r, nil
+}
+
+// count returns how many of objects are the benchmark's mounted Workspaces
+// (or their WorkspaceMounts), each counted once, and how many of those are
+// in phase Ready.
+func (l layout) count(objects []listedObject) (bench, ready int) {
+	seen := make([]bool, l.mounts)
+	for _, o := range objects {
+		i, ok := mountIndex(o.Metadata.Name)
+		if !ok || i >= l.mounts || seen[i] || o.Metadata.Annotations.Cluster != l.cluster(i).String() {
+			continue
+		}
+		seen[i] = true
+		bench++
+		if o.Status.Phase == string(mount.PhaseReady) {
+			ready++
+		}
+	}
+	return bench, ready
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	reader io.Reader
+	count  int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.reader.Read(p)
+	r.count += int64(n)
+	return n, err
+}
