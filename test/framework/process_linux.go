@@ -18,9 +18,9 @@ package framework
 
 import "syscall"
 
-// sysProcAttr puts kcp into its own process group, so that Stop can signal
-// everything it started, and makes Linux send it SIGTERM when the test process
-// dies without calling Stop.
-func sysProcAttr() *syscall.SysProcAttr {
+// ChildProcessAttributes puts a child process (kcp, the plugin) into its own
+// process group, so that its starter can signal everything it started, and
+// makes Linux send it SIGTERM when the starter dies without stopping it.
+func ChildProcessAttributes() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }

@@ -20,8 +20,8 @@ package framework
 
 import "syscall"
 
-// sysProcAttr puts kcp into its own process group, so that Stop can signal
-// everything it started.
-func sysProcAttr() *syscall.SysProcAttr {
+// ChildProcessAttributes puts a child process (kcp, the plugin) into its own
+// process group, so that its starter can signal everything it started.
+func ChildProcessAttributes() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -181,7 +181,7 @@ func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 	s.cmd.Dir = s.RootDir
 	s.cmd.Stdout = io.MultiWriter(logWriter, s.tail)
 	s.cmd.Stderr = s.cmd.Stdout
-	s.cmd.SysProcAttr = sysProcAttr()
+	s.cmd.SysProcAttr = ChildProcessAttributes()
 
 	began := time.Now()
 	if err := s.cmd.Start(); err != nil {

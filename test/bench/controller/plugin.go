@@ -112,7 +112,7 @@ func startPlugin(ctx context.Context, cfg pluginConfig) (*pluginProcess, error) 
 	cmd := exec.CommandContext(context.Background(), cfg.binary, args...) //nolint:gosec // G204: the binary and its extra arguments are the caller's choice.
 	cmd.Dir = cfg.workDir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = framework.ChildProcessAttributes()
 	if err := cmd.Start(); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting %s: %w", cfg.binary, err), logFile.Close())
 	}
