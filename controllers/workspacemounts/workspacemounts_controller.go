@@ -332,8 +332,6 @@ func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
 // cheap cache reads, and workers for queue 2. The informers must have synced.
 func (c *Controller) Start(ctx context.Context, workspaceWorkers int) {
 	defer utilruntime.HandleCrash()
-	defer c.mountsQueue.ShutDown()
-	defer c.workspacesQueue.ShutDown()
 
 	logger := logging.WithReconciler(klog.FromContext(ctx), ControllerName)
 	ctx = klog.NewContext(ctx, logger)
@@ -356,6 +354,7 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) {
 		run(c.workspacesQueue, WorkspacesQueueName, metrics.QueueWorkspaces, c.processWorkspace)
 	}
 	<-ctx.Done()
+	// Shutting the queues down ends the workers' Get; each finishes its item first.
 	c.mountsQueue.ShutDown()
 	c.workspacesQueue.ShutDown()
 	workers.Wait()
