@@ -21,6 +21,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -121,6 +122,16 @@ func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 
 // List implements rest.Lister: selectors, then paging (limit and continue)
 // over the objects sorted by cluster and name.
+//
+// A page is filled as kube-apiserver fills one from etcd: objects are
+// looked at in order from the continue position on, and the page ends as
+// soon as it holds limit objects, so that a page at * asks about the
+// visibility of the clusters on it and not of every cluster of the shard.
+// Continue is set when objects are left after the page, matching or not:
+// the next page may come out empty. RemainingItemCount is exact where it
+// costs nothing, for one cluster without selectors (every object left
+// matches); wherever something filters (selectors, or visibility at *), it
+// is not set, as kube-apiserver does for a list with a selector.
 func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
 	target, err := r.readable(ctx)
 	if err != nil {
@@ -130,29 +141,40 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	if err != nil {
 		return nil, err
 	}
-	matches := r.filter(ctx, target, options, 0)
+	matches, filtering := selectorPredicate(target, options)
+	var visibility *clusterVisibility
+	if target.Wildcard {
+		visibility = newClusterVisibility(ctx, r.visible)
+		filtering = true
+	}
 	items, resourceVersion := r.store.list(target.Cluster)
 
-	size := len(items)
+	start := 0
+	if continuing {
+		start = sort.Search(len(items), func(i int) bool { return positionOf(items[i]).after(after) })
+	}
+	size := len(items) - start
 	if options.Limit > 0 && options.Limit < int64(size) {
 		size = int(options.Limit)
 	}
 	list := &wsmv1alpha1.WorkspaceMountList{Items: make([]wsmv1alpha1.WorkspaceMount, 0, size)}
 	list.ResourceVersion = resourceVersion
-	var remaining int64
-	for _, wsm := range items {
-		if continuing && !positionOf(wsm).after(after) || !matches(wsm) {
-			continue
-		}
+	next := start // the first object not looked at
+	for ; next < len(items); next++ {
 		if options.Limit > 0 && int64(len(list.Items)) == options.Limit {
-			remaining++
+			break
+		}
+		wsm := items[next]
+		if !matches(wsm) || visibility != nil && !visibility.visible(logicalcluster.From(wsm)) {
 			continue
 		}
 		list.Items = append(list.Items, *wsm)
 	}
-	if remaining > 0 {
+	if left := int64(len(items) - next); left > 0 {
 		list.Continue = encodeContinue(positionOf(&list.Items[len(list.Items)-1]))
-		list.RemainingItemCount = &remaining
+		if !filtering {
+			list.RemainingItemCount = &left
+		}
 	}
 	return list, nil
 }
@@ -174,7 +196,12 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", options.ResourceVersion))
 		}
 	}
-	w, err := r.store.watch(initial, since, newWatcher(r.store, r.filter(ctx, target, options, visibilityTTL), sendInitialEvents, options.AllowWatchBookmarks))
+	matches, _ := selectorPredicate(target, options)
+	visible := newVisibilityMemo(ctx, r.visible, visibilityTTL)
+	filter := func(wsm *wsmv1alpha1.WorkspaceMount) bool {
+		return matches(wsm) && (!target.Wildcard || visible.get(logicalcluster.From(wsm)))
+	}
+	w, err := r.store.watch(initial, since, newWatcher(r.store, filter, sendInitialEvents, options.AllowWatchBookmarks))
 	if errors.Is(err, errResourceVersionTooOld) {
 		return nil, apierrors.NewResourceExpired(err.Error())
 	}
@@ -204,10 +231,10 @@ func (r *REST) readable(ctx context.Context) (clusterpath.Target, error) {
 	return target, nil
 }
 
-// filter returns the predicate of a list or watch: the target cluster, the
-// label and field selectors, and, at *, what the user may see. Visibility
-// answers are remembered for ttl (0: for the lifetime of the predicate).
-func (r *REST) filter(ctx context.Context, target clusterpath.Target, options *metainternalversion.ListOptions, ttl time.Duration) func(*wsmv1alpha1.WorkspaceMount) bool {
+// selectorPredicate returns what a list or watch matches besides
+// visibility: the target cluster (one, or all at *), and the label and field
+// selectors; and whether the selectors filter anything out.
+func selectorPredicate(target clusterpath.Target, options *metainternalversion.ListOptions) (matches func(*wsmv1alpha1.WorkspaceMount) bool, selecting bool) {
 	labelSelector, fieldSelector := labels.Everything(), fields.Everything()
 	if options != nil && options.LabelSelector != nil {
 		labelSelector = options.LabelSelector
@@ -215,20 +242,16 @@ func (r *REST) filter(ctx context.Context, target clusterpath.Target, options *m
 	if options != nil && options.FieldSelector != nil {
 		fieldSelector = options.FieldSelector
 	}
-	visible := newVisibilityMemo(ctx, r.visible, ttl)
-	return func(wsm *wsmv1alpha1.WorkspaceMount) bool {
-		cluster := logicalcluster.From(wsm)
-		if !target.Wildcard && cluster != target.Cluster {
+	matches = func(wsm *wsmv1alpha1.WorkspaceMount) bool {
+		if !target.Wildcard && logicalcluster.From(wsm) != target.Cluster {
 			return false
 		}
 		if !labelSelector.Empty() && !labelSelector.Matches(labels.Set(wsm.Labels)) {
 			return false
 		}
-		if !fieldSelector.Empty() && !fieldSelector.Matches(fieldSet(wsm)) {
-			return false
-		}
-		return !target.Wildcard || visible.get(cluster)
+		return fieldSelector.Empty() || fieldSelector.Matches(fieldSet(wsm))
 	}
+	return matches, !labelSelector.Empty() || !fieldSelector.Empty()
 }
 
 // fieldSet is what field selectors match on.
@@ -240,10 +263,41 @@ func fieldSet(wsm *wsmv1alpha1.WorkspaceMount) fields.Set {
 	}
 }
 
-// visibilityMemo remembers VisibilityFunc answers per cluster. An error is
-// "not visible": a user never sees a cluster kcp did not allow.
-type visibilityMemo struct {
+// clusterVisibility is what one list or watch at * knows of the clusters
+// its user may see: an answer of VisibilityFunc per cluster, asked the first
+// time the cluster comes up and kept until replaced or forgotten. An error is
+// "not visible": a user never sees a cluster kcp did not allow. It belongs
+// to one goroutine (the list's, or the watcher's): it has no lock.
+type clusterVisibility struct {
 	ctx     context.Context //nolint:containedctx // the request's, for as long as its list or watch runs
+	ask     VisibilityFunc
+	answers map[logicalcluster.Name]bool
+}
+
+func newClusterVisibility(ctx context.Context, ask VisibilityFunc) *clusterVisibility {
+	return &clusterVisibility{ctx: ctx, ask: ask, answers: map[logicalcluster.Name]bool{}}
+}
+
+// visible returns the kept answer for cluster, asking for one if there is none.
+func (v *clusterVisibility) visible(cluster logicalcluster.Name) bool {
+	if answer, known := v.answers[cluster]; known {
+		return answer
+	}
+	answer := v.askNow(cluster)
+	v.answers[cluster] = answer
+	return answer
+}
+
+// askNow asks VisibilityFunc about cluster, without keeping the answer.
+func (v *clusterVisibility) askNow(cluster logicalcluster.Name) bool {
+	visible, err := v.ask(v.ctx, cluster)
+	return visible && err == nil
+}
+
+// visibilityMemo remembers VisibilityFunc answers per cluster for a watch,
+// for ttl. An error is "not visible".
+type visibilityMemo struct {
+	ctx     context.Context //nolint:containedctx // the request's, for as long as its watch runs
 	visible VisibilityFunc
 	ttl     time.Duration
 
@@ -263,7 +317,7 @@ func newVisibilityMemo(ctx context.Context, visible VisibilityFunc, ttl time.Dur
 func (m *visibilityMemo) get(cluster logicalcluster.Name) bool {
 	m.lock.Lock()
 	defer m.lock.Unlock()
-	if answer, found := m.answers[cluster]; found && (m.ttl == 0 || time.Since(answer.at) < m.ttl) {
+	if answer, found := m.answers[cluster]; found && time.Since(answer.at) < m.ttl {
 		return answer.visible
 	}
 	visible, err := m.visible(m.ctx, cluster)

@@ -334,12 +334,18 @@ func TestListPaging(t *testing.T) {
 		target string
 		field  fields.Selector
 		want   []string
+		// exactRemaining: nothing filters, RemainingItemCount is set.
+		exactRemaining bool
 	}{
 		{name: "all clusters", target: "*", want: all},
-		{name: "one cluster", target: "c1", want: filterNames(all, func(n string) bool { return n[:2] == "c1" })},
+		{name: "one cluster", target: "c1", want: filterNames(all, func(n string) bool { return n[:2] == "c1" }), exactRemaining: true},
 		{
 			name: "with a field selector", target: "*", field: fields.OneTermEqualSelector("status.phase", "Connecting"),
 			want: []string{"c0/ws-00", "c0/ws-12", "c0/ws-24", "c1/ws-04", "c1/ws-16", "c2/ws-08", "c2/ws-20"},
+		},
+		{
+			name: "one cluster with a field selector", target: "c0", field: fields.OneTermEqualSelector("status.phase", "Ready"),
+			want: []string{"c0/ws-03", "c0/ws-06", "c0/ws-09", "c0/ws-15", "c0/ws-18", "c0/ws-21"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,16 +356,20 @@ func TestListPaging(t *testing.T) {
 				require.Less(t, page, 10, "too many pages")
 				result := list(t, r, tc.target, options)
 				got = append(got, names(result)...)
-				remaining := len(tc.want) - len(got)
-				if remaining == 0 {
-					require.Empty(t, result.Continue, "the last page has no continue token")
-					require.Nil(t, result.RemainingItemCount)
+				require.LessOrEqual(t, len(result.Items), 7)
+				switch {
+				case result.Continue == "":
+					require.Nil(t, result.RemainingItemCount, "the last page has no remaining item count")
+				case tc.exactRemaining:
+					require.NotNil(t, result.RemainingItemCount)
+					require.Equal(t, int64(len(tc.want)-len(got)), *result.RemainingItemCount)
+				default:
+					require.Nil(t, result.RemainingItemCount, "a filtered list does not count what is left")
+				}
+				if result.Continue == "" {
 					break
 				}
-				require.Len(t, result.Items, 7)
-				require.NotEmpty(t, result.Continue)
-				require.NotNil(t, result.RemainingItemCount)
-				require.Equal(t, int64(remaining), *result.RemainingItemCount)
+				require.Len(t, result.Items, 7, "a page with a continue token is full")
 				options.Continue = result.Continue
 			}
 			require.Equal(t, tc.want, got, "every object exactly once, in order")
@@ -509,16 +519,81 @@ func TestListVisibility(t *testing.T) {
 	v.reset()
 	page := list(t, r, "*", &metainternalversion.ListOptions{Limit: 3})
 	require.Equal(t, []string{"also-visible/z", "visible/a", "visible/b"}, names(page))
-	require.NotNil(t, page.RemainingItemCount)
-	require.Equal(t, int64(1), *page.RemainingItemCount)
+	require.NotEmpty(t, page.Continue)
+	require.Nil(t, page.RemainingItemCount, "what is left is not counted at *: it would mean asking about every cluster")
 	page = list(t, r, "*", &metainternalversion.ListOptions{Limit: 3, Continue: page.Continue})
 	require.Equal(t, []string{"visible/c"}, names(page))
+	require.Empty(t, page.Continue)
 
 	// One cluster: visibility is the authorizer's business, not asked here.
 	v.reset()
 	got = list(t, r, "hidden", nil)
 	require.Equal(t, []string{"hidden/a", "hidden/b"}, names(got))
 	require.Empty(t, v.callCounts())
+}
+
+// TestListPageStopsAsking: a page at * asks about the clusters on its way
+// to being full, not about every cluster of the shard.
+func TestListPageStopsAsking(t *testing.T) {
+	t.Parallel()
+	initial := make([]*tenancyv1alpha1.Workspace, 0, 300)
+	answers := map[logicalcluster.Name]error{}
+	for i := range 100 {
+		cluster := fmt.Sprintf("c%03d", i)
+		for _, name := range []string{"a", "b", "c"} {
+			initial = append(initial, mounted(cluster, name, mount.PhaseReady, nil))
+		}
+		answers[logicalcluster.Name(cluster)] = nil
+		if i%2 == 1 {
+			answers[logicalcluster.Name(cluster)] = errInvisible
+		}
+	}
+	h := newHarness(t, initial...)
+	v := newVisibility(answers)
+	r := NewREST(h.store, v.visible)
+	asked := func() []string {
+		var clusters []string
+		for cluster, n := range v.callCounts() {
+			require.Equal(t, 1, n, "visibility of %s asked %d times in one list", cluster, n)
+			clusters = append(clusters, cluster.String())
+		}
+		sort.Strings(clusters)
+		v.reset()
+		return clusters
+	}
+
+	// Ten objects: c000 (visible) gives three, c001 (not) none, and so on
+	// until the fourth visible cluster, c006, gives the tenth.
+	page := list(t, r, "*", &metainternalversion.ListOptions{Limit: 10})
+	require.Equal(t, []string{
+		"c000/a", "c000/b", "c000/c", "c002/a", "c002/b", "c002/c", "c004/a", "c004/b", "c004/c", "c006/a",
+	}, names(page))
+	require.Equal(t, []string{"c000", "c001", "c002", "c003", "c004", "c005", "c006"}, asked())
+	require.NotEmpty(t, page.Continue)
+	require.Nil(t, page.RemainingItemCount)
+
+	// The next page asks from where the last one ended; c006 again, as a
+	// page asks on its own.
+	page = list(t, r, "*", &metainternalversion.ListOptions{Limit: 10, Continue: page.Continue})
+	require.Equal(t, "c006/b", names(page)[0])
+	require.Len(t, page.Items, 10)
+	require.Equal(t, []string{"c006", "c007", "c008", "c009", "c010", "c011", "c012"}, asked())
+
+	// Visibility is asked only about objects that match the selectors.
+	page = list(t, r, "*", &metainternalversion.ListOptions{Limit: 10, FieldSelector: fields.OneTermEqualSelector("metadata.name", "nope")})
+	require.Empty(t, page.Items)
+	require.Empty(t, page.Continue)
+	require.Empty(t, asked())
+
+	// One object per page: one cluster per page.
+	page = list(t, r, "*", &metainternalversion.ListOptions{Limit: 1, LabelSelector: labels.Everything()})
+	require.Equal(t, []string{"c000/a"}, names(page))
+	require.Equal(t, []string{"c000"}, asked())
+
+	// Without a limit, every cluster, once.
+	page = list(t, r, "*", nil)
+	require.Len(t, page.Items, 150)
+	require.Len(t, asked(), 100)
 }
 
 func cacheTombstone(key string, obj interface{}) cache.DeletedFinalStateUnknown {
