@@ -24,7 +24,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,13 +51,21 @@ var errNoTarget = errors.New("no logical cluster in the request context")
 // whose objects are filtered one cluster at a time.
 type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name) (bool, error)
 
-// visibilityTTL bounds how long a watch keeps a visibility answer before asking again.
-const visibilityTTL = 30 * time.Second
+// visibilityRecheckInterval is how often a watch at * asks again about
+// every cluster it has an answer for that still has objects, one
+// VisibilityFunc call per cluster, and tells its client about the clusters
+// that came or went (see watcher.recheckVisibility). A revoked cluster thus
+// leaves a watch within this interval, plus however long VisibilityFunc
+// keeps an allowed answer (the authorizer caches them).
+const visibilityRecheckInterval = 30 * time.Second
 
 // REST is the read-only storage of WorkspaceMounts.
 type REST struct {
 	store   *Store
 	visible VisibilityFunc
+	// visibilityTicks starts the clock of a watch at *'s visibility
+	// re-checks: a tick every visibilityRecheckInterval. Tests tick it by hand.
+	visibilityTicks func() (ticks <-chan time.Time, stop func())
 	tableConvertor
 }
 
@@ -77,7 +84,13 @@ var (
 
 // NewREST returns the storage over store.
 func NewREST(store *Store, visible VisibilityFunc) *REST {
-	return &REST{store: store, visible: visible}
+	return &REST{store: store, visible: visible, visibilityTicks: everyVisibilityRecheckInterval}
+}
+
+// everyVisibilityRecheckInterval is the clock of visibility re-checks.
+func everyVisibilityRecheckInterval() (<-chan time.Time, func()) {
+	ticker := time.NewTicker(visibilityRecheckInterval)
+	return ticker.C, ticker.Stop
 }
 
 // New implements rest.Storage.
@@ -182,7 +195,10 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 // Watch implements rest.Watcher: the current objects first (for
 // sendInitialEvents, or a watch from no resourceVersion), or the changes
 // since the given resourceVersion (410 Gone when it is older than the kept
-// history), then the changes as they happen, and bookmarks when asked.
+// history), then the changes as they happen, and bookmarks when asked. At *,
+// the watch follows visibility: every visibilityRecheckInterval it asks
+// again, and a cluster that went out of sight is DELETED object by object,
+// one that came into sight ADDED.
 func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
 	target, err := r.readable(ctx)
 	if err != nil {
@@ -197,11 +213,17 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 		}
 	}
 	matches, _ := selectorPredicate(target, options)
-	visible := newVisibilityMemo(ctx, r.visible, visibilityTTL)
-	filter := func(wsm *wsmv1alpha1.WorkspaceMount) bool {
-		return matches(wsm) && (!target.Wildcard || visible.get(logicalcluster.From(wsm)))
+	watchOptions := watchOptions{
+		matches:          matches,
+		initialEventsEnd: sendInitialEvents,
+		bookmarks:        options.AllowWatchBookmarks,
+		resumed:          !initial,
 	}
-	w, err := r.store.watch(initial, since, newWatcher(r.store, filter, sendInitialEvents, options.AllowWatchBookmarks))
+	if target.Wildcard {
+		watchOptions.visibility = newClusterVisibility(ctx, r.visible)
+		watchOptions.visibilityTicks = r.visibilityTicks
+	}
+	w, err := r.store.watch(initial, since, newWatcher(r.store, watchOptions))
 	if errors.Is(err, errResourceVersionTooOld) {
 		return nil, apierrors.NewResourceExpired(err.Error())
 	}
@@ -292,38 +314,6 @@ func (v *clusterVisibility) visible(cluster logicalcluster.Name) bool {
 func (v *clusterVisibility) askNow(cluster logicalcluster.Name) bool {
 	visible, err := v.ask(v.ctx, cluster)
 	return visible && err == nil
-}
-
-// visibilityMemo remembers VisibilityFunc answers per cluster for a watch,
-// for ttl. An error is "not visible".
-type visibilityMemo struct {
-	ctx     context.Context //nolint:containedctx // the request's, for as long as its watch runs
-	visible VisibilityFunc
-	ttl     time.Duration
-
-	lock    sync.Mutex
-	answers map[logicalcluster.Name]visibilityAnswer
-}
-
-type visibilityAnswer struct {
-	visible bool
-	at      time.Time
-}
-
-func newVisibilityMemo(ctx context.Context, visible VisibilityFunc, ttl time.Duration) *visibilityMemo {
-	return &visibilityMemo{ctx: ctx, visible: visible, ttl: ttl, answers: map[logicalcluster.Name]visibilityAnswer{}}
-}
-
-func (m *visibilityMemo) get(cluster logicalcluster.Name) bool {
-	m.lock.Lock()
-	defer m.lock.Unlock()
-	if answer, found := m.answers[cluster]; found && time.Since(answer.at) < m.ttl {
-		return answer.visible
-	}
-	visible, err := m.visible(m.ctx, cluster)
-	visible = visible && err == nil
-	m.answers[cluster] = visibilityAnswer{visible: visible, at: time.Now()}
-	return visible
 }
 
 // A continue token is the position of the last item sent, base64-encoded.

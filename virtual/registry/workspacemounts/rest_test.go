@@ -464,6 +464,13 @@ func (v *visibility) visible(ctx context.Context, cluster logicalcluster.Name) (
 	}
 }
 
+// set changes the answer for cluster: nil, errInvisible or another error.
+func (v *visibility) set(cluster logicalcluster.Name, answer error) {
+	v.lock.Lock()
+	defer v.lock.Unlock()
+	v.answers[cluster] = answer
+}
+
 func (v *visibility) callCounts() map[logicalcluster.Name]int {
 	v.lock.Lock()
 	defer v.lock.Unlock()

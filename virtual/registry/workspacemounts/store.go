@@ -360,6 +360,73 @@ func (s *Store) watch(initial bool, since uint64, newWatcher func(first []change
 	return w, nil
 }
 
+// clustersWithObjects splits clusters into those with objects in the store and those without.
+func (s *Store) clustersWithObjects(clusters []logicalcluster.Name) (with, without []logicalcluster.Name) {
+	s.lock.RLock()
+	defer s.lock.RUnlock()
+	for _, cluster := range clusters {
+		if len(s.byCluster[cluster]) > 0 {
+			with = append(with, cluster)
+		} else {
+			without = append(without, cluster)
+		}
+	}
+	return with, without
+}
+
+// clustersMatching returns the clusters with an object that matches, which
+// is called with the store locked: it must be quick and must not block.
+func (s *Store) clustersMatching(matches func(*wsmv1alpha1.WorkspaceMount) bool) []logicalcluster.Name {
+	s.lock.RLock()
+	defer s.lock.RUnlock()
+	var clusters []logicalcluster.Name
+	for cluster, items := range s.byCluster {
+		for _, wsm := range items {
+			if matches(wsm) {
+				clusters = append(clusters, cluster)
+				break
+			}
+		}
+	}
+	return clusters
+}
+
+// clustersSnapshot is the objects of some clusters at one moment, as a
+// watcher gets them to tell its client about clusters that came into or
+// went out of sight.
+type clustersSnapshot struct {
+	// items are the objects of each cluster asked for, sorted by name.
+	items map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount
+	// resourceVersion is the store's at that moment.
+	resourceVersion string
+	// queued is how many changes were waiting in the watcher's incoming
+	// channel: exactly the changes before the snapshot it has not processed.
+	queued int
+}
+
+// snapshotClusters reads the objects of clusters, the store's resource
+// version and the length of w's queue, all under the lock, which every push
+// to a watcher holds. Only w's own goroutine may call it: nothing else
+// takes from its queue.
+func (s *Store) snapshotClusters(w *watcher, clusters []logicalcluster.Name) clustersSnapshot {
+	snapshot := clustersSnapshot{items: make(map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount, len(clusters))}
+	s.lock.RLock()
+	for _, cluster := range clusters {
+		items := make([]*wsmv1alpha1.WorkspaceMount, 0, len(s.byCluster[cluster]))
+		for _, wsm := range s.byCluster[cluster] {
+			items = append(items, wsm)
+		}
+		snapshot.items[cluster] = items
+	}
+	snapshot.resourceVersion = s.resourceVersion
+	snapshot.queued = len(w.incoming)
+	s.lock.RUnlock()
+	for _, items := range snapshot.items {
+		sortByClusterAndName(items)
+	}
+	return snapshot
+}
+
 // StopWatchesWhenDone ends every watch when ctx is done, so that a shutting
 // down server is not held open by its watchers.
 func (s *Store) StopWatchesWhenDone(ctx context.Context) {

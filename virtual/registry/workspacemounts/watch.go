@@ -17,11 +17,14 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"sort"
 	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kcp-dev/logicalcluster/v3"
 
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
@@ -35,19 +38,44 @@ const (
 	bookmarkInterval = 30 * time.Second
 )
 
-// watcher is one watch request: it sends the initial objects, then the
-// changes that match its filter, as ADDED, MODIFIED or DELETED as seen
-// through the filter (an object leaving the filter is DELETED for it).
-type watcher struct {
-	store  *Store
-	filter func(*wsmv1alpha1.WorkspaceMount) bool
-	// first are the changes to send before the live ones: the whole store
-	// as additions, or the history since the requested resource version.
-	first []change
+// watchOptions is what a watch request asks of its watcher.
+type watchOptions struct {
+	// matches is the target cluster and the selectors.
+	matches func(*wsmv1alpha1.WorkspaceMount) bool
+	// visibility is, at *, the clusters the user may see; nil for one
+	// cluster, whose visibility the authorizer decided.
+	visibility *clusterVisibility
+	// visibilityTicks starts the clock of the visibility re-checks (at * only).
+	visibilityTicks func() (ticks <-chan time.Time, stop func())
 	// initialEventsEnd asks for a bookmark marking the end of the initial events.
 	initialEventsEnd bool
 	bookmarks        bool
-	resourceVersion  string
+	// resumed: the watch starts from a resource version, not with the
+	// current objects; the client has them already, from a list or an
+	// earlier watch.
+	resumed bool
+}
+
+// watcher is one watch request: it sends the initial objects, then the
+// changes that match its filter, as ADDED, MODIFIED or DELETED as seen
+// through the filter (an object leaving the filter is DELETED for it).
+//
+// At *, the filter includes visibility, and what the watcher has sent
+// depends on it: for every cluster the watcher has an answer for
+// (visibility.answers), the client has, as of the last change the watcher
+// processed, every matching object of the cluster if it is visible, none if
+// not; of a cluster without an answer, nothing (an answer is asked for the
+// first matching object). Only the watcher's goroutine (run) reads or
+// changes the answers, so that they always describe what it has sent.
+type watcher struct {
+	store *Store
+	watchOptions
+	// first are the changes to send before the live ones: the whole store
+	// as additions, or the history since the requested resource version.
+	first []change
+	// resourceVersion is the store's when the watcher was registered, then
+	// that of the last change (or visibility re-check) it processed.
+	resourceVersion string
 
 	incoming chan change
 	result   chan watch.Event
@@ -55,11 +83,10 @@ type watcher struct {
 	stopOnce sync.Once
 }
 
-func newWatcher(store *Store, filter func(*wsmv1alpha1.WorkspaceMount) bool, initialEventsEnd, bookmarks bool) func([]change, string) *watcher {
+func newWatcher(store *Store, options watchOptions) func([]change, string) *watcher {
 	return func(first []change, resourceVersion string) *watcher {
 		return &watcher{
-			store: store, filter: filter, first: first,
-			initialEventsEnd: initialEventsEnd, bookmarks: bookmarks, resourceVersion: resourceVersion,
+			store: store, watchOptions: options, first: first, resourceVersion: resourceVersion,
 			incoming: make(chan change, watcherBuffer),
 			result:   make(chan watch.Event),
 			done:     make(chan struct{}),
@@ -94,6 +121,16 @@ func (w *watcher) push(c change) {
 func (w *watcher) run() {
 	defer close(w.result)
 	registeredAt := w.resourceVersion // the store's, when the watcher was registered
+	if w.visibility != nil && w.resumed {
+		// The client has what a list (or an earlier watch) showed it: the
+		// objects of the clusters visible then. The watcher takes the
+		// answers of now for those, as they were a moment ago, so that a
+		// cluster that goes out of sight later is DELETED; a cluster
+		// without an answer would be taken for one never shown.
+		for _, cluster := range w.store.clustersMatching(w.matches) {
+			w.visibility.visible(cluster)
+		}
+	}
 	for _, c := range w.first {
 		if event, ok := w.translate(c); ok && !w.send(event) {
 			return
@@ -104,11 +141,16 @@ func (w *watcher) run() {
 		return
 	}
 
-	var ticks <-chan time.Time
+	var bookmarks, rechecks <-chan time.Time
 	if w.bookmarks {
 		ticker := time.NewTicker(bookmarkInterval)
 		defer ticker.Stop()
-		ticks = ticker.C
+		bookmarks = ticker.C
+	}
+	if w.visibility != nil {
+		ticks, stop := w.visibilityTicks()
+		defer stop()
+		rechecks = ticks
 	}
 	for {
 		select {
@@ -118,8 +160,12 @@ func (w *watcher) run() {
 			if event, ok := w.translate(c); ok && !w.send(event) {
 				return
 			}
-		case <-ticks:
+		case <-bookmarks:
 			if !w.send(w.bookmark(false)) {
+				return
+			}
+		case <-rechecks:
+			if !w.recheckVisibility() {
 				return
 			}
 		}
@@ -128,8 +174,8 @@ func (w *watcher) run() {
 
 // translate turns a store change into the event this watcher sees.
 func (w *watcher) translate(c change) (watch.Event, bool) {
-	wasIn := c.old != nil && w.filter(c.old)
-	isIn := c.new != nil && w.filter(c.new)
+	wasIn := c.old != nil && w.shows(c.old)
+	isIn := c.new != nil && w.shows(c.new)
 	if c.new != nil {
 		w.resourceVersion = c.new.ResourceVersion
 	}
@@ -142,6 +188,109 @@ func (w *watcher) translate(c change) (watch.Event, bool) {
 		return watch.Event{Type: watch.Deleted, Object: shallowCopy(c.old)}, true
 	default:
 		return watch.Event{}, false
+	}
+}
+
+// shows tells whether the client of this watcher sees wsm: it matches, and
+// at *, its cluster is visible by the answer the watcher keeps.
+func (w *watcher) shows(wsm *wsmv1alpha1.WorkspaceMount) bool {
+	return w.matches(wsm) && (w.visibility == nil || w.visibility.visible(logicalcluster.From(wsm)))
+}
+
+// recheckVisibility asks again about every cluster the watcher has an
+// answer for and that has objects in the store, one VisibilityFunc call
+// each and without the store lock, and brings the client in line with the
+// new answers: DELETED for the matching objects of a cluster no longer
+// visible, ADDED for those of one now visible. It forgets the answers for
+// clusters without objects, so that what it keeps stays bounded by the
+// store. It returns false when the watch ended.
+//
+// The events must describe the cluster as of the watcher's position, the
+// last change it processed, while the store has moved on: changes already
+// pushed wait in incoming. So the objects of the clusters that changed are
+// read under the store lock together with how many changes are queued then
+// (pushes hold the lock; only this goroutine takes from incoming): exactly
+// those happened before the snapshot. The watcher processes them first,
+// with the old answers, which brings its position to the snapshot's; then
+// it sends the events for the snapshot's objects and takes the new answers,
+// which hold for every change pushed after it. Each synthetic event
+// carries the snapshot's resource version, as kube-apiserver's watch cache
+// gives an object leaving a filter the resource version of the event: the
+// client's resource version never goes back, and a watch resumed from it
+// replays nothing the snapshot already covers.
+func (w *watcher) recheckVisibility() bool {
+	known := make([]logicalcluster.Name, 0, len(w.visibility.answers))
+	for cluster := range w.visibility.answers {
+		known = append(known, cluster)
+	}
+	withObjects, empty := w.store.clustersWithObjects(known)
+	changed := map[logicalcluster.Name]bool{}
+	for _, cluster := range withObjects {
+		if w.stopped() {
+			return false
+		}
+		if visible := w.visibility.askNow(cluster); visible != w.visibility.answers[cluster] {
+			changed[cluster] = visible
+		}
+	}
+	if w.visibility.ctx.Err() != nil {
+		return false // the request is over: its answers mean nothing
+	}
+	if len(changed) == 0 && len(empty) == 0 {
+		return true
+	}
+
+	clusters := empty
+	for cluster := range changed {
+		clusters = append(clusters, cluster)
+	}
+	sort.Slice(clusters, func(i, j int) bool { return clusters[i] < clusters[j] })
+	snapshot := w.store.snapshotClusters(w, clusters)
+	for range snapshot.queued {
+		if event, ok := w.translate(<-w.incoming); ok && !w.send(event) {
+			return false
+		}
+	}
+	w.resourceVersion = snapshot.resourceVersion
+
+	for _, cluster := range clusters {
+		items := snapshot.items[cluster]
+		if len(items) == 0 {
+			// Nothing of it at the client, whatever the answer: a later
+			// object of it gets a fresh one.
+			delete(w.visibility.answers, cluster)
+			continue
+		}
+		visible, isChanged := changed[cluster]
+		if !isChanged {
+			continue // objects again since it looked empty: the next re-check
+		}
+		w.visibility.answers[cluster] = visible
+		eventType := watch.Deleted
+		if visible {
+			eventType = watch.Added
+		}
+		for _, wsm := range items {
+			if !w.matches(wsm) {
+				continue
+			}
+			object := shallowCopy(wsm)
+			object.ResourceVersion = snapshot.resourceVersion
+			if !w.send(watch.Event{Type: eventType, Object: object}) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stopped tells whether the watch has ended.
+func (w *watcher) stopped() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -498,7 +498,7 @@ func TestWatchVisibility(t *testing.T) {
 	h.delete(mounted("hidden", "a", mount.PhaseReady, nil))
 	expectQuiet(t, h, w)
 
-	// Within its time to live, an answer is asked once per cluster.
+	// Until the watch re-checks, an answer is asked once per cluster.
 	for cluster, n := range v.callCounts() {
 		require.Equal(t, 1, n, "visibility of %s asked %d times", cluster, n)
 	}
@@ -665,4 +665,275 @@ func TestStopWatchesWhenDone(t *testing.T) {
 	requireClosed(t, second, 1)
 	require.False(t, isRegistered(h.store, first))
 	require.False(t, isRegistered(h.store, second))
+}
+
+// manualClock stands in for the clock of visibility re-checks: every watch
+// at * gets a channel of its own, which the test ticks.
+type manualClock struct {
+	lock  sync.Mutex
+	ticks []chan time.Time
+}
+
+// useManualClock makes the watches of r re-check visibility when the test says so.
+func useManualClock(r *REST) *manualClock {
+	c := &manualClock{}
+	r.visibilityTicks = c.start
+	return c
+}
+
+func (c *manualClock) start() (<-chan time.Time, func()) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	ticks := make(chan time.Time)
+	c.ticks = append(c.ticks, ticks)
+	return ticks, func() {}
+}
+
+// started is how many watches started their clock.
+func (c *manualClock) started() int {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	return len(c.ticks)
+}
+
+// tick makes the n-th watch (from 0, in the order they started their
+// clocks) re-check, and returns once the watch has begun to: a watch takes
+// its tick only once it is done with the one before.
+func (c *manualClock) tick(t *testing.T, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return c.started() > n }, eventually, tick, "watch %d has no clock", n)
+	c.lock.Lock()
+	ticks := c.ticks[n]
+	c.lock.Unlock()
+	select {
+	case ticks <- time.Now():
+	case <-time.After(eventually):
+		t.Fatalf("watch %d did not take its tick", n)
+	}
+}
+
+// TestWatchFollowsVisibility: a watch at * re-checks visibility and tells
+// its client about the clusters that went out of sight (DELETED) or came
+// into it (ADDED), and nothing else.
+func TestWatchFollowsVisibility(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("c1", "a", mount.PhaseReady, nil),
+		mounted("c1", "b", mount.PhaseReady, nil),
+		mounted("c2", "a", mount.PhaseReady, nil),
+		mounted("c3", "a", mount.PhaseReady, nil),
+		mounted("c4", "x", mount.PhaseReady, nil),
+	)
+	rv := h.flush()
+	v := newVisibility(map[logicalcluster.Name]error{"c1": nil, "c2": nil, "c3": errInvisible, "c4": nil})
+	r := NewREST(h.store, v.visible)
+	clock := useManualClock(r)
+
+	w := startWatch(t, r, "*", &metainternalversion.ListOptions{
+		SendInitialEvents: ptrTo(true), AllowWatchBookmarks: true,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+	})
+	got := expect(t, w,
+		event{watch.Added, "c1/a"}, event{watch.Added, "c1/b"}, event{watch.Added, "c2/a"}, event{watch.Added, "c4/x"},
+		event{typ: watch.Bookmark})
+	require.Equal(t, rv, got[4].Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+
+	// Nothing changed: a re-check asks once per cluster and sends nothing.
+	v.reset()
+	clock.tick(t, 0)
+	clock.tick(t, 0) // the first one is done
+	expectQuiet(t, h, w)
+	require.Equal(t, map[logicalcluster.Name]int{"c1": 2, "c2": 2, "c3": 2, "c4": 2}, v.callCounts())
+
+	// c1 is revoked: its objects are DELETED, at the store's resource
+	// version (not older than anything the client saw).
+	h.update(mounted("c4", "x", mount.PhaseConnecting, nil))
+	expect(t, w, event{watch.Modified, "c4/x"})
+	now := h.flush()
+	v.set("c1", errInvisible)
+	clock.tick(t, 0)
+	got = expect(t, w, event{watch.Deleted, "c1/a"}, event{watch.Deleted, "c1/b"})
+	for _, e := range got {
+		require.Equal(t, now, e.Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+	}
+	expectQuiet(t, h, w)
+
+	// Changes in c1 are no longer seen; in other clusters they are.
+	h.update(mounted("c1", "a", mount.PhaseConnecting, nil))
+	h.add(mounted("c1", "new", mount.PhaseReady, nil))
+	h.update(mounted("c4", "x", mount.PhaseReady, nil))
+	expect(t, w, event{watch.Modified, "c4/x"})
+	expectQuiet(t, h, w)
+
+	// An error counts as not visible.
+	v.set("c2", errors.New("kcp is down"))
+	clock.tick(t, 0)
+	expect(t, w, event{watch.Deleted, "c2/a"})
+	expectQuiet(t, h, w)
+
+	// c1 comes back, c3 comes into sight: ADDED, with their current objects, once.
+	v.set("c1", nil)
+	v.set("c3", nil)
+	clock.tick(t, 0)
+	got = expect(t, w, event{watch.Added, "c1/a"}, event{watch.Added, "c1/b"}, event{watch.Added, "c1/new"}, event{watch.Added, "c3/a"})
+	require.Equal(t, "Connecting", got[0].Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase)
+	clock.tick(t, 0)
+	expectQuiet(t, h, w)
+
+	// And their changes are seen again.
+	h.update(mounted("c3", "a", mount.PhaseConnecting, nil))
+	expect(t, w, event{watch.Modified, "c3/a"})
+	h.delete(mounted("c1", "b", mount.PhaseReady, nil))
+	expect(t, w, event{watch.Deleted, "c1/b"})
+	expectQuiet(t, h, w)
+}
+
+// TestWatchVisibilityRecheckOrdering: changes queued while a watch
+// re-checks visibility are told as they were seen before the new answer,
+// and the new answer holds for what comes after: no object is left behind
+// at the client, none is sent twice.
+func TestWatchVisibilityRecheckOrdering(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("c1", "a", mount.PhaseReady, nil),
+		mounted("c1", "b", mount.PhaseReady, nil),
+		mounted("c2", "a", mount.PhaseReady, nil),
+		mounted("c3", "a", mount.PhaseReady, nil),
+	)
+	v := newVisibility(map[logicalcluster.Name]error{"c1": nil, "c2": nil, "c3": errInvisible})
+	// The test holds the watch inside its re-check, asking about gated.
+	var lock sync.Mutex
+	var gated logicalcluster.Name
+	asking, release := make(chan struct{}), make(chan struct{})
+	visible := func(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
+		lock.Lock()
+		hold := cluster == gated
+		lock.Unlock()
+		if hold {
+			asking <- struct{}{}
+			<-release
+		}
+		return v.visible(ctx, cluster)
+	}
+	gate := func(cluster logicalcluster.Name) {
+		lock.Lock()
+		defer lock.Unlock()
+		gated = cluster
+	}
+	r := NewREST(h.store, visible)
+	clock := useManualClock(r)
+	w := startWatch(t, r, "*", &metainternalversion.ListOptions{})
+	expect(t, w, event{watch.Added, "c1/a"}, event{watch.Added, "c1/b"}, event{watch.Added, "c2/a"})
+
+	// c1 is revoked while a, b and c of it change.
+	gate("c1")
+	v.set("c1", errInvisible)
+	clock.tick(t, 0)
+	<-asking
+	gate("")
+	h.update(mounted("c1", "a", mount.PhaseConnecting, nil))
+	h.delete(mounted("c1", "b", mount.PhaseReady, nil))
+	h.add(mounted("c1", "c", mount.PhaseReady, nil))
+	h.update(mounted("c2", "a", mount.PhaseConnecting, nil))
+	rv := h.flush()
+	release <- struct{}{}
+	got := expect(t, w,
+		event{watch.Modified, "c1/a"}, event{watch.Deleted, "c1/b"}, event{watch.Added, "c1/c"}, event{watch.Modified, "c2/a"},
+		event{watch.Deleted, "c1/a"}, event{watch.Deleted, "c1/c"})
+	require.Equal(t, "Connecting", got[4].Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase, "the last state the client has")
+	require.Equal(t, rv, got[4].Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+	expectQuiet(t, h, w)
+
+	// c3 is granted while it changes: ADDED once for each of its objects.
+	gate("c3")
+	v.set("c3", nil)
+	clock.tick(t, 0)
+	<-asking
+	gate("")
+	h.add(mounted("c3", "b", mount.PhaseReady, nil))
+	h.update(mounted("c3", "a", mount.PhaseConnecting, nil))
+	h.flush()
+	release <- struct{}{}
+	got = expect(t, w, event{watch.Added, "c3/a"}, event{watch.Added, "c3/b"})
+	require.Equal(t, "Connecting", got[0].Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase)
+	expectQuiet(t, h, w)
+
+	// After the re-check, the new answers hold.
+	h.update(mounted("c3", "b", mount.PhaseConnecting, nil))
+	h.update(mounted("c1", "c", mount.PhaseConnecting, nil))
+	expect(t, w, event{watch.Modified, "c3/b"})
+	expectQuiet(t, h, w)
+}
+
+// TestWatchFromAResourceVersionFollowsVisibility: a watch at * from a
+// list's resource version knows the clusters the list showed, and tells of
+// their going out of sight, though none of their objects changed since.
+func TestWatchFromAResourceVersionFollowsVisibility(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("c1", "a", mount.PhaseReady, map[string]string{"team": "x"}),
+		mounted("c1", "b", mount.PhaseReady, map[string]string{"team": "y"}),
+		mounted("c2", "a", mount.PhaseReady, map[string]string{"team": "x"}),
+		mounted("c3", "a", mount.PhaseReady, map[string]string{"team": "x"}),
+	)
+	h.flush()
+	v := newVisibility(map[logicalcluster.Name]error{"c1": nil, "c2": nil, "c3": errInvisible})
+	r := NewREST(h.store, v.visible)
+	clock := useManualClock(r)
+	team := labels.SelectorFromSet(labels.Set{"team": "x"})
+
+	listed := list(t, r, "*", &metainternalversion.ListOptions{LabelSelector: team})
+	require.Equal(t, []string{"c1/a", "c2/a"}, names(listed))
+	w := startWatch(t, r, "*", &metainternalversion.ListOptions{LabelSelector: team, ResourceVersion: listed.ResourceVersion})
+	// Once the watch has its answers (it starts its clock after), the
+	// answers change.
+	require.Eventually(t, func() bool { return clock.started() == 1 }, eventually, tick)
+	require.Equal(t, map[logicalcluster.Name]int{"c1": 2, "c2": 2, "c3": 2}, v.callCounts(), "asked by the list, then by the watch")
+	v.set("c1", errInvisible)
+	v.set("c3", nil)
+	clock.tick(t, 0)
+	expect(t, w, event{watch.Deleted, "c1/a"}, event{watch.Added, "c3/a"})
+	expectQuiet(t, h, w)
+}
+
+// TestWatchVisibilityForgetsEmptyClusters: a re-check asks only about
+// clusters with objects, and forgets the answers for the others: a cluster
+// that has objects again gets a fresh answer.
+func TestWatchVisibilityForgetsEmptyClusters(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil), mounted("c2", "a", mount.PhaseReady, nil))
+	v := newVisibility(map[logicalcluster.Name]error{"c1": nil, "c2": nil})
+	r := NewREST(h.store, v.visible)
+	clock := useManualClock(r)
+	w := startWatch(t, r, "*", &metainternalversion.ListOptions{})
+	expect(t, w, event{watch.Added, "c1/a"}, event{watch.Added, "c2/a"})
+
+	h.delete(mounted("c2", "a", mount.PhaseReady, nil))
+	expect(t, w, event{watch.Deleted, "c2/a"})
+	v.reset()
+	clock.tick(t, 0)
+	clock.tick(t, 0)
+	expectQuiet(t, h, w)
+	require.Equal(t, map[logicalcluster.Name]int{"c1": 2}, v.callCounts(), "c2 has no objects: not asked")
+
+	// c2 is revoked, then has an object again: asked, and not shown.
+	v.set("c2", errInvisible)
+	h.add(mounted("c2", "b", mount.PhaseReady, nil))
+	expectQuiet(t, h, w)
+	require.Equal(t, 1, v.callCounts()["c2"])
+}
+
+// TestWatchOneClusterDoesNotRecheck: visibility in one cluster is the
+// authorizer's, decided once for the request; such a watch has no re-checks.
+func TestWatchOneClusterDoesNotRecheck(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
+	v := newVisibility(nil)
+	r := NewREST(h.store, v.visible)
+	clock := useManualClock(r)
+	w := startWatch(t, r, "c1", &metainternalversion.ListOptions{})
+	expect(t, w, event{watch.Added, "c1/a"})
+	expectQuiet(t, h, w)
+	require.Zero(t, clock.started())
+	require.Empty(t, v.callCounts())
 }
