@@ -24,9 +24,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 )
@@ -53,7 +56,7 @@ func (r Reference) String() string {
 }
 
 // GroupVersionKind parses the apiVersion. It fails for an apiVersion such as
-// "a/b/c" that kcp's admission lets through.
+// "a/b/c" that kcp's admission lets through; Validate says more.
 func (r Reference) GroupVersionKind() (schema.GroupVersionKind, error) {
 	gv, err := schema.ParseGroupVersion(r.APIVersion)
 	if err != nil {
@@ -62,7 +65,21 @@ func (r Reference) GroupVersionKind() (schema.GroupVersionKind, error) {
 	return gv.WithKind(r.Kind), nil
 }
 
-// Validate tells why a reference cannot name an object, or nil.
+// Limits of a valid reference, the ones kcp and Kubernetes put on the objects
+// a reference can name.
+const (
+	// MaxReferenceName is the longest object name a reference may carry.
+	MaxReferenceName = validation.DNS1123SubdomainMaxLength
+	// MaxReferenceKind is the longest kind: a CRD's kind, lowercased, is a DNS-1035 label.
+	MaxReferenceKind = validation.DNS1035LabelMaxLength
+)
+
+// Validate tells why a reference cannot name an object, or nil. A valid
+// reference can be put in a request path as it is: its group is a DNS-1123
+// subdomain, its version a DNS-1035 label, its kind a DNS-1035 label but for
+// case (what CRDs and APIResourceSchemas accept), its name a path segment of at
+// most 253 bytes, its namespace, if any, a DNS-1123 label. Whatever a tenant
+// wrote, the error is short: values are quoted cut at 64 bytes.
 func (r Reference) Validate() error {
 	var missing []string
 	if r.APIVersion == "" {
@@ -77,14 +94,42 @@ func (r Reference) Validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("the mount reference has no %s", strings.Join(missing, ", "))
 	}
+
+	var problems []string
 	gv, err := schema.ParseGroupVersion(r.APIVersion)
-	if err != nil {
-		return fmt.Errorf("the mount reference has an invalid apiVersion %q: %w", r.APIVersion, err)
+	switch {
+	case err != nil || gv.Version == "" || (gv.Group == "" && strings.Contains(r.APIVersion, "/")):
+		problems = append(problems, fmt.Sprintf("invalid apiVersion %s (not group/version, or version)", Quote(r.APIVersion)))
+	default:
+		if gv.Group != "" && len(validation.IsDNS1123Subdomain(gv.Group)) > 0 {
+			problems = append(problems, fmt.Sprintf("the group %s of apiVersion is not a DNS-1123 subdomain", Quote(gv.Group)))
+		}
+		if len(validation.IsDNS1035Label(gv.Version)) > 0 {
+			problems = append(problems, fmt.Sprintf("the version %s of apiVersion is not a DNS-1035 label", Quote(gv.Version)))
+		}
 	}
-	if gv.Version == "" {
-		return fmt.Errorf("the mount reference has an invalid apiVersion %q: no version", r.APIVersion)
+	if len(validation.IsDNS1035Label(strings.ToLower(r.Kind))) > 0 {
+		problems = append(problems, fmt.Sprintf("kind %s is not a kind (at most %d letters, digits and '-', starting with a letter)", Quote(r.Kind), MaxReferenceKind))
+	}
+	switch {
+	case len(r.Name) > MaxReferenceName:
+		problems = append(problems, fmt.Sprintf("name %s is longer than %d bytes", Quote(r.Name), MaxReferenceName))
+	case len(content.IsPathSegmentName(r.Name)) > 0:
+		problems = append(problems, fmt.Sprintf("name %s cannot be an object name (not '.' or '..', no '/' or '%%')", Quote(r.Name)))
+	}
+	if r.Namespace != "" && len(validation.IsDNS1123Label(r.Namespace)) > 0 {
+		problems = append(problems, fmt.Sprintf("namespace %s is not a DNS-1123 label", Quote(r.Namespace)))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the mount reference is invalid: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// Quote quotes a value a tenant wrote, for a message: cut at 64 bytes, so
+// that a message stays readable whatever the value.
+func Quote(value string) string {
+	return strconv.Quote(Truncate(value, 64))
 }
 
 // ErrNotMounted is returned by ReferenceOf for a Workspace that is not mounted.

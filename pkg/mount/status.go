@@ -17,8 +17,13 @@ limitations under the License.
 package mount
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -62,12 +67,65 @@ const (
 	ReasonMountReferenceInvalid  = "MountReferenceInvalid"
 )
 
-// Limits on what is copied from the mount object's conditions, so that one
-// chatty mount object cannot blow up a Workspace.
+// ReasonMountInformerLimitReached: the kind resolves, but the controller
+// already watches --max-mount-informers mount resources; phase Unknown.
+const ReasonMountInformerLimitReached = "MountInformerLimitReached"
+
+// KindResolved tells whether a status says its reference's kind resolved to a
+// served resource that the controller watches: one of the reasons a mount
+// object was read, or found missing. It is false for every other reason,
+// including ones added later, and for a status nobody wrote (the controller
+// has not reached the Workspace).
+func (s Status) KindResolved() bool {
+	switch s.Reason {
+	case ReasonMountReady, ReasonMountURLMissing, ReasonMountNotReady, ReasonMountPhaseUnrecognized, ReasonMountObjectNotFound:
+		return true
+	}
+	return false
+}
+
+// DefaultMaxMountInformers is the default of --max-mount-informers: how many
+// mount resources the controller watches at most, and how many kind values the
+// mount gauges take at most.
+const DefaultMaxMountInformers = 100
+
+// Limits on the status annotation. A mount object is written by a tenant, and
+// the controller reads it with its own credentials: what it copies from it is
+// cut to these sizes (in bytes, on a character boundary, the cut marked by
+// TruncationMarker), so that no mount object can make a Workspace's
+// annotations too large to write.
 const (
-	MaxConditions       = 8
+	// MaxStatusAnnotationBytes bounds the whole status annotation: Encode's
+	// result is always shorter, and ParseStatus refuses a longer value. kcp
+	// refuses a Workspace whose annotations exceed 256 KiB in total.
+	MaxStatusAnnotationBytes = 16 << 10
+	// MaxConditions is the number of the mount object's conditions copied.
+	MaxConditions = 8
+	// MaxConditionType bounds a condition's type.
+	MaxConditionType = 128
+	// MaxConditionStatus bounds a condition's status (True, False, Unknown).
+	MaxConditionStatus = 16
+	// MaxConditionReason bounds a condition's reason.
+	MaxConditionReason = 128
+	// MaxConditionMessage bounds a condition's message.
 	MaxConditionMessage = 256
+	// MaxURL bounds the mount object's status.URL.
+	MaxURL = 2048
+	// MaxMessage bounds the status' own message, which quotes the reference
+	// and the failing condition.
+	MaxMessage = 1024
+	// MaxReason bounds the status' own reason, one of the Reason constants.
+	MaxReason = 128
+	// MaxPhase bounds the phase, one of Phases.
+	MaxPhase = 16
+	// MaxReferenceField bounds each field of mountRef. It is longer than any
+	// field of a valid reference (apiVersion: a 253-byte group, "/", a 63-byte
+	// version), so only an invalid reference is cut.
+	MaxReferenceField = 320
 )
+
+// TruncationMarker ends a string Truncate cut.
+const TruncationMarker = "..."
 
 // Condition is one of the mount object's own status.conditions.
 type Condition struct {
@@ -89,23 +147,87 @@ type Status struct {
 	Conditions         []Condition `json:"conditions,omitempty"`
 }
 
-// Encode returns the compact JSON of the status.
+// Bounded returns s with every string within its limit: control characters
+// (and U+2028, U+2029) replaced by spaces, invalid UTF-8 by U+FFFD, then cut
+// by Truncate; and at most MaxConditions conditions. Bounded is idempotent.
+func (s Status) Bounded() Status {
+	b := s
+	b.Phase = Phase(bound(string(s.Phase), MaxPhase))
+	b.URL = bound(s.URL, MaxURL)
+	b.Reason = bound(s.Reason, MaxReason)
+	b.Message = bound(s.Message, MaxMessage)
+	b.MountRef = Reference{
+		APIVersion: bound(s.MountRef.APIVersion, MaxReferenceField),
+		Kind:       bound(s.MountRef.Kind, MaxReferenceField),
+		Name:       bound(s.MountRef.Name, MaxReferenceField),
+		Namespace:  bound(s.MountRef.Namespace, MaxReferenceField),
+	}
+	b.Conditions = nil
+	for i, c := range s.Conditions {
+		if i == MaxConditions {
+			break
+		}
+		b.Conditions = append(b.Conditions, BoundedCondition(c))
+	}
+	return b
+}
+
+// BoundedCondition returns c with every field within its limit, as Bounded does.
+func BoundedCondition(c Condition) Condition {
+	return Condition{
+		Type:    bound(c.Type, MaxConditionType),
+		Status:  bound(c.Status, MaxConditionStatus),
+		Reason:  bound(c.Reason, MaxConditionReason),
+		Message: bound(c.Message, MaxConditionMessage),
+	}
+}
+
+// Encode returns the compact JSON of the status, Bounded. It is always shorter
+// than MaxStatusAnnotationBytes: after Bounded, JSON escaping at most doubles a
+// string (only '"' and '\' are escaped: no HTML escaping, no control
+// characters left), so without conditions the largest status is about 9 KiB;
+// conditions are dropped from the end until the rest fits.
 func (s Status) Encode() string {
-	data, err := json.Marshal(s)
-	if err != nil {
-		// Only strings, bools and times: Marshal cannot fail.
-		panic(fmt.Sprintf("encoding a mount status: %v", err))
+	b := s.Bounded()
+	data := marshal(b)
+	for len(data) >= MaxStatusAnnotationBytes && len(b.Conditions) > 0 {
+		b.Conditions = b.Conditions[:len(b.Conditions)-1]
+		data = marshal(b)
+	}
+	if len(data) >= MaxStatusAnnotationBytes {
+		// Not reachable with the limits above; TestEncodeWorstCase proves it.
+		panic(fmt.Sprintf("a bounded mount status of %d bytes", len(data)))
 	}
 	return string(data)
 }
 
-// ParseStatus reads the status annotation value.
+func marshal(s Status) []byte {
+	var buf bytes.Buffer
+	encoder := json.NewEncoder(&buf)
+	encoder.SetEscapeHTML(false)
+	if err := encoder.Encode(s); err != nil {
+		// Only strings, bools and times: Encode cannot fail.
+		panic(fmt.Sprintf("encoding a mount status: %v", err))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// ParseStatus reads the status annotation value. It refuses a value the
+// controller cannot have written (MaxStatusAnnotationBytes or longer, not
+// JSON, a phase not in Phases), and bounds what it returns, so that a reader
+// of an annotation a user wrote gets no more than the controller would write.
 func ParseStatus(value string) (Status, error) {
+	if len(value) >= MaxStatusAnnotationBytes {
+		return Status{}, fmt.Errorf("the annotation %s is not a mount status: %d bytes, at most %d", StatusAnnotationKey, len(value), MaxStatusAnnotationBytes-1)
+	}
 	var s Status
 	if err := json.Unmarshal([]byte(value), &s); err != nil {
 		return Status{}, fmt.Errorf("the annotation %s is not a mount status: %w", StatusAnnotationKey, err)
 	}
-	return s, nil
+	if !slices.Contains(Phases, s.Phase) {
+		return Status{}, fmt.Errorf("the annotation %s is not a mount status: phase %s is none of %v", StatusAnnotationKey, Quote(string(s.Phase)), Phases)
+	}
+	return s.Bounded(), nil
 }
 
 // StatusOf returns the status a Workspace's annotations carry, and whether they
@@ -117,4 +239,51 @@ func StatusOf(annotations map[string]string) (Status, bool) {
 	}
 	s, err := ParseStatus(value)
 	return s, err == nil
+}
+
+// Truncate cuts s to at most limit bytes without splitting a UTF-8 character,
+// ending a cut string with TruncationMarker. limit must exceed the marker's length.
+func Truncate(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit - len(TruncationMarker)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + TruncationMarker
+}
+
+// bound makes s printable on one line (Sanitize), then cuts it to limit bytes.
+func bound(s string, limit int) string {
+	return Truncate(Sanitize(s), limit)
+}
+
+// Sanitize replaces control characters, U+2028 and U+2029 (which JSON
+// escapes, or terminals interpret) by spaces and invalid UTF-8 by U+FFFD.
+func Sanitize(s string) string {
+	clean := utf8.ValidString(s)
+	for i := 0; clean && i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		clean = !needsReplacing(r)
+		i += size
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s { // an invalid byte is utf8.RuneError, written as U+FFFD
+		if needsReplacing(r) {
+			b.WriteByte(' ')
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// needsReplacing tells whether Sanitize replaces r by a space.
+func needsReplacing(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
 }
