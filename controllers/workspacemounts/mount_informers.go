@@ -32,66 +32,115 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
 // mountInformers runs one metadata-only informer across all clusters per mount
-// resource in use. Metadata is enough: kcp serves CRD-provided resources across
-// clusters only as partial object metadata, and the resourceVersion changes on
-// every status update, so an event says when to read the object again.
+// resource in use, and at most limit of them. Metadata is enough: kcp serves
+// CRD-provided resources across clusters only as partial object metadata, and
+// the resourceVersion changes on every status update, so an event says when to
+// read the object again.
+//
+// The limit is what keeps a tenant from making the plugin watch a thousand
+// resources shard-wide by creating a thousand CRDs and mounting each: a
+// resource beyond it is denied, and its Workspaces say so
+// (mount.ReasonMountInformerLimitReached). A running informer keeps its slot
+// while the resource is in use; a slot frees when no Workspace uses its
+// resource any more, and goes to the first denied resource in the order sync
+// is given.
 type mountInformers struct {
-	client kcpmetadata.ClusterInterface
-	// onEvent is called for every add, update and delete of a mount object.
-	onEvent func(resource restmapping.Resource, obj interface{})
+	limit int
+	// start starts an informer for a resource; stop it with the returned function.
+	start func(ctx context.Context, resource restmapping.Resource) (stop func(), err error)
 
 	lock    sync.Mutex
-	running map[string]*runningInformer
+	running map[string]func() // by restmapping.Resource.Key, the stop function
+	denied  map[string]bool
 }
 
-type runningInformer struct {
-	resource restmapping.Resource
-	informer cache.SharedIndexInformer
-	cancel   context.CancelFunc
+func newMountInformers(client kcpmetadata.ClusterInterface, limit int, onEvent func(restmapping.Resource, interface{})) *mountInformers {
+	return &mountInformers{
+		limit: limit,
+		start: func(ctx context.Context, resource restmapping.Resource) (func(), error) {
+			return startMetadataInformer(ctx, client, resource, onEvent)
+		},
+		running: map[string]func(){},
+		denied:  map[string]bool{},
+	}
 }
 
-func newMountInformers(client kcpmetadata.ClusterInterface, onEvent func(restmapping.Resource, interface{})) *mountInformers {
-	return &mountInformers{client: client, onEvent: onEvent, running: map[string]*runningInformer{}}
-}
-
-// sync makes the running informers exactly the wanted ones, keyed by
-// restmapping.Resource.Key.
-func (m *mountInformers) sync(ctx context.Context, wanted map[string]restmapping.Resource) {
+// sync makes the running informers the wanted ones as far as the limit
+// allows: it stops those no longer wanted, keeps the others running, and
+// starts wanted ones in the order given while fewer than limit run. It returns
+// the keys (restmapping.Resource.Key) of the wanted resources left without an
+// informer; the caller must not modify it.
+func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource) map[string]bool {
 	logger := klog.FromContext(ctx)
 	m.lock.Lock()
 	defer m.lock.Unlock()
 
-	for key, running := range m.running {
-		if _, found := wanted[key]; !found {
+	wantedKeys := make(map[string]bool, len(wanted))
+	for _, resource := range wanted {
+		wantedKeys[resource.Key()] = true
+	}
+	for key, stop := range m.running {
+		if !wantedKeys[key] {
 			logger.V(2).Info("stopping mount object informer, no Workspace references its kind any more", "resource", key)
-			running.cancel()
+			stop()
 			delete(m.running, key)
 		}
 	}
-	for key, resource := range wanted {
-		if _, found := m.running[key]; found {
+	denied := map[string]bool{}
+	for _, resource := range wanted {
+		key := resource.Key()
+		if _, found := m.running[key]; found || denied[key] {
+			continue
+		}
+		if len(m.running) >= m.limit {
+			if !m.denied[key] {
+				logger.Info("not watching a mount resource: --max-mount-informers reached; its Workspaces get reason "+mount.ReasonMountInformerLimitReached,
+					"resource", key, "limit", m.limit)
+			}
+			denied[key] = true
 			continue
 		}
 		logger.V(2).Info("starting mount object informer", "resource", key)
-		informer := newMetadataInformer(m.client, resource)
-		_ = informer.SetTransform(trimMountObject)
-		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj interface{}) { m.onEvent(resource, obj) },
-			UpdateFunc: func(_, obj interface{}) { m.onEvent(resource, obj) },
-			DeleteFunc: func(obj interface{}) { m.onEvent(resource, obj) },
-		}); err != nil {
+		stop, err := m.start(ctx, resource)
+		if err != nil {
 			logger.Error(err, "cannot watch mount objects", "resource", key)
 			continue
 		}
-		informerCtx, cancel := context.WithCancel(ctx)
-		go informer.RunWithContext(informerCtx)
-		m.running[key] = &runningInformer{resource: resource, informer: informer, cancel: cancel}
+		m.running[key] = stop
 	}
+	m.denied = denied
 	metrics.MountKindsWatched.Set(float64(len(m.running)))
+	metrics.MountInformersDenied.Set(float64(len(denied)))
+	return denied
+}
+
+// isDenied tells whether the resource was left without an informer by the last sync.
+func (m *mountInformers) isDenied(resource restmapping.Resource) bool {
+	m.lock.Lock()
+	defer m.lock.Unlock()
+	return m.denied[resource.Key()]
+}
+
+// startMetadataInformer runs a metadata informer for the resource until the
+// returned function is called, reporting every add, update and delete to onEvent.
+func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterface, resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (func(), error) {
+	informer := newMetadataInformer(client, resource)
+	_ = informer.SetTransform(trimMountObject)
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { onEvent(resource, obj) },
+		UpdateFunc: func(_, obj interface{}) { onEvent(resource, obj) },
+		DeleteFunc: func(obj interface{}) { onEvent(resource, obj) },
+	}); err != nil {
+		return nil, err
+	}
+	informerCtx, cancel := context.WithCancel(ctx)
+	go informer.RunWithContext(informerCtx)
+	return cancel, nil
 }
 
 // newMetadataInformer lists and watches the resource across all clusters as

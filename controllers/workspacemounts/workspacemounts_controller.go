@@ -18,6 +18,7 @@ package workspacemounts
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -79,6 +80,15 @@ type Clients struct {
 	Metadata kcpmetadata.ClusterInterface
 }
 
+// Options are the controller's settings.
+type Options struct {
+	// MaxMountInformers bounds the mount object informers (--max-mount-informers):
+	// one per mount resource in use, across all clusters. Resources beyond it
+	// are not watched, and their Workspaces get reason
+	// mount.ReasonMountInformerLimitReached until a slot frees. At least 1.
+	MaxMountInformers int
+}
+
 // Controller writes the mount status of every mounted Workspace as annotations.
 // See README.md for the design.
 type Controller struct {
@@ -112,7 +122,11 @@ func InstallIndexers(informers Informers) error {
 
 // NewController wires the two queues to the informers. InstallIndexers must
 // have been called on them.
-func NewController(clients Clients, informers Informers) (*Controller, error) {
+func NewController(clients Clients, informers Informers, options Options) (*Controller, error) {
+	if options.MaxMountInformers < 1 {
+		return nil, fmt.Errorf("the mount informer limit must be at least 1, not %d", options.MaxMountInformers)
+	}
+	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
 		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -130,13 +144,14 @@ func NewController(clients Clients, informers Informers) (*Controller, error) {
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
-	c.mountInformers = newMountInformers(clients.Metadata, c.enqueueMountObject)
+	c.mountInformers = newMountInformers(clients.Metadata, options.MaxMountInformers, c.enqueueMountObject)
 	c.kinds = &kindReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
 			return indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountKind, key)
 		},
 		resolve:          resolver.Resolve,
 		enqueueWorkspace: c.enqueueWorkspace,
+		enqueueKind:      c.mountsQueue.Add,
 		syncInformers:    c.mountInformers.sync,
 		kinds:            map[string]kindResolution{},
 	}
@@ -145,7 +160,9 @@ func NewController(clients Clients, informers Informers) (*Controller, error) {
 		getMountObject: func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error) {
 			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
-		now: time.Now,
+		informerDenied:    c.mountInformers.isDenied,
+		maxMountInformers: options.MaxMountInformers,
+		now:               time.Now,
 	}
 
 	for _, handler := range []struct {

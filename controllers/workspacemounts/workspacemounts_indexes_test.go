@@ -119,11 +119,13 @@ func TestKindReconciler(t *testing.T) {
 			return restmapping.Resource{}, restmapping.ErrKindNotServed
 		},
 		enqueueWorkspace: func(ws *tenancyv1alpha1.Workspace) { enqueued = append(enqueued, ws.Name) },
-		syncInformers: func(_ context.Context, wanted map[string]restmapping.Resource) {
+		enqueueKind:      func(string) { t.Fatal("no other kind") },
+		syncInformers: func(_ context.Context, wanted []restmapping.Resource) map[string]bool {
 			informers = informers[:0]
-			for k := range wanted {
-				informers = append(informers, k)
+			for _, resource := range wanted {
+				informers = append(informers, resource.Key())
 			}
+			return nil
 		},
 		kinds: map[string]kindResolution{},
 	}

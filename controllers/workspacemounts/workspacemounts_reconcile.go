@@ -42,7 +42,13 @@ type workspaceReconciler struct {
 	resolve func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	// getMountObject reads the mount object; a NotFound error means it does not exist.
 	getMountObject func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error)
-	now            func() time.Time
+	// informerDenied tells whether a resource was refused a mount object
+	// informer because maxMountInformers others run: its mount objects are
+	// not read until a slot frees (queue 1 then sends its Workspaces here).
+	informerDenied func(resource restmapping.Resource) bool
+	// maxMountInformers is --max-mount-informers, for messages.
+	maxMountInformers int
+	now               func() time.Time
 }
 
 // reconcile sets, or removes, the mount annotations on ws, which the caller
@@ -59,9 +65,13 @@ func (r *workspaceReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1
 		return nil
 	}
 
-	// lastTransitionTime moves only when phase or ready does.
-	status.LastTransitionTime = metav1.NewTime(r.now().UTC().Truncate(time.Second))
-	if previous, found := mount.StatusOf(ws.Annotations); found && previous.Phase == status.Phase && previous.Ready == status.Ready {
+	// lastTransitionTime moves only when phase or ready does. (Anyone who may
+	// update the Workspace may write the annotation; a time in the future is
+	// not one the controller wrote.)
+	now := metav1.NewTime(r.now().UTC().Truncate(time.Second))
+	status.LastTransitionTime = now
+	if previous, found := mount.StatusOf(ws.Annotations); found && previous.Phase == status.Phase && previous.Ready == status.Ready &&
+		!previous.LastTransitionTime.After(now.Time) {
 		status.LastTransitionTime = previous.LastTransitionTime
 	}
 
@@ -74,7 +84,10 @@ func (r *workspaceReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1
 }
 
 // status computes the mount status of ws, row by row of the contract, and
-// whether ws is mounted at all.
+// whether ws is mounted at all. Everything in ws.Spec.Mount and the legacy
+// annotation was typed by a tenant: a reference that cannot name an object
+// (mount.Reference.Validate) is Invalid at once, before any request is made,
+// and the mount object is only ever read in ws's own logical cluster.
 func (r *workspaceReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mount.Status, bool, error) {
 	ref, err := mount.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
@@ -104,6 +117,16 @@ func (r *workspaceReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Wo
 	case !resource.Namespaced && ref.Namespace != "":
 		return invalid(ref, mount.ReasonMountReferenceInvalid,
 			fmt.Sprintf("%s is cluster-scoped, but the reference names namespace %q; remove it from %s.", gvk.Kind, ref.Namespace, referenceField(ws))), true, nil
+	}
+
+	if r.informerDenied(resource) {
+		return mount.Status{
+			Phase:  mount.PhaseUnknown,
+			Reason: mount.ReasonMountInformerLimitReached,
+			Message: fmt.Sprintf("%s is not watched: the plugin watches at most %d mount resources (--max-mount-informers) and all are in use; "+
+				"this Workspace converges by itself once a resource is no longer mounted anywhere, or the limit is raised.", describe(ref), r.maxMountInformers),
+			MountRef: ref,
+		}, true, nil
 	}
 
 	obj, err := r.getMountObject(ctx, cluster, resource, ref.Namespace, ref.Name)

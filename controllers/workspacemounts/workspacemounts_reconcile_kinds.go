@@ -19,6 +19,8 @@ package workspacemounts
 import (
 	"context"
 	"errors"
+	"maps"
+	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,18 +34,29 @@ import (
 
 // kindReconciler is queue 1's logic. For a kind that Workspaces reference it
 // resolves, in every cluster it is referenced from, the resource serving it,
-// keeps one mount object informer per resource in use, and sends a Workspace
-// to queue 2 whenever the resolution in its cluster changes (a CRD or binding
-// appearing or going away). Its dependencies are function fields.
+// keeps one mount object informer per resource in use (at most
+// --max-mount-informers: see mountInformers), and sends a Workspace to queue 2
+// whenever the resolution in its cluster changes (a CRD or binding appearing
+// or going away) or its resource gains or loses an informer slot. Its
+// dependencies are function fields.
 type kindReconciler struct {
 	workspacesOfKind func(key string) ([]*tenancyv1alpha1.Workspace, error)
 	resolve          func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	enqueueWorkspace func(ws *tenancyv1alpha1.Workspace)
-	// syncInformers makes the running mount object informers exactly the wanted ones.
-	syncInformers func(ctx context.Context, wanted map[string]restmapping.Resource)
+	// enqueueKind sends another kind to queue 1: one whose resources gained
+	// (or lost) an informer slot in a sync this kind's reconcile made.
+	enqueueKind func(key string)
+	// syncInformers makes the running mount object informers the wanted ones,
+	// as far as the limit allows, preferring the earlier ones in the list, and
+	// returns the keys of the wanted resources left without an informer.
+	syncInformers func(ctx context.Context, wanted []restmapping.Resource) (denied map[string]bool)
 
 	lock  sync.Mutex
 	kinds map[string]kindResolution
+	// served are the keys of kinds whose resolution has a resource: the only
+	// ones informers are for. (Tenants can reference any number of made-up
+	// kinds; they cost no informer and are not iterated per reconcile.)
+	served map[string]bool
 }
 
 // kindResolution is what a kind resolved to at its last reconcile.
@@ -51,6 +64,8 @@ type kindResolution struct {
 	// byCluster is the resource key per cluster, "" where the kind is not served.
 	byCluster map[logicalcluster.Name]string
 	resources map[string]restmapping.Resource
+	// denied are the keys of its resources left without an informer.
+	denied map[string]bool
 }
 
 func (r *kindReconciler) reconcile(ctx context.Context, key string) error {
@@ -84,36 +99,90 @@ func (r *kindReconciler) reconcile(ctx context.Context, key string) error {
 	}
 
 	r.lock.Lock()
+	if r.served == nil {
+		r.served = map[string]bool{}
+	}
 	previous, known := r.kinds[key]
-	if len(workspaces) == 0 {
-		delete(r.kinds, key)
-	} else {
+	delete(r.kinds, key)
+	delete(r.served, key)
+	if len(workspaces) > 0 {
 		r.kinds[key] = current
+		if len(current.resources) > 0 {
+			r.served[key] = true
+		}
 	}
 	wanted := r.wantedResourcesLocked()
 	r.lock.Unlock()
 
 	// Informers first, so that a Workspace sent to queue 2 below is already
 	// covered by the informer that will report its mount object's changes.
-	r.syncInformers(ctx, wanted)
+	denied := r.syncInformers(ctx, wanted)
+
+	current.denied = deniedOf(current.resources, denied)
+	var others []string
+	r.lock.Lock()
+	if len(workspaces) > 0 {
+		r.kinds[key] = current
+	}
+	for other := range r.served {
+		if resolution := r.kinds[other]; other != key && !maps.Equal(resolution.denied, deniedOf(resolution.resources, denied)) {
+			others = append(others, other)
+		}
+	}
+	r.lock.Unlock()
+	for _, other := range others {
+		r.enqueueKind(other)
+	}
 
 	for _, ws := range workspaces {
-		cluster := logicalcluster.From(ws)
-		if !known || previous.byCluster[cluster] != current.byCluster[cluster] {
+		resourceKey := current.byCluster[logicalcluster.From(ws)]
+		if !known || previous.byCluster[logicalcluster.From(ws)] != resourceKey || previous.denied[resourceKey] != current.denied[resourceKey] {
 			r.enqueueWorkspace(ws)
 		}
 	}
-	logger.V(4).Info("resolved mount kind", "workspaces", len(workspaces), "clusters", len(current.byCluster), "resources", len(current.resources))
+	logger.V(4).Info("resolved mount kind", "workspaces", len(workspaces), "clusters", len(current.byCluster), "resources", len(current.resources), "denied", len(current.denied))
 	return nil
 }
 
-// wantedResourcesLocked is the union of the resources all kinds need.
-func (r *kindReconciler) wantedResourcesLocked() map[string]restmapping.Resource {
-	wanted := map[string]restmapping.Resource{}
-	for _, kind := range r.kinds {
-		for key, resource := range kind.resources {
-			wanted[key] = resource
+// deniedOf is the part of denied among resources.
+func deniedOf(resources map[string]restmapping.Resource, denied map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for key := range resources {
+		if denied[key] {
+			out[key] = true
 		}
 	}
+	return out
+}
+
+// wantedResourcesLocked is the union of the resources all kinds need, those
+// referenced from the most clusters first, then by key: when informer slots
+// are short, a kind used widely wins over kinds one tenant made up, and the
+// choice does not depend on map order.
+func (r *kindReconciler) wantedResourcesLocked() []restmapping.Resource {
+	clusters := map[string]int{}
+	resources := map[string]restmapping.Resource{}
+	for served := range r.served {
+		kind := r.kinds[served]
+		for _, resourceKey := range kind.byCluster {
+			if resourceKey != "" {
+				clusters[resourceKey]++
+			}
+		}
+		for key, resource := range kind.resources {
+			resources[key] = resource
+		}
+	}
+	wanted := make([]restmapping.Resource, 0, len(resources))
+	for _, resource := range resources {
+		wanted = append(wanted, resource)
+	}
+	sort.Slice(wanted, func(i, j int) bool {
+		ki, kj := wanted[i].Key(), wanted[j].Key()
+		if clusters[ki] != clusters[kj] {
+			return clusters[ki] > clusters[kj]
+		}
+		return ki < kj
+	})
 	return wanted
 }

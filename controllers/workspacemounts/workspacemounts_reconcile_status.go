@@ -18,7 +18,6 @@ package workspacemounts
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -28,11 +27,14 @@ import (
 )
 
 // statusOfMountObject applies the contract to a mount object that exists: only
-// status.phase, status.URL and status.conditions are read.
+// status.phase, status.URL and status.conditions are read. The tenant who owns
+// the mount object writes them, so the result is mount.Status.Bounded: every
+// field cut to its limit, whatever the object holds.
 func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mount.Status {
 	status := mount.Status{MountRef: ref, Conditions: conditionsOf(obj)}
 	url, _, _ := unstructured.NestedString(obj.Object, "status", "URL")
-	status.URL = url
+	status.URL = mount.Truncate(mount.Sanitize(url), mount.MaxURL)
+	url = status.URL
 	what := describe(ref)
 
 	phase, found, err := unstructured.NestedString(obj.Object, "status", "phase")
@@ -45,7 +47,7 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mo
 		status.Message = fmt.Sprintf("%s reports no status.phase yet; look at its controller.", what)
 	case phase == string(tenancyv1alpha1.MountPhaseReady) && url != "":
 		status.Phase, status.Ready, status.Reason = mount.PhaseReady, true, mount.ReasonMountReady
-		status.Message = fmt.Sprintf("%s is ready at %s.", what, url)
+		status.Message = fmt.Sprintf("%s is ready at %s.", what, mount.Truncate(url, maxQuotedURL))
 	case phase == string(tenancyv1alpha1.MountPhaseReady):
 		status.Phase, status.Reason = mount.PhaseReady, mount.ReasonMountURLMissing
 		status.Message = fmt.Sprintf("%s is Ready but has no status.URL, so no traffic can reach the mount; look at its controller.", what)
@@ -56,10 +58,13 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mo
 		status.Message = fmt.Sprintf("%s is %s%s.", what, phase, failingConditionQuote(status.Conditions))
 	default:
 		status.Phase, status.Reason = mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized
-		status.Message = fmt.Sprintf("%s reports status.phase %q, which is none of Initializing, Connecting, Ready, Unknown.", what, phase)
+		status.Message = fmt.Sprintf("%s reports status.phase %s, which is none of Initializing, Connecting, Ready, Unknown.", what, mount.Quote(phase))
 	}
-	return status
+	return status.Bounded()
 }
+
+// maxQuotedURL bounds the URL quoted in a Ready message; the status has all of it.
+const maxQuotedURL = 512
 
 // describe names the mount object for a person: kind, name and API version.
 func describe(ref mount.Reference) string {
@@ -69,9 +74,9 @@ func describe(ref mount.Reference) string {
 	return fmt.Sprintf("%s %s (%s)", ref.Kind, ref.Name, ref.APIVersion)
 }
 
-// conditionsOf copies the mount object's status.conditions, bounded by
-// mount.MaxConditions and mount.MaxConditionMessage. Entries that are not
-// objects with a string type are skipped.
+// conditionsOf copies the mount object's status.conditions: at most
+// mount.MaxConditions, each field cut to its limit (mount.BoundedCondition).
+// Entries that are not objects with a string type are skipped.
 func conditionsOf(obj *unstructured.Unstructured) []mount.Condition {
 	items, found, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	if err != nil || !found {
@@ -86,12 +91,12 @@ func conditionsOf(obj *unstructured.Unstructured) []mount.Condition {
 		if !ok {
 			continue
 		}
-		c := mount.Condition{
+		c := mount.BoundedCondition(mount.Condition{
 			Type:    stringField(fields, "type"),
 			Status:  stringField(fields, "status"),
 			Reason:  stringField(fields, "reason"),
-			Message: truncate(stringField(fields, "message"), mount.MaxConditionMessage),
-		}
+			Message: stringField(fields, "message"),
+		})
 		if c.Type == "" {
 			continue
 		}
@@ -132,16 +137,4 @@ func failingConditionQuote(conditions []mount.Condition) string {
 func stringField(fields map[string]interface{}, name string) string {
 	s, _ := fields[name].(string)
 	return s
-}
-
-// truncate cuts s to at most limit bytes without splitting a UTF-8 character.
-func truncate(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut]
 }

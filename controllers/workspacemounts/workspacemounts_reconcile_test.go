@@ -75,6 +75,8 @@ func servedEverywhere(logicalcluster.Name, schema.GroupVersionKind) (restmapping
 	return kubeClusterResource, nil
 }
 
+func neverDenied(restmapping.Resource) bool { return false }
+
 func returns(obj *unstructured.Unstructured, err error) func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
 	return func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
 		return obj, err
@@ -99,6 +101,7 @@ func TestReconcileContract(t *testing.T) {
 		name          string
 		ws            *tenancyv1alpha1.Workspace
 		resolve       func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error)
+		denied        bool // the resource has no informer slot
 		object        *unstructured.Unstructured
 		getErr        error
 		wantPhase     mount.Phase
@@ -200,6 +203,59 @@ func TestReconcileContract(t *testing.T) {
 			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "has no spec.ref",
 		},
 		{
+			name: "informer limit reached", ws: mountedWorkspace(kubeClusterRef), denied: true,
+			object:    mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://x"}),
+			wantPhase: mount.PhaseUnknown, wantReason: mount.ReasonMountInformerLimitReached,
+			wantMessage: "at most 100 mount resources (--max-mount-informers)",
+		},
+		{
+			name: "legacy annotation naming a/b", ws: legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"a/b"}}}`),
+			getErr:    errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: `name "a/b" cannot be an object name`,
+		},
+		{
+			name: "name ..", ws: mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: ".."}),
+			getErr:    errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: `name ".." cannot be an object name`,
+		},
+		{
+			name: "name with %", ws: mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "a%2Fb"}),
+			getErr:    errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "cannot be an object name",
+		},
+		{
+			name: "name over 253 bytes", ws: mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: strings.Repeat("n", 254)}),
+			getErr:    errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "is longer than 253 bytes",
+		},
+		{
+			name: "namespace not a DNS-1123 label", ws: mountedWorkspace(mount.Reference{APIVersion: "v1", Kind: "ConfigMap", Name: "cm", Namespace: "Kube_System"}),
+			getErr:    errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: `namespace "Kube_System" is not a DNS-1123 label`,
+		},
+		{
+			name: "kind with a slash", ws: mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "Kube/Cluster", Name: "proxy"}),
+			getErr:    errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: `kind "Kube/Cluster" is not a kind`,
+		},
+		{
+			name: "group not a DNS-1123 subdomain", ws: mountedWorkspace(mount.Reference{APIVersion: "Contrib_KCP/v1alpha1", Kind: "KubeCluster", Name: "proxy"}),
+			getErr:    errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: `the group "Contrib_KCP" of apiVersion`,
+		},
+		{
+			name: "a 20,000-byte kind: a short message", ws: mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: strings.Repeat("K", 20000), Name: "proxy"}),
+			getErr:    errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: `KKK..." is not a kind`,
+		},
+		{
+			name: "conditions with 20,000-byte types and reasons are cut", ws: mountedWorkspace(kubeClusterRef),
+			object: mountObject(map[string]interface{}{"phase": "Connecting", "conditions": []interface{}{
+				map[string]interface{}{"type": strings.Repeat("T", 20000), "status": strings.Repeat("False", 5000), "reason": strings.Repeat("R", 20000), "message": strings.Repeat("M", 20000)},
+			}}),
+			wantPhase: mount.PhaseConnecting, wantReason: mount.ReasonMountNotReady, wantCondCount: 1, wantMessage: "TTT... is FalseFalseFal...",
+		},
+		{
 			name: "transient read error keeps the annotations and retries", ws: mountedWorkspace(kubeClusterRef), getErr: errors.New("connection refused"),
 			wantErr: true,
 		},
@@ -215,9 +271,11 @@ func TestReconcileContract(t *testing.T) {
 				resolve = servedEverywhere
 			}
 			r := &workspaceReconciler{
-				resolve:        resolve,
-				getMountObject: returns(tc.object, tc.getErr),
-				now:            func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
+				resolve:           resolve,
+				getMountObject:    returns(tc.object, tc.getErr),
+				informerDenied:    func(restmapping.Resource) bool { return tc.denied },
+				maxMountInformers: mount.DefaultMaxMountInformers,
+				now:               func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
 			}
 			ws := tc.ws.DeepCopy()
 			err := r.reconcile(context.Background(), ws)
@@ -233,6 +291,7 @@ func TestReconcileContract(t *testing.T) {
 				return
 			}
 			require.Equal(t, string(tc.wantPhase), ws.Annotations[mount.PhaseAnnotationKey])
+			require.Less(t, len(ws.Annotations[mount.StatusAnnotationKey]), mount.MaxStatusAnnotationBytes)
 			status, err := mount.ParseStatus(ws.Annotations[mount.StatusAnnotationKey])
 			require.NoError(t, err)
 			require.Equal(t, tc.wantPhase, status.Phase)
@@ -243,6 +302,7 @@ func TestReconcileContract(t *testing.T) {
 			require.True(t, strings.HasSuffix(status.Message, "."), "message %q is a sentence", status.Message)
 			require.Contains(t, status.Message, tc.wantMessage)
 			require.Len(t, status.Conditions, tc.wantCondCount)
+			require.LessOrEqual(t, len(status.Message), mount.MaxMessage)
 			require.Equal(t, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), status.LastTransitionTime.UTC())
 		})
 	}
@@ -258,7 +318,8 @@ func TestReconcileLastTransitionTime(t *testing.T) {
 		getMountObject: func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
 			return object, nil
 		},
-		now: func() time.Time { return now },
+		informerDenied: neverDenied,
+		now:            func() time.Time { return now },
 	}
 	ws := mountedWorkspace(kubeClusterRef)
 	require.NoError(t, r.reconcile(context.Background(), ws))
@@ -291,7 +352,7 @@ func TestReconcileLastTransitionTime(t *testing.T) {
 func TestReconcileUnmountedRemovesAnnotations(t *testing.T) {
 	t.Parallel()
 	ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
-	r := &workspaceReconciler{resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil), now: time.Now}
+	r := &workspaceReconciler{resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil), informerDenied: neverDenied, now: time.Now}
 	require.NoError(t, r.reconcile(context.Background(), ws))
 	require.Contains(t, ws.Annotations, mount.StatusAnnotationKey)
 
@@ -316,6 +377,172 @@ func TestConditionsAreBounded(t *testing.T) {
 	require.Equal(t, "Ca", got[0].Type, "entries without a type are skipped")
 	for _, c := range got {
 		require.LessOrEqual(t, len(c.Message), mount.MaxConditionMessage)
-		require.True(t, strings.HasPrefix(strings.Repeat("é", 200), c.Message), "cut on a character boundary")
+		require.True(t, strings.HasSuffix(c.Message, mount.TruncationMarker), "a cut is marked")
+		require.True(t, strings.HasPrefix(strings.Repeat("é", 200), strings.TrimSuffix(c.Message, mount.TruncationMarker)), "cut on a character boundary")
+	}
+}
+
+// TestConditionFieldLimits: every field of a copied condition has its limit,
+// and control characters do not reach the annotation.
+func TestConditionFieldLimits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		field string
+		limit int
+		get   func(mount.Condition) string
+	}{
+		{"type", mount.MaxConditionType, func(c mount.Condition) string { return c.Type }},
+		{"status", mount.MaxConditionStatus, func(c mount.Condition) string { return c.Status }},
+		{"reason", mount.MaxConditionReason, func(c mount.Condition) string { return c.Reason }},
+		{"message", mount.MaxConditionMessage, func(c mount.Condition) string { return c.Message }},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			t.Parallel()
+			fields := map[string]interface{}{"type": "T", "status": "False", "reason": "R", "message": "M"}
+			fields[tc.field] = "\x1b[31m" + strings.Repeat("界", 20000)
+			got := conditionsOf(mountObject(map[string]interface{}{"conditions": []interface{}{fields}}))
+			require.Len(t, got, 1)
+			value := tc.get(got[0])
+			require.LessOrEqual(t, len(value), tc.limit)
+			require.True(t, strings.HasSuffix(value, mount.TruncationMarker))
+			require.True(t, strings.HasPrefix(value, " [31m界"), "the escape character is replaced: %q", value)
+		})
+	}
+}
+
+// TestReconcileOwnsTheAnnotations: whatever a user wrote into the two
+// annotations is replaced by the contract's answer.
+func TestReconcileOwnsTheAnnotations(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	forged := mount.Status{
+		Phase: mount.PhaseReady, Ready: true, URL: "https://evil.example", Reason: mount.ReasonMountReady, Message: "all good.",
+		MountRef: kubeClusterRef, LastTransitionTime: metav1.NewTime(now.Add(-time.Hour)),
+	}
+	inFuture := forged
+	inFuture.Phase, inFuture.Ready, inFuture.URL, inFuture.Reason = mount.PhaseConnecting, false, "", mount.ReasonMountNotReady
+	inFuture.LastTransitionTime = metav1.NewTime(now.Add(1000 * time.Hour))
+	withAnnotations := func(ws *tenancyv1alpha1.Workspace, phase, status string) *tenancyv1alpha1.Workspace {
+		ws.Annotations[mount.PhaseAnnotationKey] = phase
+		ws.Annotations[mount.StatusAnnotationKey] = status
+		return ws
+	}
+	for _, tc := range []struct {
+		name      string
+		ws        *tenancyv1alpha1.Workspace
+		object    *unstructured.Unstructured
+		wantPhase mount.Phase
+		wantLTT   time.Time
+	}{
+		{
+			name:      "a forged Ready on a reference that cannot name an object",
+			ws:        withAnnotations(legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"a/b"}}}`), "Ready", forged.Encode()),
+			wantPhase: mount.PhaseInvalid, wantLTT: now,
+		},
+		{
+			name:      "a forged Ready on a mount that is connecting",
+			ws:        withAnnotations(mountedWorkspace(kubeClusterRef), "Ready", forged.Encode()),
+			object:    mountObject(map[string]interface{}{"phase": "Connecting"}),
+			wantPhase: mount.PhaseConnecting, wantLTT: now,
+		},
+		{
+			name:      "a transition time in the future is not kept",
+			ws:        withAnnotations(mountedWorkspace(kubeClusterRef), "Connecting", inFuture.Encode()),
+			object:    mountObject(map[string]interface{}{"phase": "Connecting"}),
+			wantPhase: mount.PhaseConnecting, wantLTT: now,
+		},
+		{
+			name:      "a phase annotation that disagrees with the status",
+			ws:        withAnnotations(mountedWorkspace(kubeClusterRef), "NotFound", forged.Encode()),
+			object:    mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://evil.example"}),
+			wantPhase: mount.PhaseReady, wantLTT: now.Add(-time.Hour),
+		},
+		{
+			name:      "garbage",
+			ws:        withAnnotations(mountedWorkspace(kubeClusterRef), "\x00", `{"phase":"Pwned"`),
+			object:    mountObject(map[string]interface{}{"phase": "Initializing"}),
+			wantPhase: mount.PhaseInitializing, wantLTT: now,
+		},
+		{
+			name:      "a status too long to be the controller's",
+			ws:        withAnnotations(mountedWorkspace(kubeClusterRef), "Ready", `{"phase":"Ready","message":"`+strings.Repeat("x", mount.MaxStatusAnnotationBytes)+`"}`),
+			object:    mountObject(map[string]interface{}{"phase": "Ready"}),
+			wantPhase: mount.PhaseReady, wantLTT: now,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := &workspaceReconciler{
+				resolve: servedEverywhere, getMountObject: returns(tc.object, nil), informerDenied: neverDenied,
+				now: func() time.Time { return now },
+			}
+			ws := tc.ws.DeepCopy()
+			require.NoError(t, r.reconcile(context.Background(), ws))
+			require.Equal(t, string(tc.wantPhase), ws.Annotations[mount.PhaseAnnotationKey])
+			status, found := mount.StatusOf(ws.Annotations)
+			require.True(t, found)
+			require.Equal(t, tc.wantPhase, status.Phase)
+			require.Equal(t, tc.wantLTT, status.LastTransitionTime.UTC())
+			if tc.wantPhase != mount.PhaseReady {
+				require.False(t, status.Ready)
+				require.Empty(t, status.URL)
+			}
+
+			// And the next reconcile confirms it: no write.
+			before := ws.Annotations[mount.StatusAnnotationKey]
+			require.NoError(t, r.reconcile(context.Background(), ws))
+			require.Equal(t, before, ws.Annotations[mount.StatusAnnotationKey])
+		})
+	}
+}
+
+// TestStatusOfMountObjectLimits: the top-level fields copied or built from a
+// mount object have their limits too.
+func TestStatusOfMountObjectLimits(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("\"<&>\\", 10000)
+	for _, tc := range []struct {
+		name   string
+		status map[string]interface{}
+		check  func(t *testing.T, s mount.Status)
+	}{
+		{
+			name: "URL", status: map[string]interface{}{"phase": "Ready", "URL": "https://x/" + huge},
+			check: func(t *testing.T, s mount.Status) {
+				require.True(t, s.Ready)
+				require.LessOrEqual(t, len(s.URL), mount.MaxURL)
+				require.True(t, strings.HasSuffix(s.URL, mount.TruncationMarker))
+			},
+		},
+		{
+			name: "phase quoted in the message", status: map[string]interface{}{"phase": huge},
+			check: func(t *testing.T, s mount.Status) {
+				require.Equal(t, mount.ReasonMountPhaseUnrecognized, s.Reason)
+				require.LessOrEqual(t, len(s.Message), 512)
+			},
+		},
+		{
+			name: "many conditions of the worst characters", status: func() map[string]interface{} {
+				var conditions []interface{}
+				for range 100 {
+					conditions = append(conditions, map[string]interface{}{"type": huge, "status": huge, "reason": huge, "message": huge})
+				}
+				return map[string]interface{}{"phase": "Connecting", "URL": huge, "conditions": conditions}
+			}(),
+			check: func(t *testing.T, s mount.Status) {
+				require.LessOrEqual(t, len(s.Conditions), mount.MaxConditions)
+				require.LessOrEqual(t, len(s.Message), mount.MaxMessage)
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := statusOfMountObject(kubeClusterRef, mountObject(tc.status))
+			tc.check(t, s)
+			encoded := s.Encode()
+			require.Less(t, len(encoded), mount.MaxStatusAnnotationBytes)
+			_, found := mount.StatusOf(map[string]string{mount.StatusAnnotationKey: encoded})
+			require.True(t, found)
+		})
 	}
 }

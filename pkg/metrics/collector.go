@@ -17,6 +17,7 @@ limitations under the License.
 package metrics
 
 import (
+	"sort"
 	"sync"
 
 	"k8s.io/client-go/tools/cache"
@@ -31,9 +32,15 @@ import (
 
 const (
 	mountedHelp = "Mounted Workspaces per mount phase (Ready, Initializing, Connecting, Unknown, NotFound, Invalid) and mount kind, " +
-		"from the Workspace cache at scrape time. A Workspace the controller has not reached yet counts as Unknown."
+		"from the Workspace cache at scrape time. A Workspace the controller has not reached yet counts as Unknown. " +
+		"kind is (unresolved) where the kind is not known to resolve."
 	readyHelp = "Mounted Workspaces whose mount is ready (traffic can flow), per mount kind, from the Workspace cache at scrape time."
 )
+
+// KindUnresolved is the kind label value of every Workspace whose kind is not
+// known to resolve to a served, watched resource, and of the kinds beyond the
+// limit on kind values.
+const KindUnresolved = "(unresolved)"
 
 var (
 	mountedDesc = metrics.NewDesc(namespace+"_mounted_workspaces", mountedHelp, []string{"phase", "kind"}, nil, metrics.ALPHA, "")
@@ -43,9 +50,21 @@ var (
 // mountCollector computes the mount gauges from the Workspace cache at each
 // scrape, so they cannot drift from what the Workspaces say. A Workspace's
 // annotation is parsed again only when its resourceVersion changed.
+//
+// The kind label takes only bounded values, although tenants type the kind
+// (and may write the status annotation themselves until the controller
+// overwrites it): a Workspace's kind is its label value only if its status
+// annotation says the kind resolved (mount.Status.KindResolved) for the
+// Workspace's own, valid reference; every other Workspace is KindUnresolved.
+// And at most kindLimit() kind values are used, those of the most Workspaces
+// (ties by name), the rest folded into KindUnresolved. So a scrape has at most
+// kindLimit()+1 kind values, whatever the Workspaces hold.
 type mountCollector struct {
 	metrics.BaseStableCollector
 	store cache.Store
+	// kindLimit is the most kind values, --max-mount-informers: the
+	// controller never resolves more kinds than it has informers.
+	kindLimit func() int
 
 	lock   sync.Mutex
 	parsed map[string]parsedMount // by store key
@@ -54,9 +73,10 @@ type mountCollector struct {
 type parsedMount struct {
 	resourceVersion string
 	mounted         bool
-	kind            string
-	phase           mount.Phase
-	ready           bool
+	// kind is the resolved kind, "" where not known to resolve.
+	kind  string
+	phase mount.Phase
+	ready bool
 }
 
 var collectorOnce sync.Once
@@ -65,7 +85,7 @@ var collectorOnce sync.Once
 // Workspace informer's store. Only the first call in a process counts.
 func RegisterMountCollector(store cache.Store) {
 	collectorOnce.Do(func() {
-		legacyregistry.CustomMustRegister(&mountCollector{store: store, parsed: map[string]parsedMount{}})
+		legacyregistry.CustomMustRegister(&mountCollector{store: store, kindLimit: MountInformerLimit, parsed: map[string]parsedMount{}})
 	})
 }
 
@@ -77,10 +97,6 @@ func (c *mountCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 
 // CollectWithStability implements metrics.StableCollector.
 func (c *mountCollector) CollectWithStability(ch chan<- metrics.Metric) {
-	type phaseKind struct {
-		phase mount.Phase
-		kind  string
-	}
 	mounted := map[phaseKind]int{}
 	ready := map[string]int{}
 
@@ -113,6 +129,8 @@ func (c *mountCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	}
 	c.lock.Unlock()
 
+	mounted, ready = foldKinds(mounted, ready, c.kindLimit())
+
 	// Every phase of every kind in use, zeros included, so that series do
 	// not vanish when the last Workspace leaves a phase.
 	kinds := map[string]bool{}
@@ -127,20 +145,72 @@ func (c *mountCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	}
 }
 
+type phaseKind struct {
+	phase mount.Phase
+	kind  string
+}
+
+// foldKinds keeps the limit kinds with the most Workspaces (ties by name) and
+// counts every other one, and "", as KindUnresolved.
+func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[phaseKind]int, map[string]int) {
+	perKind := map[string]int{}
+	for pk, n := range mounted {
+		if pk.kind != "" {
+			perKind[pk.kind] += n
+		}
+	}
+	kinds := make([]string, 0, len(perKind))
+	for kind := range perKind {
+		kinds = append(kinds, kind)
+	}
+	sort.Slice(kinds, func(i, j int) bool {
+		if perKind[kinds[i]] != perKind[kinds[j]] {
+			return perKind[kinds[i]] > perKind[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
+	kept := map[string]bool{}
+	for i, kind := range kinds {
+		if i == limit {
+			break
+		}
+		kept[kind] = true
+	}
+	label := func(kind string) string {
+		if kept[kind] {
+			return kind
+		}
+		return KindUnresolved
+	}
+	foldedMounted := make(map[phaseKind]int, len(mounted))
+	for pk, n := range mounted {
+		foldedMounted[phaseKind{pk.phase, label(pk.kind)}] += n
+	}
+	foldedReady := make(map[string]int, len(ready))
+	for kind, n := range ready {
+		foldedReady[label(kind)] += n
+	}
+	return foldedMounted, foldedReady
+}
+
+// parse reads what the gauges need of a Workspace. Its kind counts only if
+// the controller's status says that kind resolved for this very reference: a
+// status written for an older reference, or by someone else for a reference
+// that does not resolve, gives no kind.
 func parse(ws *tenancyv1alpha1.Workspace) parsedMount {
 	p := parsedMount{resourceVersion: ws.ResourceVersion}
 	if !mount.IsMounted(ws) {
 		return p
 	}
 	p.mounted = true
-	ref, _ := mount.ReferenceOf(ws)
-	p.kind = ref.Kind
 	p.phase = mount.PhaseUnknown
-	if status, found := mount.StatusOf(ws.Annotations); found {
-		p.phase, p.ready = status.Phase, status.Ready
-		if p.kind == "" {
-			p.kind = status.MountRef.Kind
-		}
+	status, found := mount.StatusOf(ws.Annotations)
+	if !found {
+		return p
+	}
+	p.phase, p.ready = status.Phase, status.Ready
+	if ref, err := mount.ReferenceOf(ws); err == nil && status.KindResolved() && status.MountRef == ref {
+		p.kind = ref.Kind
 	}
 	return p
 }

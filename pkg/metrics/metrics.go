@@ -23,6 +23,7 @@ package metrics
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/component-base/metrics"
@@ -30,6 +31,8 @@ import (
 
 	// workqueue_* series of both queues, in the legacy registry.
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
 const namespace = "workspacemounts"
@@ -99,6 +102,23 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	// MountInformersDenied is the number of mount resources in use left
+	// without an informer by --max-mount-informers.
+	MountInformersDenied = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "mount_informers_denied",
+		Help: "Mount resources referenced by Workspaces that have no informer because --max-mount-informers informers run; " +
+			"their Workspaces have reason MountInformerLimitReached.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
+	// MountInformersLimit is --max-mount-informers; set it with SetMountInformerLimit.
+	MountInformersLimit = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "mount_informers_limit",
+		Help: "The most mount object informers the controller runs (--max-mount-informers), " +
+			"and the most kind values the mount gauges take.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	// Leader is 1 on the replica that holds the lease.
 	Leader = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "leader",
@@ -112,8 +132,32 @@ var registerOnce sync.Once
 // Register registers the metrics above; later calls do nothing.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, PhaseTransitions, StatusLatency, MountKindsWatched, Leader)
+		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, PhaseTransitions, StatusLatency,
+			MountKindsWatched, MountInformersDenied, MountInformersLimit, Leader)
+		// A gauge set before it was registered kept nothing.
+		MountInformersLimit.Set(float64(mountInformerLimit.Load()))
 	})
+}
+
+// mountInformerLimit is --max-mount-informers, as far as this process knows.
+var mountInformerLimit atomic.Int64
+
+func init() {
+	mountInformerLimit.Store(mount.DefaultMaxMountInformers)
+}
+
+// SetMountInformerLimit records --max-mount-informers: the
+// mount_informers_limit gauge, and the number of kind values the mount gauges
+// take at most. The controller sets it when it is created; a process without
+// it keeps mount.DefaultMaxMountInformers.
+func SetMountInformerLimit(limit int) {
+	mountInformerLimit.Store(int64(limit))
+	MountInformersLimit.Set(float64(limit))
+}
+
+// MountInformerLimit returns what SetMountInformerLimit recorded.
+func MountInformerLimit() int {
+	return int(mountInformerLimit.Load())
 }
 
 // ObserveReconcile records one reconcile.

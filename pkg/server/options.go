@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 )
 
@@ -37,6 +38,8 @@ type Options struct {
 	WorkspaceWorkers int
 	QPS              float32
 	Burst            int
+	// MaxMountInformers bounds the mount object informers the controller runs.
+	MaxMountInformers int
 
 	RunController       bool
 	RunVirtualWorkspace bool
@@ -63,6 +66,7 @@ type LeaderElectionOptions struct {
 func NewOptions() *Options {
 	return &Options{
 		WorkspaceWorkers:    10,
+		MaxMountInformers:   mount.DefaultMaxMountInformers,
 		QPS:                 100,
 		Burst:               200,
 		RunController:       true,
@@ -89,6 +93,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"The server URL may carry a /clusters/<name> path; the shard base URL is used.")
 	fs.StringVar(&o.Context, "context", o.Context, "The kubeconfig context to use; the current context if empty.")
 	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the Workspace queue (queue 2), each reading one mount object and patching one Workspace at a time.")
+	fs.IntVar(&o.MaxMountInformers, "max-mount-informers", o.MaxMountInformers,
+		"Most mount resources (kind, version and APIExport identity) the controller watches, each with one informer across all clusters; "+
+			"Workspaces mounting a kind beyond it get reason MountInformerLimitReached until a slot frees.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Queries per second to kcp, across all clients.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of queries to kcp above --kube-api-qps.")
 	fs.BoolVar(&o.RunController, "run-controller", o.RunController, "Run the controller that writes the mount status annotations.")
@@ -116,6 +123,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WorkspaceWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--workspace-workers must be at least 1, not %d", o.WorkspaceWorkers))
+	}
+	if o.MaxMountInformers < 1 {
+		errs = append(errs, fmt.Errorf("--max-mount-informers must be at least 1, not %d", o.MaxMountInformers))
 	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))

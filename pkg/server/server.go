@@ -110,7 +110,8 @@ func Run(ctx context.Context, o *Options) error {
 		if err := workspacemounts.InstallIndexers(informers); err != nil {
 			return err
 		}
-		controller, err := workspacemounts.NewController(workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}, informers)
+		controller, err := workspacemounts.NewController(workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}, informers,
+			workspacemounts.Options{MaxMountInformers: o.MaxMountInformers})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,197 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// fakeInformers are mountInformers whose informers only record that they run.
+func fakeInformers(limit int, failing map[string]bool) (*mountInformers, map[string]bool) {
+	running := map[string]bool{}
+	m := &mountInformers{
+		limit: limit,
+		start: func(_ context.Context, resource restmapping.Resource) (func(), error) {
+			if failing[resource.Key()] {
+				return nil, errors.New("cannot watch")
+			}
+			running[resource.Key()] = true
+			return func() { delete(running, resource.Key()) }, nil
+		},
+		running: map[string]func(){},
+		denied:  map[string]bool{},
+	}
+	return m, running
+}
+
+func resourceOf(kind string) restmapping.Resource {
+	return restmapping.Resource{GroupVersionResource: schema.GroupVersionResource{Group: "example.io", Version: "v1", Resource: kind + "s"}, Kind: kind}
+}
+
+func resources(kinds ...string) []restmapping.Resource {
+	var out []restmapping.Resource
+	for _, kind := range kinds {
+		out = append(out, resourceOf(kind))
+	}
+	return out
+}
+
+func keys(kinds ...string) []string {
+	out := []string{}
+	for _, kind := range kinds {
+		out = append(out, resourceOf(kind).Key())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := []string{}
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestMountInformersLimit follows the informer slots through one sequence of
+// syncs: the limit, the order, a running informer keeping its slot, and a
+// slot freeing.
+func TestMountInformersLimit(t *testing.T) {
+	t.Parallel()
+	m, running := fakeInformers(2, map[string]bool{resourceOf("broken").Key(): true})
+	ctx := context.Background()
+	for _, step := range []struct {
+		name        string
+		wanted      []restmapping.Resource
+		wantRunning []string
+		wantDenied  []string
+	}{
+		{name: "below the limit", wanted: resources("a"), wantRunning: keys("a"), wantDenied: keys()},
+		{name: "the earlier ones win", wanted: resources("b", "c", "a"), wantRunning: keys("a", "b"), wantDenied: keys("c")},
+		{name: "a running informer keeps its slot", wanted: resources("c", "d", "a", "b"), wantRunning: keys("a", "b"), wantDenied: keys("c", "d")},
+		{name: "a slot frees: the first denied one gets it", wanted: resources("d", "c", "b"), wantRunning: keys("b", "d"), wantDenied: keys("c")},
+		{name: "one that cannot start is neither running nor denied", wanted: resources("broken", "b"), wantRunning: keys("b"), wantDenied: keys()},
+		{name: "nothing wanted", wanted: nil, wantRunning: keys(), wantDenied: keys()},
+	} {
+		denied := m.sync(ctx, step.wanted)
+		require.Equal(t, step.wantRunning, sortedKeys(running), step.name)
+		require.Equal(t, step.wantDenied, sortedKeys(denied), step.name)
+		require.Len(t, m.running, len(step.wantRunning), step.name)
+		for _, resource := range step.wanted {
+			require.Equal(t, denied[resource.Key()], m.isDenied(resource), step.name)
+		}
+	}
+}
+
+// TestKindReconcilerInformerLimit: three kinds, two informer slots. The third
+// kind's Workspaces are told, and converge by themselves once a slot frees.
+func TestKindReconcilerInformerLimit(t *testing.T) {
+	t.Parallel()
+	m, running := fakeInformers(2, nil)
+	workspaces := map[string][]*tenancyv1alpha1.Workspace{}
+	for _, kind := range []string{"A", "B", "C"} {
+		ws := mountedWorkspace(mount.Reference{APIVersion: "example.io/v1", Kind: kind, Name: "n"})
+		ws.Name = "ws-" + kind
+		workspaces[kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})] = []*tenancyv1alpha1.Workspace{ws}
+	}
+	var enqueued, kindsEnqueued []string
+	r := &kindReconciler{
+		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces[key], nil },
+		resolve: func(_ logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
+			return resourceOf(gvk.Kind), nil
+		},
+		enqueueWorkspace: func(ws *tenancyv1alpha1.Workspace) { enqueued = append(enqueued, ws.Name) },
+		enqueueKind:      func(key string) { kindsEnqueued = append(kindsEnqueued, key) },
+		syncInformers:    m.sync,
+		kinds:            map[string]kindResolution{},
+	}
+	ws := &workspaceReconciler{
+		resolve: func(_ logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
+			return resourceOf(gvk.Kind), nil
+		},
+		getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://x"}), nil),
+		informerDenied: m.isDenied, maxMountInformers: 2, now: func() time.Time { return time.Unix(0, 0) },
+	}
+	reasonOf := func(kind string) string {
+		w := workspaces["example.io/v1/"+kind][0].DeepCopy()
+		require.NoError(t, ws.reconcile(context.Background(), w))
+		status, _ := mount.StatusOf(w.Annotations)
+		return status.Reason
+	}
+	ctx := context.Background()
+
+	for _, kind := range []string{"A", "B", "C"} {
+		require.NoError(t, r.reconcile(ctx, "example.io/v1/"+kind))
+	}
+	require.Equal(t, keys("A", "B"), sortedKeys(running))
+	require.Equal(t, []string{"ws-A", "ws-B", "ws-C"}, enqueued)
+	require.Equal(t, mount.ReasonMountReady, reasonOf("A"))
+	require.Equal(t, mount.ReasonMountInformerLimitReached, reasonOf("C"))
+	require.Empty(t, kindsEnqueued)
+
+	// Nothing changes: nothing is sent anywhere.
+	enqueued = nil
+	require.NoError(t, r.reconcile(ctx, "example.io/v1/C"))
+	require.NoError(t, r.reconcile(ctx, "example.io/v1/A"))
+	require.Empty(t, enqueued)
+	require.Empty(t, kindsEnqueued)
+
+	// A is mounted nowhere any more: its slot goes to C, whose kind is sent to
+	// queue 1 again, and whose Workspace then to queue 2.
+	delete(workspaces, "example.io/v1/A")
+	require.NoError(t, r.reconcile(ctx, "example.io/v1/A"))
+	require.Equal(t, keys("B", "C"), sortedKeys(running))
+	require.Equal(t, []string{"example.io/v1/C"}, kindsEnqueued)
+	require.Empty(t, enqueued)
+	require.NoError(t, r.reconcile(ctx, "example.io/v1/C"))
+	require.Equal(t, []string{"ws-C"}, enqueued)
+	require.Equal(t, mount.ReasonMountReady, reasonOf("C"))
+}
+
+// TestWantedResourcesOrder: resources mounted from more clusters come first,
+// then by key, whatever the map order.
+func TestWantedResourcesOrder(t *testing.T) {
+	t.Parallel()
+	r := &kindReconciler{
+		kinds: map[string]kindResolution{
+			"x/v1/Wide": {
+				byCluster: map[logicalcluster.Name]string{"c1": resourceOf("wide").Key(), "c2": resourceOf("wide").Key(), "c3": ""},
+				resources: map[string]restmapping.Resource{resourceOf("wide").Key(): resourceOf("wide")},
+			},
+			"x/v1/B":        {byCluster: map[logicalcluster.Name]string{"c1": resourceOf("b").Key()}, resources: map[string]restmapping.Resource{resourceOf("b").Key(): resourceOf("b")}},
+			"x/v1/A":        {byCluster: map[logicalcluster.Name]string{"c9": resourceOf("a").Key()}, resources: map[string]restmapping.Resource{resourceOf("a").Key(): resourceOf("a")}},
+			"x/v1/Unserved": {byCluster: map[logicalcluster.Name]string{"c1": ""}, resources: map[string]restmapping.Resource{}},
+		},
+		served: map[string]bool{"x/v1/Wide": true, "x/v1/B": true, "x/v1/A": true},
+	}
+	require.Equal(t, resources("wide", "a", "b"), r.wantedResourcesLocked())
+}
