@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // awaitInterval is how often convergence is checked.
@@ -38,14 +40,14 @@ var errNotConverged = errors.New("not every mounted Workspace converged within t
 type bench struct {
 	opts     options
 	kcp      *kcpServer
-	plugin   *pluginProcess
+	plugin   *framework.Plugin
 	clients  adminClients
 	shardCfg *rest.Config
 }
 
 // newBench builds the clients: kcp-admin for the set-up, the shard admin
 // (shard-base) for the watch across all clusters.
-func newBench(kcp *kcpServer, plugin *pluginProcess, opts options) (*bench, error) {
+func newBench(kcp *kcpServer, plugin *framework.Plugin, opts options) (*bench, error) {
 	baseCfg, err := kcp.BaseConfig("base")
 	if err != nil {
 		return nil, err
@@ -92,7 +94,7 @@ func (b *bench) run(ctx context.Context) (*result, error) {
 	}
 	err = b.await(ctx, t, flippedStage.name)
 	res.flip = t.convergence(t0)
-	res.memory, res.memoryErr = b.plugin.memory.sample()
+	res.memory, res.memoryErr = b.plugin.Memory.Sample()
 	res.loadAfterFlip = loadAverage()
 	b.countSyncErrors(res)
 	if err != nil {
@@ -147,7 +149,7 @@ func (b *bench) setUp(ctx context.Context, res *result) (*tracker, error) {
 // countSyncErrors counts the failed syncs both controllers logged so far.
 func (b *bench) countSyncErrors(res *result) {
 	var pluginErr, inTreeErr error
-	res.pluginErrors, pluginErr = countSyncErrors(b.plugin.logPath, pluginSyncError)
+	res.pluginErrors, pluginErr = countSyncErrors(b.plugin.LogPath, pluginSyncError)
 	if b.opts.inTree {
 		res.inTreeErrors, inTreeErr = countSyncErrors(b.kcp.logPath(), inTreeSyncError)
 	}
@@ -179,7 +181,7 @@ func (b *bench) await(ctx context.Context, t *tracker, label string) error {
 			return errNotConverged
 		case <-ticker.C:
 		}
-		if err := errors.Join(b.kcp.CheckRunning(), b.plugin.checkRunning()); err != nil {
+		if err := errors.Join(b.kcp.CheckRunning(), b.plugin.CheckRunning()); err != nil {
 			return err
 		}
 	}

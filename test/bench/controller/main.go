@@ -112,7 +112,7 @@ func parseFlags(args []string) (options, error) {
 		return options{}, errors.New("--workspaces, --concurrency, --timeout, --list-iterations and --watchers must be positive, --clusters must not be negative")
 	}
 	for _, arg := range opts.pluginArgs {
-		for _, flag := range servingFlags {
+		for _, flag := range framework.PluginServingFlags {
 			if arg == flag || strings.HasPrefix(arg, flag+"=") {
 				return options{}, fmt.Errorf("--plugin-args must not set %s: the benchmark picks free ports and a temporary --cert-dir", flag)
 			}
@@ -154,14 +154,14 @@ func run(ctx context.Context, opts options, out io.Writer) error {
 	if pluginLog == "" {
 		pluginLog = filepath.Join(dir, "workspacemounts.log")
 	}
-	version := pluginVersion(ctx, opts.plugin)
-	plugin, err := startPlugin(ctx, pluginConfig{binary: opts.plugin, extraArgs: opts.pluginArgs, kubeconfig: kcp.KubeconfigPath, logPath: pluginLog, workDir: dir})
+	version := framework.PluginVersion(ctx, opts.plugin)
+	plugin, err := framework.StartPlugin(ctx, framework.PluginOptions{Binary: opts.plugin, ExtraArgs: opts.pluginArgs, Kubeconfig: kcp.KubeconfigPath, LogPath: pluginLog, WorkDir: dir})
 	if err != nil {
 		return err
 	}
-	defer warnOnError(plugin.stop)
+	defer warnOnError(plugin.Stop)
 	logf("plugin %s (version %s) started (pid %d), logging to %s, virtual workspace at %s, metrics at %s",
-		opts.plugin, version, plugin.pid(), pluginLog, plugin.virtualWorkspaceURL, plugin.metricsURL)
+		opts.plugin, version, plugin.Pid(), pluginLog, plugin.VirtualWorkspaceURL, plugin.MetricsURL)
 
 	b, err := newBench(kcp, plugin, opts)
 	if err != nil {
@@ -174,7 +174,7 @@ func run(ctx context.Context, opts options, out io.Writer) error {
 		res.print(out)
 	}
 	if err != nil && ctx.Err() == nil {
-		plugin.printLogTail(os.Stderr, 20)
+		plugin.PrintLogTail(os.Stderr, 20)
 		fmt.Fprintf(os.Stderr, "last lines of kcp's log:\n%s\n", kcp.LogTail(20))
 	}
 	return err

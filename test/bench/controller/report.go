@@ -23,6 +23,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // convergence is when the mounted Workspaces showed a stage, per controller.
@@ -49,7 +51,7 @@ type result struct {
 	// flip is measured from T0, just before the first flip write.
 	flip *convergence
 	// memory is the plugin's after convergence.
-	memory    memory
+	memory    framework.Memory
 	memoryErr error
 	// pluginErrors and inTreeErrors are the failed syncs in the controllers' logs.
 	pluginErrors, inTreeErrors syncErrors
@@ -74,8 +76,8 @@ func (r *result) print(w io.Writer) {
 		flip = &convergence{total: r.workspaces}
 	}
 	rss, peak := "-", "-"
-	if r.memory.peak > 0 {
-		rss, peak = mib(r.memory.rss), mib(r.memory.peak)
+	if r.memory.Peak > 0 {
+		rss, peak = framework.MiB(r.memory.RSS), framework.MiB(r.memory.Peak)
 	}
 	inTree := r.inTreePercentile
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -198,7 +200,7 @@ func (r *virtualResult) print(w io.Writer) {
 	if r.memoryErr != nil {
 		fmt.Fprintf(w, "Plugin memory after the virtual workspace phase: %v.\n", r.memoryErr)
 	} else {
-		fmt.Fprintf(w, "Plugin RSS after the virtual workspace phase: %s (peak %s).\n", mib(r.memory.rss), mib(r.memory.peak))
+		fmt.Fprintf(w, "Plugin RSS after the virtual workspace phase: %s (peak %s).\n", framework.MiB(r.memory.RSS), framework.MiB(r.memory.Peak))
 	}
 }
 

@@ -37,6 +37,7 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 const (
@@ -61,7 +62,7 @@ type virtualResult struct {
 	lists      []listStats
 	watch      *watchResult
 	// memory is the plugin's after the phase.
-	memory    memory
+	memory    framework.Memory
 	memoryErr error
 }
 
@@ -134,7 +135,7 @@ type listStats struct {
 // workspace. t must show the flip for the plugin.
 func (b *bench) measureVirtual(ctx context.Context, t *tracker) (*virtualResult, error) {
 	res := &virtualResult{workspaces: b.opts.workspaces}
-	defer func() { res.memory, res.memoryErr = b.plugin.memory.sample() }()
+	defer func() { res.memory, res.memoryErr = b.plugin.Memory.Sample() }()
 
 	vwCfg, err := b.virtualWorkspaceConfig()
 	if err != nil {
@@ -160,7 +161,7 @@ func (b *bench) measureVirtual(ctx context.Context, t *tracker) (*virtualResult,
 		return nil, err
 	}
 
-	vwURL := b.plugin.virtualWorkspaceURL + workspaceMountsAtWildcard
+	vwURL := b.plugin.VirtualWorkspaceURL + workspaceMountsAtWildcard
 	workspacesURL := b.kcp.BaseURL + logicalcluster.Wildcard.RequestPath() + "/apis/" +
 		tenancyv1alpha1.SchemeGroupVersion.String() + "/workspaces:" + identity
 	l := t.layout
@@ -198,9 +199,9 @@ func (b *bench) virtualWorkspaceConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("the root context of %s has no bearer token", b.kcp.KubeconfigPath)
 	}
 	return &rest.Config{
-		Host:            b.plugin.virtualWorkspaceURL,
+		Host:            b.plugin.VirtualWorkspaceURL,
 		BearerToken:     admin.BearerToken,
-		TLSClientConfig: rest.TLSClientConfig{CAFile: b.plugin.caFile},
+		TLSClientConfig: rest.TLSClientConfig{CAFile: b.plugin.CAFile},
 	}, nil
 }
 

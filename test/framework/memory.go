@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package framework
 
 import (
 	"bufio"
@@ -26,29 +26,29 @@ import (
 	"time"
 )
 
-// memory is a sample of a process's memory use, in bytes.
-type memory struct {
-	// rss is the resident set size (VmRSS) when sampled.
-	rss uint64
-	// peak is the peak resident set size (VmHWM) of the process so far.
-	peak uint64
+// Memory is a sample of a process's memory use, in bytes.
+type Memory struct {
+	// RSS is the resident set size (VmRSS) when sampled.
+	RSS uint64
+	// Peak is the peak resident set size (VmHWM) of the process so far.
+	Peak uint64
 }
 
-// memorySampler reads a process's memory from /proc/<pid>/status and keeps
+// MemorySampler reads a process's memory from /proc/<pid>/status and keeps
 // the last successful sample, which outlives the process.
-type memorySampler struct {
+type MemorySampler struct {
 	pid int
 
 	lock sync.Mutex
-	last memory
+	last Memory
 }
 
 // run samples every interval until done is closed.
-func (s *memorySampler) run(interval time.Duration, done <-chan struct{}) {
+func (s *MemorySampler) run(interval time.Duration, done <-chan struct{}) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
-		_, _ = s.sample() // the last good sample stays
+		_, _ = s.Sample() // the last good sample stays
 		select {
 		case <-done:
 			return
@@ -57,28 +57,28 @@ func (s *memorySampler) run(interval time.Duration, done <-chan struct{}) {
 	}
 }
 
-// sample reads the memory now and returns it, or the last sample and the
+// Sample reads the memory now and returns it, or the last sample and the
 // error if it cannot be read any more (e.g. because the process exited).
-func (s *memorySampler) sample() (memory, error) {
-	m, err := readMemory(s.pid)
+func (s *MemorySampler) Sample() (Memory, error) {
+	m, err := ReadMemory(s.pid)
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	if err != nil {
 		return s.last, err
 	}
-	m.peak = max(m.peak, s.last.peak, m.rss)
+	m.Peak = max(m.Peak, s.last.Peak, m.RSS)
 	s.last = m
 	return m, nil
 }
 
-// readMemory reads VmRSS and VmHWM of a process from /proc (Linux only).
-func readMemory(pid int) (memory, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid)) //nolint:gosec // G703: the status of the plugin this benchmark started.
+// ReadMemory reads VmRSS and VmHWM of a process from /proc (Linux only).
+func ReadMemory(pid int) (Memory, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid)) //nolint:gosec // G703: the status of a process the caller started.
 	if err != nil {
-		return memory{}, err
+		return Memory{}, err
 	}
 	defer f.Close()
-	var m memory
+	var m Memory
 	var found int
 	scanner := bufio.NewScanner(f)
 	for scanner.Scan() {
@@ -88,20 +88,20 @@ func readMemory(pid int) (memory, error) {
 		}
 		bytes, err := parseKiB(value)
 		if err != nil {
-			return memory{}, fmt.Errorf("/proc/%d/status: %s: %w", pid, key, err)
+			return Memory{}, fmt.Errorf("/proc/%d/status: %s: %w", pid, key, err)
 		}
 		if key == "VmRSS" {
-			m.rss = bytes
+			m.RSS = bytes
 		} else {
-			m.peak = bytes
+			m.Peak = bytes
 		}
 		found++
 	}
 	if err := scanner.Err(); err != nil {
-		return memory{}, err
+		return Memory{}, err
 	}
 	if found != 2 {
-		return memory{}, fmt.Errorf("/proc/%d/status has no VmRSS or VmHWM", pid)
+		return Memory{}, fmt.Errorf("/proc/%d/status has no VmRSS or VmHWM", pid)
 	}
 	return m, nil
 }
@@ -116,7 +116,7 @@ func parseKiB(value string) (uint64, error) {
 	return kib << 10, err
 }
 
-// mib formats bytes in MiB.
-func mib(bytes uint64) string {
+// MiB formats bytes in MiB, without decimals.
+func MiB(bytes uint64) string {
 	return fmt.Sprintf("%.0f MiB", float64(bytes)/(1<<20))
 }
