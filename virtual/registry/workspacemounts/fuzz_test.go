@@ -113,7 +113,7 @@ func FuzzWatchResourceVersion(f *testing.F) {
 // with a continue token is full, RemainingItemCount is exact or absent, and
 // visibility is asked at most once per cluster per page.
 func FuzzListPaging(f *testing.F) {
-	var workspaces []*tenancyv1alpha1.Workspace
+	workspaces := make([]*tenancyv1alpha1.Workspace, 0, 30)
 	for i := range 30 {
 		phase := []mount.Phase{mount.PhaseReady, mount.PhaseConnecting, mount.PhaseNotFound}[i%3]
 		team := map[string]string{"team": []string{"x", "y"}[i%2]}

@@ -559,8 +559,9 @@ func TestListPageStopsAsking(t *testing.T) {
 	v := newVisibility(answers)
 	r := NewREST(h.store, v.visible)
 	asked := func() []string {
-		var clusters []string
-		for cluster, n := range v.callCounts() {
+		counts := v.callCounts()
+		clusters := make([]string, 0, len(counts))
+		for cluster, n := range counts {
 			require.Equal(t, 1, n, "visibility of %s asked %d times in one list", cluster, n)
 			clusters = append(clusters, cluster.String())
 		}
