@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -40,8 +41,14 @@ func trimForCache(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)
 	}
-	if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok {
-		trimWorkspace(ws)
+	switch obj := obj.(type) {
+	case *tenancyv1alpha1.Workspace:
+		trimWorkspace(obj)
+	case *corev1alpha1.LogicalCluster:
+		// Only whether it exists is read.
+		obj.Annotations = map[string]string{logicalcluster.AnnotationKey: obj.Annotations[logicalcluster.AnnotationKey]}
+		obj.Labels, obj.OwnerReferences, obj.Finalizers = nil, nil, nil
+		obj.Spec, obj.Status = corev1alpha1.LogicalClusterSpec{}, corev1alpha1.LogicalClusterStatus{}
 	}
 	return restmapping.StripSchemas(obj)
 }

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
 	kcpapiextensionsinformers "github.com/kcp-dev/client-go/apiextensions/informers"
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
@@ -43,6 +44,7 @@ import (
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/sdk/apis/core"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 	kcpinformers "github.com/kcp-dev/sdk/client/informers/externalversions"
@@ -71,12 +73,9 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	kubeClient, err := kcpkubernetesclientset.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
 
-	// Workspaces are read by both parts; CRDs, bindings and schemas only by the controller.
+	// Workspaces are read by both parts; CRDs, bindings and schemas only by
+	// the controller, LogicalClusters only by the virtual workspace.
 	kcpInformers := kcpinformers.NewSharedInformerFactoryWithOptions(kcpClient, 0, kcpinformers.WithTransform(trimForCache))
 	workspaceInformer := kcpInformers.Tenancy().V1alpha1().Workspaces().Informer()
 	metrics.Register()
@@ -121,11 +120,12 @@ func Run(ctx context.Context, o *Options) error {
 	}
 
 	if o.RunVirtualWorkspace {
-		server, store, err := newVirtualWorkspace(ctx, o, kubeClient, cfg, workspaceInformer)
+		logicalClusterInformer := kcpInformers.Core().V1alpha1().LogicalClusters().Informer()
+		server, store, err := newVirtualWorkspace(ctx, o, cfg, workspaceInformer, logicalClusterInformer)
 		if err != nil {
 			return fmt.Errorf("virtual workspace: %w", err)
 		}
-		synced = append(synced, store.HasSynced)
+		synced = append(synced, store.HasSynced, logicalClusterInformer.HasSynced)
 		// Serving starts before the caches sync: until then, /readyz fails and reads get 503.
 		group.Go(func() error { return apiserver.Run(ctx, server) })
 	}
@@ -156,7 +156,12 @@ func Run(ctx context.Context, o *Options) error {
 		case runController == nil:
 			return nil
 		case o.LeaderElection.Enabled:
-			return runAsLeader(ctx, o, kubeClient, runController)
+			// A client of its own, so that no other traffic can delay a renewal.
+			leaseClient, err := kcpkubernetesclientset.NewForConfig(rest.CopyConfig(cfg))
+			if err != nil {
+				return err
+			}
+			return runAsLeader(ctx, o, leaseClient, runController)
 		default:
 			runController(ctx)
 			return nil
@@ -168,8 +173,11 @@ func Run(ctx context.Context, o *Options) error {
 	return nil
 }
 
-// newVirtualWorkspace builds the virtual workspace server over the Workspace informer.
-func newVirtualWorkspace(ctx context.Context, o *Options, kubeClient kcpkubernetesclientset.ClusterInterface, cfg *rest.Config, workspaceInformer cache.SharedIndexInformer) (*genericapiserver.GenericAPIServer, *wsmregistry.Store, error) {
+// newVirtualWorkspace builds the virtual workspace server over the Workspace
+// and LogicalCluster informers. Its SubjectAccessReviews go through a client
+// of their own, rate-limited by --authorization-qps, apart from the
+// controller's writes and the Lease.
+func newVirtualWorkspace(ctx context.Context, o *Options, cfg *rest.Config, workspaceInformer, logicalClusterInformer cache.SharedIndexInformer) (*genericapiserver.GenericAPIServer, *wsmregistry.Store, error) {
 	store, err := wsmregistry.NewStore(workspaceInformer)
 	if err != nil {
 		return nil, nil, err
@@ -179,13 +187,24 @@ func newVirtualWorkspace(ctx context.Context, o *Options, kubeClient kcpkubernet
 	if err != nil {
 		return nil, nil, err
 	}
+	reviewConfig := rest.CopyConfig(cfg)
+	reviewConfig.QPS, reviewConfig.Burst = o.VirtualWorkspace.AuthorizationQPS, o.VirtualWorkspace.AuthorizationBurst
+	review, err := authorization.NewSubjectAccessReviewer(reviewConfig)
+	if err != nil {
+		return nil, nil, err
+	}
 	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(workspaceInformer.GetIndexer())
+	logicalClusters := logicalClusterInformer.GetIndexer()
 	server, err := apiserver.New(o.VirtualWorkspace, apiserver.Dependencies{
-		Store:      store,
-		Authorizer: authorization.New(authorization.NewClusterAuthorizers(kubeClient)),
+		Store: store,
+		Authorizer: authorization.New(authorization.NewReviews(review, o.VirtualWorkspace.Authorization), func(cluster logicalcluster.Name) bool {
+			_, exists, err := logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
+			return exists && err == nil
+		}),
 		GetWorkspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return lister.Cluster(cluster).Get(name)
 		},
+		ClustersSynced:    logicalClusterInformer.HasSynced,
 		TokenReviewConfig: tokenReviewConfig,
 	})
 	return server, store, err

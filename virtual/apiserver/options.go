@@ -24,6 +24,8 @@ import (
 	"github.com/spf13/pflag"
 
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
+
+	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
 // Options are the serving and authentication flags of the virtual workspace,
@@ -37,6 +39,12 @@ type Options struct {
 	AuthenticationKubeconfig string
 	// TokenCacheTTL is how long a TokenReview answer is remembered.
 	TokenCacheTTL time.Duration
+
+	// Authorization bounds the SubjectAccessReviews asked of kcp.
+	Authorization authorization.ReviewOptions
+	// AuthorizationQPS and AuthorizationBurst rate-limit all of them together.
+	AuthorizationQPS   float32
+	AuthorizationBurst int
 }
 
 // DefaultSecurePort is where the virtual workspace listens by default.
@@ -50,8 +58,11 @@ func NewOptions() *Options {
 	secureServing.ServerCert.CertDirectory = "apiserver.local.config/certificates"
 	secureServing.ServerCert.PairName = "workspacemounts"
 	return &Options{
-		SecureServing: secureServing,
-		TokenCacheTTL: 10 * time.Second,
+		SecureServing:      secureServing,
+		TokenCacheTTL:      10 * time.Second,
+		Authorization:      authorization.DefaultReviewOptions(),
+		AuthorizationQPS:   50,
+		AuthorizationBurst: 100,
 	}
 }
 
@@ -64,6 +75,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Kubeconfig reaching kcp to review bearer tokens (TokenReview); the --kubeconfig if empty. "+
 			"A server URL without a /clusters/<name> path gets /clusters/root.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long to remember a TokenReview answer.")
+	a := &o.Authorization
+	fs.DurationVar(&a.AllowTTL, "authorization-webhook-cache-authorized-ttl", a.AllowTTL,
+		"How long to remember that kcp allowed a user to see a workspace (SubjectAccessReview); a revoked access shows within this.")
+	fs.DurationVar(&a.DenyTTL, "authorization-webhook-cache-unauthorized-ttl", a.DenyTTL,
+		"How long to remember that kcp denied a user to see a workspace; a granted access shows within this.")
+	fs.IntVar(&a.CacheSize, "authorization-cache-size", a.CacheSize, "Answers remembered at most, one per user, logical cluster and verb (least recently used first out).")
+	fs.IntVar(&a.Concurrency, "authorization-concurrency", a.Concurrency, "SubjectAccessReviews under way towards kcp at once, for all users.")
+	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency, "SubjectAccessReviews under way at once for one user.")
+	fs.Float32Var(&o.AuthorizationQPS, "authorization-qps", o.AuthorizationQPS, "SubjectAccessReviews per second to kcp, for all users together (a client of their own).")
+	fs.IntVar(&o.AuthorizationBurst, "authorization-burst", o.AuthorizationBurst, "Burst of SubjectAccessReviews above --authorization-qps.")
 }
 
 // Validate tells what is wrong with the options.
@@ -71,6 +92,12 @@ func (o *Options) Validate() error {
 	errs := o.SecureServing.Validate()
 	if o.TokenCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("--authentication-token-webhook-cache-ttl must not be negative"))
+	}
+	if err := o.Authorization.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.AuthorizationQPS <= 0 || o.AuthorizationBurst < 1 {
+		errs = append(errs, errors.New("--authorization-qps and --authorization-burst must be positive"))
 	}
 	return errors.Join(errs...)
 }

@@ -43,6 +43,7 @@ import (
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -82,12 +83,14 @@ func utilruntimeMust(err error) {
 }
 
 // Dependencies are what the server reads: the WorkspaceMount store, kcp's
-// answers on who may see what, Workspaces to resolve paths, and the rest
-// config TokenReviews go through.
+// answers on who may see what, Workspaces to resolve paths, whether the
+// cache of the shard's logical clusters has synced, and the rest config
+// TokenReviews go through.
 type Dependencies struct {
-	Store        *wsmregistry.Store
-	Authorizer   *authorization.Authorizer
-	GetWorkspace clusterpath.WorkspaceGetter
+	Store          *wsmregistry.Store
+	Authorizer     *authorization.Authorizer
+	GetWorkspace   clusterpath.WorkspaceGetter
+	ClustersSynced func() bool
 	// TokenReviewConfig reaches kcp (a /clusters/<name> URL) with the right to create TokenReviews.
 	TokenReviewConfig *clientrest.Config
 }
@@ -100,6 +103,13 @@ func New(o *Options, deps Dependencies) (*genericapiserver.GenericAPIServer, err
 
 	cfg := genericapiserver.NewConfig(codecs)
 	cfg.EffectiveVersion = utilcompatibility.DefaultBuildEffectiveVersion()
+	// Tenants reach this port: no profiling, /debug/flags, /metrics or index
+	// here (metrics are served on --metrics-bind-address); the request
+	// metrics are still recorded for that listener.
+	cfg.EnableProfiling = false
+	cfg.EnableMetrics = false
+	cfg.EnableIndex = false
+	apimetrics.Register()
 	// Nothing here calls itself back; the generic server only wants a config to exist.
 	cfg.LoopbackClientConfig = &clientrest.Config{Host: "loopback-is-not-used"}
 	if err := o.SecureServing.ApplyTo(&cfg.SecureServing); err != nil {
@@ -115,7 +125,7 @@ func New(o *Options, deps Dependencies) (*genericapiserver.GenericAPIServer, err
 	cfg.Authorization.Authorizer = deps.Authorizer
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(apiHandler, c)
-		handler = withClusterResolution(handler, deps.GetWorkspace)
+		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withReadOnly(handler)
 		handler = genericapiserver.DefaultBuildHandlerChainFromImpersonationToAuthz(handler, c)
 		handler = genericapiserver.DefaultBuildHandlerChainFromStartToBeforeImpersonation(handler, c)
@@ -136,6 +146,11 @@ func New(o *Options, deps Dependencies) (*genericapiserver.GenericAPIServer, err
 	if err := server.AddReadyzChecks(healthz.NamedCheck("workspace-cache-synced", func(*http.Request) error {
 		if !deps.Store.HasSynced() {
 			return fmt.Errorf("the Workspace cache has not synced yet")
+		}
+		return nil
+	}), healthz.NamedCheck("logical-cluster-cache-synced", func(*http.Request) error {
+		if !deps.ClustersSynced() {
+			return fmt.Errorf("the LogicalCluster cache has not synced yet")
 		}
 		return nil
 	})); err != nil {
@@ -249,21 +264,27 @@ func withReadOnly(handler http.Handler) http.Handler {
 }
 
 // withClusterResolution resolves a workspace path to its logical cluster,
-// after authentication, so that only authenticated users learn which paths exist.
-func withClusterResolution(handler http.Handler, getWorkspace clusterpath.WorkspaceGetter) http.Handler {
+// after authentication, so that only authenticated users learn anything. A
+// path that leads nowhere is passed on unresolved: the authorizer then denies
+// it exactly as it denies a cluster the user may not see, so that a tenant
+// cannot tell the two apart.
+func withClusterResolution(handler http.Handler, getWorkspace clusterpath.WorkspaceGetter, clustersSynced func() bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		target, ok := clusterpath.From(req.Context())
 		if !ok {
 			handler.ServeHTTP(w, req)
 			return
 		}
+		if !clustersSynced() {
+			responsewriters.ErrorNegotiated(apierrors.NewServiceUnavailable("the logical cluster cache has not synced yet"), codecs, schema.GroupVersion{}, w, req)
+			return
+		}
 		resolved, err := clusterpath.Resolve(target, getWorkspace)
-		if err != nil {
-			status := apierrors.NewInternalError(err)
-			if errors.Is(err, clusterpath.ErrNotFound) {
-				status = apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, target.Path.String())
-			}
-			responsewriters.ErrorNegotiated(status, codecs, schema.GroupVersion{}, w, req)
+		switch {
+		case errors.Is(err, clusterpath.ErrNotFound):
+			resolved = target // no cluster: denied by the authorizer
+		case err != nil:
+			responsewriters.ErrorNegotiated(apierrors.NewInternalError(err), codecs, schema.GroupVersion{}, w, req)
 			return
 		}
 		handler.ServeHTTP(w, req.WithContext(clusterpath.WithTarget(req.Context(), resolved)))

@@ -42,13 +42,14 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 	clientrest "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -151,7 +152,7 @@ type testServer struct {
 	url       string
 	serverCAs *x509.CertPool
 	pki       *pki
-	asked     chan authorizer.Attributes
+	asked     chan authorizationv1.SubjectAccessReviewSpec
 }
 
 // startServer serves the virtual workspace with client-certificate
@@ -159,7 +160,7 @@ type testServer struct {
 // dependencies.
 func startServer(t *testing.T, configure func(*testServer, *Options, *Dependencies)) *testServer {
 	t.Helper()
-	ts := &testServer{pki: newPKI(t), asked: make(chan authorizer.Attributes, 100)}
+	ts := &testServer{pki: newPKI(t), asked: make(chan authorizationv1.SubjectAccessReviewSpec, 100)}
 
 	listener, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -177,18 +178,15 @@ func startServer(t *testing.T, configure func(*testServer, *Options, *Dependenci
 		mountedWorkspace("c2", "x", mount.PhaseReady),
 	)
 	// alice may get and list workspaces in c1; nobody may anything elsewhere.
-	clusters := func(cluster logicalcluster.Name) (authorizer.Authorizer, error) {
-		return authorizer.AuthorizerFunc(func(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
-			select {
-			case ts.asked <- attrs:
-			default:
-			}
-			if cluster == "c1" && attrs.GetUser().GetName() == "alice" {
-				return authorizer.DecisionAllow, "", nil
-			}
-			return authorizer.DecisionNoOpinion, "no", nil
-		}), nil
+	review := func(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+		select {
+		case ts.asked <- spec:
+		default:
+		}
+		return cluster == "c1" && spec.User == "alice", "", nil
 	}
+	// The shard holds c1 and c2.
+	exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }
 	getWorkspace := func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 		if cluster == "root" && name == "org" {
 			return &tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Cluster: "c1"}}, nil
@@ -197,9 +195,10 @@ func startServer(t *testing.T, configure func(*testServer, *Options, *Dependenci
 	}
 
 	deps := Dependencies{
-		Store:        store,
-		Authorizer:   authorization.New(clusters),
-		GetWorkspace: getWorkspace,
+		Store:          store,
+		Authorizer:     authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions()), exists),
+		GetWorkspace:   getWorkspace,
+		ClustersSynced: func() bool { return true },
 	}
 	if configure != nil {
 		configure(ts, o, &deps)
@@ -307,10 +306,26 @@ func TestServer(t *testing.T) {
 		require.Equal(t, http.StatusOK, code, "%s", body)
 		require.Equal(t, []string{"c1/a", "c1/b"}, listNames(t, body))
 	})
-	t.Run("unknown workspace path", func(t *testing.T) {
+	t.Run("what does not exist is answered as what is not visible", func(t *testing.T) {
 		t.Parallel()
-		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "root:nope", resourcePath))
-		require.Equal(t, http.StatusNotFound, code, "%s", body)
+		forbiddenCode, forbidden := do(t, alice, http.MethodGet, clusterURL(ts, "c2", resourcePath))
+		require.Equal(t, http.StatusForbidden, forbiddenCode, "%s", forbidden)
+		for _, target := range []string{"root:nope", "c3", "x00001z", "system:a:a:a:a"} {
+			code, body := do(t, alice, http.MethodGet, clusterURL(ts, target, resourcePath))
+			require.Equal(t, http.StatusForbidden, code, "%s: %s", target, body)
+			require.Equal(t, string(forbidden), strings.ReplaceAll(string(body), target, "c2"), target)
+		}
+	})
+	t.Run("only what an API client needs is served", func(t *testing.T) {
+		t.Parallel()
+		for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/flags/v", "/metrics", "/metrics/slis", "/", "/logs/", "/configz"} {
+			code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", path))
+			require.Contains(t, []int{http.StatusForbidden, http.StatusNotFound}, code, "%s: %s", path, body)
+		}
+		for _, path := range []string{"/apis", "/apis/workspacemounts.io/v1alpha1", "/openapi/v3", "/version"} {
+			code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", path))
+			require.Equal(t, http.StatusOK, code, "%s: %s", path, body)
+		}
 	})
 	t.Run("list with a field selector", func(t *testing.T) {
 		t.Parallel()
@@ -495,8 +510,8 @@ func TestServer(t *testing.T) {
 		require.Eventually(t, func() bool {
 			for {
 				select {
-				case attrs := <-ts.asked:
-					if attrs.GetVerb() == "get" && attrs.GetResource() == "workspaces" && attrs.GetUser().GetName() == "alice" {
+				case spec := <-ts.asked:
+					if spec.ResourceAttributes.Verb == "get" && spec.ResourceAttributes.Resource == "workspaces" && spec.User == "alice" {
 						return true
 					}
 				default:

@@ -18,68 +18,82 @@ limitations under the License.
 // kcp: a user sees the WorkspaceMounts of logical cluster X iff kcp says, by
 // a SubjectAccessReview in X, that they may list (for list and watch) or get
 // (for get) workspaces.tenancy.kcp.io there. Requests to all clusters (*) are
-// allowed for authenticated users and filtered object by object with the same
-// check (Visible). Decisions are cached briefly by kcp's delegated authorizer.
+// allowed for authenticated users and filtered cluster by cluster with the
+// same check (Visible).
+//
+// Every tenant may be hostile, so nothing a request names creates state here:
+// a cluster that is not a logical cluster of the shard is denied before any
+// review, with the same answer as one the user may not see; answers are kept
+// in one bounded cache (Reviews) per (user hash, cluster, verb); and only
+// the few non-resource paths an API client needs are served.
 package authorization
 
 import (
 	"context"
 	"fmt"
-	"time"
+	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
-	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
-	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-
-	"github.com/kcp-dev/kcp/pkg/authorization/delegated"
 
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 )
 
-// How long kcp's answers are remembered.
-const (
-	AllowCacheTTL = time.Minute
-	DenyCacheTTL  = 10 * time.Second
-)
-
-// ClusterAuthorizers returns the authorizer asking kcp about one logical cluster.
-type ClusterAuthorizers func(cluster logicalcluster.Name) (authorizer.Authorizer, error)
-
-// NewClusterAuthorizers asks kcp through client, which may create
-// SubjectAccessReviews in every logical cluster.
-func NewClusterAuthorizers(client kcpkubernetesclientset.ClusterInterface) ClusterAuthorizers {
-	caching := delegated.NewCachingAuthorizer(client, nil, delegated.CachingOptions{
-		Options: delegated.Options{AllowCacheTTL: AllowCacheTTL, DenyCacheTTL: DenyCacheTTL},
-	})
-	return caching.Get
+// Asker answers whether a user may verb workspaces in an existing cluster.
+type Asker interface {
+	Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, string, error)
 }
+
+// ClusterExists tells whether a logical cluster of this shard has the name, from a cache.
+type ClusterExists func(cluster logicalcluster.Name) bool
 
 // Authorizer is the virtual workspace's request authorizer.
 type Authorizer struct {
-	clusters ClusterAuthorizers
+	asker  Asker
+	exists ClusterExists
 }
 
 // New returns the authorizer.
-func New(clusters ClusterAuthorizers) *Authorizer {
-	return &Authorizer{clusters: clusters}
+func New(asker Asker, exists ClusterExists) *Authorizer {
+	return &Authorizer{asker: asker, exists: exists}
+}
+
+// servedPaths are the non-resource paths a client of this API needs
+// (discovery, OpenAPI, version, health); a trailing / also serves what is
+// below it. Everything else (profiling, metrics, flags, the index) is denied.
+var servedPaths = []string{
+	"/api", "/api/", "/apis", "/apis/", "/openapi/v2", "/openapi/v3", "/openapi/v3/", "/version", "/version/",
+	"/healthz", "/healthz/", "/livez", "/livez/", "/readyz", "/readyz/",
+}
+
+// IsServedPath tells whether a non-resource path is one the virtual workspace serves.
+func IsServedPath(path string) bool {
+	for _, p := range servedPaths {
+		if path == p || strings.HasSuffix(p, "/") && strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Authorize implements authorizer.Authorizer:
-//   - discovery, OpenAPI and version (non-resource GET and HEAD): any authenticated user;
-//   - workspacemounts get, list, watch in cluster X: kcp's answer for workspaces in X;
+//   - discovery, OpenAPI, version and health (non-resource GET and HEAD on
+//     IsServedPath): any authenticated user; every other non-resource request: denied;
+//   - workspacemounts get, list, watch in cluster X: kcp's answer for workspaces
+//     in X; a path that leads nowhere or a cluster that does not exist gets the
+//     very same denial, without asking kcp;
 //   - the same at *: allowed, the storage filters by Visible;
 //   - anything else: denied (writes never get here: they are answered 405 before).
 func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
 	if !attrs.IsResourceRequest() {
-		if attrs.GetVerb() == "get" || attrs.GetVerb() == "head" {
+		if (attrs.GetVerb() == "get" || attrs.GetVerb() == "head") && IsServedPath(attrs.GetPath()) {
 			return authorizer.DecisionAllow, "", nil
 		}
-		return authorizer.DecisionDeny, "only GET is served", nil
+		return authorizer.DecisionDeny, "only discovery, OpenAPI, version and health are served", nil
 	}
 	if attrs.GetAPIGroup() != wsmv1alpha1.GroupName || attrs.GetResource() != wsmv1alpha1.Resource || attrs.GetSubresource() != "" {
 		return authorizer.DecisionDeny, "only workspacemounts are served", nil
@@ -95,37 +109,29 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	if target.Wildcard {
 		return authorizer.DecisionAllow, "objects are filtered per logical cluster", nil
 	}
-	return a.authorizeCluster(ctx, attrs.GetUser(), target.Cluster, verb)
+	notVisible := fmt.Sprintf("%s workspaces in %s is not allowed, or %s does not exist", verb, target, target)
+	if target.Cluster == "" || !a.exists(target.Cluster) {
+		return authorizer.DecisionDeny, notVisible, nil
+	}
+	allowed, _, err := a.asker.Allowed(ctx, attrs.GetUser(), target.Cluster, verb)
+	if err != nil {
+		return authorizer.DecisionDeny, notVisible, fmt.Errorf("asking kcp whether %s may %s workspaces in %s: %w", attrs.GetUser().GetName(), verb, target, err)
+	}
+	if !allowed {
+		return authorizer.DecisionDeny, notVisible, nil
+	}
+	return authorizer.DecisionAllow, "", nil
 }
 
 // Visible tells whether the user of the request may list the Workspaces, and
-// so see the WorkspaceMounts, of a cluster.
+// so see the WorkspaceMounts, of a cluster (one holding WorkspaceMounts).
 func (a *Authorizer) Visible(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
 	u, ok := genericapirequest.UserFrom(ctx)
 	if !ok {
 		return false, nil
 	}
-	decision, _, err := a.authorizeCluster(ctx, u, cluster, "list")
-	return decision == authorizer.DecisionAllow, err
-}
-
-func (a *Authorizer) authorizeCluster(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (authorizer.Decision, string, error) {
-	clusterAuthorizer, err := a.clusters(cluster)
-	if err != nil {
-		return authorizer.DecisionDeny, "", err
-	}
-	decision, reason, err := clusterAuthorizer.Authorize(ctx, authorizer.AttributesRecord{
-		User:            u,
-		Verb:            verb,
-		APIGroup:        tenancyv1alpha1.SchemeGroupVersion.Group,
-		APIVersion:      tenancyv1alpha1.SchemeGroupVersion.Version,
-		Resource:        "workspaces",
-		ResourceRequest: true,
-	})
-	if decision != authorizer.DecisionAllow {
-		return authorizer.DecisionDeny, fmt.Sprintf("%s workspaces in %s is not allowed: %s", verb, cluster, reason), err
-	}
-	return decision, reason, err
+	allowed, _, err := a.asker.Allowed(ctx, u, cluster, "list")
+	return allowed && err == nil, err
 }
 
 // workspaceVerb maps a WorkspaceMount verb to the Workspace verb kcp is asked about.

@@ -18,70 +18,61 @@ package authorization
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/client-go/rest"
 
-	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
-// asked is one question to a cluster's authorizer.
+// asked is one question to kcp.
 type asked struct {
 	cluster logicalcluster.Name
-	attrs   authorizer.Attributes
+	user    user.Info
+	verb    string
 }
 
-// fakeClusters is a ClusterAuthorizers that allows what allow says, and
-// records every question.
-type fakeClusters struct {
+// fakeAsker allows what allow says, and records every question.
+type fakeAsker struct {
 	lock  sync.Mutex
 	asked []asked
 	// allow tells the decision for a cluster, user and verb.
 	allow func(cluster logicalcluster.Name, user, verb string) bool
-	// authorizeErr is returned by Authorize; clustersErr by the lookup of a cluster's authorizer.
-	authorizeErr error
-	clustersErr  error
+	// err is what Allowed fails with.
+	err error
 }
 
-func (f *fakeClusters) get(cluster logicalcluster.Name) (authorizer.Authorizer, error) {
-	if f.clustersErr != nil {
-		return nil, f.clustersErr
+func (f *fakeAsker) Allowed(_ context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, string, error) {
+	f.lock.Lock()
+	f.asked = append(f.asked, asked{cluster: cluster, user: u, verb: verb})
+	f.lock.Unlock()
+	if f.err != nil {
+		return false, "", f.err
 	}
-	return authorizer.AuthorizerFunc(func(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
-		f.lock.Lock()
-		f.asked = append(f.asked, asked{cluster: cluster, attrs: attrs})
-		f.lock.Unlock()
-		if f.authorizeErr != nil {
-			return authorizer.DecisionNoOpinion, "", f.authorizeErr
-		}
-		if f.allow != nil && f.allow(cluster, attrs.GetUser().GetName(), attrs.GetVerb()) {
-			return authorizer.DecisionAllow, "RBAC: allowed", nil
-		}
-		return authorizer.DecisionNoOpinion, "RBAC: no rule", nil
-	}), nil
+	if f.allow != nil && f.allow(cluster, u.GetName(), verb) {
+		return true, "RBAC: allowed", nil
+	}
+	return false, "RBAC: no rule", nil
 }
 
-func (f *fakeClusters) questions() []asked {
+func (f *fakeAsker) questions() []asked {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	return append([]asked{}, f.asked...)
 }
+
+// existing is the ClusterExists of a shard with the clusters c1 and c2.
+func existing(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }
 
 var alice = &user.DefaultInfo{Name: "alice", Groups: []string{"team-a"}}
 
@@ -107,8 +98,14 @@ func resourceAttrs(verb string) authorizer.AttributesRecord {
 	}
 }
 
+// inCluster is the context of a request to a cluster name, or to a
+// workspace path that did not resolve (one with a colon).
 func inCluster(cluster string) context.Context {
-	return clusterpath.WithTarget(context.Background(), clusterpath.Target{Path: logicalcluster.NewPath(cluster), Cluster: logicalcluster.Name(cluster)})
+	target := clusterpath.Target{Path: logicalcluster.NewPath(cluster)}
+	if !strings.Contains(cluster, ":") {
+		target.Cluster = logicalcluster.Name(cluster)
+	}
+	return clusterpath.WithTarget(context.Background(), target)
 }
 
 // targetContext is the context of a request to a cluster, to * or, for "", to none.
@@ -138,9 +135,8 @@ func TestAuthorize(t *testing.T) {
 		target string
 		attrs  authorizer.AttributesRecord
 		allow  func(logicalcluster.Name, string, string) bool
-		// authorizeErr is what the cluster authorizer fails with.
-		authorizeErr error
-		clustersErr  error
+		// askErr is what asking kcp fails with.
+		askErr error
 
 		want      authorizer.Decision
 		wantAsked []asked // with the cluster and verb; the rest is checked for all
@@ -160,6 +156,36 @@ func TestAuthorize(t *testing.T) {
 			name: "non-resource HEAD", target: "c1",
 			attrs: authorizer.AttributesRecord{User: alice, Verb: "head", Path: "/apis"},
 			want:  authorizer.DecisionAllow,
+		},
+		{
+			name: "profiling", target: "c1",
+			attrs: authorizer.AttributesRecord{User: alice, Verb: "get", Path: "/debug/pprof/heap"},
+			want:  authorizer.DecisionDeny,
+		},
+		{
+			name: "debug flags", target: "c1",
+			attrs: authorizer.AttributesRecord{User: alice, Verb: "get", Path: "/debug/flags/v"},
+			want:  authorizer.DecisionDeny,
+		},
+		{
+			name: "metrics", target: "c1",
+			attrs: authorizer.AttributesRecord{User: alice, Verb: "get", Path: "/metrics"},
+			want:  authorizer.DecisionDeny,
+		},
+		{
+			name: "the index", target: "c1",
+			attrs: authorizer.AttributesRecord{User: alice, Verb: "get", Path: "/"},
+			want:  authorizer.DecisionDeny,
+		},
+		{
+			name: "discovery of the group", target: "c1",
+			attrs: authorizer.AttributesRecord{User: alice, Verb: "get", Path: "/apis/workspacemounts.io/v1alpha1"},
+			want:  authorizer.DecisionAllow,
+		},
+		{
+			name: "a path that only starts like a served one", target: "c1",
+			attrs: authorizer.AttributesRecord{User: alice, Verb: "get", Path: "/versions"},
+			want:  authorizer.DecisionDeny,
 		},
 		{
 			name: "non-resource POST", target: "c1",
@@ -189,41 +215,45 @@ func TestAuthorize(t *testing.T) {
 		{
 			name: "get, allowed", target: "c1", allow: aliceMayIn("get"),
 			attrs: resourceAttrs("get"), want: authorizer.DecisionAllow,
-			wantAsked: []asked{{cluster: "c1", attrs: authorizer.AttributesRecord{Verb: "get"}}},
+			wantAsked: []asked{{cluster: "c1", verb: "get"}},
 		},
 		{
 			name: "get, with only list allowed", target: "c1", allow: aliceMayIn("list"),
 			attrs: resourceAttrs("get"), want: authorizer.DecisionDeny,
-			wantAsked: []asked{{cluster: "c1", attrs: authorizer.AttributesRecord{Verb: "get"}}},
+			wantAsked: []asked{{cluster: "c1", verb: "get"}},
 		},
 		{
 			name: "list, allowed", target: "c1", allow: aliceMayIn("list"),
 			attrs: resourceAttrs("list"), want: authorizer.DecisionAllow,
-			wantAsked: []asked{{cluster: "c1", attrs: authorizer.AttributesRecord{Verb: "list"}}},
+			wantAsked: []asked{{cluster: "c1", verb: "list"}},
 		},
 		{
 			name: "watch is asked as list", target: "c1", allow: aliceMayIn("list"),
 			attrs: resourceAttrs("watch"), want: authorizer.DecisionAllow,
-			wantAsked: []asked{{cluster: "c1", attrs: authorizer.AttributesRecord{Verb: "list"}}},
+			wantAsked: []asked{{cluster: "c1", verb: "list"}},
 		},
 		{
 			name: "watch, with only watch allowed", target: "c1", allow: aliceMayIn("watch"),
 			attrs: resourceAttrs("watch"), want: authorizer.DecisionDeny,
-			wantAsked: []asked{{cluster: "c1", attrs: authorizer.AttributesRecord{Verb: "list"}}},
+			wantAsked: []asked{{cluster: "c1", verb: "list"}},
 		},
 		{
 			name: "in a cluster where alice may not", target: "c2", allow: aliceMayIn("get", "list"),
 			attrs: resourceAttrs("list"), want: authorizer.DecisionDeny,
-			wantAsked: []asked{{cluster: "c2", attrs: authorizer.AttributesRecord{Verb: "list"}}},
+			wantAsked: []asked{{cluster: "c2", verb: "list"}},
 		},
 		{
-			name: "the cluster authorizer fails", target: "c1", allow: aliceMayIn("get"), authorizeErr: errors.New("SAR failed"),
+			name: "asking kcp fails", target: "c1", allow: aliceMayIn("get"), askErr: errors.New("SAR failed"),
 			attrs: resourceAttrs("get"), want: authorizer.DecisionDeny, wantErr: true,
-			wantAsked: []asked{{cluster: "c1", attrs: authorizer.AttributesRecord{Verb: "get"}}},
+			wantAsked: []asked{{cluster: "c1", verb: "get"}},
 		},
 		{
-			name: "no authorizer for the cluster", target: "c1", allow: aliceMayIn("get"), clustersErr: errors.New("no client"),
-			attrs: resourceAttrs("get"), want: authorizer.DecisionDeny, wantErr: true,
+			name: "a cluster that does not exist is not asked about", target: "c3", allow: func(logicalcluster.Name, string, string) bool { return true },
+			attrs: resourceAttrs("list"), want: authorizer.DecisionDeny,
+		},
+		{
+			name: "a path that leads nowhere is not asked about", target: "root:nowhere", allow: func(logicalcluster.Name, string, string) bool { return true },
+			attrs: resourceAttrs("list"), want: authorizer.DecisionDeny,
 		},
 		{name: "create", target: "c1", allow: aliceMayIn("create", "get", "list"), attrs: resourceAttrs("create"), want: authorizer.DecisionDeny},
 		{name: "update", target: "c1", allow: aliceMayIn("update", "get", "list"), attrs: resourceAttrs("update"), want: authorizer.DecisionDeny},
@@ -238,8 +268,8 @@ func TestAuthorize(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clusters := &fakeClusters{allow: tc.allow, authorizeErr: tc.authorizeErr, clustersErr: tc.clustersErr}
-			decision, reason, err := New(clusters.get).Authorize(targetContext(tc.target), tc.attrs)
+			asker := &fakeAsker{allow: tc.allow, err: tc.askErr}
+			decision, reason, err := New(asker, existing).Authorize(targetContext(tc.target), tc.attrs)
 			require.Equal(t, tc.want, decision, "reason: %s", reason)
 			if tc.wantErr {
 				require.Error(t, err)
@@ -250,16 +280,10 @@ func TestAuthorize(t *testing.T) {
 				require.NotEmpty(t, reason, "a denial says why")
 			}
 
-			got := clusters.questions()
+			got := asker.questions()
 			require.Len(t, got, len(tc.wantAsked), "questions to kcp")
 			for i, q := range got {
-				require.Equal(t, tc.wantAsked[i].cluster, q.cluster)
-				require.Equal(t, tc.wantAsked[i].attrs.GetVerb(), q.attrs.GetVerb())
-				// Always workspaces.tenancy.kcp.io, as the user, no name or namespace.
-				require.Equal(t, authorizer.AttributesRecord{
-					User: alice, Verb: q.attrs.GetVerb(), APIGroup: "tenancy.kcp.io", APIVersion: "v1alpha1",
-					Resource: "workspaces", ResourceRequest: true,
-				}, q.attrs)
+				require.Equal(t, asked{cluster: tc.wantAsked[i].cluster, user: alice, verb: tc.wantAsked[i].verb}, q)
 			}
 		})
 	}
@@ -269,49 +293,42 @@ func TestVisible(t *testing.T) {
 	t.Parallel()
 
 	for _, tc := range []struct {
-		name         string
-		user         user.Info // nil: none in the context
-		cluster      logicalcluster.Name
-		allow        func(logicalcluster.Name, string, string) bool
-		authorizeErr error
-		clustersErr  error
-		want         bool
-		wantErr      bool
-		wantAsked    bool
+		name      string
+		user      user.Info // nil: none in the context
+		cluster   logicalcluster.Name
+		allow     func(logicalcluster.Name, string, string) bool
+		askErr    error
+		want      bool
+		wantErr   bool
+		wantAsked bool
 	}{
 		{name: "may list", user: alice, cluster: "c1", allow: aliceMayIn("list"), want: true, wantAsked: true},
 		{name: "may only get", user: alice, cluster: "c1", allow: aliceMayIn("get"), want: false, wantAsked: true},
 		{name: "other cluster", user: alice, cluster: "c2", allow: aliceMayIn("list"), want: false, wantAsked: true},
 		{name: "other user", user: &user.DefaultInfo{Name: "bob"}, cluster: "c1", allow: aliceMayIn("list"), want: false, wantAsked: true},
 		{name: "no user", cluster: "c1", allow: aliceMayIn("list"), want: false},
-		{name: "error", user: alice, cluster: "c1", allow: aliceMayIn("list"), authorizeErr: errors.New("SAR failed"), want: false, wantErr: true, wantAsked: true},
-		{name: "no authorizer", user: alice, cluster: "c1", allow: aliceMayIn("list"), clustersErr: errors.New("no client"), want: false, wantErr: true},
+		{name: "error", user: alice, cluster: "c1", allow: aliceMayIn("list"), askErr: errors.New("SAR failed"), want: false, wantErr: true, wantAsked: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			clusters := &fakeClusters{allow: tc.allow, authorizeErr: tc.authorizeErr, clustersErr: tc.clustersErr}
+			asker := &fakeAsker{allow: tc.allow, err: tc.askErr}
 			ctx := context.Background()
 			if tc.user != nil {
 				ctx = genericapirequest.WithUser(ctx, tc.user)
 			}
-			visible, err := New(clusters.get).Visible(ctx, tc.cluster)
+			visible, err := New(asker, existing).Visible(ctx, tc.cluster)
 			require.Equal(t, tc.want, visible)
 			if tc.wantErr {
 				require.Error(t, err)
 			} else {
 				require.NoError(t, err)
 			}
-			got := clusters.questions()
+			got := asker.questions()
 			if !tc.wantAsked {
 				require.Empty(t, got)
 				return
 			}
-			require.Len(t, got, 1)
-			require.Equal(t, tc.cluster, got[0].cluster)
-			require.Equal(t, "list", got[0].attrs.GetVerb())
-			require.Equal(t, "workspaces", got[0].attrs.GetResource())
-			require.Equal(t, "tenancy.kcp.io", got[0].attrs.GetAPIGroup())
-			require.Equal(t, tc.user, got[0].attrs.GetUser())
+			require.Equal(t, []asked{{cluster: tc.cluster, user: tc.user, verb: "list"}}, got)
 		})
 	}
 }
@@ -319,62 +336,24 @@ func TestVisible(t *testing.T) {
 // TestVisibleAsVisibilityFunc: Visible is what the storage filters * with.
 func TestVisibleAsVisibilityFunc(t *testing.T) {
 	t.Parallel()
-	visible := wsmregistry.VisibilityFunc(New((&fakeClusters{}).get).Visible)
+	visible := wsmregistry.VisibilityFunc(New(&fakeAsker{}, existing).Visible)
 	ok, err := visible(genericapirequest.WithUser(context.Background(), alice), "c1")
 	require.NoError(t, err)
 	require.False(t, ok)
 }
 
-// TestNewClusterAuthorizers: kcp is asked by a SubjectAccessReview in the
-// target cluster (here a fake kcp over HTTP), and its answers are cached.
-func TestNewClusterAuthorizers(t *testing.T) {
+// TestNotFoundIsForbidden: a tenant cannot tell a cluster or path that does
+// not exist from one they may not see.
+func TestNotFoundIsForbidden(t *testing.T) {
 	t.Parallel()
-
-	type review struct {
-		path string
-		spec authorizationv1.SubjectAccessReviewSpec
+	a := New(&fakeAsker{allow: aliceMayIn("list")}, existing)
+	reasonFor := func(target string) string {
+		decision, reason, err := a.Authorize(inCluster(target), resourceAttrs("list"))
+		require.NoError(t, err)
+		require.Equal(t, authorizer.DecisionDeny, decision)
+		return strings.ReplaceAll(reason, target, "<target>")
 	}
-	var lock sync.Mutex
-	var reviews []review
-	kcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		var sar authorizationv1.SubjectAccessReview
-		if req.Method != http.MethodPost || json.NewDecoder(req.Body).Decode(&sar) != nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		lock.Lock()
-		reviews = append(reviews, review{path: req.URL.Path, spec: sar.Spec})
-		lock.Unlock()
-		sar.APIVersion, sar.Kind = "authorization.k8s.io/v1", "SubjectAccessReview"
-		sar.Status.Allowed = sar.Spec.User == "alice" && strings.HasPrefix(req.URL.Path, "/clusters/c1/")
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(&sar)
-	}))
-	t.Cleanup(kcp.Close)
-
-	client, err := kcpkubernetesclientset.NewForConfig(&rest.Config{Host: kcp.URL})
-	require.NoError(t, err)
-	a := New(NewClusterAuthorizers(client))
-
-	decision, _, err := a.Authorize(inCluster("c1"), resourceAttrs("watch"))
-	require.NoError(t, err)
-	require.Equal(t, authorizer.DecisionAllow, decision)
-	decision, _, err = a.Authorize(inCluster("c1"), resourceAttrs("list"))
-	require.NoError(t, err)
-	require.Equal(t, authorizer.DecisionAllow, decision)
-	decision, _, err = a.Authorize(inCluster("c2"), resourceAttrs("list"))
-	require.NoError(t, err)
-	require.Equal(t, authorizer.DecisionDeny, decision)
-	visible, err := a.Visible(genericapirequest.WithUser(context.Background(), alice), "c1")
-	require.NoError(t, err)
-	require.True(t, visible)
-
-	lock.Lock()
-	t.Cleanup(lock.Unlock)
-	require.Len(t, reviews, 2, "the allowed list in c1 is asked once, then cached: %+v", reviews)
-	require.Equal(t, "/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews", reviews[0].path)
-	require.Equal(t, "alice", reviews[0].spec.User)
-	require.Equal(t, []string{"team-a"}, reviews[0].spec.Groups)
-	require.Equal(t, &authorizationv1.ResourceAttributes{Verb: "list", Group: "tenancy.kcp.io", Version: "v1alpha1", Resource: "workspaces"}, reviews[0].spec.ResourceAttributes)
-	require.Equal(t, "/clusters/c2/apis/authorization.k8s.io/v1/subjectaccessreviews", reviews[1].path)
+	forbidden := reasonFor("c2")
+	require.Equal(t, forbidden, reasonFor("c3"), "a cluster that does not exist")
+	require.Equal(t, forbidden, reasonFor("root:nowhere"), "a path that leads nowhere")
 }

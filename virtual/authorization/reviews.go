@@ -1,0 +1,314 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package authorization
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+)
+
+// ReviewFunc asks kcp one question: may the subject of spec do what spec
+// says in cluster? It is one SubjectAccessReview.
+type ReviewFunc func(ctx context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (allowed bool, reason string, err error)
+
+// NewSubjectAccessReviewer sends SubjectAccessReviews to
+// /clusters/<cluster>/apis/authorization.k8s.io/v1/subjectaccessreviews
+// through one REST client, whatever the cluster: one connection pool and
+// one rate limiter (cfg's QPS and Burst) for every review, unlike a
+// cluster-aware clientset, which keeps a client (and a rate limiter) per
+// cluster it was ever asked about. cfg.Host is the shard's base URL.
+func NewSubjectAccessReviewer(cfg *rest.Config) (ReviewFunc, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	restClient := client.AuthorizationV1().RESTClient()
+	return func(ctx context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+		var result authorizationv1.SubjectAccessReview
+		err := restClient.Post().
+			AbsPath(cluster.Path().RequestPath(), "apis", authorizationv1.SchemeGroupVersion.Group, authorizationv1.SchemeGroupVersion.Version, "subjectaccessreviews").
+			Body(&authorizationv1.SubjectAccessReview{Spec: spec}).
+			Do(ctx).
+			Into(&result)
+		if err != nil {
+			return false, "", err
+		}
+		return result.Status.Allowed && !result.Status.Denied, result.Status.Reason, nil
+	}, nil
+}
+
+// ReviewOptions bound what the reviews cost, whatever the requests.
+type ReviewOptions struct {
+	// AllowTTL and DenyTTL are how long an answer is remembered.
+	AllowTTL, DenyTTL time.Duration
+	// CacheSize bounds the answers remembered, one per (user, cluster, verb);
+	// the least recently used goes first.
+	CacheSize int
+	// Concurrency bounds the reviews under way towards kcp at once;
+	// PerUserConcurrency the share of them one user's requests may hold.
+	Concurrency, PerUserConcurrency int
+	// Timeout bounds one review, waiting for its turn included.
+	Timeout time.Duration
+}
+
+// DefaultReviewOptions are the defaults of the flags.
+func DefaultReviewOptions() ReviewOptions {
+	return ReviewOptions{
+		AllowTTL:           time.Minute,
+		DenyTTL:            30 * time.Second,
+		CacheSize:          10000,
+		Concurrency:        8,
+		PerUserConcurrency: 2,
+		Timeout:            10 * time.Second,
+	}
+}
+
+// Validate tells what is wrong with the options.
+func (o ReviewOptions) Validate() error {
+	var errs []error
+	if o.AllowTTL < 0 || o.DenyTTL < 0 {
+		errs = append(errs, errors.New("the authorization cache TTLs must not be negative"))
+	}
+	if o.CacheSize < 1 {
+		errs = append(errs, fmt.Errorf("--authorization-cache-size must be at least 1, not %d", o.CacheSize))
+	}
+	if o.Concurrency < 1 || o.PerUserConcurrency < 1 {
+		errs = append(errs, errors.New("--authorization-concurrency and --authorization-per-user-concurrency must be at least 1"))
+	}
+	if o.Timeout <= 0 {
+		errs = append(errs, errors.New("--authorization-timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Reviews answers "may this user verb workspaces in this cluster?" at a
+// bounded cost: every answer is remembered for a TTL in an LRU cache of
+// fixed size; identical questions under way at once are asked once
+// (singleflight); at most Concurrency questions are under way towards kcp,
+// at most PerUserConcurrency of them for one user, so that one user's
+// requests cannot take every turn. A user is remembered only by a hash of
+// who they are, so that no input's size reaches the cache.
+type Reviews struct {
+	review ReviewFunc
+	opts   ReviewOptions
+
+	answers *utilcache.LRUExpireCache // reviewKey -> answer
+	flights singleflight.Group
+	slots   chan struct{}
+
+	lock     sync.Mutex
+	userBusy map[subject]*userSlots
+}
+
+// subject is a user as kcp sees them: a hash of name, UID, groups and extra.
+type subject [sha256.Size]byte
+
+type reviewKey struct {
+	user    subject
+	cluster logicalcluster.Name
+	verb    string
+}
+
+type answer struct {
+	allowed bool
+	reason  string
+}
+
+type userSlots struct {
+	slots chan struct{}
+	users int
+}
+
+// NewReviews returns the cache over review.
+func NewReviews(review ReviewFunc, opts ReviewOptions) *Reviews {
+	return newReviews(review, opts, utilcache.NewLRUExpireCache(opts.CacheSize))
+}
+
+func newReviews(review ReviewFunc, opts ReviewOptions, answers *utilcache.LRUExpireCache) *Reviews {
+	return &Reviews{
+		review:   review,
+		opts:     opts,
+		answers:  answers,
+		slots:    make(chan struct{}, opts.Concurrency),
+		userBusy: map[subject]*userSlots{},
+	}
+}
+
+// Allowed tells whether u may verb workspaces.tenancy.kcp.io in cluster.
+// The cluster must be one that exists: the caller checks, so that made-up
+// names never reach the cache or kcp.
+func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, string, error) {
+	key := reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}
+	if cached, found := r.answers.Get(key); found {
+		a := cached.(answer)
+		return a.allowed, a.reason, nil
+	}
+	flight := hex.EncodeToString(key.user[:]) + "/" + cluster.String() + "/" + verb
+	result := r.flights.DoChan(flight, func() (interface{}, error) {
+		// The first request's cancellation must not fail the others waiting
+		// for the same answer: the review has a deadline of its own.
+		reviewCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
+		defer cancel()
+		mine, err := r.acquire(reviewCtx, key.user)
+		if err != nil {
+			return nil, fmt.Errorf("waiting for a turn to ask kcp: %w", err)
+		}
+		defer r.release(key.user, mine)
+		allowed, reason, err := r.review(reviewCtx, cluster, spec(u, verb))
+		if err != nil {
+			return nil, err // not remembered: the next request asks again, within the rate limit
+		}
+		a := answer{allowed: allowed, reason: reason}
+		ttl := r.opts.DenyTTL
+		if allowed {
+			ttl = r.opts.AllowTTL
+		}
+		r.answers.Add(key, a, ttl)
+		return a, nil
+	})
+	select {
+	case <-ctx.Done():
+		return false, "", ctx.Err()
+	case res := <-result:
+		if res.Err != nil {
+			return false, "", res.Err
+		}
+		a := res.Val.(answer)
+		return a.allowed, a.reason, nil
+	}
+}
+
+// acquire takes one of the user's turns, then one of everyone's.
+func (r *Reviews) acquire(ctx context.Context, u subject) (*userSlots, error) {
+	r.lock.Lock()
+	mine := r.userBusy[u]
+	if mine == nil {
+		mine = &userSlots{slots: make(chan struct{}, r.opts.PerUserConcurrency)}
+		r.userBusy[u] = mine
+	}
+	mine.users++
+	r.lock.Unlock()
+
+	select {
+	case mine.slots <- struct{}{}:
+	case <-ctx.Done():
+		r.leave(u, mine)
+		return nil, ctx.Err()
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return mine, nil
+	case <-ctx.Done():
+		<-mine.slots
+		r.leave(u, mine)
+		return nil, ctx.Err()
+	}
+}
+
+func (r *Reviews) release(u subject, mine *userSlots) {
+	<-r.slots
+	<-mine.slots
+	r.leave(u, mine)
+}
+
+// leave forgets a user with nothing under way, so that the map holds only
+// the users of requests in flight.
+func (r *Reviews) leave(u subject, mine *userSlots) {
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	mine.users--
+	if mine.users == 0 {
+		delete(r.userBusy, u)
+	}
+}
+
+// spec is the SubjectAccessReview asked for verb on workspaces.
+func spec(u user.Info, verb string) authorizationv1.SubjectAccessReviewSpec {
+	var extra map[string]authorizationv1.ExtraValue
+	if len(u.GetExtra()) > 0 {
+		extra = make(map[string]authorizationv1.ExtraValue, len(u.GetExtra()))
+		for k, v := range u.GetExtra() {
+			extra[k] = v
+		}
+	}
+	return authorizationv1.SubjectAccessReviewSpec{
+		User:   u.GetName(),
+		UID:    u.GetUID(),
+		Groups: u.GetGroups(),
+		Extra:  extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb:     verb,
+			Group:    tenancyv1alpha1.SchemeGroupVersion.Group,
+			Version:  tenancyv1alpha1.SchemeGroupVersion.Version,
+			Resource: "workspaces",
+		},
+	}
+}
+
+// subjectOf hashes everything a review depends on of a user, each part
+// length-prefixed so that no two users share a hash by concatenation.
+func subjectOf(u user.Info) subject {
+	h := sha256.New()
+	write := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	write(u.GetName())
+	write(u.GetUID())
+	groups := append([]string(nil), u.GetGroups()...)
+	sort.Strings(groups)
+	write(fmt.Sprint(len(groups)))
+	for _, g := range groups {
+		write(g)
+	}
+	keys := make([]string, 0, len(u.GetExtra()))
+	for k := range u.GetExtra() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		write(k)
+		values := u.GetExtra()[k]
+		write(fmt.Sprint(len(values)))
+		for _, v := range values {
+			write(v)
+		}
+	}
+	var s subject
+	h.Sum(s[:0])
+	return s
+}

@@ -1,0 +1,330 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package authorization
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+)
+
+// countingReview allows alice in c1 and counts the reviews.
+type countingReview struct {
+	lock    sync.Mutex
+	reviews []string // cluster/user/verb
+	err     error
+}
+
+func (c *countingReview) review(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	c.reviews = append(c.reviews, fmt.Sprintf("%s/%s/%s", cluster, spec.User, spec.ResourceAttributes.Verb))
+	if c.err != nil {
+		return false, "", c.err
+	}
+	return cluster == "c1" && spec.User == "alice", "", nil
+}
+
+func (c *countingReview) count() int {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	return len(c.reviews)
+}
+
+func testReviewOptions() ReviewOptions {
+	opts := DefaultReviewOptions()
+	opts.AllowTTL, opts.DenyTTL = time.Minute, 10*time.Second
+	return opts
+}
+
+func TestReviewsRemembersAnswers(t *testing.T) {
+	t.Parallel()
+	clock := clocktesting.NewFakeClock(time.Now())
+	review := &countingReview{}
+	opts := testReviewOptions()
+	r := newReviews(review.review, opts, utilcache.NewLRUExpireCacheWithClock(opts.CacheSize, clock))
+	ctx := context.Background()
+
+	ask := func(u user.Info, cluster logicalcluster.Name, verb string, want bool) {
+		t.Helper()
+		allowed, _, err := r.Allowed(ctx, u, cluster, verb)
+		require.NoError(t, err)
+		require.Equal(t, want, allowed)
+	}
+	ask(alice, "c1", "list", true)
+	ask(alice, "c1", "list", true)
+	ask(alice, "c2", "list", false)
+	ask(alice, "c2", "list", false)
+	require.Equal(t, 2, review.count(), "one review per (user, cluster, verb)")
+	ask(alice, "c1", "get", true)
+	ask(&user.DefaultInfo{Name: "alice"}, "c1", "list", true) // not in team-a: another subject
+	require.Equal(t, 4, review.count())
+
+	clock.Step(opts.DenyTTL + time.Second)
+	ask(alice, "c1", "list", true)
+	ask(alice, "c2", "list", false)
+	require.Equal(t, 5, review.count(), "a denial is asked again after DenyTTL, an allowance not yet")
+	clock.Step(opts.AllowTTL)
+	ask(alice, "c1", "list", true)
+	require.Equal(t, 6, review.count(), "an allowance is asked again after AllowTTL")
+}
+
+func TestReviewsDoesNotRememberErrors(t *testing.T) {
+	t.Parallel()
+	review := &countingReview{err: errors.New("kcp is away")}
+	r := NewReviews(review.review, testReviewOptions())
+	for range 3 {
+		_, _, err := r.Allowed(context.Background(), alice, "c1", "list")
+		require.ErrorContains(t, err, "kcp is away")
+	}
+	require.Equal(t, 3, review.count())
+}
+
+// TestReviewsCacheIsBounded: however many users and clusters, the cache
+// holds CacheSize answers at most, and no state is left per user once
+// their reviews are done.
+func TestReviewsCacheIsBounded(t *testing.T) {
+	t.Parallel()
+	review := &countingReview{}
+	opts := testReviewOptions()
+	opts.CacheSize = 100
+	r := NewReviews(review.review, opts)
+	for i := range 1000 {
+		_, _, err := r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", i)}, "c1", "list")
+		require.NoError(t, err)
+	}
+	require.LessOrEqual(t, len(r.answers.Keys()), 100)
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	require.Empty(t, r.userBusy)
+}
+
+// blockingReview holds every review until released, and records how many
+// were under way at most, in all and per user.
+type blockingReview struct {
+	release chan struct{}
+	started chan struct{}
+
+	lock              sync.Mutex
+	inFlight, maxSeen int
+	perUser, maxUser  map[string]int
+	calls             atomic.Int32
+}
+
+func newBlockingReview() *blockingReview {
+	return &blockingReview{release: make(chan struct{}), started: make(chan struct{}, 1000), perUser: map[string]int{}, maxUser: map[string]int{}}
+}
+
+func (b *blockingReview) review(ctx context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+	b.calls.Add(1)
+	b.lock.Lock()
+	b.inFlight++
+	b.maxSeen = max(b.maxSeen, b.inFlight)
+	b.perUser[spec.User]++
+	b.maxUser[spec.User] = max(b.maxUser[spec.User], b.perUser[spec.User])
+	b.lock.Unlock()
+	b.started <- struct{}{}
+	defer func() {
+		b.lock.Lock()
+		b.inFlight--
+		b.perUser[spec.User]--
+		b.lock.Unlock()
+	}()
+	select {
+	case <-b.release:
+		return true, "", nil
+	case <-ctx.Done():
+		return false, "", ctx.Err()
+	}
+}
+
+// TestReviewsSharesIdenticalQuestions: concurrent requests of one user for
+// one cluster cost one review (singleflight).
+func TestReviewsSharesIdenticalQuestions(t *testing.T) {
+	t.Parallel()
+	review := newBlockingReview()
+	r := NewReviews(review.review, testReviewOptions())
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			allowed, _, err := r.Allowed(context.Background(), alice, "c1", "list")
+			require.NoError(t, err)
+			require.True(t, allowed)
+		}()
+	}
+	<-review.started
+	time.Sleep(50 * time.Millisecond) // let the others join the flight
+	close(review.release)
+	wg.Wait()
+	require.Equal(t, int32(1), review.calls.Load())
+}
+
+// TestReviewsBoundsConcurrency: at most Concurrency reviews at once, at
+// most PerUserConcurrency of one user, and a waiting request gives up with
+// its context.
+func TestReviewsBoundsConcurrency(t *testing.T) {
+	t.Parallel()
+	review := newBlockingReview()
+	opts := testReviewOptions()
+	opts.Concurrency, opts.PerUserConcurrency = 4, 2
+	r := NewReviews(review.review, opts)
+	var wg sync.WaitGroup
+	for u := range 5 {
+		for c := range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _, _ = r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", u)}, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+			}()
+		}
+	}
+	for range 4 {
+		<-review.started
+	}
+	time.Sleep(50 * time.Millisecond) // nothing more may start
+	review.lock.Lock()
+	require.Equal(t, 4, review.inFlight, "Concurrency bounds the reviews under way")
+	review.lock.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, _, err := r.Allowed(ctx, &user.DefaultInfo{Name: "patient"}, "c1", "list")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	close(review.release)
+	wg.Wait()
+	require.Equal(t, 4, review.maxSeen)
+	for u, n := range review.maxUser {
+		require.LessOrEqual(t, n, 2, "user %s", u)
+	}
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	require.Empty(t, r.userBusy, "no state is left per user")
+}
+
+func TestSubjectOf(t *testing.T) {
+	t.Parallel()
+	require.Equal(t,
+		subjectOf(&user.DefaultInfo{Name: "a", Groups: []string{"x", "y"}}),
+		subjectOf(&user.DefaultInfo{Name: "a", Groups: []string{"y", "x"}}), "groups are a set")
+	for _, pair := range [][2]user.Info{
+		{&user.DefaultInfo{Name: "ab", Groups: []string{"c"}}, &user.DefaultInfo{Name: "a", Groups: []string{"bc"}}},
+		{&user.DefaultInfo{Name: "a", UID: "1"}, &user.DefaultInfo{Name: "a", UID: "2"}},
+		{&user.DefaultInfo{Name: "a", Extra: map[string][]string{"k": {"v"}}}, &user.DefaultInfo{Name: "a"}},
+		{&user.DefaultInfo{Name: "a", Extra: map[string][]string{"k": {"v", "w"}}}, &user.DefaultInfo{Name: "a", Extra: map[string][]string{"k": {"vw"}}}},
+	} {
+		require.NotEqual(t, subjectOf(pair[0]), subjectOf(pair[1]), "%+v and %+v", pair[0], pair[1])
+	}
+}
+
+func TestReviewOptionsValidate(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, DefaultReviewOptions().Validate())
+	for name, mutate := range map[string]func(*ReviewOptions){
+		"negative TTL":   func(o *ReviewOptions) { o.DenyTTL = -time.Second },
+		"no cache":       func(o *ReviewOptions) { o.CacheSize = 0 },
+		"no concurrency": func(o *ReviewOptions) { o.Concurrency = 0 },
+		"no user share":  func(o *ReviewOptions) { o.PerUserConcurrency = 0 },
+		"no timeout":     func(o *ReviewOptions) { o.Timeout = 0 },
+	} {
+		o := DefaultReviewOptions()
+		mutate(&o)
+		require.Error(t, o.Validate(), name)
+	}
+}
+
+// TestNewSubjectAccessReviewer: kcp is asked by a SubjectAccessReview in the
+// target cluster (here a fake kcp over HTTP), through one client.
+func TestNewSubjectAccessReviewer(t *testing.T) {
+	t.Parallel()
+
+	type review struct {
+		path string
+		spec authorizationv1.SubjectAccessReviewSpec
+	}
+	var lock sync.Mutex
+	var reviews []review
+	kcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var sar authorizationv1.SubjectAccessReview
+		if req.Method != http.MethodPost || json.NewDecoder(req.Body).Decode(&sar) != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		lock.Lock()
+		reviews = append(reviews, review{path: req.URL.Path, spec: sar.Spec})
+		lock.Unlock()
+		sar.APIVersion, sar.Kind = "authorization.k8s.io/v1", "SubjectAccessReview"
+		sar.Status.Allowed = sar.Spec.User == "alice" && req.URL.Path == "/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews"
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(&sar)
+	}))
+	t.Cleanup(kcp.Close)
+
+	reviewer, err := NewSubjectAccessReviewer(&rest.Config{Host: kcp.URL})
+	require.NoError(t, err)
+	a := New(NewReviews(reviewer, DefaultReviewOptions()), existing)
+
+	decision, _, err := a.Authorize(inCluster("c1"), resourceAttrs("watch"))
+	require.NoError(t, err)
+	require.Equal(t, "Allow", decisionName(decision))
+	decision, _, err = a.Authorize(inCluster("c1"), resourceAttrs("list"))
+	require.NoError(t, err)
+	require.Equal(t, "Allow", decisionName(decision))
+	decision, _, err = a.Authorize(inCluster("c2"), resourceAttrs("list"))
+	require.NoError(t, err)
+	require.Equal(t, "Deny", decisionName(decision))
+
+	lock.Lock()
+	defer lock.Unlock()
+	require.Len(t, reviews, 2, "the allowed list in c1 is asked once, then remembered: %+v", reviews)
+	require.Equal(t, "/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews", reviews[0].path)
+	require.Equal(t, "alice", reviews[0].spec.User)
+	require.Equal(t, []string{"team-a"}, reviews[0].spec.Groups)
+	require.Equal(t, &authorizationv1.ResourceAttributes{Verb: "list", Group: "tenancy.kcp.io", Version: "v1alpha1", Resource: "workspaces"}, reviews[0].spec.ResourceAttributes)
+	require.Equal(t, "/clusters/c2/apis/authorization.k8s.io/v1/subjectaccessreviews", reviews[1].path)
+}
+
+func decisionName(d authorizer.Decision) string {
+	switch d {
+	case authorizer.DecisionAllow:
+		return "Allow"
+	case authorizer.DecisionDeny:
+		return "Deny"
+	default:
+		return "NoOpinion"
+	}
+}
