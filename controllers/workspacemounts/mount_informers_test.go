@@ -57,7 +57,7 @@ func resourceOf(kind string) restmapping.Resource {
 }
 
 func resources(kinds ...string) []restmapping.Resource {
-	var out []restmapping.Resource
+	out := make([]restmapping.Resource, 0, len(kinds))
 	for _, kind := range kinds {
 		out = append(out, resourceOf(kind))
 	}
@@ -65,7 +65,7 @@ func resources(kinds ...string) []restmapping.Resource {
 }
 
 func keys(kinds ...string) []string {
-	out := []string{}
+	out := make([]string, 0, len(kinds))
 	for _, kind := range kinds {
 		out = append(out, resourceOf(kind).Key())
 	}
@@ -74,7 +74,7 @@ func keys(kinds ...string) []string {
 }
 
 func sortedKeys(m map[string]bool) []string {
-	out := []string{}
+	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
@@ -193,5 +193,6 @@ func TestWantedResourcesOrder(t *testing.T) {
 		},
 		served: map[string]bool{"x/v1/Wide": true, "x/v1/B": true, "x/v1/A": true},
 	}
-	require.Equal(t, resources("wide", "a", "b"), r.wantedResourcesLocked())
+	got := r.wantedResourcesLocked()
+	require.Equal(t, resources("wide", "a", "b"), got)
 }

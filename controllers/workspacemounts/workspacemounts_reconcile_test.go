@@ -523,7 +523,7 @@ func TestStatusOfMountObjectLimits(t *testing.T) {
 		},
 		{
 			name: "many conditions of the worst characters", status: func() map[string]interface{} {
-				var conditions []interface{}
+				conditions := make([]interface{}, 0, 100)
 				for range 100 {
 					conditions = append(conditions, map[string]interface{}{"type": huge, "status": huge, "reason": huge, "message": huge})
 				}

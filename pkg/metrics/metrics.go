@@ -29,10 +29,10 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+
 	// workqueue_* series of both queues, in the legacy registry.
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
-
-	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
 const namespace = "workspacemounts"

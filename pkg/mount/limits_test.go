@@ -61,12 +61,14 @@ func TestValidate(t *testing.T) {
 		{name: "name .", ref: with(func(r *Reference) { r.Name = "." }), wantErr: `name "." cannot be an object name`},
 		{name: "name ..", ref: with(func(r *Reference) { r.Name = ".." }), wantErr: `name ".." cannot be an object name`},
 		{name: "name with %", ref: with(func(r *Reference) { r.Name = "100%" }), wantErr: `name "100%" cannot be an object name`},
+		{name: "name with a newline", ref: with(func(r *Reference) { r.Name = "a\nb" }), wantErr: `name "a\nb" has control characters`},
+		{name: "name not UTF-8", ref: with(func(r *Reference) { r.Name = "a\xffb" }), wantErr: "is not UTF-8"},
 		{name: "name of 254 bytes", ref: with(func(r *Reference) { r.Name = strings.Repeat("n", 254) }), wantErr: "is longer than 253 bytes"},
 		{name: "namespace not a label", ref: with(func(r *Reference) { r.Namespace = "a.b" }), wantErr: `namespace "a.b" is not a DNS-1123 label`},
 		{name: "namespace of 64 bytes", ref: with(func(r *Reference) { r.Namespace = strings.Repeat("n", 64) }), wantErr: "is not a DNS-1123 label"},
 		{
-			name: "everything wrong at once, briefly",
-			ref:  Reference{APIVersion: strings.Repeat("A", 9999) + "/v1", Kind: strings.Repeat("/", 9999), Name: strings.Repeat("/", 9999), Namespace: strings.Repeat("_", 9999)},
+			name:    "everything wrong at once, briefly",
+			ref:     Reference{APIVersion: strings.Repeat("A", 9999) + "/v1", Kind: strings.Repeat("/", 9999), Name: strings.Repeat("/", 9999), Namespace: strings.Repeat("_", 9999)},
 			wantErr: `the mount reference is invalid: the group "AAAA`,
 		},
 	} {

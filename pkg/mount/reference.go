@@ -78,7 +78,8 @@ const (
 // reference can be put in a request path as it is: its group is a DNS-1123
 // subdomain, its version a DNS-1035 label, its kind a DNS-1035 label but for
 // case (what CRDs and APIResourceSchemas accept), its name a path segment of at
-// most 253 bytes, its namespace, if any, a DNS-1123 label. Whatever a tenant
+// most 253 bytes without control characters, its namespace, if any, a DNS-1123
+// label. So Status.Bounded leaves a valid reference as it is. Whatever a tenant
 // wrote, the error is short: values are quoted cut at 64 bytes.
 func (r Reference) Validate() error {
 	var missing []string
@@ -116,6 +117,8 @@ func (r Reference) Validate() error {
 		problems = append(problems, fmt.Sprintf("name %s is longer than %d bytes", Quote(r.Name), MaxReferenceName))
 	case len(content.IsPathSegmentName(r.Name)) > 0:
 		problems = append(problems, fmt.Sprintf("name %s cannot be an object name (not '.' or '..', no '/' or '%%')", Quote(r.Name)))
+	case Sanitize(r.Name) != r.Name:
+		problems = append(problems, fmt.Sprintf("name %s has control characters or is not UTF-8", Quote(r.Name)))
 	}
 	if r.Namespace != "" && len(validation.IsDNS1123Label(r.Namespace)) > 0 {
 		problems = append(problems, fmt.Sprintf("namespace %s is not a DNS-1123 label", Quote(r.Namespace)))

@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// checkWritten fails unless ws carries annotations the contract allows, and
+// returns the status.
+func checkWritten(t *testing.T, ws *tenancyv1alpha1.Workspace) mount.Status {
+	t.Helper()
+	value := ws.Annotations[mount.StatusAnnotationKey]
+	if len(value) >= mount.MaxStatusAnnotationBytes || !json.Valid([]byte(value)) {
+		t.Fatalf("a status annotation of %d bytes, or not JSON", len(value))
+	}
+	status, found := mount.StatusOf(ws.Annotations)
+	if !found {
+		t.Fatalf("StatusOf cannot read the annotation %q", value)
+	}
+	if status.Encode() != value {
+		t.Fatalf("the annotation does not survive a round trip")
+	}
+	if !slices.Contains(mount.Phases, status.Phase) || ws.Annotations[mount.PhaseAnnotationKey] != string(status.Phase) {
+		t.Fatalf("phase %q, phase annotation %q", status.Phase, ws.Annotations[mount.PhaseAnnotationKey])
+	}
+	if status.Ready && (status.Phase != mount.PhaseReady || status.URL == "" || status.Reason != mount.ReasonMountReady) {
+		t.Fatalf("ready, but %+v", status)
+	}
+	if status.Message == "" || len(status.Message) > mount.MaxMessage {
+		t.Fatalf("a message of %d bytes", len(status.Message))
+	}
+	return status
+}
+
+// FuzzStatusOfMountObject feeds the contract any status a mount object can
+// have: the JSON is decoded as the dynamic client decodes it.
+func FuzzStatusOfMountObject(f *testing.F) {
+	for _, seed := range []string{
+		`{"phase":"Ready","URL":"https://proxy.example/clusters/x"}`,
+		`{"phase":"Ready"}`,
+		`{"phase":"Connecting","URL":"https://old","conditions":[{"type":"ClusterSecretReady","status":"True"},` +
+			`{"type":"ClusterReady","status":"False","reason":"AgentDisconnected","message":"no heartbeat for 5m"}]}`,
+		`{"phase":"Initializing","conditions":[{"type":"` + strings.Repeat("T", 20000) + `","status":"False","reason":"` + strings.Repeat("R", 20000) + `"}]}`,
+		`{"phase":"Unknown","conditions":"not a list"}`,
+		`{"phase":3,"URL":true}`,
+		`{"phase":"Connected","conditions":[null,1,"x",{"status":"False"},{"type":7}]}`,
+		`{"conditions":[{"type":"a\u0000\u2028<&>\"\\","status":"\u001b[31mFalse"}]}`,
+		`null`, `[]`, `"status"`, `{}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	ref := kubeClusterRef
+	f.Fuzz(func(t *testing.T, status []byte) {
+		var value interface{}
+		if json.Unmarshal(status, &value) != nil {
+			return
+		}
+		obj := &unstructured.Unstructured{}
+		data, _ := json.Marshal(map[string]interface{}{
+			"apiVersion": ref.APIVersion, "kind": ref.Kind, "metadata": map[string]interface{}{"name": ref.Name}, "status": value,
+		})
+		if err := obj.UnmarshalJSON(data); err != nil {
+			return
+		}
+		s := statusOfMountObject(ref, obj)
+		switch s.Reason {
+		case mount.ReasonMountReady, mount.ReasonMountURLMissing, mount.ReasonMountNotReady, mount.ReasonMountPhaseUnrecognized:
+		default:
+			t.Fatalf("reason %q for an existing mount object", s.Reason)
+		}
+		if s.Phase == mount.PhaseNotFound || s.Phase == mount.PhaseInvalid || s.MountRef != ref {
+			t.Fatalf("phase %q, mountRef %+v for an existing mount object", s.Phase, s.MountRef)
+		}
+		if s.Encode() != s.Bounded().Encode() {
+			t.Fatalf("not bounded")
+		}
+
+		r := &workspaceReconciler{
+			resolve: servedEverywhere, getMountObject: returns(obj, nil), informerDenied: neverDenied,
+			now: func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
+		}
+		ws := mountedWorkspace(ref)
+		if err := r.reconcile(context.Background(), ws); err != nil {
+			t.Fatal(err)
+		}
+		written := checkWritten(t, ws)
+		if written.Phase != s.Phase || written.Reason != s.Reason || written.Ready != s.Ready {
+			t.Fatalf("written %+v, computed %+v", written, s)
+		}
+	})
+}
+
+// FuzzReconcileReference feeds the Workspace reconciler any reference, in
+// spec.mount or in the legacy annotation: an invalid one is always
+// Invalid/MountReferenceInvalid and never read; a valid one is read in the
+// Workspace's own cluster, by the name it names.
+func FuzzReconcileReference(f *testing.F) {
+	f.Add(false, "", "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", "")
+	f.Add(false, "", "v1", "ConfigMap", "cm", "ns")
+	f.Add(false, "", "a/b/c", "K", "n", "")
+	f.Add(false, "", "contrib.kcp.io/v1alpha1", strings.Repeat("K", 20000), "a/b", "Bad_NS")
+	f.Add(true, `{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"a/b"}}}`, "", "", "", "")
+	f.Add(true, `{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}},"status":{"phase":"Ready"}}`, "", "", "", "")
+	f.Add(true, `{"spec":`, "", "", "", "")
+	f.Add(true, `{"spec":{"ref":{"apiVersion":"v1","kind":"K","name":"..","namespace":"`+strings.Repeat("n", 5000)+`"}}}`, "", "", "", "")
+	f.Fuzz(func(t *testing.T, legacy bool, annotation, apiVersion, kind, name, namespace string) {
+		ws := mountedWorkspace(mount.Reference{APIVersion: apiVersion, Kind: kind, Name: name, Namespace: namespace})
+		if legacy {
+			ws = legacyWorkspace(annotation)
+		}
+		ref, refErr := mount.ReferenceOf(ws)
+		read := false
+		r := &workspaceReconciler{
+			resolve: func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
+				if refErr != nil {
+					t.Fatalf("an invalid reference resolved: %v", refErr)
+				}
+				resource := kubeClusterResource
+				resource.Namespaced = ref.Namespace != ""
+				return resource, nil
+			},
+			getMountObject: func(_ context.Context, cluster logicalcluster.Name, _ restmapping.Resource, ns, n string) (*unstructured.Unstructured, error) {
+				read = true
+				if cluster != logicalcluster.From(ws) || ns != ref.Namespace || n != ref.Name {
+					t.Fatalf("read %s/%s in %s for %+v", ns, n, cluster, ref)
+				}
+				return nil, apierrors.NewNotFound(schema.GroupResource{}, n)
+			},
+			informerDenied: neverDenied,
+			now:            time.Now,
+		}
+		if err := r.reconcile(context.Background(), ws); err != nil {
+			t.Fatal(err)
+		}
+		status := checkWritten(t, ws)
+		switch {
+		case errors.Is(refErr, mount.ErrNotMounted):
+			t.Fatalf("a mounted Workspace is not mounted")
+		case refErr != nil:
+			if status.Phase != mount.PhaseInvalid || status.Reason != mount.ReasonMountReferenceInvalid || read {
+				t.Fatalf("invalid reference (%v): phase %s, reason %s, read %v", refErr, status.Phase, status.Reason, read)
+			}
+		default:
+			if status.Phase != mount.PhaseNotFound || !read || status.MountRef != ref {
+				t.Fatalf("valid reference %+v: phase %s, reason %s, read %v", ref, status.Phase, status.Reason, read)
+			}
+		}
+		// The indexes never fail, and index only valid references.
+		kinds, err := indexByMountKind(ws)
+		if err != nil || (len(kinds) > 0) != (refErr == nil) {
+			t.Fatalf("kind index %v, %v for reference error %v", kinds, err, refErr)
+		}
+		for _, key := range kinds {
+			if gvk, ok := parseKindKey(key); !ok || gvk.Kind != ref.Kind {
+				t.Fatalf("kind key %q does not parse back", key)
+			}
+		}
+	})
+}

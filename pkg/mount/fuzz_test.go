@@ -1,0 +1,245 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mount
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+)
+
+// checkValidReference fails unless ref has every property a valid reference
+// promises its users: request paths, index keys and label values.
+func checkValidReference(t *testing.T, ref Reference) {
+	t.Helper()
+	gvk, err := ref.GroupVersionKind()
+	if err != nil {
+		t.Fatalf("valid reference %#v has no GroupVersionKind: %v", ref, err)
+	}
+	if gvk.Version == "" || ref.Kind == "" || ref.Name == "" {
+		t.Fatalf("valid reference %#v misses a part", ref)
+	}
+	if len(ref.Name) > MaxReferenceName || ref.Name == "." || ref.Name == ".." || strings.ContainsAny(ref.Name, "/%") {
+		t.Fatalf("valid reference %#v has a name that is no path segment", ref)
+	}
+	if len(ref.Kind) > MaxReferenceKind || strings.ContainsAny(ref.Kind, "/| .") {
+		t.Fatalf("valid reference %#v has a kind that is no kind", ref)
+	}
+	if strings.Count(ref.APIVersion, "/") > 1 || strings.ContainsAny(gvk.Group+gvk.Version+ref.Namespace, "/| %") {
+		t.Fatalf("valid reference %#v has an apiVersion or namespace with separators", ref)
+	}
+	if bounded := (Status{MountRef: ref}).Bounded().MountRef; bounded != ref {
+		t.Fatalf("bounding changed valid reference %#v into %#v", ref, bounded)
+	}
+}
+
+func FuzzReferenceValidate(f *testing.F) {
+	for _, seed := range [][4]string{
+		{"contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", ""},
+		{"v1", "ConfigMap", "cm", "kube-system"},
+		{"a/b/c", "K", "n", ""},
+		{"/v1", "K", "n", ""},
+		{"example.io/v1", "Kube/Cluster", "a/b", "Bad_NS"},
+		{"example.io/v1", "K", "..", ""},
+		{"example.io/v1", "K", "100%", ""},
+		{"example.io/v1", "K", "system:x", ""},
+		{"example.io/v1", "K", "a\nb", ""},
+		{"example.io/v1", strings.Repeat("K", 64), strings.Repeat("n", 254), strings.Repeat("n", 64)},
+		{"", "", "", ""},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3])
+	}
+	f.Fuzz(func(t *testing.T, apiVersion, kind, name, namespace string) {
+		ref := Reference{APIVersion: apiVersion, Kind: kind, Name: name, Namespace: namespace}
+		err := ref.Validate()
+		if err == nil {
+			checkValidReference(t, ref)
+			return
+		}
+		if message := err.Error(); message == "" || len(message) > 1024 {
+			t.Fatalf("an error of %d bytes for %#v", len(message), ref)
+		}
+	})
+}
+
+func FuzzReferenceOf(f *testing.F) {
+	for _, seed := range []string{
+		`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}},"status":{"phase":"Ready","url":"https://x"}}`,
+		`{"spec":{"ref":{"apiVersion":"v1","kind":"ConfigMap","name":"cm","namespace":"ns"}}}`,
+		`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"a/b"}}}`,
+		`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":5}}}`,
+		`{"spec":{"ref":null}}`,
+		`{"spec":[]}`,
+		`{"status":{}}`,
+		`{"spec":`,
+		``,
+		`null`,
+	} {
+		f.Add(seed, true, false, "", "", "")
+	}
+	f.Add("", false, true, "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy")
+	f.Add(`{"spec":{"ref":{"apiVersion":"v1","kind":"Other","name":"b"}}}`, true, true, "a/b/c", "K", "n")
+	f.Fuzz(func(t *testing.T, legacy string, withLegacy, withSpec bool, apiVersion, kind, name string) {
+		ws := &tenancyv1alpha1.Workspace{}
+		if withLegacy {
+			ws.Annotations = map[string]string{LegacyAnnotationKey: legacy}
+		}
+		if withSpec {
+			ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{APIVersion: apiVersion, Kind: kind, Name: name}}
+		}
+		ref, err := ReferenceOf(ws)
+		switch {
+		case errors.Is(err, ErrNotMounted):
+			if IsMounted(ws) || withLegacy || withSpec {
+				t.Fatalf("not mounted, but the Workspace has a reference")
+			}
+		case err != nil:
+			if !IsMounted(ws) {
+				t.Fatalf("an invalid reference on a Workspace that is not mounted")
+			}
+			if ref.Validate() == nil && !strings.Contains(err.Error(), LegacyAnnotationKey) {
+				t.Fatalf("error %v for a reference that validates", err)
+			}
+		default:
+			if !IsMounted(ws) {
+				t.Fatalf("a reference on a Workspace that is not mounted")
+			}
+			if withSpec && ref != Reference(ws.Spec.Mount.Reference) {
+				t.Fatalf("spec.mount does not win")
+			}
+			checkValidReference(t, ref)
+		}
+	})
+}
+
+// checkAnnotation fails unless value is an annotation the contract allows:
+// short enough, valid JSON, and read back by StatusOf as itself.
+func checkAnnotation(t *testing.T, value string) Status {
+	t.Helper()
+	if len(value) >= MaxStatusAnnotationBytes {
+		t.Fatalf("an annotation of %d bytes", len(value))
+	}
+	if !json.Valid([]byte(value)) || !utf8.ValidString(value) {
+		t.Fatalf("an annotation that is not valid JSON: %q", value)
+	}
+	parsed, found := StatusOf(map[string]string{StatusAnnotationKey: value})
+	if !found {
+		t.Fatalf("StatusOf cannot read the annotation %q", value)
+	}
+	if again := parsed.Encode(); again != value {
+		t.Fatalf("the annotation does not survive a round trip:\n%s\n%s", value, again)
+	}
+	return parsed
+}
+
+// checkBounded fails unless every field of s is within its limit.
+func checkBounded(t *testing.T, s Status) {
+	t.Helper()
+	within := func(what, value string, limit int) {
+		if len(value) > limit || Sanitize(value) != value {
+			t.Fatalf("%s of %d bytes (limit %d) or with control characters: %q", what, len(value), limit, value)
+		}
+	}
+	within("phase", string(s.Phase), MaxPhase)
+	within("url", s.URL, MaxURL)
+	within("reason", s.Reason, MaxReason)
+	within("message", s.Message, MaxMessage)
+	for _, field := range []string{s.MountRef.APIVersion, s.MountRef.Kind, s.MountRef.Name, s.MountRef.Namespace} {
+		within("mountRef", field, MaxReferenceField)
+	}
+	if len(s.Conditions) > MaxConditions {
+		t.Fatalf("%d conditions", len(s.Conditions))
+	}
+	for _, c := range s.Conditions {
+		within("condition type", c.Type, MaxConditionType)
+		within("condition status", c.Status, MaxConditionStatus)
+		within("condition reason", c.Reason, MaxConditionReason)
+		within("condition message", c.Message, MaxConditionMessage)
+	}
+}
+
+func FuzzStatusOf(f *testing.F) {
+	ref := Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "proxy"}
+	for _, s := range []Status{
+		{Phase: PhaseConnecting, Reason: ReasonMountNotReady, Message: "KubeCluster proxy (contrib.kcp.io/v1alpha1) is Connecting: condition Ready is False (NoHeartbeat).",
+			MountRef: ref, LastTransitionTime: metav1.NewTime(time.Date(2026, 11, 29, 1, 2, 3, 0, time.UTC)),
+			Conditions: []Condition{{Type: "Ready", Status: "False", Reason: "NoHeartbeat", Message: "the agent has not connected yet"}}},
+		{Phase: PhaseReady, Ready: true, URL: "https://kcp.example/clusters/root:b?a=1&b=<2>", Reason: ReasonMountReady, MountRef: ref},
+		{Phase: PhaseInvalid, Reason: ReasonMountReferenceInvalid, Message: "bad", MountRef: Reference{Name: "a/b"}},
+		{Phase: PhaseUnknown, Reason: ReasonMountInformerLimitReached, MountRef: ref},
+	} {
+		f.Add(s.Encode())
+	}
+	for _, seed := range []string{
+		`{`, `null`, `[]`, `{"phase":"Pwned"}`, `{"phase":"Ready","ready":"yes"}`,
+		`{"phase":"Ready","conditions":[{"type":"a\u0000b"},{"type":"` + strings.Repeat("é", 200) + `"}]}`,
+		`{"phase":"NotFound","lastTransitionTime":"not a time"}`,
+		`{"phase":"Ready","message":"\ud800","url":"\u2028"}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, value string) {
+		s, err := ParseStatus(value)
+		_, found := StatusOf(map[string]string{StatusAnnotationKey: value})
+		if (err == nil) != found {
+			t.Fatalf("ParseStatus and StatusOf disagree")
+		}
+		if err != nil {
+			return
+		}
+		if !slices.Contains(Phases, s.Phase) {
+			t.Fatalf("phase %q is none of %v", s.Phase, Phases)
+		}
+		checkBounded(t, s)
+		checkAnnotation(t, s.Encode())
+	})
+}
+
+func FuzzStatusEncode(f *testing.F) {
+	f.Add("Connecting", "https://x", "MountNotReady", "m.", "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", "", "Ready", "False", "NoHeartbeat", "no agent", uint8(2))
+	f.Add("Ready", strings.Repeat(`"`, 3000), strings.Repeat(`\`, 300), strings.Repeat("<", 3000), "a/b/c", "K", strings.Repeat("n", 400), "ns",
+		strings.Repeat(`"`, 300), strings.Repeat(`\`, 30), strings.Repeat("\x00", 300), strings.Repeat("\u2028", 300), uint8(20))
+	f.Fuzz(func(t *testing.T, phase, url, reason, message, apiVersion, kind, name, namespace, cType, cStatus, cReason, cMessage string, conditions uint8) {
+		s := Status{
+			Phase: Phase(phase), URL: url, Reason: reason, Message: message,
+			MountRef: Reference{APIVersion: apiVersion, Kind: kind, Name: name, Namespace: namespace},
+		}
+		for range int(conditions % 32) {
+			s.Conditions = append(s.Conditions, Condition{Type: cType, Status: cStatus, Reason: cReason, Message: cMessage})
+		}
+		bounded := s.Bounded()
+		checkBounded(t, bounded)
+		encoded := s.Encode()
+		if len(encoded) >= MaxStatusAnnotationBytes || !json.Valid([]byte(encoded)) {
+			t.Fatalf("an annotation of %d bytes, or not JSON", len(encoded))
+		}
+		if bounded.Encode() != encoded {
+			t.Fatalf("Bounded is not idempotent")
+		}
+		if slices.Contains(Phases, bounded.Phase) {
+			checkAnnotation(t, encoded)
+		}
+	})
+}
