@@ -14,6 +14,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # Go test flags, e.g. make test GOTESTFLAGS=-v
 GOTESTFLAGS ?=
 E2E_TIMEOUT ?= 40m
+# How long each Go fuzz target runs in make test-fuzz, e.g. make test-fuzz FUZZTIME=10m
+FUZZTIME ?= 5s
 # make bench-controller BENCH_WORKSPACES=10000
 BENCH_WORKSPACES ?= 1000
 
@@ -39,11 +41,20 @@ $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 .PHONY: test
-test: test-unit test-e2e test-run ## Unit and end-to-end tests.
+test: test-unit test-fuzz test-e2e test-run ## Unit, fuzz (briefly) and end-to-end tests.
 
 .PHONY: test-unit
 test-unit: ## Unit tests, with the race detector.
 	$(GO) test -race $(GOTESTFLAGS) ./...
+
+.PHONY: test-fuzz
+test-fuzz: ## Every Go fuzz target for FUZZTIME (5s; FUZZTIME=10m for a longer run).
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for target in $$(grep -h -o '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | cut -d' ' -f2); do \
+	    echo "fuzz $$dir $$target ($(FUZZTIME))"; \
+	    $(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) $$dir; \
+	  done; \
+	done
 
 .PHONY: test-e2e
 test-e2e: $(KCP) $(WORKSPACEMOUNTS) ## End-to-end tests against a real kcp started by the tests.

@@ -813,8 +813,9 @@ func TestVirtualUnauthenticated(t *testing.T) {
 }
 
 // TestVirtualMalformedPaths sends requests with cluster segments no logical
-// cluster can have, and one of a workspace that does not exist: 400 or 404,
-// never 5xx, and the server keeps serving.
+// cluster can have (400), and of a workspace that does not exist (403, as
+// for one the user may not see; discovery is served at any path), never
+// 5xx, and the server keeps serving.
 func TestVirtualMalformedPaths(t *testing.T) {
 	t.Parallel()
 	for _, route := range vwRoutes(t) {
@@ -837,12 +838,13 @@ func TestVirtualMalformedPaths(t *testing.T) {
 				{"/services/workspacemounts/clusters/root:" + vwResourcePath, http.StatusBadRequest},
 				{"/services/workspacemounts/clusters/*:x" + vwResourcePath, http.StatusBadRequest},
 				// The segment is decoded before it is split: root:x, which does not exist.
-				{"/services/workspacemounts/clusters/root%3Ax%2Fy" + vwResourcePath, http.StatusNotFound},
+				{"/services/workspacemounts/clusters/root%3Ax%2Fy" + vwResourcePath, http.StatusForbidden},
 				{"/services/workspacemounts/clusters", http.StatusNotFound},
 				{"/services/workspacemounts", http.StatusNotFound},
-				{"/services/workspacemounts/clusters/root:does-not-exist" + vwResourcePath, http.StatusNotFound},
-				{"/services/workspacemounts/clusters/root:does-not-exist/apis", http.StatusNotFound},
-				{"/services/workspacemounts/clusters/root:does-not-exist:deeper" + vwResourcePath + "/x", http.StatusNotFound},
+				{"/services/workspacemounts/clusters/root:does-not-exist" + vwResourcePath, http.StatusForbidden},
+				{"/services/workspacemounts/clusters/root:does-not-exist/apis", http.StatusOK},
+				{"/services/workspacemounts/clusters/root:does-not-exist:deeper" + vwResourcePath + "/x", http.StatusForbidden},
+				{"/services/workspacemounts/clusters/x00001z" + vwResourcePath, http.StatusForbidden},
 			} {
 				resp := do(t, client, http.MethodGet, route.base+tc.path, "", "")
 				require.Equal(t, tc.want, resp.code, "GET %s: %s", tc.path, resp.body)
@@ -852,7 +854,7 @@ func TestVirtualMalformedPaths(t *testing.T) {
 			k := newKubectl(t, route, adminContext)
 			r := k.run("root:does-not-exist", "get", "--raw", vwPrefix+"root:does-not-exist"+vwResourcePath)
 			require.Error(t, r.err, "%s", r)
-			require.Contains(t, r.stderr, "NotFound", "%s", r)
+			require.Contains(t, r.stderr, "Forbidden", "%s", r)
 			require.Contains(t, r.stderr, "root:does-not-exist", "%s", r)
 			r = k.run("root:does-not-exist", "get", "wsm")
 			require.Error(t, r.err, "%s", r)
