@@ -1,0 +1,309 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+
+	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
+	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
+	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+
+	"github.com/workspacemounts/workspacemounts/test/framework"
+)
+
+const (
+	// readyTimeout bounds each wait of the set-up.
+	readyTimeout = 5 * time.Minute
+	// pollInterval is how often readiness is checked again.
+	pollInterval = 500 * time.Millisecond
+	// setupConcurrency bounds the set-up's requests in flight; logical
+	// clusters are expensive for kcp, a few at a time is faster on 2 cores.
+	setupConcurrency = 8
+
+	// mountGroup, mountKind and mountPlural name the cluster-scoped mount CRD.
+	mountGroup  = "contrib.kcp.io"
+	mountKind   = "KubeCluster"
+	mountPlural = "kubeclusters"
+
+	// readerRole and accessRole are the ClusterRoles a tenant is bound to in
+	// the clusters it may read, as in the e2e tests' grantWorkspaceReader.
+	readerRole = "tenants-workspace-reader"
+	accessRole = "tenants-access"
+
+	// honestName and flooderName are the two users besides the tenants.
+	honestName  = "honest"
+	flooderName = "flooder"
+)
+
+// user is one static-token user of kcp.
+type user struct {
+	name  string
+	token string
+}
+
+// tokenFile is kcp's --token-auth-file and the users in it.
+type tokenFile struct {
+	path    string
+	tenants []user
+	honest  user
+	flooder user
+}
+
+// writeTokenFile writes n tenants tenant-00.., the honest user and the
+// flooder, each with a random token, in the CSV format of --token-auth-file.
+func writeTokenFile(path string, n int) (tokenFile, error) {
+	f := tokenFile{path: path}
+	var lines []string
+	add := func(name string) (user, error) {
+		secret := make([]byte, 16)
+		if _, err := rand.Read(secret); err != nil {
+			return user{}, err
+		}
+		u := user{name: name, token: hex.EncodeToString(secret)}
+		lines = append(lines, fmt.Sprintf("%s,%s,%s", u.token, u.name, u.name))
+		return u, nil
+	}
+	for i := range n {
+		u, err := add(fmt.Sprintf("tenant-%02d", i))
+		if err != nil {
+			return tokenFile{}, err
+		}
+		f.tenants = append(f.tenants, u)
+	}
+	var err error
+	if f.honest, err = add(honestName); err != nil {
+		return tokenFile{}, err
+	}
+	if f.flooder, err = add(flooderName); err != nil {
+		return tokenFile{}, err
+	}
+	return f, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+}
+
+// adminClients talk to kcp as kcp-admin, cluster-aware.
+type adminClients struct {
+	kcp  kcpclientset.ClusterInterface
+	crds kcpapiextensionsclientset.ClusterInterface
+	kube kcpkubernetesclientset.ClusterInterface
+}
+
+func newAdminClients(cfg *rest.Config) (adminClients, error) {
+	var c adminClients
+	var err error
+	if c.kcp, err = kcpclientset.NewForConfig(cfg); err != nil {
+		return adminClients{}, err
+	}
+	if c.crds, err = kcpapiextensionsclientset.NewForConfig(cfg); err != nil {
+		return adminClients{}, err
+	}
+	if c.kube, err = kcpkubernetesclientset.NewForConfig(cfg); err != nil {
+		return adminClients{}, err
+	}
+	return c, nil
+}
+
+// clusterName names cluster workspace i under root.
+func clusterName(i int) string {
+	return fmt.Sprintf("tenant-cluster-%03d", i)
+}
+
+// createCluster creates root:name, waits until it is Ready and returns its logical cluster.
+func (c adminClients) createCluster(ctx context.Context, name string) (logicalcluster.Name, error) {
+	workspaces := c.kcp.Cluster(framework.RootPath).TenancyV1alpha1().Workspaces()
+	ws := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{Path: framework.RootPath.String(), Name: "universal"}},
+	}
+	if _, err := workspaces.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("creating workspace root:%s: %w", name, err)
+	}
+	var cluster string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
+		got, err := workspaces.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil //nolint:nilerr // perhaps passing: try again
+		}
+		cluster = got.Spec.Cluster
+		return got.Status.Phase == corev1alpha1.LogicalClusterPhaseReady && cluster != "", nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for workspace root:%s to be Ready: %w", name, err)
+	}
+	return logicalcluster.Name(cluster), nil
+}
+
+// installMountCRD installs the mount CRD in cluster and waits until it is
+// Established and served: kcp v0.28.1 crashes on a Workspace whose
+// spec.mount references a kind not served in its cluster.
+func (c adminClients) installMountCRD(ctx context.Context, cluster logicalcluster.Name) error {
+	crd := framework.MountCRD(mountGroup, mountKind, mountPlural, apiextensionsv1.ClusterScoped)
+	crds := c.crds.Cluster(cluster.Path()).ApiextensionsV1().CustomResourceDefinitions()
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating CRD %s in %s: %w", crd.Name, cluster, err)
+	}
+	disco := c.crds.Cluster(cluster.Path()).Discovery()
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(context.Context) (bool, error) {
+		resources, err := disco.ServerResourcesForGroupVersion(mountGroup + "/" + framework.MountVersion)
+		if err != nil {
+			return false, nil //nolint:nilerr // not served yet
+		}
+		for _, r := range resources.APIResources {
+			if r.Name == mountPlural {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s.%s to be served in %s: %w", mountPlural, mountGroup, cluster, err)
+	}
+	return nil
+}
+
+// createMountedWorkspaces creates n Workspaces mount-<j> in cluster, each
+// mounting a KubeCluster of the same name that does not exist (phase NotFound:
+// what the load reads does not depend on the mount objects).
+func (c adminClients) createMountedWorkspaces(ctx context.Context, cluster logicalcluster.Name, n int) error {
+	workspaces := c.kcp.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces()
+	for j := range n {
+		name := "mount-" + strconv.Itoa(j)
+		ws := &tenancyv1alpha1.Workspace{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{
+				APIVersion: mountGroup + "/" + framework.MountVersion, Kind: mountKind, Name: name,
+			}}},
+		}
+		if _, err := workspaces.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating mounted workspace %s in %s: %w", name, cluster, err)
+		}
+	}
+	return nil
+}
+
+// grant lets users read Workspaces in cluster (and so its WorkspaceMounts):
+// verb access on / and get, list, watch workspaces.tenancy.kcp.io.
+func (c adminClients) grant(ctx context.Context, cluster logicalcluster.Name, users []string) error {
+	rbac := c.kube.Cluster(cluster.Path()).RbacV1()
+	var subjects []rbacv1.Subject
+	for _, u := range users {
+		subjects = append(subjects, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: u})
+	}
+	for _, role := range []*rbacv1.ClusterRole{
+		{ObjectMeta: metav1.ObjectMeta{Name: accessRole}, Rules: []rbacv1.PolicyRule{{Verbs: []string{"access"}, NonResourceURLs: []string{"/"}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: readerRole}, Rules: []rbacv1.PolicyRule{{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspaces"}}}},
+	} {
+		if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ClusterRole %s in %s: %w", role.Name, cluster, err)
+		}
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects:   subjects,
+		}
+		if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating ClusterRoleBinding %s in %s: %w", role.Name, cluster, err)
+		}
+	}
+	return nil
+}
+
+// waitAllowed waits until kcp lets token list the Workspaces of cluster, so
+// that the virtual workspace caches no early denial.
+func waitAllowed(ctx context.Context, client *http.Client, baseURL string, cluster logicalcluster.Name, token string) error {
+	url := baseURL + "/clusters/" + cluster.String() + "/apis/tenancy.kcp.io/v1alpha1/workspaces"
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
+		code, _, err := get(ctx, client, url, token)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = strconv.Itoa(code)
+		return code == http.StatusOK, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting until kcp lets a user list Workspaces in %s (last: %s): %w", cluster, last, err)
+	}
+	return nil
+}
+
+// forEach calls do(ctx, i) for every i in [0, n) from at most workers
+// goroutines and returns the first error.
+func forEach(ctx context.Context, n, workers int, do func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	indexes := make(chan int)
+	var group sync.WaitGroup
+	for range min(workers, n) {
+		group.Go(func() {
+			for i := range indexes {
+				if err := do(ctx, i); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case indexes <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(indexes)
+	group.Wait()
+	return context.Cause(ctx)
+}
+
+// mountList is the part of a WorkspaceMount list the benchmark reads.
+type mountList struct {
+	Items []struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	} `json:"items"`
+}
+
+// decodeMountList decodes a WorkspaceMount list body.
+func decodeMountList(body []byte) (mountList, error) {
+	var list mountList
+	err := json.Unmarshal(body, &list)
+	return list, err
+}
