@@ -73,6 +73,10 @@ bench-controller: build ## Time until N mounted Workspaces reflect a flip, again
 bench-virtual: build ## The virtual workspace with N mounted Workspaces: lists at * against kcp's, and watchers (in-tree controller off).
 	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES) --in-tree=false
 
+.PHONY: bench-tenants
+bench-tenants: build ## The virtual workspace under 50 tenants, a flood of made-up cluster names and an honest user: reviews, latency, memory.
+	$(GO) run ./test/bench/tenants
+
 .PHONY: run
 run: build ## Start a local kcp, the plugin and a demo.
 	hack/run.sh
