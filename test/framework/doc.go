@@ -37,6 +37,11 @@ limitations under the License.
 // A test that needs a server of its own (e.g. because it restarts it) calls
 // StartT instead.
 //
+// StartPlugin runs the workspacemounts binary as a separate process against
+// such a server (the benchmarks do), ReadMemory and the Plugin's
+// MemorySampler read a process's memory from /proc, and ScrapeMetrics parses
+// a Prometheus endpoint (kcp's or the plugin's) with expfmt.
+//
 // Helpers never delete what they create: with kcp v0.28.1, deleting a
 // mount object's CRD or APIBinding while a Workspace still mounts it can
 // crash the server, and a shared server is torn down as a whole anyway. Use
