@@ -61,8 +61,8 @@ func NewOptions() *Options {
 		SecureServing:      secureServing,
 		TokenCacheTTL:      10 * time.Second,
 		Authorization:      authorization.DefaultReviewOptions(),
-		AuthorizationQPS:   50,
-		AuthorizationBurst: 100,
+		AuthorizationQPS:   100,
+		AuthorizationBurst: 200,
 	}
 }
 
@@ -80,6 +80,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How long to remember that kcp allowed a user to see a workspace (SubjectAccessReview); a revoked access shows within this.")
 	fs.DurationVar(&a.DenyTTL, "authorization-webhook-cache-unauthorized-ttl", a.DenyTTL,
 		"How long to remember that kcp denied a user to see a workspace; a granted access shows within this.")
+	fs.DurationVar(&a.StaleGrace, "authorization-stale-grace", a.StaleGrace,
+		"How long past its TTL an answer may still be used, while it is asked again, when kcp does not answer within "+a.StaleWait.String()+" (under load).")
 	fs.IntVar(&a.CacheSize, "authorization-cache-size", a.CacheSize, "Answers remembered at most, one per user, logical cluster and verb (least recently used first out).")
 	fs.IntVar(&a.Concurrency, "authorization-concurrency", a.Concurrency, "SubjectAccessReviews under way towards kcp at once, for all users.")
 	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency, "SubjectAccessReviews under way at once for one user.")

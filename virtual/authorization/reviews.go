@@ -34,6 +34,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -71,8 +72,12 @@ func NewSubjectAccessReviewer(cfg *rest.Config) (ReviewFunc, error) {
 
 // ReviewOptions bound what the reviews cost, whatever the requests.
 type ReviewOptions struct {
-	// AllowTTL and DenyTTL are how long an answer is remembered.
+	// AllowTTL and DenyTTL are how long an answer is fresh.
 	AllowTTL, DenyTTL time.Duration
+	// StaleGrace is how long after that an answer may still be used while it
+	// is asked again, when kcp does not answer within StaleWait: under load,
+	// a request then does not wait for a review whose answer it already has.
+	StaleGrace, StaleWait time.Duration
 	// CacheSize bounds the answers remembered, one per (user, cluster, verb);
 	// the least recently used goes first.
 	CacheSize int
@@ -88,8 +93,10 @@ func DefaultReviewOptions() ReviewOptions {
 	return ReviewOptions{
 		AllowTTL:           time.Minute,
 		DenyTTL:            30 * time.Second,
+		StaleGrace:         time.Minute,
+		StaleWait:          100 * time.Millisecond,
 		CacheSize:          10000,
-		Concurrency:        8,
+		Concurrency:        16,
 		PerUserConcurrency: 2,
 		Timeout:            10 * time.Second,
 	}
@@ -98,8 +105,8 @@ func DefaultReviewOptions() ReviewOptions {
 // Validate tells what is wrong with the options.
 func (o ReviewOptions) Validate() error {
 	var errs []error
-	if o.AllowTTL < 0 || o.DenyTTL < 0 {
-		errs = append(errs, errors.New("the authorization cache TTLs must not be negative"))
+	if o.AllowTTL < 0 || o.DenyTTL < 0 || o.StaleGrace < 0 || o.StaleWait < 0 {
+		errs = append(errs, errors.New("the authorization cache TTLs and grace must not be negative"))
 	}
 	if o.CacheSize < 1 {
 		errs = append(errs, fmt.Errorf("--authorization-cache-size must be at least 1, not %d", o.CacheSize))
@@ -120,16 +127,26 @@ func (o ReviewOptions) Validate() error {
 // at most PerUserConcurrency of them for one user, so that one user's
 // requests cannot take every turn. A user is remembered only by a hash of
 // who they are, so that no input's size reaches the cache.
+//
+// An answer past its TTL is asked again at its next use; if kcp answers
+// within StaleWait, the new answer is used (so a revocation shows within
+// the TTL while kcp keeps up), else the old one, for at most StaleGrace
+// more, while the review goes on: a list at * over many clusters does not
+// wait for the reviews of everyone else when kcp is saturated.
 type Reviews struct {
 	review ReviewFunc
 	opts   ReviewOptions
 
 	answers *utilcache.LRUExpireCache // reviewKey -> answer
+	clock   clock.PassiveClock
 	flights singleflight.Group
 	slots   chan struct{}
 
 	lock     sync.Mutex
 	userBusy map[subject]*userSlots
+	// refreshing are the stale answers being asked again, userRefreshes how many per user.
+	refreshing    map[reviewKey]struct{}
+	userRefreshes map[subject]int
 }
 
 // subject is a user as kcp sees them: a hash of name, UID, groups and extra.
@@ -142,8 +159,9 @@ type reviewKey struct {
 }
 
 type answer struct {
-	allowed bool
-	reason  string
+	allowed    bool
+	reason     string
+	freshUntil time.Time
 }
 
 type userSlots struct {
@@ -153,16 +171,20 @@ type userSlots struct {
 
 // NewReviews returns the cache over review.
 func NewReviews(review ReviewFunc, opts ReviewOptions) *Reviews {
-	return newReviews(review, opts, utilcache.NewLRUExpireCache(opts.CacheSize))
+	return newReviews(review, opts, clock.RealClock{})
 }
 
-func newReviews(review ReviewFunc, opts ReviewOptions, answers *utilcache.LRUExpireCache) *Reviews {
+func newReviews(review ReviewFunc, opts ReviewOptions, clk clock.PassiveClock) *Reviews {
 	return &Reviews{
 		review:   review,
 		opts:     opts,
-		answers:  answers,
+		answers:  utilcache.NewLRUExpireCacheWithClock(opts.CacheSize, clk),
+		clock:    clk,
 		slots:    make(chan struct{}, opts.Concurrency),
 		userBusy: map[subject]*userSlots{},
+
+		refreshing:    map[reviewKey]struct{}{},
+		userRefreshes: map[subject]int{},
 	}
 }
 
@@ -173,30 +195,27 @@ func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalclust
 	key := reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}
 	if cached, found := r.answers.Get(key); found {
 		a := cached.(answer)
+		if r.clock.Now().Before(a.freshUntil) {
+			return a.allowed, a.reason, nil
+		}
+		// Stale: ask again, and use the new answer if it comes soon enough.
+		if refreshed := r.refresh(ctx, key, u); refreshed != nil {
+			wait := time.NewTimer(r.opts.StaleWait)
+			defer wait.Stop()
+			select {
+			case res := <-refreshed:
+				if res.err == nil {
+					a = res.answer
+				}
+			case <-wait.C:
+			case <-ctx.Done():
+			}
+		}
 		return a.allowed, a.reason, nil
 	}
 	flight := hex.EncodeToString(key.user[:]) + "/" + cluster.String() + "/" + verb
 	result := r.flights.DoChan(flight, func() (interface{}, error) {
-		// The first request's cancellation must not fail the others waiting
-		// for the same answer: the review has a deadline of its own.
-		reviewCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
-		defer cancel()
-		mine, err := r.acquire(reviewCtx, key.user)
-		if err != nil {
-			return nil, fmt.Errorf("waiting for a turn to ask kcp: %w", err)
-		}
-		defer r.release(key.user, mine)
-		allowed, reason, err := r.review(reviewCtx, cluster, spec(u, verb))
-		if err != nil {
-			return nil, err // not remembered: the next request asks again, within the rate limit
-		}
-		a := answer{allowed: allowed, reason: reason}
-		ttl := r.opts.DenyTTL
-		if allowed {
-			ttl = r.opts.AllowTTL
-		}
-		r.answers.Add(key, a, ttl)
-		return a, nil
+		return r.reviewOnce(ctx, key, u)
 	})
 	select {
 	case <-ctx.Done():
@@ -208,6 +227,63 @@ func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalclust
 		a := res.Val.(answer)
 		return a.allowed, a.reason, nil
 	}
+}
+
+type refreshed struct {
+	answer answer
+	err    error
+}
+
+// refresh asks kcp again about a stale answer, unless that is under way
+// already or the user has more than a few refreshes under way: nil then,
+// and the stale answer serves.
+func (r *Reviews) refresh(ctx context.Context, key reviewKey, u user.Info) <-chan refreshed {
+	r.lock.Lock()
+	if _, found := r.refreshing[key]; found || r.userRefreshes[key.user] >= 2*r.opts.PerUserConcurrency {
+		r.lock.Unlock()
+		return nil
+	}
+	r.refreshing[key] = struct{}{}
+	r.userRefreshes[key.user]++
+	r.lock.Unlock()
+
+	result := make(chan refreshed, 1)
+	go func() {
+		a, err := r.reviewOnce(ctx, key, u)
+		r.lock.Lock()
+		delete(r.refreshing, key)
+		r.userRefreshes[key.user]--
+		if r.userRefreshes[key.user] == 0 {
+			delete(r.userRefreshes, key.user)
+		}
+		r.lock.Unlock()
+		result <- refreshed{answer: a, err: err}
+	}()
+	return result
+}
+
+// reviewOnce asks kcp, in turn, and remembers the answer.
+func (r *Reviews) reviewOnce(ctx context.Context, key reviewKey, u user.Info) (answer, error) {
+	// The first request's cancellation must not fail the others waiting
+	// for the same answer: the review has a deadline of its own.
+	reviewCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
+	defer cancel()
+	mine, err := r.acquire(reviewCtx, key.user)
+	if err != nil {
+		return answer{}, fmt.Errorf("waiting for a turn to ask kcp: %w", err)
+	}
+	defer r.release(key.user, mine)
+	allowed, reason, err := r.review(reviewCtx, key.cluster, spec(u, key.verb))
+	if err != nil {
+		return answer{}, err // not remembered: the next request asks again, within the rate limit
+	}
+	ttl := r.opts.DenyTTL
+	if allowed {
+		ttl = r.opts.AllowTTL
+	}
+	a := answer{allowed: allowed, reason: reason, freshUntil: r.clock.Now().Add(ttl)}
+	r.answers.Add(key, a, ttl+r.opts.StaleGrace)
+	return a, nil
 }
 
 // acquire takes one of the user's turns, then one of everyone's.

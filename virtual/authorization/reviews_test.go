@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -32,7 +31,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/rest"
@@ -75,7 +73,8 @@ func TestReviewsRemembersAnswers(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Now())
 	review := &countingReview{}
 	opts := testReviewOptions()
-	r := newReviews(review.review, opts, utilcache.NewLRUExpireCacheWithClock(opts.CacheSize, clock))
+	opts.StaleGrace = 0
+	r := newReviews(review.review, opts, clock)
 	ctx := context.Background()
 
 	ask := func(u user.Info, cluster logicalcluster.Name, verb string, want bool) {
@@ -127,7 +126,7 @@ func TestReviewsCacheIsBounded(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.LessOrEqual(t, len(r.answers.Keys()), 100)
-	require.Empty(t, r.busyUsers())
+	require.Zero(t, r.perUserState())
 }
 
 // blockingReview holds every review until released, and records how many
@@ -232,7 +231,7 @@ func TestReviewsBoundsConcurrency(t *testing.T) {
 	for u, n := range review.maxUser {
 		require.LessOrEqual(t, n, 2, "user %s", u)
 	}
-	require.Empty(t, r.busyUsers(), "no state is left per user")
+	require.Zero(t, r.perUserState(), "no state is left per user")
 }
 
 func TestSubjectOf(t *testing.T) {
@@ -328,9 +327,115 @@ func decisionName(d authorizer.Decision) string {
 	}
 }
 
-// busyUsers is the per-user state left, for tests.
-func (r *Reviews) busyUsers() map[subject]*userSlots {
+// perUserState counts what is kept per user besides the answers: nothing
+// once their reviews are done.
+func (r *Reviews) perUserState() int {
 	r.lock.Lock()
 	defer r.lock.Unlock()
-	return maps.Clone(r.userBusy)
+	return len(r.userBusy) + len(r.refreshing) + len(r.userRefreshes)
+}
+
+// switchableReview answers allowed, after waiting for gate when it is set.
+type switchableReview struct {
+	lock    sync.Mutex
+	allowed bool
+	gate    chan struct{}
+	calls   int
+}
+
+func (s *switchableReview) set(allowed bool, gate chan struct{}) {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	s.allowed, s.gate = allowed, gate
+}
+
+func (s *switchableReview) review(ctx context.Context, _ logicalcluster.Name, _ authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+	s.lock.Lock()
+	s.calls++
+	allowed, gate := s.allowed, s.gate
+	s.lock.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return false, "", ctx.Err()
+		}
+	}
+	return allowed, "", nil
+}
+
+func (s *switchableReview) count() int {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	return s.calls
+}
+
+// TestReviewsStaleAnswers: past its TTL, an answer is asked again; kcp's
+// new answer is used when it comes within StaleWait (a revocation shows
+// within the TTL while kcp keeps up), else the old one, until StaleGrace
+// has passed too.
+func TestReviewsStaleAnswers(t *testing.T) {
+	t.Parallel()
+	clock := clocktesting.NewFakeClock(time.Now())
+	review := &switchableReview{allowed: true}
+	opts := testReviewOptions()
+	opts.StaleGrace, opts.StaleWait = time.Minute, 20*time.Millisecond
+	r := newReviews(review.review, opts, clock)
+	ask := func() bool {
+		t.Helper()
+		allowed, _, err := r.Allowed(context.Background(), alice, "c1", "list")
+		require.NoError(t, err)
+		return allowed
+	}
+
+	require.True(t, ask())
+	review.set(false, nil) // revoked
+	require.True(t, ask(), "fresh for AllowTTL")
+	clock.Step(opts.AllowTTL + time.Second)
+	require.False(t, ask(), "past the TTL, kcp answered at once: the revocation shows")
+	require.Equal(t, 2, review.count())
+
+	// kcp is slow: the stale answer is used meanwhile, and the review goes on.
+	gate := make(chan struct{})
+	review.set(true, gate)
+	clock.Step(opts.DenyTTL + time.Second)
+	require.False(t, ask(), "kcp did not answer within StaleWait: the last answer")
+	require.False(t, ask(), "the same review is under way: still the last answer")
+	require.Equal(t, 3, review.count(), "one review for both")
+	close(gate)
+	require.Eventually(t, ask, 5*time.Second, 10*time.Millisecond, "once kcp answered, its answer")
+
+	// Past the grace, a request waits for kcp.
+	review.set(false, nil)
+	clock.Step(opts.AllowTTL + opts.StaleGrace + time.Second)
+	require.False(t, ask())
+}
+
+// TestReviewsStaleRefreshIsBounded: a user with reviews waiting starts no
+// more refreshes: the stale answers serve.
+func TestReviewsStaleRefreshIsBounded(t *testing.T) {
+	t.Parallel()
+	clock := clocktesting.NewFakeClock(time.Now())
+	review := &switchableReview{allowed: true}
+	opts := testReviewOptions()
+	opts.StaleWait = time.Millisecond
+	r := newReviews(review.review, opts, clock)
+	for c := range 20 {
+		_, _, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+		require.NoError(t, err)
+	}
+	gate := make(chan struct{})
+	review.set(true, gate)
+	clock.Step(opts.AllowTTL + time.Second)
+	for c := range 20 {
+		allowed, _, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+		require.NoError(t, err)
+		require.True(t, allowed)
+	}
+	r.lock.Lock()
+	refreshing := r.userRefreshes[subjectOf(alice)]
+	r.lock.Unlock()
+	require.Equal(t, 2*opts.PerUserConcurrency, refreshing, "refreshes under way for one user")
+	close(gate)
+	require.Eventually(t, func() bool { return r.perUserState() == 0 }, 5*time.Second, 10*time.Millisecond)
 }
