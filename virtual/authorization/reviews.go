@@ -141,6 +141,9 @@ type Reviews struct {
 	clock   clock.PassiveClock
 	flights singleflight.Group
 	slots   chan struct{}
+	// refreshSlots bound the share of slots refreshes of stale answers take
+	// (half), so that a request waiting for an answer it does not have goes first.
+	refreshSlots chan struct{}
 
 	lock     sync.Mutex
 	userBusy map[subject]*userSlots
@@ -176,12 +179,14 @@ func NewReviews(review ReviewFunc, opts ReviewOptions) *Reviews {
 
 func newReviews(review ReviewFunc, opts ReviewOptions, clk clock.PassiveClock) *Reviews {
 	return &Reviews{
-		review:   review,
-		opts:     opts,
-		answers:  utilcache.NewLRUExpireCacheWithClock(opts.CacheSize, clk),
-		clock:    clk,
-		slots:    make(chan struct{}, opts.Concurrency),
-		userBusy: map[subject]*userSlots{},
+		review:  review,
+		opts:    opts,
+		answers: utilcache.NewLRUExpireCacheWithClock(opts.CacheSize, clk),
+		clock:   clk,
+		slots:   make(chan struct{}, opts.Concurrency),
+
+		refreshSlots: make(chan struct{}, max(1, opts.Concurrency/2)),
+		userBusy:     map[subject]*userSlots{},
 
 		refreshing:    map[reviewKey]struct{}{},
 		userRefreshes: map[subject]int{},
@@ -249,7 +254,15 @@ func (r *Reviews) refresh(ctx context.Context, key reviewKey, u user.Info) <-cha
 
 	result := make(chan refreshed, 1)
 	go func() {
-		a, err := r.reviewOnce(ctx, key, u)
+		var a answer
+		var err error
+		select {
+		case r.refreshSlots <- struct{}{}:
+			a, err = r.reviewOnce(ctx, key, u)
+			<-r.refreshSlots
+		case <-time.After(r.opts.Timeout):
+			err = errors.New("no turn to ask kcp again")
+		}
 		r.lock.Lock()
 		delete(r.refreshing, key)
 		r.userRefreshes[key.user]--
