@@ -218,6 +218,9 @@ func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalclust
 		}
 		return a.allowed, a.reason, nil
 	}
+	if err := ctx.Err(); err != nil {
+		return false, "", err // a request that is gone starts no review
+	}
 	flight := hex.EncodeToString(key.user[:]) + "/" + cluster.String() + "/" + verb
 	result := r.flights.DoChan(flight, func() (interface{}, error) {
 		return r.reviewOnce(ctx, key, u)

@@ -183,6 +183,11 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 		}
 		list.Items = append(list.Items, *wsm)
 	}
+	if visibility != nil && ctx.Err() != nil {
+		// The client is gone (or timed out) while visibility was asked: what
+		// was filtered after that is not to be trusted, and nobody reads it.
+		return nil, ctx.Err()
+	}
 	if left := int64(len(items) - next); left > 0 {
 		list.Continue = encodeContinue(positionOf(&list.Items[len(list.Items)-1]))
 		if !filtering {
