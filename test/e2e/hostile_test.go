@@ -108,9 +108,10 @@ func TestHostile(t *testing.T) {
 	waitKCPAllows(t, e.granted.cluster, true)
 	e.waitServed(t, e.granted.cluster, "granted-a")
 
-	t.Run("non-resource paths", e.testNonResourcePaths)
-	t.Run("made-up cluster names", e.testFlood)
-	t.Run("forbidden equals not found", e.testForbiddenEqualsNotFound)
+	// The flood measures the plugin's memory: nothing may run beside it.
+	t.Run("non-resource paths", e.testNonResourcePaths)                //nolint:paralleltest // before the flood
+	t.Run("made-up cluster names", e.testFlood)                        //nolint:paralleltest // alone, it measures memory
+	t.Run("forbidden equals not found", e.testForbiddenEqualsNotFound) //nolint:paralleltest // after the flood
 	t.Run("parallel", func(t *testing.T) {
 		t.Run("revoked watch", func(t *testing.T) { t.Parallel(); e.testRevokedWatch(t) })
 		t.Run("oversized conditions", func(t *testing.T) { t.Parallel(); e.testOversizedConditions(t) })
@@ -410,7 +411,7 @@ func (e *hostileEnv) startWatch(t *testing.T) (*hostileWatch, map[string]bool) {
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+e.userToken)
 	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
+	resp, err := client.Do(req) //nolint:bodyclose // closed by the reading goroutine below
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "watch at * as the user")
 	go func() {
@@ -535,7 +536,7 @@ func (e *hostileEnv) testRevokedWatch(t *testing.T) {
 func (e *hostileEnv) testOversizedConditions(t *testing.T) {
 	org := newVWOrg(t, e.c, "hoversize")
 	huge := func(letter string) string { return strings.Repeat(letter, 20000) }
-	var conditions []interface{}
+	conditions := make([]interface{}, 0, 10)
 	for i := range 10 {
 		conditions = append(conditions, map[string]interface{}{
 			"type": fmt.Sprintf("%s%d", huge("T"), i), "status": "False",

@@ -24,6 +24,7 @@ import (
 )
 
 func TestParseKiB(t *testing.T) {
+	t.Parallel()
 	bytes, err := parseKiB("   12345 kB")
 	require.NoError(t, err)
 	require.Equal(t, uint64(12345<<10), bytes)
@@ -33,6 +34,7 @@ func TestParseKiB(t *testing.T) {
 }
 
 func TestParseMetrics(t *testing.T) {
+	t.Parallel()
 	m, err := ParseMetrics(strings.NewReader(`# HELP apiserver_request_total Counter of apiserver requests.
 # TYPE apiserver_request_total counter
 apiserver_request_total{code="201",resource="subjectaccessreviews",verb="POST"} 7
@@ -47,10 +49,10 @@ workspacemounts_mounted_workspaces{kind="KubeCluster",phase="Ready"} 3
 	require.NoError(t, err)
 	sum, found := m.Sum("apiserver_request_total", map[string]string{"resource": "subjectaccessreviews", "verb": "POST"})
 	require.True(t, found)
-	require.Equal(t, 8.0, sum)
+	require.InDelta(t, 8.0, sum, 0)
 	heap, found := m.Sum("go_memstats_heap_inuse_bytes", nil)
 	require.True(t, found)
-	require.Equal(t, 12345000.0, heap)
+	require.InDelta(t, 12345000.0, heap, 0)
 	_, found = m.Sum("apiserver_request_total", map[string]string{"resource": "workspaces"})
 	require.False(t, found)
 	_, found = m.Sum("no_such_metric", nil)

@@ -71,7 +71,7 @@ func (r *result) print(w io.Writer) {
 	p50, p99 := percentile(r.honestLatencies, 50), percentile(r.honestLatencies, 99)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "plugin\tload\tSARs\tSARs/min\tTokenReviews/min\thonest lists\thonest p50\thonest p99\ttenant lists\ttenant errors\twatch events\twatch restarts\tflood\tflood codes")
+	fmt.Fprintln(tw, "plugin\tload\tSARs\tSARs/min\tTokenReviews/min\thonest lists\thonest p50\thonest p99\ttenant lists\ttenant errors\twatch events\twatch restarts\tflood\tflood codes") //nolint:dupword // two columns
 	fmt.Fprintf(tw, "%s\t%s\t%.0f\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d/%d in %s\t%s\n",
 		r.label, r.elapsed.Round(time.Second), r.subjectAccessReviews, perMinute(r.subjectAccessReviews), perMinute(r.tokenReviews),
 		len(r.honestLatencies), format(p50), format(p99),

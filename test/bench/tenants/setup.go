@@ -219,7 +219,7 @@ func (c adminClients) createMountedWorkspaces(ctx context.Context, cluster logic
 // verb access on / and get, list, watch workspaces.tenancy.kcp.io.
 func (c adminClients) grant(ctx context.Context, cluster logicalcluster.Name, users []string) error {
 	rbac := c.kube.Cluster(cluster.Path()).RbacV1()
-	var subjects []rbacv1.Subject
+	subjects := make([]rbacv1.Subject, 0, len(users))
 	for _, u := range users {
 		subjects = append(subjects, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: u})
 	}
@@ -251,7 +251,7 @@ func waitAllowed(ctx context.Context, client *http.Client, baseURL string, clust
 		code, _, err := get(ctx, client, url, token)
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // not reachable yet: try again
 		}
 		last = strconv.Itoa(code)
 		return code == http.StatusOK, nil

@@ -27,6 +27,7 @@ import (
 )
 
 func TestParseFlags(t *testing.T) {
+	t.Parallel()
 	opts, err := parseFlags([]string{"--plugin-binary", "/bin/true", "--duration", "10s"})
 	require.NoError(t, err)
 	require.Equal(t, 100, opts.clusters)
@@ -46,6 +47,7 @@ func TestParseFlags(t *testing.T) {
 }
 
 func TestWriteTokenFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "tokens.csv")
 	f, err := writeTokenFile(path, 3)
 	require.NoError(t, err)
@@ -61,11 +63,13 @@ func TestWriteTokenFile(t *testing.T) {
 }
 
 func TestFloodNames(t *testing.T) {
+	t.Parallel()
 	names := floodNames(3, 2)
 	require.Equal(t, []string{"x00001z", "x00002z", "x00003z", "system:" + strings.Repeat("a:", 10) + "a", "system:" + strings.Repeat("a:", 11) + "a"}, names)
 }
 
 func TestPercentileAndCodes(t *testing.T) {
+	t.Parallel()
 	var ds []time.Duration
 	for i := 1; i <= 100; i++ {
 		ds = append(ds, time.Duration(i)*time.Millisecond)
