@@ -177,12 +177,12 @@ func startServer(t *testing.T, configure func(*testServer, *Options, *Dependenci
 		mountedWorkspace("c2", "x", mount.PhaseReady),
 	)
 	// alice may get and list workspaces in c1; nobody may anything elsewhere.
-	review := func(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+	review := func(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 		select {
 		case ts.asked <- spec:
 		default:
 		}
-		return cluster == "c1" && spec.User == "alice", "", nil
+		return cluster == "c1" && spec.User == "alice", nil
 	}
 	// The shard holds c1 and c2.
 	exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }

@@ -45,7 +45,7 @@ import (
 
 // Asker answers whether a user may verb workspaces in an existing cluster.
 type Asker interface {
-	Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, string, error)
+	Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, error)
 }
 
 // ClusterExists tells whether a logical cluster of this shard has the name, from a cache.
@@ -113,7 +113,7 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	if target.Cluster == "" || !a.exists(target.Cluster) {
 		return authorizer.DecisionDeny, notVisible, nil
 	}
-	allowed, _, err := a.asker.Allowed(ctx, attrs.GetUser(), target.Cluster, verb)
+	allowed, err := a.asker.Allowed(ctx, attrs.GetUser(), target.Cluster, verb)
 	if err != nil {
 		return authorizer.DecisionDeny, notVisible, fmt.Errorf("asking kcp whether %s may %s workspaces in %s: %w", attrs.GetUser().GetName(), verb, target, err)
 	}
@@ -130,7 +130,7 @@ func (a *Authorizer) Visible(ctx context.Context, cluster logicalcluster.Name) (
 	if !ok {
 		return false, nil
 	}
-	allowed, _, err := a.asker.Allowed(ctx, u, cluster, "list")
+	allowed, err := a.asker.Allowed(ctx, u, cluster, "list")
 	return allowed && err == nil, err
 }
 

@@ -52,17 +52,14 @@ type fakeAsker struct {
 	err error
 }
 
-func (f *fakeAsker) Allowed(_ context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, string, error) {
+func (f *fakeAsker) Allowed(_ context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, error) {
 	f.lock.Lock()
 	f.asked = append(f.asked, asked{cluster: cluster, user: u, verb: verb})
 	f.lock.Unlock()
 	if f.err != nil {
-		return false, "", f.err
+		return false, f.err
 	}
-	if f.allow != nil && f.allow(cluster, u.GetName(), verb) {
-		return true, "RBAC: allowed", nil
-	}
-	return false, "RBAC: no rule", nil
+	return f.allow != nil && f.allow(cluster, u.GetName(), verb), nil
 }
 
 func (f *fakeAsker) questions() []asked {

@@ -41,8 +41,9 @@ import (
 )
 
 // ReviewFunc asks kcp one question: may the subject of spec do what spec
-// says in cluster? It is one SubjectAccessReview.
-type ReviewFunc func(ctx context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (allowed bool, reason string, err error)
+// says in cluster? It is one SubjectAccessReview. kcp's reason is not kept:
+// a tenant learns no more from a denial than from a cluster that does not exist.
+type ReviewFunc func(ctx context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (allowed bool, err error)
 
 // NewSubjectAccessReviewer sends SubjectAccessReviews to
 // /clusters/<cluster>/apis/authorization.k8s.io/v1/subjectaccessreviews
@@ -56,7 +57,7 @@ func NewSubjectAccessReviewer(cfg *rest.Config) (ReviewFunc, error) {
 		return nil, err
 	}
 	restClient := client.AuthorizationV1().RESTClient()
-	return func(ctx context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+	return func(ctx context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 		var result authorizationv1.SubjectAccessReview
 		err := restClient.Post().
 			AbsPath(cluster.Path().RequestPath(), "apis", authorizationv1.SchemeGroupVersion.Group, authorizationv1.SchemeGroupVersion.Version, "subjectaccessreviews").
@@ -64,9 +65,9 @@ func NewSubjectAccessReviewer(cfg *rest.Config) (ReviewFunc, error) {
 			Do(ctx).
 			Into(&result)
 		if err != nil {
-			return false, "", err
+			return false, err
 		}
-		return result.Status.Allowed && !result.Status.Denied, result.Status.Reason, nil
+		return result.Status.Allowed && !result.Status.Denied, nil
 	}, nil
 }
 
@@ -163,7 +164,6 @@ type reviewKey struct {
 
 type answer struct {
 	allowed    bool
-	reason     string
 	freshUntil time.Time
 }
 
@@ -196,12 +196,12 @@ func newReviews(review ReviewFunc, opts ReviewOptions, clk clock.PassiveClock) *
 // Allowed tells whether u may verb workspaces.tenancy.kcp.io in cluster.
 // The cluster must be one that exists: the caller checks, so that made-up
 // names never reach the cache or kcp.
-func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, string, error) {
+func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, error) {
 	key := reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}
 	if cached, found := r.answers.Get(key); found {
 		a := cached.(answer)
 		if r.clock.Now().Before(a.freshUntil) {
-			return a.allowed, a.reason, nil
+			return a.allowed, nil
 		}
 		// Stale: ask again, and use the new answer if it comes soon enough.
 		if refreshed := r.refresh(ctx, key, u); refreshed != nil {
@@ -216,10 +216,10 @@ func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalclust
 			case <-ctx.Done():
 			}
 		}
-		return a.allowed, a.reason, nil
+		return a.allowed, nil
 	}
 	if err := ctx.Err(); err != nil {
-		return false, "", err // a request that is gone starts no review
+		return false, err // a request that is gone starts no review
 	}
 	flight := hex.EncodeToString(key.user[:]) + "/" + cluster.String() + "/" + verb
 	result := r.flights.DoChan(flight, func() (interface{}, error) {
@@ -227,13 +227,13 @@ func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalclust
 	})
 	select {
 	case <-ctx.Done():
-		return false, "", ctx.Err()
+		return false, ctx.Err()
 	case res := <-result:
 		if res.Err != nil {
-			return false, "", res.Err
+			return false, res.Err
 		}
 		a := res.Val.(answer)
-		return a.allowed, a.reason, nil
+		return a.allowed, nil
 	}
 }
 
@@ -289,7 +289,7 @@ func (r *Reviews) reviewOnce(ctx context.Context, key reviewKey, u user.Info) (a
 		return answer{}, fmt.Errorf("waiting for a turn to ask kcp: %w", err)
 	}
 	defer r.release(key.user, mine)
-	allowed, reason, err := r.review(reviewCtx, key.cluster, spec(u, key.verb))
+	allowed, err := r.review(reviewCtx, key.cluster, spec(u, key.verb))
 	if err != nil {
 		return answer{}, err // not remembered: the next request asks again, within the rate limit
 	}
@@ -297,7 +297,7 @@ func (r *Reviews) reviewOnce(ctx context.Context, key reviewKey, u user.Info) (a
 	if allowed {
 		ttl = r.opts.AllowTTL
 	}
-	a := answer{allowed: allowed, reason: reason, freshUntil: r.clock.Now().Add(ttl)}
+	a := answer{allowed: allowed, freshUntil: r.clock.Now().Add(ttl)}
 	r.answers.Add(key, a, ttl+r.opts.StaleGrace)
 	return a, nil
 }

@@ -46,14 +46,14 @@ type countingReview struct {
 	err     error
 }
 
-func (c *countingReview) review(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+func (c *countingReview) review(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	c.reviews = append(c.reviews, fmt.Sprintf("%s/%s/%s", cluster, spec.User, spec.ResourceAttributes.Verb))
 	if c.err != nil {
-		return false, "", c.err
+		return false, c.err
 	}
-	return cluster == "c1" && spec.User == "alice", "", nil
+	return cluster == "c1" && spec.User == "alice", nil
 }
 
 func (c *countingReview) count() int {
@@ -79,7 +79,7 @@ func TestReviewsRemembersAnswers(t *testing.T) {
 
 	ask := func(u user.Info, cluster logicalcluster.Name, verb string, want bool) {
 		t.Helper()
-		allowed, _, err := r.Allowed(ctx, u, cluster, verb)
+		allowed, err := r.Allowed(ctx, u, cluster, verb)
 		require.NoError(t, err)
 		require.Equal(t, want, allowed)
 	}
@@ -106,7 +106,7 @@ func TestReviewsDoesNotRememberErrors(t *testing.T) {
 	review := &countingReview{err: errors.New("kcp is away")}
 	r := NewReviews(review.review, testReviewOptions())
 	for range 3 {
-		_, _, err := r.Allowed(context.Background(), alice, "c1", "list")
+		_, err := r.Allowed(context.Background(), alice, "c1", "list")
 		require.ErrorContains(t, err, "kcp is away")
 	}
 	require.Equal(t, 3, review.count())
@@ -122,7 +122,7 @@ func TestReviewsCacheIsBounded(t *testing.T) {
 	opts.CacheSize = 100
 	r := NewReviews(review.review, opts)
 	for i := range 1000 {
-		_, _, err := r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", i)}, "c1", "list")
+		_, err := r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", i)}, "c1", "list")
 		require.NoError(t, err)
 	}
 	require.LessOrEqual(t, len(r.answers.Keys()), 100)
@@ -145,7 +145,7 @@ func newBlockingReview() *blockingReview {
 	return &blockingReview{release: make(chan struct{}), started: make(chan struct{}, 1000), perUser: map[string]int{}, maxUser: map[string]int{}}
 }
 
-func (b *blockingReview) review(ctx context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+func (b *blockingReview) review(ctx context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 	b.calls.Add(1)
 	b.lock.Lock()
 	b.inFlight++
@@ -162,9 +162,9 @@ func (b *blockingReview) review(ctx context.Context, _ logicalcluster.Name, spec
 	}()
 	select {
 	case <-b.release:
-		return true, "", nil
+		return true, nil
 	case <-ctx.Done():
-		return false, "", ctx.Err()
+		return false, ctx.Err()
 	}
 }
 
@@ -180,7 +180,7 @@ func TestReviewsSharesIdenticalQuestions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if allowed, _, err := r.Allowed(context.Background(), alice, "c1", "list"); allowed && err == nil {
+			if allowed, err := r.Allowed(context.Background(), alice, "c1", "list"); allowed && err == nil {
 				allowedCount.Add(1)
 			}
 		}()
@@ -208,7 +208,7 @@ func TestReviewsBoundsConcurrency(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _, _ = r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", u)}, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+				_, _ = r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", u)}, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
 			}()
 		}
 	}
@@ -222,7 +222,7 @@ func TestReviewsBoundsConcurrency(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	t.Cleanup(cancel)
-	_, _, err := r.Allowed(ctx, &user.DefaultInfo{Name: "patient"}, "c1", "list")
+	_, err := r.Allowed(ctx, &user.DefaultInfo{Name: "patient"}, "c1", "list")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	close(review.release)
@@ -349,7 +349,7 @@ func (s *switchableReview) set(allowed bool, gate chan struct{}) {
 	s.allowed, s.gate = allowed, gate
 }
 
-func (s *switchableReview) review(ctx context.Context, _ logicalcluster.Name, _ authorizationv1.SubjectAccessReviewSpec) (bool, string, error) {
+func (s *switchableReview) review(ctx context.Context, _ logicalcluster.Name, _ authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 	s.lock.Lock()
 	s.calls++
 	allowed, gate := s.allowed, s.gate
@@ -358,10 +358,10 @@ func (s *switchableReview) review(ctx context.Context, _ logicalcluster.Name, _ 
 		select {
 		case <-gate:
 		case <-ctx.Done():
-			return false, "", ctx.Err()
+			return false, ctx.Err()
 		}
 	}
-	return allowed, "", nil
+	return allowed, nil
 }
 
 func (s *switchableReview) count() int {
@@ -383,7 +383,7 @@ func TestReviewsStaleAnswers(t *testing.T) {
 	r := newReviews(review.review, opts, clock)
 	ask := func() bool {
 		t.Helper()
-		allowed, _, err := r.Allowed(context.Background(), alice, "c1", "list")
+		allowed, err := r.Allowed(context.Background(), alice, "c1", "list")
 		require.NoError(t, err)
 		return allowed
 	}
@@ -421,14 +421,14 @@ func TestReviewsStaleRefreshIsBounded(t *testing.T) {
 	opts.StaleWait = time.Millisecond
 	r := newReviews(review.review, opts, clock)
 	for c := range 20 {
-		_, _, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+		_, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
 		require.NoError(t, err)
 	}
 	gate := make(chan struct{})
 	review.set(true, gate)
 	clock.Step(opts.AllowTTL + time.Second)
 	for c := range 20 {
-		allowed, _, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+		allowed, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
 		require.NoError(t, err)
 		require.True(t, allowed)
 	}
