@@ -70,8 +70,8 @@ var servedPaths = []string{
 	"/healthz", "/healthz/", "/livez", "/livez/", "/readyz", "/readyz/",
 }
 
-// IsServedPath tells whether a non-resource path is one the virtual workspace serves.
-func IsServedPath(path string) bool {
+// isServedPath tells whether a non-resource path is one the virtual workspace serves.
+func isServedPath(path string) bool {
 	for _, p := range servedPaths {
 		if path == p || strings.HasSuffix(p, "/") && strings.HasPrefix(path, p) {
 			return true
@@ -82,7 +82,7 @@ func IsServedPath(path string) bool {
 
 // Authorize implements authorizer.Authorizer:
 //   - discovery, OpenAPI, version and health (non-resource GET and HEAD on
-//     IsServedPath): any authenticated user; every other non-resource request: denied;
+//     isServedPath): any authenticated user; every other non-resource request: denied;
 //   - workspacemounts get, list, watch in cluster X: kcp's answer for workspaces
 //     in X; a path that leads nowhere or a cluster that does not exist gets the
 //     very same denial, without asking kcp;
@@ -90,7 +90,7 @@ func IsServedPath(path string) bool {
 //   - anything else: denied (writes never get here: they are answered 405 before).
 func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
 	if !attrs.IsResourceRequest() {
-		if (attrs.GetVerb() == "get" || attrs.GetVerb() == "head") && IsServedPath(attrs.GetPath()) {
+		if (attrs.GetVerb() == "get" || attrs.GetVerb() == "head") && isServedPath(attrs.GetPath()) {
 			return authorizer.DecisionAllow, "", nil
 		}
 		return authorizer.DecisionDeny, "only discovery, OpenAPI, version and health are served", nil
