@@ -35,7 +35,11 @@ limitations under the License.
 //	}
 //
 // A test that needs a server of its own (e.g. because it restarts it) calls
-// StartT instead.
+// StartT instead. Such a server can be stopped and started again on the same
+// address, ports and root directory (Restart; StopProcess or Kill, then
+// StartAgain) and paused with SIGSTOP (Pause, Resume). kcp rewrites
+// admin.kubeconfig on every start: the shard-base context keeps its token,
+// root and base get a new one.
 //
 // StartPlugin runs the workspacemounts binary as a separate process against
 // such a server (the benchmarks do), ReadMemory and the Plugin's

@@ -18,9 +18,16 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +35,9 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/cert"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 )
@@ -155,4 +165,274 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// fakeKCPEnv makes TestFakeKCPProcess act as kcp instead of testing.
+const fakeKCPEnv = "WORKSPACEMOUNTS_FRAMEWORK_FAKE_KCP"
+
+// fakeKCPServer writes a script standing in for the kcp binary that runs this
+// test binary's TestFakeKCPProcess as a fake kcp: enough of `kcp start` for
+// Start, StopProcess, StartAgain, Restart, Pause and Resume.
+func fakeKCPServer(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	return fakeKCP(t, fakeKCPEnv+`=1 exec '`+self+`' -test.run='^TestFakeKCPProcess$' -- "$@"`)
+}
+
+// TestFakeKCPProcess is not a test: run by fakeKCPServer's script, it serves
+// as kcp does with --root-directory, --kubeconfig-path and --secure-port:
+// /readyz on 127.0.0.1 for the shard-base token of admin.kubeconfig, which it
+// writes once listening. The serving certificate and that token are kept in
+// the root directory, as kcp keeps them. It exits 0 on SIGTERM, and 7 once
+// the root directory holds a file "exit-now".
+func TestFakeKCPProcess(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(fakeKCPEnv) == "" {
+		t.Skip("only run as a fake kcp by the tests of Server")
+	}
+	args := map[string]string{}
+	for i, arg := range os.Args {
+		if arg == "--" {
+			for _, flag := range os.Args[i+1:] {
+				if name, value, ok := strings.Cut(flag, "="); ok {
+					args[name] = value
+				}
+			}
+		}
+	}
+	root := args["--root-directory"]
+	fmt.Printf("fake kcp pid %d starting\n", os.Getpid())
+
+	certPath, keyPath := filepath.Join(root, "apiserver.crt"), filepath.Join(root, "apiserver.key")
+	if _, err := os.Stat(certPath); err != nil {
+		certPEM, keyPEM, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, nil)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(certPath, certPEM, 0o600))
+		require.NoError(t, os.WriteFile(keyPath, keyPEM, 0o600))
+	}
+	tokenPath := filepath.Join(root, ".admin-token-store")
+	if _, err := os.Stat(tokenPath); err != nil {
+		require.NoError(t, os.WriteFile(tokenPath, []byte(UniqueName("token")), 0o600))
+	}
+	certPEM, err := os.ReadFile(certPath)
+	require.NoError(t, err)
+	token, err := os.ReadFile(tokenPath)
+	require.NoError(t, err)
+	pair, err := tls.LoadX509KeyPair(certPath, keyPath)
+	require.NoError(t, err)
+
+	listener, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:"+args["--secure-port"])
+	if err != nil {
+		fmt.Println(err) // "... bind: address already in use", as kcp says it
+		os.Exit(1)
+	}
+	server := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+string(token) {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			fmt.Fprint(w, "ok")
+		}),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() { _ = server.ServeTLS(listener, "", "") }()
+
+	base := "https://" + listener.Addr().String()
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.Clusters["base"] = &clientcmdapi.Cluster{Server: base, CertificateAuthorityData: certPEM}
+	kubeconfig.Clusters["root"] = &clientcmdapi.Cluster{Server: base + "/clusters/root", CertificateAuthorityData: certPEM}
+	kubeconfig.AuthInfos["shard-admin"] = &clientcmdapi.AuthInfo{Token: string(token)}
+	kubeconfig.AuthInfos["kcp-admin"] = &clientcmdapi.AuthInfo{Token: UniqueName("volatile")}
+	kubeconfig.Contexts["shard-base"] = &clientcmdapi.Context{Cluster: "base", AuthInfo: "shard-admin"}
+	kubeconfig.Contexts["base"] = &clientcmdapi.Context{Cluster: "base", AuthInfo: "kcp-admin"}
+	kubeconfig.Contexts["root"] = &clientcmdapi.Context{Cluster: "root", AuthInfo: "kcp-admin"}
+	kubeconfig.CurrentContext = "root"
+	require.NoError(t, clientcmd.WriteToFile(*kubeconfig, args["--kubeconfig-path"]))
+	fmt.Printf("fake kcp pid %d serving at %s\n", os.Getpid(), base)
+
+	terminated := make(chan os.Signal, 1)
+	signal.Notify(terminated, syscall.SIGTERM)
+	for {
+		select {
+		case <-terminated:
+			fmt.Printf("fake kcp pid %d terminating\n", os.Getpid())
+			os.Exit(0)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if _, err := os.Stat(filepath.Join(root, "exit-now")); err == nil {
+			fmt.Printf("fake kcp pid %d exiting by itself\n", os.Getpid())
+			os.Exit(7)
+		}
+	}
+}
+
+// readyz GETs /readyz of s with the shard-base credentials, within timeout.
+func readyz(t *testing.T, s *Server, timeout time.Duration) error {
+	t.Helper()
+	cfg, err := s.BaseConfig("shard-base")
+	require.NoError(t, err)
+	client, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	client.Timeout = timeout
+	ok, state := probe(t.Context(), client, s.BaseURL+"/readyz")
+	if !ok {
+		return errors.New(state)
+	}
+	return nil
+}
+
+// TestServerRestart: Restart stops kcp and starts it again on the same
+// address, root directory and log, in a new process, and ready.
+func TestServerRestart(t *testing.T) {
+	t.Parallel()
+
+	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	base, root, pid := s.BaseURL, s.RootDir, s.Pid()
+	require.NoError(t, s.CheckRunning())
+
+	require.NoError(t, s.Restart(t.Context()))
+	require.NoError(t, s.CheckRunning())
+	require.Equal(t, base, s.BaseURL)
+	require.Equal(t, root, s.RootDir)
+	require.NotEqual(t, pid, s.Pid(), "a new process")
+	require.NoError(t, readyz(t, s, 5*time.Second))
+	require.Positive(t, s.ReadyAfter)
+
+	log, err := os.ReadFile(s.LogPath)
+	require.NoError(t, err)
+	require.Equal(t, 2, strings.Count(string(log), "serving at "+base), "both starts in one log:\n%s", log)
+	require.Contains(t, string(log), fmt.Sprintf("fake kcp pid %d terminating", pid))
+	require.Contains(t, s.LogTail(5), "kcp started again (start 2)")
+	require.Contains(t, s.LogTail(5), fmt.Sprintf("fake kcp pid %d serving", s.Pid()))
+
+	require.NoError(t, s.Stop())
+	require.NoDirExists(t, root, "Stop removes a root directory of its own")
+	require.ErrorContains(t, s.StartAgain(t.Context()), "stopped for good")
+	require.ErrorContains(t, s.Restart(t.Context()), "stopped for good")
+	require.ErrorContains(t, s.CheckRunning(), "stopped by Stop")
+	require.NoError(t, s.Stop(), "Stop again")
+}
+
+// TestServerStopProcessAndKill: kcp stopped by StopProcess or killed by Kill
+// is not running, keeps its root directory and starts again with StartAgain;
+// StartAgain refuses a running kcp.
+func TestServerStopProcessAndKill(t *testing.T) {
+	t.Parallel()
+
+	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	require.ErrorContains(t, s.StartAgain(t.Context()), "still running")
+
+	require.NoError(t, s.StopProcess())
+	require.ErrorContains(t, s.CheckRunning(), "stopped by StopProcess")
+	require.FileExists(t, s.KubeconfigPath)
+	require.Error(t, readyz(t, s, time.Second), "nothing listens")
+	require.NoError(t, s.StopProcess(), "StopProcess again")
+	require.NoError(t, s.StartAgain(t.Context()))
+	require.NoError(t, s.CheckRunning())
+	require.NoError(t, readyz(t, s, 5*time.Second))
+
+	pid := s.Pid()
+	require.NoError(t, s.Kill())
+	require.ErrorContains(t, s.CheckRunning(), "killed by Kill")
+	log, err := os.ReadFile(s.LogPath)
+	require.NoError(t, err)
+	require.NotContains(t, string(log), fmt.Sprintf("fake kcp pid %d terminating", pid), "SIGKILL, no SIGTERM")
+	require.NoError(t, s.StartAgain(t.Context()))
+	require.NoError(t, readyz(t, s, 5*time.Second))
+}
+
+// TestServerExitedByItself: a kcp that exits by itself is reported by
+// CheckRunning and StopProcess, and can be started again.
+func TestServerExitedByItself(t *testing.T) {
+	t.Parallel()
+
+	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	marker := filepath.Join(s.RootDir, "exit-now")
+	require.NoError(t, os.WriteFile(marker, nil, 0o600))
+	Eventually(t, func() (bool, string) {
+		err := s.CheckRunning()
+		return err != nil, "still running"
+	}, 10*time.Second, 50*time.Millisecond)
+	require.ErrorContains(t, s.CheckRunning(), "exit status 7")
+	require.ErrorContains(t, s.CheckRunning(), "exiting by itself", "with the log's tail")
+	require.ErrorContains(t, s.StopProcess(), "had exited by itself")
+
+	require.NoError(t, os.Remove(marker))
+	require.NoError(t, s.StartAgain(t.Context()))
+	require.NoError(t, s.CheckRunning())
+}
+
+// TestServerPause: a paused kcp runs but does not answer; after Resume it
+// does; Stop stops a paused kcp at once.
+func TestServerPause(t *testing.T) {
+	t.Parallel()
+
+	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+
+	require.NoError(t, s.Pause())
+	Eventually(t, func() (bool, string) {
+		state := processState(t, s.Pid())
+		return state == "T", "process state " + state
+	}, 5*time.Second, 20*time.Millisecond)
+	require.NoError(t, s.CheckRunning(), "paused is running")
+	require.Error(t, readyz(t, s, 500*time.Millisecond), "a paused kcp does not answer")
+
+	require.NoError(t, s.Resume())
+	require.NoError(t, readyz(t, s, 5*time.Second))
+	require.NotEqual(t, "T", processState(t, s.Pid()))
+
+	require.NoError(t, s.Pause())
+	began := time.Now()
+	require.NoError(t, s.Stop())
+	require.Less(t, time.Since(began), stopTimeout, "SIGTERM reaches a paused kcp")
+	require.ErrorContains(t, s.Pause(), "stopped for good")
+	require.ErrorContains(t, s.Resume(), "stopped for good")
+}
+
+// TestServerStartAgainPortTaken: StartAgain keeps the ports; one taken
+// meanwhile fails it, after a few tries, and it can be called again.
+func TestServerStartAgainPortTaken(t *testing.T) {
+	t.Parallel()
+
+	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	require.NoError(t, s.StopProcess())
+
+	taken, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", strings.TrimPrefix(s.BaseURL, "https://"))
+	require.NoError(t, err)
+	err = s.StartAgain(t.Context())
+	require.ErrorIs(t, err, errPortInUse)
+	require.ErrorContains(t, s.CheckRunning(), "did not become ready")
+	log, err := os.ReadFile(s.LogPath)
+	require.NoError(t, err)
+	require.Equal(t, startAttempts, strings.Count(string(log), "address already in use"), "tried %d times:\n%s", startAttempts, log)
+
+	require.NoError(t, taken.Close())
+	require.NoError(t, s.StartAgain(t.Context()))
+	require.NoError(t, readyz(t, s, 5*time.Second))
+}
+
+// processState is the state letter of /proc/<pid>/stat (R, S, T, ...), or
+// "" where there is no /proc.
+func processState(t *testing.T, pid int) string {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	// pid (comm) state ...: comm may hold spaces, the state follows the last ')'.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return fields[0]
 }

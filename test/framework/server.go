@@ -71,33 +71,53 @@ type Options struct {
 }
 
 // Server is a kcp process started from a binary, with embedded etcd in a
-// temporary root directory.
+// temporary root directory. It can be stopped and started again on the same
+// address, ports and root directory (Restart, StopProcess or Kill and
+// StartAgain), and paused (Pause, Resume).
 type Server struct {
 	// RootDir is kcp's --root-directory.
 	RootDir string
-	// KubeconfigPath is the admin.kubeconfig written by kcp.
+	// KubeconfigPath is the admin.kubeconfig written by kcp. kcp rewrites it on
+	// every start: the shard-base and system:admin contexts keep their token
+	// (its hash is in the root directory), root and base get a new one.
 	KubeconfigPath string
 	// BaseURL is the shard's base URL, e.g. https://127.0.0.1:41234, without a /clusters/... path.
 	BaseURL string
 	// LogPath is the file kcp logs to, empty if Options.LogWriter was set.
+	// Every start appends to it.
 	LogPath string
 
-	// KubeconfigAfter is how long after the process start kcp wrote admin.kubeconfig
-	// (roughly when it starts serving).
+	// KubeconfigAfter is how long after the latest process start kcp wrote
+	// admin.kubeconfig (roughly when it starts serving); after a restart, when
+	// an admin.kubeconfig for the same address was already there, it is 0.
 	KubeconfigAfter time.Duration
-	// ReadyAfter is how long after the process start /readyz first succeeded.
+	// ReadyAfter is how long after the latest process start /readyz first succeeded.
 	ReadyAfter time.Duration
 
-	cmd        *exec.Cmd
+	binary     string
+	args       []string  // the `kcp start` command line, the same for every start
+	logWriter  io.Writer // Options.LogWriter, nil for LogPath
 	ownRootDir bool
-	logFile    *os.File
-	tail       *tailBuffer
+	tail       *tailBuffer // the output of every start
 
-	exited  chan struct{} // closed when the process has exited
-	waitErr error         // the result of cmd.Wait, set before exited is closed
+	lock    sync.Mutex
+	proc    *process // the latest process
+	starts  int      // processes started
+	stopped string   // why no process runs on purpose (StopProcess, Kill), "" otherwise
+	closed  bool     // Stop was called
 
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// process is one kcp process of a Server.
+type process struct {
+	cmd     *exec.Cmd
+	logFile *os.File    // closed when the process has exited, nil with Options.LogWriter
+	tail    *tailBuffer // this process's output only
+
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // the result of cmd.Wait, set before exited is closed
 }
 
 // errPortInUse marks a start that failed because a port was taken meanwhile.
@@ -126,9 +146,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 	s := &Server{
-		RootDir: opts.RootDir,
-		tail:    newTailBuffer(64 << 10),
-		exited:  make(chan struct{}),
+		RootDir:   opts.RootDir,
+		binary:    binary,
+		logWriter: opts.LogWriter,
+		tail:      newTailBuffer(64 << 10),
 	}
 	if s.RootDir == "" {
 		dir, err := os.MkdirTemp("", "kcp-e2e-")
@@ -148,7 +169,7 @@ func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 	}
 	s.BaseURL = "https://127.0.0.1:" + strconv.Itoa(ports[0])
 
-	args := []string{
+	s.args = []string{
 		"start",
 		"--root-directory=" + s.RootDir,
 		"--kubeconfig-path=" + s.KubeconfigPath,
@@ -158,45 +179,17 @@ func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
 	}
 	if opts.FeatureGates != "" {
-		args = append(args, "--feature-gates="+opts.FeatureGates)
+		s.args = append(s.args, "--feature-gates="+opts.FeatureGates)
 	}
 	if opts.BatteriesIncluded != "" {
-		args = append(args, "--batteries-included="+opts.BatteriesIncluded)
+		s.args = append(s.args, "--batteries-included="+opts.BatteriesIncluded)
 	}
-	args = append(args, opts.ExtraArgs...)
-
-	logWriter := opts.LogWriter
-	if logWriter == nil {
+	s.args = append(s.args, opts.ExtraArgs...)
+	if s.logWriter == nil {
 		s.LogPath = filepath.Join(s.RootDir, "kcp.log")
-		if s.logFile, err = os.Create(s.LogPath); err != nil {
-			s.removeOwnRootDir()
-			return nil, fmt.Errorf("creating kcp log file: %w", err)
-		}
-		logWriter = s.logFile
 	}
 
-	// Not ctx: exec.CommandContext would SIGKILL kcp when ctx is done, but kcp
-	// must outlive ctx, and Stop gives it the chance to shut down cleanly.
-	s.cmd = exec.CommandContext(context.Background(), binary, args...)
-	s.cmd.Dir = s.RootDir
-	s.cmd.Stdout = io.MultiWriter(logWriter, s.tail)
-	s.cmd.Stderr = s.cmd.Stdout
-	s.cmd.SysProcAttr = ChildProcessAttributes()
-
-	began := time.Now()
-	if err := s.cmd.Start(); err != nil {
-		s.closeLog()
-		s.removeOwnRootDir()
-		return nil, fmt.Errorf("starting %s: %w", binary, err)
-	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		s.closeLog()
-		close(s.exited)
-	}()
-
-	if err := s.waitForReady(ctx, began); err != nil {
-		_ = s.terminate()
+	if err := s.launch(ctx); err != nil {
 		if errors.Is(err, errPortInUse) {
 			s.removeOwnRootDir()
 			return nil, err
@@ -206,9 +199,69 @@ func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// launch starts a kcp process with s.args and waits until it is ready. If it
+// does not become ready, the process is stopped, and the error wraps
+// errPortInUse if a port was taken.
+func (s *Server) launch(ctx context.Context) error {
+	s.lock.Lock()
+	s.starts++
+	first := s.starts == 1
+	s.lock.Unlock()
+
+	p := &process{tail: newTailBuffer(64 << 10), exited: make(chan struct{})}
+	logWriter := s.logWriter
+	if logWriter == nil {
+		// The first start begins the log, later ones add to it.
+		flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		if first {
+			flags |= os.O_TRUNC
+		}
+		var err error
+		if p.logFile, err = os.OpenFile(s.LogPath, flags, 0o644); err != nil {
+			return fmt.Errorf("opening kcp log file: %w", err)
+		}
+		logWriter = p.logFile
+	}
+	out := io.MultiWriter(logWriter, s.tail, p.tail)
+	if !first {
+		_, _ = fmt.Fprintf(out, "=== test framework: kcp started again (start %d) at %s ===\n", s.starts, time.Now().Format(time.RFC3339))
+	}
+
+	// Not ctx: exec.CommandContext would SIGKILL kcp when ctx is done, but kcp
+	// must outlive ctx, and Stop gives it the chance to shut down cleanly.
+	p.cmd = exec.CommandContext(context.Background(), s.binary, s.args...) //nolint:gosec // G204: the binary and its flags are the caller's (Options).
+	p.cmd.Dir = s.RootDir
+	p.cmd.Stdout = out
+	p.cmd.Stderr = out
+	p.cmd.SysProcAttr = ChildProcessAttributes()
+
+	began := time.Now()
+	if err := p.cmd.Start(); err != nil {
+		p.closeLog()
+		return fmt.Errorf("starting %s: %w", s.binary, err)
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		p.closeLog()
+		close(p.exited)
+	}()
+	s.lock.Lock()
+	s.proc, s.stopped = p, ""
+	s.lock.Unlock()
+
+	if err := s.waitForReady(ctx, p, began); err != nil {
+		_ = p.terminate()
+		s.lock.Lock()
+		s.stopped = "it did not become ready"
+		s.lock.Unlock()
+		return err
+	}
+	return nil
+}
+
 // waitForReady polls until admin.kubeconfig exists for this server and /readyz
-// succeeds with its shard-admin credentials.
-func (s *Server) waitForReady(ctx context.Context, began time.Time) error {
+// of process p succeeds with its shard-admin credentials.
+func (s *Server) waitForReady(ctx context.Context, p *process, began time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 
@@ -219,14 +272,14 @@ func (s *Server) waitForReady(ctx context.Context, began time.Time) error {
 	var client *http.Client
 	for {
 		select {
-		case <-s.exited:
-			err := fmt.Errorf("kcp exited before it became ready (%s): %v\n%s", lastState, s.waitErr, s.LogTail(40))
-			if strings.Contains(s.tail.String(), "address already in use") {
+		case <-p.exited:
+			err := fmt.Errorf("kcp exited before it became ready (%s): %v\n%s", lastState, p.waitErr, p.tail.lastLines(40))
+			if strings.Contains(p.tail.String(), "address already in use") {
 				err = fmt.Errorf("%w: %w", errPortInUse, err)
 			}
 			return err
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for kcp at %s to become ready (%s): %w\n%s", s.BaseURL, lastState, context.Cause(ctx), s.LogTail(40))
+			return fmt.Errorf("waiting for kcp at %s to become ready (%s): %w\n%s", s.BaseURL, lastState, context.Cause(ctx), p.tail.lastLines(40))
 		case <-ticker.C:
 		}
 
@@ -235,7 +288,9 @@ func (s *Server) waitForReady(ctx context.Context, began time.Time) error {
 				continue
 			}
 			// kcp rewrites admin.kubeconfig on every start, so a stale one in a
-			// reused root directory fails here until then.
+			// reused root directory fails here until then. One of an earlier
+			// process of this server (StartAgain) is good already: the
+			// shard-base token stays.
 			cfg, err := s.BaseConfig(readinessContext)
 			if err != nil {
 				lastState = err.Error()
@@ -326,28 +381,147 @@ func (s *Server) BaseConfig(contextName string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// CheckRunning returns nil while the kcp process runs, else an error with its
-// exit status and the tail of its log.
+// CheckRunning returns nil while the kcp process runs (paused or not), else
+// an error with its exit status and the tail of its log; after StopProcess or
+// Kill, an error saying so, until StartAgain.
 func (s *Server) CheckRunning() error {
+	s.lock.Lock()
+	p, stopped := s.proc, s.stopped
+	s.lock.Unlock()
 	select {
-	case <-s.exited:
-		return fmt.Errorf("kcp at %s exited: %v\n%s", s.BaseURL, s.waitErr, s.LogTail(40))
+	case <-p.exited:
+		if stopped != "" {
+			return fmt.Errorf("kcp at %s is not running: %s", s.BaseURL, stopped)
+		}
+		return fmt.Errorf("kcp at %s exited: %v\n%s", s.BaseURL, p.waitErr, s.LogTail(40))
 	default:
 		return nil
 	}
 }
 
-// LogTail returns the last n lines of kcp's output (of at most the last 64 KiB).
+// LogTail returns the last n lines of kcp's output (of at most the last 64
+// KiB), across restarts: a line "=== test framework: kcp started again ..."
+// marks each start after the first.
 func (s *Server) LogTail(n int) string {
 	return s.tail.lastLines(n)
 }
 
-// Stop sends SIGTERM to kcp's process group, waits up to 20s for it to exit,
-// then sends SIGKILL. It removes the root directory if Start created it. It is
-// safe to call more than once.
+// Pid is the process id of the latest kcp process (also the id of its
+// process group).
+func (s *Server) Pid() int {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	return s.proc.cmd.Process.Pid
+}
+
+// StopProcess stops kcp as Stop does (SIGTERM to its process group, SIGKILL
+// after 20s), but keeps the root directory, so that StartAgain can start it
+// again with the same state. It returns an error if kcp had to be killed or
+// had exited by itself before.
+func (s *Server) StopProcess() error {
+	p, err := s.current()
+	if err != nil {
+		return err
+	}
+	if err := s.exitedByItself(p); err != nil {
+		return err
+	}
+	err = p.terminate()
+	s.setStopped("stopped by StopProcess")
+	return err
+}
+
+// Kill kills kcp's process group with SIGKILL, as a crash would, keeps the
+// root directory, and waits until the process has exited.
+func (s *Server) Kill() error {
+	p, err := s.current()
+	if err != nil {
+		return err
+	}
+	if err := s.exitedByItself(p); err != nil {
+		return err
+	}
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("kcp (pid %d) did not exit within 10s of SIGKILL", p.cmd.Process.Pid)
+	}
+	s.setStopped("killed by Kill")
+	return nil
+}
+
+// StartAgain starts kcp after StopProcess or Kill with the command line of
+// the first start: the same address, ports, root directory and flags, and
+// waits until it is ready (at most 3 minutes, or until ctx is done). A port
+// taken meanwhile by another process is tried again for a few seconds; it
+// cannot be changed. If kcp does not become ready, it is stopped again, and
+// StartAgain may be called again.
+func (s *Server) StartAgain(ctx context.Context) error {
+	p, err := s.current()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-p.exited:
+	default:
+		return fmt.Errorf("kcp at %s is still running (pid %d): stop it first", s.BaseURL, p.cmd.Process.Pid)
+	}
+	for attempt := 1; ; attempt++ {
+		err := s.launch(ctx)
+		if err == nil || !errors.Is(err, errPortInUse) || attempt == startAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// Restart stops kcp (StopProcess) and starts it again (StartAgain) on the
+// same address, ports and root directory, and waits until it is ready.
+func (s *Server) Restart(ctx context.Context) error {
+	if err := s.StopProcess(); err != nil {
+		return err
+	}
+	return s.StartAgain(ctx)
+}
+
+// Pause stops kcp's process group with SIGSTOP: its listeners still accept
+// connections (the kernel does), but nothing answers until Resume.
+func (s *Server) Pause() error {
+	p, err := s.current()
+	if err != nil {
+		return err
+	}
+	return p.signal(syscall.SIGSTOP)
+}
+
+// Resume continues kcp's process group after Pause with SIGCONT.
+func (s *Server) Resume() error {
+	p, err := s.current()
+	if err != nil {
+		return err
+	}
+	return p.signal(syscall.SIGCONT)
+}
+
+// Stop sends SIGTERM to kcp's process group (and SIGCONT, in case it is
+// paused), waits up to 20s for it to exit, then sends SIGKILL. It removes the
+// root directory if Start created it. It is safe to call more than once, and
+// after StopProcess or Kill; the server cannot be started again afterwards.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
-		err := s.terminate()
+		s.lock.Lock()
+		s.closed = true
+		p := s.proc
+		s.lock.Unlock()
+		err := p.terminate()
+		s.setStopped("stopped by Stop")
 		if s.ownRootDir {
 			if rmErr := os.RemoveAll(s.RootDir); rmErr != nil {
 				err = errors.Join(err, fmt.Errorf("removing kcp root directory: %w", rmErr))
@@ -358,19 +532,69 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
-// terminate stops the process group, politely first.
-func (s *Server) terminate() error {
-	pgid := -s.cmd.Process.Pid
+// current returns the latest process, or an error once Stop was called.
+func (s *Server) current() (*process, error) {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("kcp at %s was stopped for good (Stop)", s.BaseURL)
+	}
+	return s.proc, nil
+}
+
+// exitedByItself returns an error if p has exited while it was not stopped
+// on purpose.
+func (s *Server) exitedByItself(p *process) error {
 	select {
-	case <-s.exited:
+	case <-p.exited:
+	default:
+		return nil
+	}
+	s.lock.Lock()
+	stopped := s.stopped
+	s.lock.Unlock()
+	if stopped != "" {
+		return nil
+	}
+	return fmt.Errorf("kcp at %s had exited by itself: %v\n%s", s.BaseURL, p.waitErr, s.LogTail(40))
+}
+
+func (s *Server) setStopped(why string) {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	if s.stopped == "" {
+		s.stopped = why
+	}
+}
+
+// signal sends sig to the process group of p, unless p has exited.
+func (p *process) signal(sig syscall.Signal) error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("kcp (pid %d) has exited: %v", p.cmd.Process.Pid, p.waitErr)
+	default:
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("sending %s to kcp: %w", sig, err)
+	}
+	return nil
+}
+
+// terminate stops the process group, politely first. SIGCONT follows
+// SIGTERM, so that a paused kcp gets it too.
+func (p *process) terminate() error {
+	pgid := -p.cmd.Process.Pid
+	select {
+	case <-p.exited:
 		return nil
 	default:
 	}
 	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("sending SIGTERM to kcp: %w", err)
 	}
+	_ = syscall.Kill(pgid, syscall.SIGCONT)
 	select {
-	case <-s.exited:
+	case <-p.exited:
 		return nil
 	case <-time.After(stopTimeout):
 	}
@@ -378,16 +602,16 @@ func (s *Server) terminate() error {
 		return fmt.Errorf("sending SIGKILL to kcp: %w", err)
 	}
 	select {
-	case <-s.exited:
+	case <-p.exited:
 		return fmt.Errorf("kcp did not stop within %s after SIGTERM and was killed", stopTimeout)
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("kcp (pid %d) did not exit even after SIGKILL", s.cmd.Process.Pid)
+		return fmt.Errorf("kcp (pid %d) did not exit even after SIGKILL", p.cmd.Process.Pid)
 	}
 }
 
-func (s *Server) closeLog() {
-	if s.logFile != nil {
-		_ = s.logFile.Close()
+func (p *process) closeLog() {
+	if p.logFile != nil {
+		_ = p.logFile.Close()
 	}
 }
 
