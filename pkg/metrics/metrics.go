@@ -119,6 +119,13 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	// KCPLastContact is when kcp last answered this process.
+	KCPLastContact = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "kcp_last_contact_timestamp_seconds",
+		Help: "Unix time at which kcp last answered this process (any request, an HTTP status below 500; " +
+			"a probe asks when nothing else did for 10s). 0 until the first answer.",
+		StabilityLevel: metrics.ALPHA,
+	})
 	// Leader is 1 on the replica that holds the lease.
 	Leader = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "leader",
@@ -133,7 +140,7 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, PhaseTransitions, StatusLatency,
-			MountKindsWatched, MountInformersDenied, MountInformersLimit, Leader)
+			MountKindsWatched, MountInformersDenied, MountInformersLimit, Leader, KCPLastContact)
 		// A gauge set before it was registered kept nothing.
 		MountInformersLimit.Set(float64(mountInformerLimit.Load()))
 	})

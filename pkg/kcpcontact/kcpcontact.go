@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package kcpcontact tells when kcp last answered this process. Every answer
+// to any of the process's clients counts (an HTTP status below 500: a 5xx is
+// kcp, or a proxy before it, failing to serve); when nothing else reached
+// kcp for an interval, a probe asks it. It logs once when kcp stops
+// answering and once when it answers again, and keeps
+// workspacemounts_kcp_last_contact_timestamp_seconds.
+package kcpcontact
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+)
+
+// Tracker remembers the last answer of kcp.
+type Tracker struct {
+	last atomic.Int64 // unix nanoseconds; 0 until the first answer
+	now  func() time.Time
+}
+
+// New returns a tracker that has not seen kcp yet.
+func New() *Tracker {
+	return &Tracker{now: time.Now}
+}
+
+// LastContact is when kcp last answered; the zero time if it never did.
+func (t *Tracker) LastContact() time.Time {
+	if last := t.last.Load(); last != 0 {
+		return time.Unix(0, last)
+	}
+	return time.Time{}
+}
+
+// Since is how long ago kcp last answered, and false if it never did.
+func (t *Tracker) Since() (time.Duration, bool) {
+	last := t.LastContact()
+	if last.IsZero() {
+		return 0, false
+	}
+	return t.now().Sub(last), true
+}
+
+// observe records an answer at at.
+func (t *Tracker) observe(at time.Time) {
+	t.last.Store(at.UnixNano())
+	metrics.KCPLastContact.Set(float64(at.UnixNano()) / 1e9)
+}
+
+// Wrap records every answer of kcp that goes through rt; it fits
+// rest.Config.Wrap.
+func (t *Tracker) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && resp.StatusCode < http.StatusInternalServerError {
+			t.observe(t.now())
+		}
+		return resp, err
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// Run probes kcp whenever it has not answered for interval, until ctx is
+// done, and logs when it stops and starts answering. probe is one cheap
+// request, bounded in time by the context it gets; it need not go through
+// Wrap.
+func (t *Tracker) Run(ctx context.Context, interval time.Duration, probe func(context.Context) error) {
+	logger := klog.FromContext(ctx)
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	var downSince time.Time // when a probe first failed, zero while kcp answers
+	for {
+		if since, ok := t.Since(); !ok || since >= interval {
+			probeCtx, cancel := context.WithTimeout(ctx, interval)
+			err := probe(probeCtx)
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			switch {
+			case err == nil:
+				t.observe(t.now())
+			case downSince.IsZero():
+				downSince = t.now()
+				last := "never"
+				if since, ok := t.Since(); ok {
+					last = since.Round(time.Second).String() + " ago"
+				}
+				logger.Error(err, "kcp does not answer: the virtual workspace serves what it last knew, and the controller writes again once kcp answers",
+					"lastContact", last)
+			}
+		}
+		if since, ok := t.Since(); !downSince.IsZero() && ok && since < interval {
+			logger.Info("kcp answers again", "unreachableFor", t.now().Sub(downSince).Round(time.Second))
+			downSince = time.Time{}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
