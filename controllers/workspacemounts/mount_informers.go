@@ -132,8 +132,12 @@ func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterf
 	informer := newMetadataInformer(client, resource)
 	_ = informer.SetTransform(trimMountObject)
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { onEvent(resource, obj) },
-		UpdateFunc: func(_, obj interface{}) { onEvent(resource, obj) },
+		AddFunc: func(obj interface{}) { onEvent(resource, obj) },
+		UpdateFunc: func(oldObj, obj interface{}) {
+			if !sameResourceVersion(oldObj, obj) { // a relist reports unchanged objects too
+				onEvent(resource, obj)
+			}
+		},
 		DeleteFunc: func(obj interface{}) { onEvent(resource, obj) },
 	}); err != nil {
 		return nil, err

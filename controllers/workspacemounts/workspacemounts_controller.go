@@ -18,9 +18,11 @@ package workspacemounts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -106,6 +108,12 @@ type Controller struct {
 	// was first seen and not yet written: the start of status_latency_seconds.
 	observedLock sync.Mutex
 	observed     map[string]time.Time
+
+	// handlers are added to the shared informers by Start and removed when
+	// it returns: the informers outlive the controller (the virtual
+	// workspace reads them too), a controller runs once.
+	handlers []informerHandler
+	started  atomic.Bool
 }
 
 // InstallIndexers adds the indexes the controller needs; call it before the
@@ -165,10 +173,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		now:               time.Now,
 	}
 
-	for _, handler := range []struct {
-		informer cache.SharedIndexInformer
-		funcs    cache.ResourceEventHandler
-	}{
+	c.handlers = []informerHandler{
 		{informers.Workspaces, cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj interface{}) { c.handleWorkspace(nil, obj) },
 			UpdateFunc: c.handleWorkspace,
@@ -177,22 +182,44 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		{informers.CRDs, handlerForAll(c.handleCRD)},
 		{informers.APIBindings, handlerForAll(c.handleAPIBinding)},
 		{informers.APIResourceSchemas, handlerForAll(c.handleAPIResourceSchema)},
-	} {
-		if _, err := handler.informer.AddEventHandler(handler.funcs); err != nil {
-			return nil, err
-		}
 	}
 	return c, nil
 }
 
+// informerHandler is an event handler the controller adds to a shared
+// informer while it runs.
+type informerHandler struct {
+	informer cache.SharedIndexInformer
+	funcs    cache.ResourceEventHandler
+}
+
 // handlerForAll calls f with the object of every add, update and delete,
-// unwrapping delete tombstones.
+// unwrapping delete tombstones. An update that changes nothing (a relist
+// after kcp's watch cache expired) calls nothing.
 func handlerForAll(f func(obj interface{})) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    f,
-		UpdateFunc: func(_, obj interface{}) { f(obj) },
+		AddFunc: f,
+		UpdateFunc: func(oldObj, obj interface{}) {
+			if !sameResourceVersion(oldObj, obj) {
+				f(obj)
+			}
+		},
 		DeleteFunc: func(obj interface{}) { f(unwrapTombstone(obj)) },
 	}
+}
+
+// sameResourceVersion tells whether an update is the same version of the
+// object: what a relist reports for every object that did not change.
+func sameResourceVersion(oldObj, newObj interface{}) bool {
+	oldMeta, err := meta.Accessor(oldObj)
+	if err != nil {
+		return false
+	}
+	newMeta, err := meta.Accessor(newObj)
+	if err != nil {
+		return false
+	}
+	return oldMeta.GetResourceVersion() != "" && oldMeta.GetResourceVersion() == newMeta.GetResourceVersion()
 }
 
 func unwrapTombstone(obj interface{}) interface{} {
@@ -345,15 +372,38 @@ func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
 	c.workspacesQueue.Add(key)
 }
 
-// Start runs the workers until ctx is done: one for queue 1, whose work is
-// cheap cache reads, and workers for queue 2. The informers must have synced.
-func (c *Controller) Start(ctx context.Context, workspaceWorkers int) {
+// Start runs the controller until ctx is done: it adds its event handlers
+// to the informers, which replay every object they hold, so that everything
+// is reconciled once; then one worker for queue 1, whose work is cheap cache
+// reads, and workers for queue 2. The informers must have synced. When ctx
+// is done, the handlers are removed, the mount object informers stop, and
+// Start returns once every worker has finished its item: nothing is written
+// after that. A Controller runs once; build a new one to run again (as a
+// replica does each time it becomes the leader).
+func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
+	if c.started.Swap(true) {
+		return errors.New("a controller runs once; build a new one with NewController")
+	}
 	defer utilruntime.HandleCrash()
 
 	logger := logging.WithReconciler(klog.FromContext(ctx), ControllerName)
 	ctx = klog.NewContext(ctx, logger)
 	logger.Info("starting controller", "workspaceWorkers", workspaceWorkers)
 	defer logger.Info("shutting down controller")
+
+	defer c.mountsQueue.ShutDown()
+	defer c.workspacesQueue.ShutDown()
+	for _, handler := range c.handlers {
+		registration, err := handler.informer.AddEventHandler(handler.funcs)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := handler.informer.RemoveEventHandler(registration); err != nil {
+				logger.Error(err, "removing an event handler")
+			}
+		}()
+	}
 
 	var workers sync.WaitGroup
 	run := func(queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) {
@@ -375,6 +425,7 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) {
 	c.mountsQueue.ShutDown()
 	c.workspacesQueue.ShutDown()
 	workers.Wait()
+	return nil
 }
 
 func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) bool {
