@@ -18,10 +18,9 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,15 +36,14 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 )
 
-// errLostLeadership ends the process: another replica writes from now on, and
-// a fresh start is the simplest way to rejoin the election.
-var errLostLeadership = errors.New("lost the leader lease")
-
-// runAsLeader runs run while this replica holds the lease, and returns when
-// ctx is done or the lease is lost. The writing controller stops before the
-// lease is released: the election has a context of its own, cancelled only
-// after run has returned.
-func runAsLeader(ctx context.Context, o *Options, client kcpkubernetesclientset.ClusterInterface, run func(context.Context)) error {
+// runAsLeader runs the writing controller while this replica holds the
+// lease, until ctx is done. A lost lease (kcp restarting or unreachable past
+// the renew deadline, or another replica taking over) ends the term, not the
+// process: the controller stops, and the replica campaigns again, with a new
+// controller built by run when it wins. One controller runs at a time, and
+// it has stopped writing before a new term starts and before the lease is
+// released on shutdown.
+func runAsLeader(ctx context.Context, o *Options, client kcpkubernetesclientset.ClusterInterface, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	identity, err := os.Hostname()
 	if err != nil {
@@ -57,12 +55,33 @@ func runAsLeader(ctx context.Context, o *Options, client kcpkubernetesclientset.
 		Client:     client.Cluster(logicalcluster.NewPath(o.LeaderElection.Cluster)).CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
 	}
+	var terms leaderTerms
+	for {
+		if err := terms.campaign(ctx, o, lock, run); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		logger.Info("lost the leader lease: the controller has stopped, campaigning again", "identity", identity)
+	}
+}
 
+// leaderTerms runs one controller at a time, term after term.
+type leaderTerms struct {
+	// running is held while a term's controller runs.
+	running sync.Mutex
+}
+
+// campaign waits for the lease, runs the controller while it is held, and
+// returns when the lease is lost or ctx is done, once the controller has
+// stopped (and, when ctx is done, the lease has been released).
+func (t *leaderTerms) campaign(ctx context.Context, o *Options, lock resourcelock.Interface, run func(context.Context) error) error {
+	logger := klog.FromContext(ctx)
+	// The election has a context of its own, cancelled only once the
+	// controller has stopped: cancelling it releases the lease.
 	electionCtx, cancelElection := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelElection()
-	var started atomic.Bool
-	runDone := make(chan struct{})
-	lost := make(chan struct{})
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   o.LeaderElection.LeaseDuration,
@@ -71,30 +90,29 @@ func runAsLeader(ctx context.Context, o *Options, client kcpkubernetesclientset.
 		ReleaseOnCancel: true,
 		Name:            o.LeaderElection.ID,
 		Callbacks: leaderelection.LeaderCallbacks{
+			// The elector calls this in a goroutine of its own, which may
+			// begin after the term has ended already: the lock and the checks
+			// keep that late start from running a second controller.
 			OnStartedLeading: func(leaderCtx context.Context) {
-				started.Store(true)
-				defer close(runDone)
-				logger.Info("became the leader, starting the controller", "identity", identity)
-				metrics.Leader.Set(1)
-				defer metrics.Leader.Set(0)
+				t.running.Lock()
+				defer t.running.Unlock()
+				if ctx.Err() != nil || leaderCtx.Err() != nil {
+					return
+				}
 				runCtx, cancel := context.WithCancel(leaderCtx)
 				defer cancel()
-				go func() {
-					select {
-					case <-ctx.Done():
-					case <-runCtx.Done():
-					}
-					cancel()
-				}()
-				run(runCtx)
-			},
-			OnStoppedLeading: func() {
-				if ctx.Err() == nil {
-					close(lost)
+				stop := context.AfterFunc(ctx, cancel)
+				defer stop()
+				logger.Info("became the leader, starting the controller", "identity", lock.Identity())
+				metrics.Leader.Set(1)
+				defer metrics.Leader.Set(0)
+				if err := run(runCtx); err != nil {
+					logger.Error(err, "the controller failed; it starts again in the next term")
 				}
 			},
+			OnStoppedLeading: func() {},
 			OnNewLeader: func(current string) {
-				if current != identity {
+				if current != lock.Identity() {
 					logger.Info("another replica leads", "leader", current)
 				}
 			},
@@ -111,28 +129,15 @@ func runAsLeader(ctx context.Context, o *Options, client kcpkubernetesclientset.
 	}()
 	select {
 	case <-ctx.Done():
-	case <-lost:
+	case <-electionDone: // the lease was lost: Run returns only then, until electionCtx ends
 	}
-	// Stop writing first (if this replica was writing), then release the lease.
-	if started.Load() {
-		<-runDone
-	}
+	// Wait for the controller to stop writing (if it ran), then release the lease.
+	t.running.Lock()
+	defer t.running.Unlock()
 	cancelElection()
 	select {
 	case <-electionDone:
 	case <-time.After(o.LeaderElection.RenewDeadline):
 	}
-	if isClosed(lost) {
-		return errLostLeadership
-	}
 	return nil
-}
-
-func isClosed(ch chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

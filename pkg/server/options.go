@@ -23,9 +23,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 )
@@ -143,21 +140,4 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("leader election needs --leader-election-cluster, --leader-election-namespace and --leader-election-id"))
 	}
 	return errors.Join(errs...)
-}
-
-// RestConfig loads the kubeconfig context and points it at the shard base URL.
-func (o *Options) RestConfig() (*rest.Config, error) {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.Kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: o.Context},
-	).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading --kubeconfig %s: %w", o.Kubeconfig, err)
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Host = baseURL(cfg.Host)
-	cfg.QPS = o.QPS
-	cfg.Burst = o.Burst
-	cfg.UserAgent = "workspacemounts"
-	return cfg, nil
 }

@@ -75,16 +75,9 @@ func TestValidate(t *testing.T) {
 
 func TestTokenReviewConfig(t *testing.T) {
 	t.Parallel()
-	o := NewOptions()
-	cfg, err := o.tokenReviewConfig(&rest.Config{Host: "https://kcp:6443"})
-	require.NoError(t, err)
+	cfg := tokenReviewConfig(&rest.Config{Host: "https://kcp:6443"}, nil)
 	require.Equal(t, "https://kcp:6443/clusters/root", cfg.Host, "tokens are reviewed in root")
 
-	cfg, err = o.tokenReviewConfig(&rest.Config{Host: "https://kcp:6443/clusters/other"})
-	require.NoError(t, err)
+	cfg = tokenReviewConfig(&rest.Config{Host: "https://kcp:6443/clusters/other"}, nil)
 	require.Equal(t, "https://kcp:6443/clusters/other", cfg.Host, "a cluster in the URL is kept")
-
-	o.VirtualWorkspace.AuthenticationKubeconfig = "/does/not/exist"
-	_, err = o.tokenReviewConfig(&rest.Config{Host: "https://kcp:6443"})
-	require.ErrorContains(t, err, "--authentication-kubeconfig /does/not/exist")
 }

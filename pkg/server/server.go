@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -30,10 +31,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
@@ -52,23 +54,81 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
+	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
+	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
-// Run runs what the options ask for until ctx is done or a part fails.
+// Run runs what the options ask for until ctx is done or a part fails. kcp
+// going away is not a failure: the parts wait for it and go on from what
+// they last knew.
 func Run(ctx context.Context, o *Options) error {
-	logger := klog.FromContext(ctx)
-	cfg, err := o.RestConfig()
+	loader, err := kubeconfig.Load(o.Kubeconfig, o.Context)
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	contact := kcpcontact.New()
+	cfg := o.restConfig(loader, contact)
+	var tokenReviewLoader *kubeconfig.Loader
+	if o.RunVirtualWorkspace && o.VirtualWorkspace.AuthenticationKubeconfig != "" {
+		if tokenReviewLoader, err = kubeconfig.Load(o.VirtualWorkspace.AuthenticationKubeconfig, ""); err != nil {
+			return fmt.Errorf("--authentication-kubeconfig: %w", err)
+		}
+	}
+	metrics.Register()
+	group, ctx := errgroup.WithContext(ctx)
+
+	// Health and metrics first: the process is alive (and says why it is not
+	// ready) while it waits for kcp.
+	var notReady atomic.Pointer[string]
+	setNotReady := func(reason string) { notReady.Store(&reason) }
+	setNotReady("waiting for kcp to answer")
+	if o.MetricsBindAddress != "0" {
+		group.Go(func() error {
+			return serveMetrics(ctx, o.MetricsBindAddress, func() error {
+				if reason := notReady.Load(); reason != nil {
+					return errors.New(*reason)
+				}
+				return nil
+			})
+		})
+	}
+	// Rotated credentials are picked up without a restart.
+	group.Go(func() error { loader.Run(ctx, kubeconfig.DefaultReloadInterval); return nil })
+	if tokenReviewLoader != nil {
+		group.Go(func() error { tokenReviewLoader.Run(ctx, kubeconfig.DefaultReloadInterval); return nil })
+	}
+	probe, err := kcpProbe(cfg)
 	if err != nil {
 		return err
 	}
-	tenancyIdentity, err := clients.TenancyIdentity(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("cannot list Workspaces across clusters: %w", err)
+	group.Go(func() error { contact.Run(ctx, contactProbeInterval, probe); return nil })
+
+	group.Go(func() error {
+		tenancyIdentity, err := waitForTenancyIdentity(ctx, cfg)
+		if err != nil {
+			return nil // stopping
+		}
+		return run(ctx, o, cfg, tenancyIdentity, tokenReviewLoader, contact, setNotReady, func() { notReady.Store(nil) })
+	})
+	if err := group.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
 	}
+	return nil
+}
+
+// contactProbeInterval is how long kcp may go without answering before a
+// probe asks it (kcpcontact).
+const contactProbeInterval = 10 * time.Second
+
+// run starts the informers, the virtual workspace and the controller once
+// kcp has answered, and returns when ctx is done or a part fails.
+func run(ctx context.Context, o *Options, cfg *rest.Config, tenancyIdentity string, tokenReviewLoader *kubeconfig.Loader, contact *kcpcontact.Tracker,
+	setNotReady func(reason string), setReady func()) error {
+	logger := klog.FromContext(ctx)
 	kcpClient, err := kcpclientset.NewForConfig(clients.WithWildcardIdentities(cfg, map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: tenancyIdentity}))
 	if err != nil {
 		return err
@@ -78,14 +138,13 @@ func Run(ctx context.Context, o *Options) error {
 	// the controller, LogicalClusters only by the virtual workspace.
 	kcpInformers := kcpinformers.NewSharedInformerFactoryWithOptions(kcpClient, 0, kcpinformers.WithTransform(trimForCache))
 	workspaceInformer := kcpInformers.Tenancy().V1alpha1().Workspaces().Informer()
-	metrics.Register()
 	metrics.RegisterMountCollector(workspaceInformer.GetStore())
 	synced := []cache.InformerSynced{workspaceInformer.HasSynced}
 	var starters []func(<-chan struct{})
 	starters = append(starters, kcpInformers.Start)
 
 	group, ctx := errgroup.WithContext(ctx)
-	var runController func(context.Context)
+	var runController func(context.Context) error
 	if o.RunController {
 		apiExtensionsClient, err := kcpapiextensionsclientset.NewForConfig(cfg)
 		if err != nil {
@@ -109,19 +168,27 @@ func Run(ctx context.Context, o *Options) error {
 		if err := workspacemounts.InstallIndexers(informers); err != nil {
 			return err
 		}
-		controller, err := workspacemounts.NewController(workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}, informers,
-			workspacemounts.Options{MaxMountInformers: o.MaxMountInformers})
-		if err != nil {
-			return err
+		controllerClients := workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}
+		controllerOptions := workspacemounts.Options{MaxMountInformers: o.MaxMountInformers}
+		if _, err := workspacemounts.NewController(controllerClients, informers, controllerOptions); err != nil {
+			return err // the options are wrong: say so now, not at the first term
 		}
 		synced = append(synced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced)
 		starters = append(starters, apiExtensionsInformers.Start)
-		runController = func(ctx context.Context) { controller.Start(ctx, o.WorkspaceWorkers) }
+		// A new controller each run (each term as leader): it starts from
+		// the informer caches and reconciles every Workspace once.
+		runController = func(ctx context.Context) error {
+			controller, err := workspacemounts.NewController(controllerClients, informers, controllerOptions)
+			if err != nil {
+				return err
+			}
+			return controller.Start(ctx, o.WorkspaceWorkers)
+		}
 	}
 
 	if o.RunVirtualWorkspace {
 		logicalClusterInformer := kcpInformers.Core().V1alpha1().LogicalClusters().Informer()
-		server, store, err := newVirtualWorkspace(ctx, o, cfg, workspaceInformer, logicalClusterInformer)
+		server, store, err := newVirtualWorkspace(ctx, o, cfg, tokenReviewLoader, contact, workspaceInformer, logicalClusterInformer)
 		if err != nil {
 			return fmt.Errorf("virtual workspace: %w", err)
 		}
@@ -130,18 +197,7 @@ func Run(ctx context.Context, o *Options) error {
 		group.Go(func() error { return apiserver.Run(ctx, server) })
 	}
 
-	var ready atomic.Bool
-	if o.MetricsBindAddress != "0" {
-		group.Go(func() error {
-			return serveMetrics(ctx, o.MetricsBindAddress, func() error {
-				if !ready.Load() {
-					return errors.New("the informer caches have not synced yet")
-				}
-				return nil
-			})
-		})
-	}
-
+	setNotReady("the informer caches have not synced yet")
 	for _, start := range starters {
 		start(ctx.Done())
 	}
@@ -151,7 +207,9 @@ func Run(ctx context.Context, o *Options) error {
 			return nil // stopping
 		}
 		logger.Info("informers synced", "duration", time.Since(began).Round(time.Millisecond), "workspaces", len(workspaceInformer.GetStore().ListKeys()))
-		ready.Store(true)
+		// Ready from now on, also while kcp is unreachable: the virtual
+		// workspace serves what it last knew (see docs/deployment.md).
+		setReady()
 		switch {
 		case runController == nil:
 			return nil
@@ -163,30 +221,75 @@ func Run(ctx context.Context, o *Options) error {
 			}
 			return runAsLeader(ctx, o, leaseClient, runController)
 		default:
-			runController(ctx)
-			return nil
+			return runController(ctx)
 		}
 	})
-	if err := group.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
+	return group.Wait()
+}
+
+// restConfig is the config every client of kcp starts from: the shard base
+// URL, the loader's credentials (which follow the files), the rate limit,
+// and the contact tracker seeing every answer.
+func (o *Options) restConfig(loader *kubeconfig.Loader, contact *kcpcontact.Tracker) *rest.Config {
+	cfg := loader.Config()
+	cfg.Host = baseURL(cfg.Host)
+	cfg.QPS = o.QPS
+	cfg.Burst = o.Burst
+	cfg.UserAgent = "workspacemounts"
+	cfg.Wrap(contact.Wrap)
+	return cfg
+}
+
+// kcpProbe is one cheap request to kcp, GET /version.
+func kcpProbe(cfg *rest.Config) (func(context.Context) error, error) {
+	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return func(ctx context.Context) error {
+		return client.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+	}, nil
+}
+
+// waitForTenancyIdentity reads the identity under which kcp serves
+// Workspaces across clusters, retrying with backoff (1s doubling to 30s)
+// while kcp does not answer or refuses, until ctx is done.
+func waitForTenancyIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
+	logger := klog.FromContext(ctx)
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
+	for attempt := 1; ; attempt++ {
+		identity, err := clients.TenancyIdentity(ctx, cfg)
+		if err == nil {
+			if attempt > 1 {
+				logger.Info("kcp answered, starting", "attempts", attempt)
+			}
+			return identity, nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		delay := backoff.Step()
+		logger.Error(err, "waiting for kcp: cannot list Workspaces across clusters yet, retrying", "server", cfg.Host, "attempt", attempt, "retryIn", delay.Round(100*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(delay):
+		}
+	}
 }
 
 // newVirtualWorkspace builds the virtual workspace server over the Workspace
 // and LogicalCluster informers. Its SubjectAccessReviews go through a client
 // of their own, rate-limited by --authorization-qps, apart from the
 // controller's writes and the Lease.
-func newVirtualWorkspace(ctx context.Context, o *Options, cfg *rest.Config, workspaceInformer, logicalClusterInformer cache.SharedIndexInformer) (*genericapiserver.GenericAPIServer, *wsmregistry.Store, error) {
+func newVirtualWorkspace(ctx context.Context, o *Options, cfg *rest.Config, tokenReviewLoader *kubeconfig.Loader, contact *kcpcontact.Tracker,
+	workspaceInformer, logicalClusterInformer cache.SharedIndexInformer) (*genericapiserver.GenericAPIServer, *wsmregistry.Store, error) {
 	store, err := wsmregistry.NewStore(workspaceInformer)
 	if err != nil {
 		return nil, nil, err
 	}
 	store.StopWatchesWhenDone(ctx)
-	tokenReviewConfig, err := o.tokenReviewConfig(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
+	tokenReviewConfig := tokenReviewConfig(cfg, tokenReviewLoader)
 	reviewConfig := rest.CopyConfig(cfg)
 	reviewConfig.QPS, reviewConfig.Burst = o.VirtualWorkspace.AuthorizationQPS, o.VirtualWorkspace.AuthorizationBurst
 	review, err := authorization.NewSubjectAccessReviewer(reviewConfig)
@@ -206,26 +309,23 @@ func newVirtualWorkspace(ctx context.Context, o *Options, cfg *rest.Config, work
 		},
 		ClustersSynced:    logicalClusterInformer.HasSynced,
 		TokenReviewConfig: tokenReviewConfig,
+		KCPLastContact:    contact.Since,
 	})
 	return server, store, err
 }
 
-// tokenReviewConfig is where bearer tokens are reviewed: --authentication-kubeconfig,
-// else the plugin's own credentials, in root unless the URL names a cluster.
-func (o *Options) tokenReviewConfig(cfg *rest.Config) (*rest.Config, error) {
-	if path := o.VirtualWorkspace.AuthenticationKubeconfig; path != "" {
-		loaded, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{}).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("loading --authentication-kubeconfig %s: %w", path, err)
-		}
-		cfg = loaded
+// tokenReviewConfig is where bearer tokens are reviewed: with the
+// --authentication-kubeconfig's credentials if given (loader), else with the
+// plugin's own, in root unless the URL names a cluster.
+func tokenReviewConfig(cfg *rest.Config, loader *kubeconfig.Loader) *rest.Config {
+	if loader != nil {
+		cfg = loader.Config()
 	}
 	cfg = rest.CopyConfig(cfg)
 	if !strings.Contains(cfg.Host, "/clusters/") {
 		cfg.Host = strings.TrimSuffix(cfg.Host, "/") + core.RootCluster.Path().RequestPath()
 	}
-	return cfg, nil
+	return cfg
 }
 
 // baseURL strips a /clusters/<name> path from a kcp server URL: the clients

@@ -81,7 +81,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&a.DenyTTL, "authorization-webhook-cache-unauthorized-ttl", a.DenyTTL,
 		"How long to remember that kcp denied a user to see a workspace; a granted access shows within this.")
 	fs.DurationVar(&a.StaleGrace, "authorization-stale-grace", a.StaleGrace,
-		"How long past its TTL an answer may still be used, while it is asked again, when kcp does not answer within "+a.StaleWait.String()+" (under load).")
+		"How long past its TTL an answer may still be used, while it is asked again, when kcp does not answer within "+a.StaleWait.String()+
+			" (under load, or unreachable): a revocation shows within TTL + grace when kcp is slow.")
 	fs.IntVar(&a.CacheSize, "authorization-cache-size", a.CacheSize, "Answers remembered at most, one per user, logical cluster and verb (least recently used first out).")
 	fs.IntVar(&a.Concurrency, "authorization-concurrency", a.Concurrency, "SubjectAccessReviews under way towards kcp at once, for all users.")
 	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency, "SubjectAccessReviews under way at once for one user.")

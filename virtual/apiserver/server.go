@@ -51,6 +51,7 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/client-go/kubernetes"
 	clientrest "k8s.io/client-go/rest"
 
@@ -93,7 +94,14 @@ type Dependencies struct {
 	ClustersSynced func() bool
 	// TokenReviewConfig reaches kcp (a /clusters/<name> URL) with the right to create TokenReviews.
 	TokenReviewConfig *clientrest.Config
+	// KCPLastContact is how long ago kcp last answered the process (false:
+	// never). Answers say when they may be stale.
+	KCPLastContact func() (time.Duration, bool)
 }
+
+// staleAfter is how long kcp may go without answering before the answers
+// carry a warning that they may be out of date: three probes (kcpcontact).
+const staleAfter = 30 * time.Second
 
 // New builds the server. It does not listen until run.
 func New(o *Options, deps Dependencies) (*genericapiserver.GenericAPIServer, error) {
@@ -126,6 +134,7 @@ func New(o *Options, deps Dependencies) (*genericapiserver.GenericAPIServer, err
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(apiHandler, c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
+		handler = withStaleWarning(handler, deps.KCPLastContact)
 		handler = withReadOnly(handler)
 		handler = genericapiserver.DefaultBuildHandlerChainFromImpersonationToAuthz(handler, c)
 		handler = genericapiserver.DefaultBuildHandlerChainFromStartToBeforeImpersonation(handler, c)
@@ -288,6 +297,20 @@ func withClusterResolution(handler http.Handler, getWorkspace clusterpath.Worksp
 			return
 		}
 		handler.ServeHTTP(w, req.WithContext(clusterpath.WithTarget(req.Context(), resolved)))
+	})
+}
+
+// withStaleWarning adds a warning (kubectl prints it) to every answer while
+// kcp has not answered for staleAfter: the answer is the last known state.
+func withStaleWarning(handler http.Handler, lastContact func() (time.Duration, bool)) http.Handler {
+	if lastContact == nil {
+		return handler
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if since, ok := lastContact(); ok && since >= staleAfter {
+			warning.AddWarning(r.Context(), "", fmt.Sprintf("kcp has not answered for %s: this is the last known state", since.Round(time.Second)))
+		}
+		handler.ServeHTTP(w, r)
 	})
 }
 

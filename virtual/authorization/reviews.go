@@ -77,7 +77,8 @@ type ReviewOptions struct {
 	AllowTTL, DenyTTL time.Duration
 	// StaleGrace is how long after that an answer may still be used while it
 	// is asked again, when kcp does not answer within StaleWait: under load,
-	// a request then does not wait for a review whose answer it already has.
+	// a request then does not wait for a review whose answer it already has,
+	// and while kcp is unreachable, what a user could see stays visible.
 	StaleGrace, StaleWait time.Duration
 	// CacheSize bounds the answers remembered, one per (user, cluster, verb);
 	// the least recently used goes first.
@@ -94,7 +95,7 @@ func DefaultReviewOptions() ReviewOptions {
 	return ReviewOptions{
 		AllowTTL:           time.Minute,
 		DenyTTL:            30 * time.Second,
-		StaleGrace:         time.Minute,
+		StaleGrace:         5 * time.Minute,
 		StaleWait:          100 * time.Millisecond,
 		CacheSize:          10000,
 		Concurrency:        16,
