@@ -90,13 +90,14 @@ var (
 // Histograms are listed by family and expanded with _bucket, _sum and _count.
 var (
 	gauges = map[string]metricSpec{
-		"workspacemounts_mounted_workspaces":          {"phase": phases, "kind": nil},
-		"workspacemounts_ready_workspaces":            {"kind": nil},
-		"workspacemounts_mount_kinds_watched":         {},
-		"workspacemounts_leader":                      {},
-		"workqueue_depth":                             wqLabel,
-		"workqueue_unfinished_work_seconds":           wqLabel,
-		"workqueue_longest_running_processor_seconds": wqLabel,
+		"workspacemounts_mounted_workspaces":                 {"phase": phases, "kind": nil},
+		"workspacemounts_ready_workspaces":                   {"kind": nil},
+		"workspacemounts_mount_kinds_watched":                {},
+		"workspacemounts_leader":                             {},
+		"workspacemounts_kcp_last_contact_timestamp_seconds": {},
+		"workqueue_depth":                                    wqLabel,
+		"workqueue_unfinished_work_seconds":                  wqLabel,
+		"workqueue_longest_running_processor_seconds":        wqLabel,
 	}
 	counters = map[string]metricSpec{
 		"workspacemounts_reconcile_total":          {"queue": queues, "result": {"success", "error", "requeue"}},
