@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	kcpfakekubernetes "github.com/kcp-dev/client-go/kubernetes/fake"
+	kcptesting "github.com/kcp-dev/client-go/third_party/k8s.io/client-go/testing"
+	"github.com/kcp-dev/logicalcluster/v3"
+)
+
+// TestRunAsLeaderSurvivesALostLease: when kcp stops answering, the term's
+// controller stops and the process does not; once kcp answers again the
+// replica leads again with a new controller. One controller runs at a
+// time, and on shutdown it stops before the Lease is released.
+func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
+	t.Parallel()
+	o := NewOptions()
+	o.LeaderElection.LeaseDuration = 600 * time.Millisecond
+	o.LeaderElection.RenewDeadline = 400 * time.Millisecond
+	o.LeaderElection.RetryPeriod = 100 * time.Millisecond
+
+	client := kcpfakekubernetes.NewSimpleClientset()
+	var kcpDown atomic.Bool
+	client.PrependReactor("*", "leases", func(kcptesting.Action) (bool, runtime.Object, error) {
+		if kcpDown.Load() {
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil
+	})
+
+	var terms, running, overlaps atomic.Int32
+	run := func(ctx context.Context) error {
+		if running.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+		terms.Add(1)
+		<-ctx.Done()
+		running.Add(-1)
+		return nil
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runAsLeader(ctx, o, client, run) }()
+
+	eventually := func(condition func() bool, what string) {
+		t.Helper()
+		require.Eventually(t, condition, 10*time.Second, 10*time.Millisecond, what)
+	}
+	eventually(func() bool { return terms.Load() == 1 && running.Load() == 1 }, "the first term starts")
+
+	kcpDown.Store(true)
+	eventually(func() bool { return running.Load() == 0 }, "the controller stops when the lease cannot be renewed")
+	select {
+	case err := <-done:
+		t.Fatalf("runAsLeader returned on a lost lease: %v", err)
+	case <-time.After(2 * o.LeaderElection.LeaseDuration):
+	}
+	require.Equal(t, int32(1), terms.Load(), "no term without the lease")
+
+	kcpDown.Store(false)
+	eventually(func() bool { return terms.Load() == 2 && running.Load() == 1 }, "the replica leads again with a new controller")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("runAsLeader did not return after its context ended")
+	}
+	require.Zero(t, running.Load(), "the controller stopped before runAsLeader returned")
+	require.Zero(t, overlaps.Load(), "two controllers ran at once")
+
+	lease, err := client.Cluster(logicalcluster.NewPath(o.LeaderElection.Cluster)).CoordinationV1().Leases(o.LeaderElection.Namespace).
+		Get(context.Background(), o.LeaderElection.ID, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Empty(t, lease.Spec.HolderIdentity, "the lease is released on shutdown")
+}
