@@ -393,16 +393,10 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 
 	defer c.mountsQueue.ShutDown()
 	defer c.workspacesQueue.ShutDown()
-	for _, handler := range c.handlers {
-		registration, err := handler.informer.AddEventHandler(handler.funcs)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if err := handler.informer.RemoveEventHandler(registration); err != nil {
-				logger.Error(err, "removing an event handler")
-			}
-		}()
+	removeHandlers, err := c.addHandlers()
+	defer removeHandlers(logger)
+	if err != nil {
+		return err
 	}
 
 	var workers sync.WaitGroup
@@ -426,6 +420,27 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	c.workspacesQueue.ShutDown()
 	workers.Wait()
 	return nil
+}
+
+// addHandlers adds the controller's event handlers to the informers; the
+// function returned removes those added.
+func (c *Controller) addHandlers() (func(klog.Logger), error) {
+	var added []func() error
+	remove := func(logger klog.Logger) {
+		for _, remove := range added {
+			if err := remove(); err != nil {
+				logger.Error(err, "removing an event handler")
+			}
+		}
+	}
+	for _, handler := range c.handlers {
+		registration, err := handler.informer.AddEventHandler(handler.funcs)
+		if err != nil {
+			return remove, err
+		}
+		added = append(added, func() error { return handler.informer.RemoveEventHandler(registration) })
+	}
+	return remove, nil
 }
 
 func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) bool {

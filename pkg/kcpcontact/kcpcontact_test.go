@@ -43,7 +43,9 @@ func TestWrapCountsAnswers(t *testing.T) {
 	tracker.now = func() time.Time { return now }
 	client := &http.Client{Transport: tracker.Wrap(http.DefaultTransport)}
 	get := func(url string) {
-		resp, err := client.Get(url)
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, http.NoBody)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
 		if err == nil {
 			resp.Body.Close()
 		}

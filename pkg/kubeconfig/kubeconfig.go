@@ -250,7 +250,8 @@ func (l *Loader) read(config *rest.Config, kubeconfig []byte) (map[string][]byte
 			h.Write([]byte{0})
 			continue
 		}
-		content, err := os.ReadFile(path)
+		content, err := os.ReadFile(path) //nolint:gosec // the paths are the operator's kubeconfig's
+
 		if err != nil {
 			return nil, sum, err
 		}

@@ -166,7 +166,9 @@ func TestLoaderFollowsRotatedCertificates(t *testing.T) {
 	require.NoError(t, err)
 	whoAmI := func() string {
 		t.Helper()
-		resp, err := client.Get(server.URL)
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, server.URL, http.NoBody)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)

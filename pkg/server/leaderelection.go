@@ -61,7 +61,7 @@ func runAsLeader(ctx context.Context, o *Options, client kcpkubernetesclientset.
 			return err
 		}
 		if ctx.Err() != nil {
-			return nil
+			return nil //nolint:nilerr // shutting down is not a failure
 		}
 		logger.Info("lost the leader lease: the controller has stopped, campaigning again", "identity", identity)
 	}

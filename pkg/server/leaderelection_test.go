@@ -44,7 +44,7 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	o.LeaderElection.RenewDeadline = 400 * time.Millisecond
 	o.LeaderElection.RetryPeriod = 100 * time.Millisecond
 
-	client := kcpfakekubernetes.NewSimpleClientset()
+	client := kcpfakekubernetes.NewClientset()
 	var kcpDown atomic.Bool
 	client.PrependReactor("*", "leases", func(kcptesting.Action) (bool, runtime.Object, error) {
 		if kcpDown.Load() {
@@ -65,7 +65,7 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	done := make(chan error, 1)
 	go func() { done <- runAsLeader(ctx, o, client, run) }()
 

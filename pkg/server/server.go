@@ -110,7 +110,7 @@ func Run(ctx context.Context, o *Options) error {
 	group.Go(func() error {
 		tenancyIdentity, err := waitForTenancyIdentity(ctx, cfg)
 		if err != nil {
-			return nil // stopping
+			return nil //nolint:nilerr // it fails only when ctx is done: stopping
 		}
 		return run(ctx, o, cfg, tenancyIdentity, tokenReviewLoader, contact, setNotReady, func() { notReady.Store(nil) })
 	})
