@@ -251,7 +251,6 @@ func (l *Loader) read(config *rest.Config, kubeconfig []byte) (map[string][]byte
 			continue
 		}
 		content, err := os.ReadFile(path) //nolint:gosec // the paths are the operator's kubeconfig's
-
 		if err != nil {
 			return nil, sum, err
 		}
