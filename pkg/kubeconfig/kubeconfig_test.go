@@ -218,3 +218,47 @@ func TestLoadRefusesWhatCannotBeRead(t *testing.T) {
 	_, err = Load(valid, "")
 	require.ErrorContains(t, err, "ca.crt", "the files it names must be readable")
 }
+
+// TestLoaderFollowsAMovedServer: a kubeconfig whose server changed sends
+// the clients built before to the new server; a token in it follows too.
+func TestLoaderFollowsAMovedServer(t *testing.T) {
+	t.Parallel()
+	answer := func(name string) *httptest.Server {
+		server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, name+" "+r.Header.Get("Authorization")+" "+r.URL.Path)
+		}))
+		t.Cleanup(server.Close)
+		return server
+	}
+	old, moved := answer("old"), answer("moved")
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	write := func(server, token string) {
+		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: kcp, cluster: {server: %q}}]
+users: [{name: admin, user: {token: %q}}]
+contexts: [{name: admin, context: {cluster: kcp, user: admin}}]
+current-context: admin
+`, server, token)), 0o600))
+	}
+	write(old.URL, "one")
+	loader, err := Load(path, "")
+	require.NoError(t, err)
+	client, err := rest.HTTPClientFor(loader.Config())
+	require.NoError(t, err)
+	get := func() string {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, old.URL+"/clusters/root", http.NoBody)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(body)
+	}
+	require.Equal(t, "old Bearer one /clusters/root", get())
+	write(moved.URL, "two")
+	require.True(t, loader.Reload(context.Background()))
+	require.Equal(t, "moved Bearer two /clusters/root", get())
+}
