@@ -79,15 +79,20 @@ type leaderTerms struct {
 func (t *leaderTerms) campaign(ctx context.Context, o *Options, lock resourcelock.Interface, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	// The election has a context of its own, cancelled only once the
-	// controller has stopped: cancelling it releases the lease.
+	// controller has stopped.
 	electionCtx, cancelElection := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelElection()
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
-		LeaseDuration:   o.LeaderElection.LeaseDuration,
-		RenewDeadline:   o.LeaderElection.RenewDeadline,
-		RetryPeriod:     o.LeaderElection.RetryPeriod,
-		ReleaseOnCancel: true,
+		Lock:          lock,
+		LeaseDuration: o.LeaderElection.LeaseDuration,
+		RenewDeadline: o.LeaderElection.RenewDeadline,
+		RetryPeriod:   o.LeaderElection.RetryPeriod,
+		// Not client-go's release: after a failed renewal it first tries to
+		// release for up to RenewDeadline, and only then ends the term, so
+		// the controller would go on writing past the lease's expiry. The
+		// lease is released below, on shutdown only, once the controller
+		// has stopped.
+		ReleaseOnCancel: false,
 		Name:            o.LeaderElection.ID,
 		Callbacks: leaderelection.LeaderCallbacks{
 			// The elector calls this in a goroutine of its own, which may
@@ -131,13 +136,38 @@ func (t *leaderTerms) campaign(ctx context.Context, o *Options, lock resourceloc
 	case <-ctx.Done():
 	case <-electionDone: // the lease was lost: Run returns only then, until electionCtx ends
 	}
-	// Wait for the controller to stop writing (if it ran), then release the lease.
+	// Wait for the controller to stop writing (if it ran), then release the
+	// lease if shutting down, so that another replica takes over at once.
 	t.running.Lock()
 	defer t.running.Unlock()
 	cancelElection()
 	select {
 	case <-electionDone:
 	case <-time.After(o.LeaderElection.RenewDeadline):
+		return nil // the elector is stuck talking to kcp; the lease expires by itself
+	}
+	if ctx.Err() != nil {
+		if err := releaseLease(lock, o.LeaderElection.RenewDeadline); err != nil {
+			logger.Error(err, "cannot release the leader lease; it expires by itself", "lock", lock.Describe())
+		}
 	}
 	return nil
+}
+
+// releaseLease gives the lease up if this replica holds it, as client-go's
+// ReleaseOnCancel does: no holder, and a duration of one second.
+func releaseLease(lock resourcelock.Interface, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	record, _, err := lock.Get(ctx)
+	if err != nil {
+		return err
+	}
+	if record.HolderIdentity != lock.Identity() {
+		return nil
+	}
+	now := metav1.NewTime(time.Now())
+	return lock.Update(ctx, resourcelock.LeaderElectionRecord{
+		LeaderTransitions: record.LeaderTransitions, LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now,
+	})
 }

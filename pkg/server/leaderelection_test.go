@@ -40,9 +40,9 @@ import (
 func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	t.Parallel()
 	o := NewOptions()
-	o.LeaderElection.LeaseDuration = 600 * time.Millisecond
-	o.LeaderElection.RenewDeadline = 400 * time.Millisecond
-	o.LeaderElection.RetryPeriod = 100 * time.Millisecond
+	o.LeaderElection.LeaseDuration = 3 * time.Second
+	o.LeaderElection.RenewDeadline = time.Second
+	o.LeaderElection.RetryPeriod = 200 * time.Millisecond
 
 	client := kcpfakekubernetes.NewClientset()
 	var kcpDown atomic.Bool
@@ -54,12 +54,15 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	})
 
 	var terms, running, overlaps atomic.Int32
+	var stoppedAt atomic.Pointer[time.Time]
 	run := func(ctx context.Context) error {
 		if running.Add(1) > 1 {
 			overlaps.Add(1)
 		}
 		terms.Add(1)
 		<-ctx.Done()
+		now := time.Now()
+		stoppedAt.Store(&now)
 		running.Add(-1)
 		return nil
 	}
@@ -75,8 +78,12 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	}
 	eventually(func() bool { return terms.Load() == 1 && running.Load() == 1 }, "the first term starts")
 
+	downAt := time.Now()
 	kcpDown.Store(true)
 	eventually(func() bool { return running.Load() == 0 }, "the controller stops when the lease cannot be renewed")
+	// The last renewal was before downAt: stopping within the lease
+	// duration of it means no write after another replica could lead.
+	require.Less(t, stoppedAt.Load().Sub(downAt), o.LeaderElection.LeaseDuration, "the controller stopped before the lease expired")
 	select {
 	case err := <-done:
 		t.Fatalf("runAsLeader returned on a lost lease: %v", err)
