@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -63,6 +65,23 @@ const (
 	// WorkspacesQueueName names queue 2, keyed by Workspace, in logs and workqueue metrics.
 	WorkspacesQueueName = "workspacemounts-workspaces"
 )
+
+// maxRetryDelay caps how long a key that keeps failing waits before its next
+// try. client-go's default goes to 1000s: after kcp comes back from an
+// outage, the Workspace cache catches up late (a reflector backs off up to
+// 30s, twice that with jitter), every patch made from it meanwhile conflicts,
+// and each conflict doubled the key's wait, so a change could take many
+// minutes to be written. The overall limit (10/s, burst 100) is client-go's.
+const maxRetryDelay = 10 * time.Second
+
+// retryRateLimiter is client-go's default controller rate limiter with the
+// per-key backoff capped at maxRetryDelay.
+func retryRateLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}
 
 // Informers are the shared informers the controller reads, all across all
 // logical clusters. The caller starts them and waits for their sync.
@@ -137,11 +156,11 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
 		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
+			retryRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: MountsQueueName},
 		),
 		workspacesQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
+			retryRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: WorkspacesQueueName},
 		),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),

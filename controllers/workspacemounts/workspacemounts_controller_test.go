@@ -18,6 +18,7 @@ package workspacemounts
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,4 +42,19 @@ func TestHandlerForAllIgnoresRelistedObjects(t *testing.T) {
 	handler.OnUpdate(object(""), object("")) // no version to compare: a change
 	handler.OnDelete(cache.DeletedFinalStateUnknown{Key: "a", Obj: object("2")})
 	require.Equal(t, []string{"1", "2", "", "2"}, seen)
+}
+
+// TestRetryRateLimiterIsCapped: a key that keeps failing (conflicts from a
+// cache that catches up late after a kcp outage) is tried again at least
+// every maxRetryDelay, not after client-go's default of up to 1000s.
+func TestRetryRateLimiterIsCapped(t *testing.T) {
+	t.Parallel()
+	limiter := retryRateLimiter()
+	var last time.Duration
+	for range 30 {
+		last = limiter.When("root|ws")
+	}
+	require.Equal(t, maxRetryDelay, last)
+	limiter.Forget("root|ws")
+	require.Less(t, limiter.When("root|ws"), time.Second, "a success starts the backoff again")
 }
