@@ -78,6 +78,10 @@ func Run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("--authentication-kubeconfig: %w", err)
 		}
 	}
+	probe, err := kcpProbe(cfg)
+	if err != nil {
+		return err
+	}
 	metrics.Register()
 	group, ctx := errgroup.WithContext(ctx)
 
@@ -100,10 +104,6 @@ func Run(ctx context.Context, o *Options) error {
 	group.Go(func() error { loader.Run(ctx, kubeconfig.DefaultReloadInterval); return nil })
 	if tokenReviewLoader != nil {
 		group.Go(func() error { tokenReviewLoader.Run(ctx, kubeconfig.DefaultReloadInterval); return nil })
-	}
-	probe, err := kcpProbe(cfg)
-	if err != nil {
-		return err
 	}
 	group.Go(func() error { contact.Run(ctx, contactProbeInterval, probe); return nil })
 
