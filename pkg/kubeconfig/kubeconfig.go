@@ -17,23 +17,26 @@ limitations under the License.
 // Package kubeconfig loads a kubeconfig as a rest.Config whose credentials
 // follow the files on disk: the kubeconfig itself and the files it names
 // (client certificate and key, CA, token file). Every client built from the
-// config shares one transport, which Run rebuilds when one of those files
-// changes (checked by content, so a mounted Secret's atomic symlink swap and
-// client-go's in-place certificate rotation both count), closing every
-// connection of the old one so that no request goes on with the old
-// credentials. A kubeconfig that cannot be read at start is an error; a
-// change that cannot be read later keeps the last good credentials.
+// config shares one transport, which Run rebuilds when the context's server
+// or credentials change (compared by content, so a mounted Secret's atomic
+// symlink swap and client-go's in-place certificate rotation both count, and
+// a rewrite of other contexts does not), closing every connection of the old
+// one so that no request goes on with the old credentials. A kubeconfig that
+// cannot be read at start is an error; a change that cannot be read later
+// keeps the last good credentials.
 package kubeconfig
 
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,8 +61,8 @@ type Loader struct {
 	// the clients were built for.
 	host *url.URL
 
-	lock        sync.Mutex // serializes reloads
-	failedPrint [sha256.Size]byte
+	lock      sync.Mutex // serializes reloads
+	lastError string     // the last reload's error, logged once
 }
 
 // generation is one content of the files: the transport built from it, its
@@ -125,29 +128,34 @@ func (l *Loader) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Reload reads the files again and, when their content changed and still
-// makes a valid config, switches every client to it and closes the old
-// connections. It tells whether it switched.
+// Reload reads the files again and, when the context's credentials or
+// server changed and still make a valid config, switches every client to
+// them and closes the old connections. It tells whether it switched. A
+// change elsewhere in the file (kcp rewrites its admin.kubeconfig with new
+// tokens for other contexts at every start) switches nothing: closing every
+// connection makes every watch start again.
 func (l *Loader) Reload(ctx context.Context) bool {
 	logger := klog.FromContext(ctx).WithValues("path", l.path)
 	l.lock.Lock()
 	defer l.lock.Unlock()
 	old := l.current.Load()
-	fingerprint, err := l.fingerprint(old.config)
-	if err == nil && fingerprint == old.fingerprint {
-		return false
-	}
-	g, err := l.load()
+	config, fingerprint, err := l.read()
 	if err != nil {
 		// A Secret being swapped, or a broken file: keep the last good
-		// credentials, and say so once per content.
-		if fingerprint != l.failedPrint {
-			l.failedPrint = fingerprint
+		// credentials, and say so once per error.
+		if err.Error() != l.lastError {
+			l.lastError = err.Error()
 			logger.Error(err, "cannot reload the kubeconfig, keeping the credentials it had")
 		}
 		return false
 	}
-	if g.fingerprint == old.fingerprint {
+	l.lastError = ""
+	if fingerprint == old.fingerprint {
+		return false
+	}
+	g, err := l.build(config, fingerprint)
+	if err != nil {
+		logger.Error(err, "cannot reload the kubeconfig, keeping the credentials it had")
 		return false
 	}
 	l.current.Store(g)
@@ -160,63 +168,104 @@ func (l *Loader) Reload(ctx context.Context) bool {
 	return true
 }
 
-// load reads the kubeconfig and the files it names, and builds a transport
-// from that one reading: the files' content goes into the config, so that
-// the fingerprint and the credentials in use are of the same bytes.
+// load reads the kubeconfig and builds a transport from it.
 func (l *Loader) load() (*generation, error) {
+	config, fingerprint, err := l.read()
+	if err != nil {
+		return nil, err
+	}
+	return l.build(config, fingerprint)
+}
+
+// read parses the context of the kubeconfig and reads the files it names
+// into it (the client certificate and key, the CA, the token file), so that
+// the fingerprint and the credentials in use come from the same reading.
+func (l *Loader) read() (*rest.Config, [sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
 	raw, err := os.ReadFile(l.path)
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		return nil, sum, fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	config, err := parse(l.path, raw, l.context)
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", l.path, err)
+		return nil, sum, fmt.Errorf("loading kubeconfig %s: %w", l.path, err)
 	}
-	files, fingerprint, err := l.read(config, raw)
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", l.path, err)
-	}
-	host, err := serverOf(config.Host)
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", l.path, err)
-	}
-	transportConfig := rest.CopyConfig(config)
 	for _, f := range []struct {
 		path *string
 		data *[]byte
 	}{
-		{&transportConfig.CertFile, &transportConfig.CertData},
-		{&transportConfig.KeyFile, &transportConfig.KeyData},
-		{&transportConfig.CAFile, &transportConfig.CAData},
+		{&config.CertFile, &config.CertData},
+		{&config.KeyFile, &config.KeyData},
+		{&config.CAFile, &config.CAData},
+		{&config.BearerTokenFile, nil},
 	} {
-		if *f.path != "" {
-			*f.data, *f.path = files[*f.path], ""
+		if *f.path == "" {
+			continue
 		}
+		content, err := os.ReadFile(*f.path)
+		if err != nil {
+			return nil, sum, fmt.Errorf("loading kubeconfig %s: %w", l.path, err)
+		}
+		if f.data == nil {
+			config.BearerToken = strings.TrimSpace(string(content))
+		} else {
+			*f.data = content
+		}
+		*f.path = ""
 	}
-	if transportConfig.BearerTokenFile != "" {
-		transportConfig.BearerToken = strings.TrimSpace(string(files[transportConfig.BearerTokenFile]))
-		transportConfig.BearerTokenFile = ""
+	if _, err := serverOf(config.Host); err != nil {
+		return nil, sum, fmt.Errorf("loading kubeconfig %s: %w", l.path, err)
+	}
+	sum, err = fingerprintOf(config)
+	if err != nil {
+		return nil, sum, fmt.Errorf("loading kubeconfig %s: %w", l.path, err)
+	}
+	return config, sum, nil
+}
+
+// fingerprintOf hashes what of a config a client's requests depend on: the
+// server, the TLS settings and every kind of credential.
+func fingerprintOf(config *rest.Config) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	tls := config.TLSClientConfig
+	fields := [][]byte{
+		[]byte(config.Host), []byte(config.APIPath), []byte(tls.ServerName), []byte(strconv.FormatBool(tls.Insecure)),
+		tls.CAData, tls.CertData, tls.KeyData, []byte(strings.Join(tls.NextProtos, ",")),
+		[]byte(config.BearerToken), []byte(config.Username), []byte(config.Password),
+	}
+	for _, structured := range []any{config.Impersonate, config.ExecProvider, config.AuthProvider} {
+		field, err := json.Marshal(structured)
+		if err != nil {
+			return sum, err
+		}
+		fields = append(fields, field)
+	}
+	h := sha256.New()
+	for _, field := range fields {
+		fmt.Fprintf(h, "%d:", len(field))
+		h.Write(field)
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
+}
+
+// build makes the transport of a config read by read.
+func (l *Loader) build(config *rest.Config, fingerprint [sha256.Size]byte) (*generation, error) {
+	host, err := serverOf(config.Host)
+	if err != nil {
+		return nil, err
 	}
 	// A dialer of its own per generation, so that its connections can be
 	// closed when the credentials change (and the transport stays out of
 	// client-go's transport cache).
 	dialer := connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	transportConfig := rest.CopyConfig(config)
 	transportConfig.Dial = dialer.DialContext
 	transport, err := rest.TransportFor(transportConfig)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w", l.path, err)
 	}
 	return &generation{transport: transport, connections: dialer, host: host, fingerprint: fingerprint, config: config}, nil
-}
-
-// fingerprint hashes the kubeconfig and the files config names.
-func (l *Loader) fingerprint(config *rest.Config) ([sha256.Size]byte, error) {
-	raw, err := os.ReadFile(l.path)
-	if err != nil {
-		return [sha256.Size]byte{}, err
-	}
-	_, sum, err := l.read(config, raw)
-	return sum, err
 }
 
 // parse is clientcmd's loading of one kubeconfig file, from bytes already
@@ -236,30 +285,6 @@ func parse(path string, raw []byte, context string) (*rest.Config, error) {
 		return nil, err
 	}
 	return clientcmd.NewNonInteractiveClientConfig(*config, context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
-}
-
-// read reads the files config names, and hashes them with the kubeconfig's content.
-func (l *Loader) read(config *rest.Config, kubeconfig []byte) (map[string][]byte, [sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
-	files := map[string][]byte{}
-	h := sha256.New()
-	fmt.Fprintf(h, "%d:", len(kubeconfig))
-	h.Write(kubeconfig)
-	for _, path := range []string{config.CertFile, config.KeyFile, config.CAFile, config.BearerTokenFile} {
-		if path == "" {
-			h.Write([]byte{0})
-			continue
-		}
-		content, err := os.ReadFile(path) //nolint:gosec // the paths are the operator's kubeconfig's
-		if err != nil {
-			return nil, sum, err
-		}
-		files[path] = content
-		fmt.Fprintf(h, "%d:%s:%d:", len(path), path, len(content))
-		h.Write(content)
-	}
-	copy(sum[:], h.Sum(nil))
-	return files, sum, nil
 }
 
 // serverOf is the scheme and host of a server URL.

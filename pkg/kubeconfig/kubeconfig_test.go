@@ -263,3 +263,28 @@ current-context: admin
 	require.True(t, loader.Reload(context.Background()))
 	require.Equal(t, "moved Bearer two /clusters/root", get())
 }
+
+// TestReloadIgnoresOtherContexts: kcp rewrites its admin.kubeconfig at every
+// start, with new tokens for other contexts; the context in use did not
+// change, so nothing is switched (and no watch is cut).
+func TestReloadIgnoresOtherContexts(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	write := func(ours, theirs string) {
+		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: kcp, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: shard-admin, user: {token: %q}}, {name: admin, user: {token: %q}}]
+contexts: [{name: shard-base, context: {cluster: kcp, user: shard-admin}}, {name: root, context: {cluster: kcp, user: admin}}]
+current-context: root
+`, ours, theirs)), 0o600))
+	}
+	write("ours", "theirs-1")
+	loader, err := Load(path, "shard-base")
+	require.NoError(t, err)
+	ctx := context.Background()
+	write("ours", "theirs-2")
+	require.False(t, loader.Reload(ctx), "another context's token changed")
+	write("ours-2", "theirs-2")
+	require.True(t, loader.Reload(ctx), "our token changed")
+}
