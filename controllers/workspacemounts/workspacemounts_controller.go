@@ -128,6 +128,14 @@ type Controller struct {
 	observedLock sync.Mutex
 	observed     map[string]time.Time
 
+	// getWorkspace reads a Workspace from kcp, bypassing the cache: for a
+	// key whose last patch conflicted (conflicted), the cache may be behind
+	// kcp, e.g. while its watch catches up after kcp came back, and each
+	// retry from it would conflict again.
+	getWorkspace   func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
+	conflictedLock sync.Mutex
+	conflicted     map[string]bool
+
 	// handlers are added to the shared informers by Start and removed when
 	// it returns: the informers outlive the controller (the virtual
 	// workspace reads them too), a controller runs once.
@@ -167,7 +175,11 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
 		commit: committer.NewCommitter[*tenancyv1alpha1.Workspace, tenancyv1alpha1client.WorkspaceInterface,
 			tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus](clients.KCP.TenancyV1alpha1().Workspaces()),
-		observed: map[string]time.Time{},
+		observed:   map[string]time.Time{},
+		conflicted: map[string]bool{},
+		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
+		},
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
@@ -500,12 +512,24 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		klog.FromContext(ctx).Error(err, "dropping malformed workspace key")
 		return nil
 	}
+	conflicted := c.takeConflicted(key)
 	ws, err := c.workspaceLister.Cluster(cluster).Get(name)
 	if apierrors.IsNotFound(err) {
 		return nil // deleted: nothing to write
 	}
 	if err != nil {
 		return err
+	}
+	if conflicted {
+		// The last patch conflicted: retry from kcp's version, not the cache's.
+		ws, err = c.getWorkspace(ctx, cluster, name)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			c.markConflicted(key)
+			return err
+		}
 	}
 	if !ws.DeletionTimestamp.IsZero() {
 		return nil // on its way out: a write would only race the deletion
@@ -540,6 +564,7 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		return nil
 	case apierrors.IsConflict(err):
 		metrics.AnnotationPatches.WithLabelValues(metrics.PatchConflict).Inc()
+		c.markConflicted(key)
 	default:
 		metrics.AnnotationPatches.WithLabelValues(metrics.PatchError).Inc()
 	}
@@ -547,6 +572,23 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		c.putObserved(key, observedAt)
 	}
 	return err
+}
+
+// markConflicted notes that key's last patch conflicted: its next try reads
+// the Workspace from kcp.
+func (c *Controller) markConflicted(key string) {
+	c.conflictedLock.Lock()
+	defer c.conflictedLock.Unlock()
+	c.conflicted[key] = true
+}
+
+// takeConflicted tells whether key's last patch conflicted, and forgets it.
+func (c *Controller) takeConflicted(key string) bool {
+	c.conflictedLock.Lock()
+	defer c.conflictedLock.Unlock()
+	conflicted := c.conflicted[key]
+	delete(c.conflicted, key)
+	return conflicted
 }
 
 // phaseLabel is a phase for the transitions metric: None where there is no annotation.

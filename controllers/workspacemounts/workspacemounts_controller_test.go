@@ -17,13 +17,24 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
+
+	"github.com/kcp-dev/kcp/pkg/reconciler/committer"
 )
 
 // TestHandlerForAllIgnoresRelistedObjects: a relist (kcp's watch cache gone,
@@ -57,4 +68,52 @@ func TestRetryRateLimiterIsCapped(t *testing.T) {
 	require.Equal(t, maxRetryDelay, last)
 	limiter.Forget("root|ws")
 	require.Less(t, limiter.When("root|ws"), time.Second, "a success starts the backoff again")
+}
+
+// TestProcessWorkspaceRetriesAConflictFromKCP: after a patch conflicted (the
+// cache is behind kcp, as while a watch catches up after kcp came back), the
+// next try reads the Workspace from kcp and patches against that version,
+// instead of conflicting again from the cache; the try after reads the
+// cache again.
+func TestProcessWorkspaceRetriesAConflictFromKCP(t *testing.T) {
+	t.Parallel()
+	cached := mountedWorkspace(kubeClusterRef)
+	cached.ResourceVersion = "1"
+	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+	require.NoError(t, indexer.Add(cached))
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(cached)
+	require.NoError(t, err)
+
+	var committedVersions []string
+	var liveReads int
+	c := &Controller{
+		workspaceLister: tenancyv1alpha1listers.NewWorkspaceClusterLister(indexer),
+		workspaces: &workspaceReconciler{
+			resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil),
+			informerDenied: neverDenied, now: time.Now,
+		},
+		commit: func(_ context.Context, old, _ *committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]) error {
+			committedVersions = append(committedVersions, old.ResourceVersion)
+			if old.ResourceVersion == "1" {
+				return apierrors.NewConflict(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, old.Name, errors.New("the object has been modified"))
+			}
+			return nil
+		},
+		getWorkspace: func(context.Context, logicalcluster.Name, string) (*tenancyv1alpha1.Workspace, error) {
+			liveReads++
+			live := cached.DeepCopy()
+			live.ResourceVersion = "2"
+			return live, nil
+		},
+		observed:   map[string]time.Time{},
+		conflicted: map[string]bool{},
+	}
+	ctx := context.Background()
+	require.True(t, apierrors.IsConflict(c.processWorkspace(ctx, key)), "the cache's version conflicts")
+	require.NoError(t, c.processWorkspace(ctx, key), "the retry patches kcp's version")
+	require.Equal(t, []string{"1", "2"}, committedVersions)
+	require.Equal(t, 1, liveReads)
+
+	require.True(t, apierrors.IsConflict(c.processWorkspace(ctx, key)), "after a success, the cache again")
+	require.Equal(t, 1, liveReads)
 }
