@@ -18,16 +18,9 @@ package kubeconfig
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -40,69 +33,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
-
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	template := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns a certificate for name, PEM-encoded with its key.
-func (ca *testCA) issue(t *testing.T, name string, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	template := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature,
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, &key.PublicKey, ca.key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-}
-
-// secretDir is a directory laid out as the kubelet mounts a Secret: each
-// file a symlink into ..data, itself a symlink to the current version.
-type secretDir struct {
-	dir     string
-	version int
-}
-
-func (s *secretDir) write(t *testing.T, files map[string][]byte) {
-	t.Helper()
-	s.version++
-	versionDir := fmt.Sprintf("..v%d", s.version)
-	require.NoError(t, os.Mkdir(filepath.Join(s.dir, versionDir), 0o700))
-	for name, content := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(s.dir, versionDir, name), content, 0o600))
-		if _, err := os.Lstat(filepath.Join(s.dir, name)); os.IsNotExist(err) {
-			require.NoError(t, os.Symlink(filepath.Join("..data", name), filepath.Join(s.dir, name)))
-		}
-	}
-	require.NoError(t, os.Symlink(versionDir, filepath.Join(s.dir, "..data_tmp")))
-	require.NoError(t, os.Rename(filepath.Join(s.dir, "..data_tmp"), filepath.Join(s.dir, "..data")))
-}
 
 const kubeconfigTemplate = `apiVersion: v1
 kind: Config
@@ -128,18 +61,20 @@ current-context: shard-base
 // last good credentials.
 func TestLoaderFollowsRotatedCertificates(t *testing.T) {
 	t.Parallel()
-	serverCA, clientCA := newTestCA(t, "server-ca"), newTestCA(t, "client-ca")
-	servingCert, servingKey := serverCA.issue(t, "127.0.0.1", x509.ExtKeyUsageServerAuth)
-	pair, err := tls.X509KeyPair(servingCert, servingKey)
+	serverCA, err := framework.NewCA("server-ca")
 	require.NoError(t, err)
-	clients := x509.NewCertPool()
-	clients.AddCert(clientCA.cert)
+	clientCA, err := framework.NewCA("client-ca")
+	require.NoError(t, err)
+	serving, err := serverCA.ServingCert("127.0.0.1")
+	require.NoError(t, err)
+	pair, err := serving.TLSCertificate()
+	require.NoError(t, err)
 
 	var connections atomic.Int32
 	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, r.TLS.PeerCertificates[0].Subject.CommonName)
 	}))
-	server.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clients, MinVersion: tls.VersionTLS12}
+	server.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clientCA.Pool(), MinVersion: tls.VersionTLS12}
 	server.Config.ConnState = func(_ net.Conn, state http.ConnState) {
 		switch state {
 		case http.StateNew:
@@ -151,16 +86,17 @@ func TestLoaderFollowsRotatedCertificates(t *testing.T) {
 	server.StartTLS()
 	t.Cleanup(server.Close)
 
-	secret := &secretDir{dir: t.TempDir()}
 	files := func(user string) map[string][]byte {
-		cert, key := clientCA.issue(t, user, x509.ExtKeyUsageClientAuth)
+		client, err := clientCA.ClientCert(user)
+		require.NoError(t, err)
 		return map[string][]byte{
 			"kubeconfig": []byte(fmt.Sprintf(kubeconfigTemplate, server.URL)),
-			"ca.crt":     serverCA.pem, "tls.crt": cert, "tls.key": key,
+			"ca.crt":     serverCA.CertPEM, "tls.crt": client.CertPEM, "tls.key": client.KeyPEM,
 		}
 	}
-	secret.write(t, files("alice"))
-	loader, err := Load(filepath.Join(secret.dir, "kubeconfig"), "")
+	secret, err := framework.NewSecretDir(t.TempDir(), files("alice"))
+	require.NoError(t, err)
+	loader, err := Load(secret.Path("kubeconfig"), "")
 	require.NoError(t, err)
 	client, err := rest.HTTPClientFor(loader.Config())
 	require.NoError(t, err)
@@ -181,7 +117,7 @@ func TestLoaderFollowsRotatedCertificates(t *testing.T) {
 	require.False(t, loader.Reload(ctx), "nothing changed")
 	require.Equal(t, int32(1), connections.Load())
 
-	secret.write(t, files("bob"))
+	require.NoError(t, secret.Update(files("bob")))
 	require.True(t, loader.Reload(ctx))
 	require.Eventually(t, func() bool { return connections.Load() == 0 }, 5*time.Second, 10*time.Millisecond,
 		"the old credentials' connection is closed")
@@ -189,11 +125,11 @@ func TestLoaderFollowsRotatedCertificates(t *testing.T) {
 
 	broken := files("carol")
 	broken["tls.key"] = []byte("not a key")
-	secret.write(t, broken)
+	require.NoError(t, secret.Update(broken))
 	require.False(t, loader.Reload(ctx), "a broken key is not switched to")
 	require.Equal(t, "bob", whoAmI())
 
-	secret.write(t, files("dave"))
+	require.NoError(t, secret.Update(files("dave")))
 	require.True(t, loader.Reload(ctx))
 	require.Equal(t, "dave", whoAmI())
 }
