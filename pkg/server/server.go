@@ -170,9 +170,6 @@ func run(ctx context.Context, o *Options, cfg *rest.Config, tenancyIdentity stri
 		}
 		controllerClients := workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}
 		controllerOptions := workspacemounts.Options{MaxMountInformers: o.MaxMountInformers}
-		if _, err := workspacemounts.NewController(controllerClients, informers, controllerOptions); err != nil {
-			return err // the options are wrong: say so now, not at the first term
-		}
 		synced = append(synced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced)
 		starters = append(starters, apiExtensionsInformers.Start)
 		// A new controller each run (each term as leader): it starts from
