@@ -522,10 +522,10 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	if conflicted {
 		// The last patch conflicted: retry from kcp's version, not the cache's.
+		// Any error is retried, NotFound too: right after kcp starts it
+		// answers 404 for resources it does not serve yet, and a Workspace
+		// that is really gone is found missing in the cache next time.
 		ws, err = c.getWorkspace(ctx, cluster, name)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
 		if err != nil {
 			c.markConflicted(key)
 			return err

@@ -110,6 +110,14 @@ func TestProcessWorkspaceRetriesAConflictFromKCP(t *testing.T) {
 	}
 	ctx := context.Background()
 	require.True(t, apierrors.IsConflict(c.processWorkspace(ctx, key)), "the cache's version conflicts")
+	// kcp just started: it answers 404 for Workspaces, not served yet. The
+	// key is retried (and read from kcp again), not dropped.
+	notServed := c.getWorkspace
+	c.getWorkspace = func(context.Context, logicalcluster.Name, string) (*tenancyv1alpha1.Workspace, error) {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, "")
+	}
+	require.True(t, apierrors.IsNotFound(c.processWorkspace(ctx, key)), "a 404 from kcp is retried")
+	c.getWorkspace = notServed
 	require.NoError(t, c.processWorkspace(ctx, key), "the retry patches kcp's version")
 	require.Equal(t, []string{"1", "2"}, committedVersions)
 	require.Equal(t, 1, liveReads)
