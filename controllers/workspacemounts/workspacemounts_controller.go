@@ -28,14 +28,17 @@ import (
 	"golang.org/x/time/rate"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	k8smetrics "k8s.io/component-base/metrics"
 	"k8s.io/klog/v2"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
@@ -45,7 +48,6 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
-	tenancyv1alpha1client "github.com/kcp-dev/sdk/client/clientset/versioned/typed/tenancy/v1alpha1"
 	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
 
 	"github.com/kcp-dev/kcp/pkg/indexers"
@@ -108,6 +110,8 @@ type Options struct {
 	// are not watched, and their Workspaces get reason
 	// mount.ReasonMountInformerLimitReached until a slot frees. At least 1.
 	MaxMountInformers int
+	// Routing is what the controller keeps beside the annotations.
+	Routing RoutingOptions
 }
 
 // Controller writes the mount status of every mounted Workspace as annotations.
@@ -121,7 +125,9 @@ type Controller struct {
 	kinds            *kindReconciler
 	workspaces       *workspaceReconciler
 	mountInformers   *mountInformers
-	commit           committer.CommitFunc[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]
+	// patchWorkspace applies a merge patch to a Workspace (to its status
+	// with subresource "status") and returns the Workspace kcp answered.
+	patchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
 
 	// observed holds, per Workspace key, when a change of its mount object
 	// was first seen and not yet written: the start of status_latency_seconds.
@@ -161,6 +167,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	if options.MaxMountInformers < 1 {
 		return nil, fmt.Errorf("the mount informer limit must be at least 1, not %d", options.MaxMountInformers)
 	}
+	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
+		return nil, errors.New(inTreeConflict)
+	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
 		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -173,8 +182,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
-		commit: committer.NewCommitter[*tenancyv1alpha1.Workspace, tenancyv1alpha1client.WorkspaceInterface,
-			tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus](clients.KCP.TenancyV1alpha1().Workspaces()),
+		patchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
+			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, subresources...)
+		},
 		observed:   map[string]time.Time{},
 		conflicted: map[string]bool{},
 		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
@@ -201,6 +211,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		},
 		informerDenied:    c.mountInformers.isDenied,
 		maxMountInformers: options.MaxMountInformers,
+		routing:           options.Routing,
 		now:               time.Now,
 	}
 
@@ -278,7 +289,8 @@ func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 	if newWS == nil {
 		return
 	}
-	if oldWS == nil && (mount.IsMounted(newWS) || carriesStatus(newWS)) || oldWS != nil && (mountChanged(oldWS, newWS) || statusChanged(oldWS, newWS)) {
+	if oldWS == nil && (mount.IsMounted(newWS) || carriesStatus(newWS) || ownCondition(newWS) != nil) ||
+		oldWS != nil && (mountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || routingChanged(oldWS, newWS)) {
 		c.enqueueWorkspace(newWS)
 	}
 }
@@ -295,6 +307,14 @@ func mountChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	return oldWS.Annotations[mount.PhaseAnnotationKey] != newWS.Annotations[mount.PhaseAnnotationKey] ||
 		oldWS.Annotations[mount.StatusAnnotationKey] != newWS.Annotations[mount.StatusAnnotationKey]
+}
+
+// routingChanged tells whether someone changed what the controller keeps
+// for kcp's routing (RoutingOptions): its condition, spec.URL, the phase.
+func routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
+	oldCondition, newCondition := ownCondition(oldWS), ownCondition(newWS)
+	return oldWS.Spec.URL != newWS.Spec.URL || oldWS.Status.Phase != newWS.Status.Phase ||
+		(oldCondition == nil) != (newCondition == nil) || oldCondition != nil && *oldCondition != *newCondition
 }
 
 func carriesStatus(ws *tenancyv1alpha1.Workspace) bool {
@@ -537,41 +557,125 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	ctx = klog.NewContext(ctx, logging.WithObject(klog.FromContext(ctx), ws))
 
 	observedAt, observed := c.takeObserved(key)
-	updated := ws.DeepCopy()
-	if err := c.workspaces.reconcile(ctx, updated); err != nil {
+	state, err := c.workspaces.mountState(ctx, ws)
+	if err != nil {
 		if observed {
 			c.putObserved(key, observedAt)
 		}
 		return err
 	}
-	oldPhase, newPhase := ws.Annotations[mount.PhaseAnnotationKey], updated.Annotations[mount.PhaseAnnotationKey]
-	if oldPhase == newPhase && ws.Annotations[mount.StatusAnnotationKey] == updated.Annotations[mount.StatusAnnotationKey] {
-		return nil // nothing to write
+	written, err := c.commitMetadataAndSpec(ctx, key, ws, state)
+	if err == nil {
+		err = c.commitStatus(ctx, key, ws, written, state)
 	}
-
-	oldResource := &committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]{ObjectMeta: ws.ObjectMeta, Spec: ws.Spec, Status: ws.Status}
-	newResource := &committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]{ObjectMeta: updated.ObjectMeta, Spec: ws.Spec, Status: ws.Status}
-	err = c.commit(ctx, oldResource, newResource)
 	switch {
-	case err == nil:
-		metrics.AnnotationPatches.WithLabelValues(metrics.PatchApplied).Inc()
-		if oldPhase != newPhase {
-			metrics.PhaseTransitions.WithLabelValues(phaseLabel(oldPhase), phaseLabel(newPhase)).Inc()
-		}
-		if observed {
-			metrics.StatusLatency.Observe(time.Since(observedAt).Seconds())
-		}
-		return nil
-	case apierrors.IsConflict(err):
-		metrics.AnnotationPatches.WithLabelValues(metrics.PatchConflict).Inc()
-		c.markConflicted(key)
-	default:
-		metrics.AnnotationPatches.WithLabelValues(metrics.PatchError).Inc()
-	}
-	if observed {
+	case err != nil && observed:
 		c.putObserved(key, observedAt)
+	case written != nil && observed:
+		metrics.StatusLatency.Observe(time.Since(observedAt).Seconds())
 	}
 	return err
+}
+
+// commitMetadataAndSpec writes the annotations (and with --workspace-url
+// spec.URL) when they changed, in one merge patch carrying ws's
+// resourceVersion, and returns the Workspace kcp answered with, or nil when
+// nothing changed.
+func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *tenancyv1alpha1.Workspace, state mountState) (*tenancyv1alpha1.Workspace, error) {
+	updated := ws.DeepCopy()
+	c.workspaces.applyMetadataAndSpec(updated, state)
+	oldPhase, newPhase := ws.Annotations[mount.PhaseAnnotationKey], updated.Annotations[mount.PhaseAnnotationKey]
+	if oldPhase == newPhase && ws.Annotations[mount.StatusAnnotationKey] == updated.Annotations[mount.StatusAnnotationKey] && ws.Spec.URL == updated.Spec.URL {
+		return nil, nil // nothing to write
+	}
+	written, err := c.commit(ctx, key,
+		&workspaceResource{ObjectMeta: ws.ObjectMeta, Spec: ws.Spec, Status: ws.Status},
+		&workspaceResource{ObjectMeta: updated.ObjectMeta, Spec: updated.Spec, Status: ws.Status},
+		metrics.AnnotationPatches)
+	if err != nil {
+		return nil, err
+	}
+	if oldPhase != newPhase {
+		metrics.PhaseTransitions.WithLabelValues(phaseLabel(oldPhase), phaseLabel(newPhase)).Inc()
+	}
+	return written, nil
+}
+
+// commitStatus writes the condition (and with --workspace-url the phase)
+// when they changed, in one merge patch of the status subresource. The
+// cache holds only the controller's own condition of a Workspace, and a
+// merge patch replaces the whole list, so the patch is made from the
+// Workspace kcp answered the first patch with, else from a fresh read: it
+// carries that resourceVersion and every condition kcp keeps, and never
+// conflicts with the first patch.
+func (c *Controller) commitStatus(ctx context.Context, key string, cached, written *tenancyv1alpha1.Workspace, state mountState) error {
+	updated := cached.DeepCopy()
+	c.workspaces.applyStatus(updated, state)
+	if written == nil && equality.Semantic.DeepEqual(cached.Status, updated.Status) {
+		return nil // nothing to write
+	}
+	current := written
+	if current == nil {
+		var err error
+		cluster, _, name, _ := kcpcache.SplitMetaClusterNamespaceKey(key)
+		if current, err = c.getWorkspace(ctx, cluster, name); err != nil {
+			c.markConflicted(key)
+			return err
+		}
+	}
+	updated = current.DeepCopy()
+	c.workspaces.applyStatus(updated, state)
+	if equality.Semantic.DeepEqual(current.Status, updated.Status) {
+		return nil // kcp has it already
+	}
+	_, err := c.commit(ctx, key,
+		&workspaceResource{ObjectMeta: current.ObjectMeta, Spec: current.Spec, Status: current.Status},
+		&workspaceResource{ObjectMeta: current.ObjectMeta, Spec: current.Spec, Status: updated.Status},
+		metrics.WorkspaceStatusPatches)
+	return err
+}
+
+type workspaceResource = committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]
+
+// commit writes the difference between oldResource and newResource, either
+// metadata and spec or status, through kcp's committer (a merge patch with
+// the resourceVersion of oldResource, so a stale write conflicts), counts it
+// in patches, and returns the Workspace kcp answered with. A conflict marks
+// key: its next try reads the Workspace from kcp.
+func (c *Controller) commit(ctx context.Context, key string, oldResource, newResource *workspaceResource, patches *k8smetrics.CounterVec) (*tenancyv1alpha1.Workspace, error) {
+	patcher := &workspacePatcher{patch: c.patchWorkspace, cluster: logicalcluster.From(oldResource)}
+	err := committer.NewCommitterScoped[*tenancyv1alpha1.Workspace, *workspacePatcher,
+		tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus](patcher)(ctx, oldResource, newResource)
+	switch {
+	case err == nil:
+		patches.WithLabelValues(metrics.PatchApplied).Inc()
+		return patcher.written, nil
+	case apierrors.IsConflict(err):
+		patches.WithLabelValues(metrics.PatchConflict).Inc()
+		c.markConflicted(key)
+	default:
+		patches.WithLabelValues(metrics.PatchError).Inc()
+	}
+	return nil, err
+}
+
+// workspacePatcher is the committer's Patcher for one Workspace: it keeps
+// the Workspace kcp answered with.
+type workspacePatcher struct {
+	patch   func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
+	cluster logicalcluster.Name
+	written *tenancyv1alpha1.Workspace
+}
+
+func (p *workspacePatcher) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, _ metav1.PatchOptions, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
+	if pt != types.MergePatchType {
+		return nil, fmt.Errorf("unexpected patch type %s", pt)
+	}
+	ws, err := p.patch(ctx, p.cluster, name, data, subresources...)
+	if err == nil {
+		p.written = ws
+	}
+	return ws, err
 }
 
 // markConflicted notes that key's last patch conflicted: its next try reads

@@ -18,23 +18,33 @@ package workspacemounts
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch"
 	"github.com/stretchr/testify/require"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
 
-	"github.com/kcp-dev/kcp/pkg/reconciler/committer"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
 // TestHandlerForAllIgnoresRelistedObjects: a relist (kcp's watch cache gone,
@@ -70,6 +80,113 @@ func TestRetryRateLimiterIsCapped(t *testing.T) {
 	require.Less(t, limiter.When("root|ws"), time.Second, "a success starts the backoff again")
 }
 
+// fakeKCP holds Workspaces as kcp does: a merge patch applies when its
+// resourceVersion is the current one, else it conflicts; a status patch
+// changes only the status, any other only metadata and spec; each write
+// bumps the resourceVersion.
+type fakeKCP struct {
+	workspaces map[string]*tenancyv1alpha1.Workspace // by name
+	version    int
+	patches    []fakePatch
+	reads      int
+}
+
+type fakePatch struct {
+	subresource string
+	patch       map[string]interface{}
+	conflicted  bool
+}
+
+func newFakeKCP(workspaces ...*tenancyv1alpha1.Workspace) *fakeKCP {
+	k := &fakeKCP{workspaces: map[string]*tenancyv1alpha1.Workspace{}, version: 1}
+	for _, ws := range workspaces {
+		ws = ws.DeepCopy()
+		ws.ResourceVersion = strconv.Itoa(k.version)
+		k.workspaces[ws.Name] = ws
+	}
+	return k
+}
+
+func (k *fakeKCP) get(_ context.Context, _ logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+	k.reads++
+	ws, found := k.workspaces[name]
+	if !found {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, name)
+	}
+	return ws.DeepCopy(), nil
+}
+
+func (k *fakeKCP) patch(_ context.Context, _ logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
+	current, found := k.workspaces[name]
+	if !found {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, name)
+	}
+	recorded := fakePatch{subresource: strings.Join(subresources, "/")}
+	if err := json.Unmarshal(patch, &recorded.patch); err != nil {
+		return nil, err
+	}
+	if version, _, _ := unstructured.NestedString(recorded.patch, "metadata", "resourceVersion"); version != current.ResourceVersion {
+		recorded.conflicted = true
+		k.patches = append(k.patches, recorded)
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, name, errors.New("the object has been modified"))
+	}
+	k.patches = append(k.patches, recorded)
+	currentJSON, err := json.Marshal(current)
+	if err != nil {
+		return nil, err
+	}
+	patchedJSON, err := jsonpatch.MergePatch(currentJSON, patch)
+	if err != nil {
+		return nil, err
+	}
+	patched := &tenancyv1alpha1.Workspace{}
+	if err := json.Unmarshal(patchedJSON, patched); err != nil {
+		return nil, err
+	}
+	if recorded.subresource == "status" {
+		current.Status = patched.Status
+	} else {
+		current.ObjectMeta, current.Spec = patched.ObjectMeta, patched.Spec
+	}
+	k.version++
+	current.ResourceVersion = strconv.Itoa(k.version)
+	return current.DeepCopy(), nil
+}
+
+// cached is what the informer holds of the Workspace kcp has.
+func (k *fakeKCP) cached(name string) *tenancyv1alpha1.Workspace {
+	ws := k.workspaces[name].DeepCopy()
+	TrimWorkspace(ws)
+	return ws
+}
+
+// testController is a controller over k whose informer cache holds what
+// cache returns, reading mount objects with getMountObject.
+func testController(k *fakeKCP, routing RoutingOptions, getMountObject func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error)) (*Controller, cache.Indexer) {
+	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+	return &Controller{
+		workspaceLister: tenancyv1alpha1listers.NewWorkspaceClusterLister(indexer),
+		workspaces: &workspaceReconciler{
+			resolve: servedEverywhere, getMountObject: getMountObject, informerDenied: neverDenied, routing: routing,
+			now: func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) },
+		},
+		patchWorkspace: k.patch,
+		getWorkspace:   k.get,
+		observed:       map[string]time.Time{},
+		conflicted:     map[string]bool{},
+	}, indexer
+}
+
+// syncCache puts what kcp has of the Workspace into the informer cache, as its watch does.
+func syncCache(t *testing.T, k *fakeKCP, indexer cache.Indexer, name string) string {
+	t.Helper()
+	ws := k.cached(name)
+	require.NoError(t, indexer.Update(ws))
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	require.NoError(t, err)
+	return key
+}
+
 // TestProcessWorkspaceRetriesAConflictFromKCP: after a patch conflicted (the
 // cache is behind kcp, as while a watch catches up after kcp came back), the
 // next try reads the Workspace from kcp and patches against that version,
@@ -77,51 +194,146 @@ func TestRetryRateLimiterIsCapped(t *testing.T) {
 // cache again.
 func TestProcessWorkspaceRetriesAConflictFromKCP(t *testing.T) {
 	t.Parallel()
-	cached := mountedWorkspace(kubeClusterRef)
-	cached.ResourceVersion = "1"
-	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
-	require.NoError(t, indexer.Add(cached))
-	key, err := kcpcache.MetaClusterNamespaceKeyFunc(cached)
+	k := newFakeKCP(mountedWorkspace(kubeClusterRef))
+	c, indexer := testController(k, RoutingOptions{}, returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil))
+	stale := k.cached("mounted")
+	k.workspaces["mounted"].ResourceVersion = "5" // kcp moved on; the cache has "1"
+	k.version = 5
+	require.NoError(t, indexer.Add(stale))
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(stale)
 	require.NoError(t, err)
 
-	var committedVersions []string
-	var liveReads int
-	c := &Controller{
-		workspaceLister: tenancyv1alpha1listers.NewWorkspaceClusterLister(indexer),
-		workspaces: &workspaceReconciler{
-			resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil),
-			informerDenied: neverDenied, now: time.Now,
-		},
-		commit: func(_ context.Context, old, _ *committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]) error {
-			committedVersions = append(committedVersions, old.ResourceVersion)
-			if old.ResourceVersion == "1" {
-				return apierrors.NewConflict(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, old.Name, errors.New("the object has been modified"))
-			}
-			return nil
-		},
-		getWorkspace: func(context.Context, logicalcluster.Name, string) (*tenancyv1alpha1.Workspace, error) {
-			liveReads++
-			live := cached.DeepCopy()
-			live.ResourceVersion = "2"
-			return live, nil
-		},
-		observed:   map[string]time.Time{},
-		conflicted: map[string]bool{},
-	}
 	ctx := context.Background()
 	require.True(t, apierrors.IsConflict(c.processWorkspace(ctx, key)), "the cache's version conflicts")
 	// kcp just started: it answers 404 for Workspaces, not served yet. The
 	// key is retried (and read from kcp again), not dropped.
-	notServed := c.getWorkspace
 	c.getWorkspace = func(context.Context, logicalcluster.Name, string) (*tenancyv1alpha1.Workspace, error) {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, "")
 	}
 	require.True(t, apierrors.IsNotFound(c.processWorkspace(ctx, key)), "a 404 from kcp is retried")
-	c.getWorkspace = notServed
+	c.getWorkspace = k.get
 	require.NoError(t, c.processWorkspace(ctx, key), "the retry patches kcp's version")
-	require.Equal(t, []string{"1", "2"}, committedVersions)
-	require.Equal(t, 1, liveReads)
+	require.Len(t, k.patches, 2)
+	require.True(t, k.patches[0].conflicted)
+	require.False(t, k.patches[1].conflicted)
+	require.Equal(t, 1, k.reads)
 
+	k.workspaces["mounted"].Annotations[mount.PhaseAnnotationKey] = "Connecting" // someone else writes
+	k.workspaces["mounted"].ResourceVersion = "9"
 	require.True(t, apierrors.IsConflict(c.processWorkspace(ctx, key)), "after a success, the cache again")
-	require.Equal(t, 1, liveReads)
+	require.Equal(t, 1, k.reads)
+}
+
+// kcpConditions are what kcp keeps on a Workspace; no patch may lose them.
+var kcpConditions = conditionsv1alpha1.Conditions{
+	{Type: "WorkspaceScheduled", Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
+	{Type: "WorkspaceInitialized", Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
+}
+
+// TestProcessWorkspaceRouting: with both options, a change of the mount is
+// one patch of metadata and spec and one of the status, made on the
+// Workspace the first answered with (no read, no conflict, kcp's conditions
+// kept); the steady state writes nothing; without the condition option the
+// condition is removed, and only it.
+func TestProcessWorkspaceRouting(t *testing.T) {
+	t.Parallel()
+	ws := mountedWorkspace(kubeClusterRef)
+	ws.Status = tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseScheduling, Conditions: kcpConditions}
+	k := newFakeKCP(ws)
+	mountStatus := map[string]interface{}{"phase": "Ready", "URL": "https://shard.example/clusters/target"}
+	getMountObject := func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
+		return mountObject(mountStatus), nil
+	}
+	both := RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true}
+	c, indexer := testController(k, both, getMountObject)
+	ctx := context.Background()
+
+	key := syncCache(t, k, indexer, "mounted")
+	require.NoError(t, c.processWorkspace(ctx, key))
+	require.Len(t, k.patches, 2)
+	require.Empty(t, k.patches[0].subresource)
+	require.Equal(t, "status", k.patches[1].subresource)
+	require.Zero(t, k.reads, "the status patch is made on the Workspace the first patch returned")
+	for _, p := range k.patches {
+		require.False(t, p.conflicted)
+	}
+	written := k.workspaces["mounted"]
+	require.Equal(t, "https://shard.example/clusters/target", written.Spec.URL)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, written.Status.Phase, "out of Scheduling once the mount is ready")
+	require.Equal(t, "Ready", written.Annotations[mount.PhaseAnnotationKey])
+	require.Len(t, written.Status.Conditions, 3)
+	requireSemanticEqual(t, kcpConditions, written.Status.Conditions[:2], "kcp's conditions are kept, in place")
+	requireSemanticEqual(t, conditionsv1alpha1.Condition{
+		Type: mount.ConditionType, Status: corev1.ConditionTrue, Reason: mount.ReasonMountReady,
+		Message:            "KubeCluster proxy (contrib.kcp.io/v1alpha1) is ready at https://shard.example/clusters/target.",
+		LastTransitionTime: metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)),
+	}, written.Status.Conditions[2])
+
+	key = syncCache(t, k, indexer, "mounted")
+	require.NoError(t, c.processWorkspace(ctx, key))
+	require.Len(t, k.patches, 2, "a steady state writes nothing")
+
+	// The mount goes down: both parts change again, still no read and no conflict.
+	mountStatus = map[string]interface{}{"phase": "Connecting"}
+	require.NoError(t, c.processWorkspace(ctx, key))
+	require.Len(t, k.patches, 4)
+	require.Zero(t, k.reads)
+	written = k.workspaces["mounted"]
+	require.Empty(t, written.Spec.URL, "a mount without URL clears it")
+	require.Equal(t, corev1.ConditionFalse, ownCondition(written).Status)
+	require.Equal(t, conditionsv1alpha1.ConditionSeverityInfo, ownCondition(written).Severity)
+	key = syncCache(t, k, indexer, "mounted")
+	require.NoError(t, c.processWorkspace(ctx, key))
+	require.Len(t, k.patches, 4, "a steady state writes nothing")
+
+	// Restarted without --workspace-condition: only the condition goes, from
+	// a fresh read (the annotations did not change), and kcp's stay.
+	c, indexer = testController(k, RoutingOptions{WorkspaceURL: true}, getMountObject)
+	key = syncCache(t, k, indexer, "mounted")
+	require.NoError(t, c.processWorkspace(ctx, key))
+	require.Len(t, k.patches, 5)
+	require.Equal(t, "status", k.patches[4].subresource)
+	require.Equal(t, 1, k.reads)
+	requireSemanticEqual(t, kcpConditions, k.workspaces["mounted"].Status.Conditions)
+	key = syncCache(t, k, indexer, "mounted")
+	require.NoError(t, c.processWorkspace(ctx, key))
+	require.Len(t, k.patches, 5, "a steady state writes nothing")
+}
+
+// requireSemanticEqual compares as kcp does: times by instant, not location.
+func requireSemanticEqual(t *testing.T, want, got interface{}, msgAndArgs ...interface{}) {
+	t.Helper()
+	if !equality.Semantic.DeepEqual(want, got) {
+		require.Equal(t, want, got, msgAndArgs...)
+	}
+}
+
+// TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace: a Workspace
+// that is not mounted any more (the legacy annotation removed) loses the
+// annotations and the condition, and its spec.URL, kcp's own, is not
+// touched.
+func TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace(t *testing.T) {
+	t.Parallel()
+	ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
+	ws.Spec.URL = "https://shard.example/clusters/legacy"
+	ws.Status = tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, Conditions: kcpConditions}
+	k := newFakeKCP(ws)
+	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true},
+		returns(mountObject(map[string]interface{}{"phase": "Connecting", "URL": "https://elsewhere.example"}), nil))
+	ctx := context.Background()
+	key := syncCache(t, k, indexer, "legacy")
+	require.NoError(t, c.processWorkspace(ctx, key))
+	require.Equal(t, "https://shard.example/clusters/legacy", k.workspaces["legacy"].Spec.URL, "a legacy mount keeps kcp's URL")
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, k.workspaces["legacy"].Status.Phase)
+	require.Equal(t, corev1.ConditionFalse, ownCondition(k.workspaces["legacy"]).Status)
+
+	delete(k.workspaces["legacy"].Annotations, mount.LegacyAnnotationKey)
+	key = syncCache(t, k, indexer, "legacy")
+	require.NoError(t, c.processWorkspace(ctx, key))
+	require.Nil(t, ownCondition(k.workspaces["legacy"]))
+	requireSemanticEqual(t, kcpConditions, k.workspaces["legacy"].Status.Conditions)
+	require.NotContains(t, k.workspaces["legacy"].Annotations, mount.PhaseAnnotationKey)
+	for _, p := range k.patches {
+		require.False(t, p.conflicted)
+	}
 }

@@ -35,8 +35,10 @@ import (
 )
 
 // workspaceReconciler is queue 2's logic: it reads a Workspace's mount object
-// and sets the two annotations on the Workspace. Its dependencies are function
-// fields, so table tests need no client.
+// and sets what the controller owns on the Workspace: the two annotations,
+// and with the options the condition, spec.URL and the phase out of
+// Scheduling (workspacemounts_reconcile_routing.go). Its dependencies are
+// function fields, so table tests need no client.
 type workspaceReconciler struct {
 	// resolve maps the referenced kind to its resource in the Workspace's cluster.
 	resolve func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
@@ -48,30 +50,81 @@ type workspaceReconciler struct {
 	informerDenied func(resource restmapping.Resource) bool
 	// maxMountInformers is --max-mount-informers, for messages.
 	maxMountInformers int
-	now               func() time.Time
+	// routing is what the controller keeps beside the annotations.
+	routing RoutingOptions
+	now     func() time.Time
 }
 
-// reconcile sets, or removes, the mount annotations on ws, which the caller
-// owns (a copy). An error means the mount object could not be read now: the
-// annotations are left alone and the key is retried.
+// mountState is what the reconciler found out about a Workspace's mount.
+type mountState struct {
+	status  mount.Status
+	mounted bool
+	// at is the time of the finding, for lastTransitionTimes.
+	at metav1.Time
+}
+
+// reconcile sets, or removes, everything the controller owns on ws, which
+// the caller owns (a copy). An error means the mount object could not be
+// read now: ws is left alone and the key is retried.
 func (r *workspaceReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
-	status, mounted, err := r.status(ctx, ws)
+	state, err := r.mountState(ctx, ws)
 	if err != nil {
 		return err
 	}
-	if !mounted {
+	r.applyMetadataAndSpec(ws, state)
+	r.applyStatus(ws, state)
+	return nil
+}
+
+// mountState finds out the mount status of ws.
+func (r *workspaceReconciler) mountState(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mountState, error) {
+	status, mounted, err := r.status(ctx, ws)
+	if err != nil {
+		return mountState{}, err
+	}
+	return mountState{status: status, mounted: mounted, at: metav1.NewTime(r.now().UTC().Truncate(time.Second))}, nil
+}
+
+// applyMetadataAndSpec sets what the controller owns in ws's metadata and
+// spec, the part of a Workspace one patch writes: the annotations, and with
+// --workspace-url spec.URL.
+func (r *workspaceReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspace, state mountState) {
+	r.applyAnnotations(ws, state)
+	if r.routing.WorkspaceURL {
+		applyURL(ws, state)
+	}
+}
+
+// applyStatus sets what the controller owns in ws's status, the part the
+// status subresource writes: with --workspace-condition the condition
+// (without, it removes it), and with --workspace-url the phase out of
+// Scheduling.
+func (r *workspaceReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state mountState) {
+	if r.routing.WorkspaceCondition && state.mounted {
+		setCondition(ws, conditionOf(state.status, r.routing.InTreeMountsController, state.at))
+	} else {
+		removeCondition(ws)
+	}
+	if r.routing.WorkspaceURL {
+		applyPhase(ws, state)
+	}
+}
+
+// applyAnnotations sets, or removes, the two mount annotations.
+func (r *workspaceReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, state mountState) {
+	if !state.mounted {
 		delete(ws.Annotations, mount.PhaseAnnotationKey)
 		delete(ws.Annotations, mount.StatusAnnotationKey)
-		return nil
+		return
 	}
 
 	// lastTransitionTime moves only when phase or ready does. (Anyone who may
 	// update the Workspace may write the annotation; a time in the future is
 	// not one the controller wrote.)
-	now := metav1.NewTime(r.now().UTC().Truncate(time.Second))
-	status.LastTransitionTime = now
+	status := state.status
+	status.LastTransitionTime = state.at
 	if previous, found := mount.StatusOf(ws.Annotations); found && previous.Phase == status.Phase && previous.Ready == status.Ready &&
-		!previous.LastTransitionTime.After(now.Time) {
+		!previous.LastTransitionTime.After(state.at.Time) {
 		status.LastTransitionTime = previous.LastTransitionTime
 	}
 
@@ -80,7 +133,6 @@ func (r *workspaceReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1
 	}
 	ws.Annotations[mount.PhaseAnnotationKey] = string(status.Phase)
 	ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
-	return nil
 }
 
 // status computes the mount status of ws, row by row of the contract, and

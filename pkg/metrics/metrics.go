@@ -73,10 +73,21 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"queue"})
 
-	// AnnotationPatches counts the patches of the two annotations per result.
+	// AnnotationPatches counts the patches of the two annotations (and with
+	// --workspace-url spec.URL) per result.
 	AnnotationPatches = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Name: "annotation_patches_total",
-		Help:           "Patches of the mount status annotations on Workspaces, per result (applied, conflict, error). A steady state adds none.",
+		Help: "Patches of Workspaces: the mount status annotations, and with --workspace-url spec.URL, per result (applied, conflict, error). " +
+			"A steady state adds none.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
+
+	// WorkspaceStatusPatches counts the patches of the Workspace status
+	// subresource (the condition, the phase out of Scheduling) per result.
+	WorkspaceStatusPatches = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Name: "workspace_status_patches_total",
+		Help: "Patches of the Workspace status subresource: the WorkspaceMountAvailable condition (--workspace-condition, or its removal) " +
+			"and, with --workspace-url, the phase out of Scheduling; per result (applied, conflict, error). A steady state adds none.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
 
@@ -139,7 +150,7 @@ var registerOnce sync.Once
 // Register registers the metrics above; later calls do nothing.
 func Register() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, PhaseTransitions, StatusLatency,
+		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
 			MountKindsWatched, MountInformersDenied, MountInformersLimit, Leader, KCPLastContact)
 		// A gauge set before it was registered kept nothing.
 		MountInformersLimit.Set(float64(mountInformerLimit.Load()))

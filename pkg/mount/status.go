@@ -28,14 +28,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The two annotations the controller writes on a mounted Workspace, and the
-// only thing it writes.
+// The two annotations the controller writes on a mounted Workspace. With
+// --workspace-condition it also keeps ConditionType in the Workspace's
+// status, and with --workspace-url its spec.URL.
 const (
 	// PhaseAnnotationKey holds the Phase alone, for selectors and columns.
 	PhaseAnnotationKey = "workspacemounts.io/phase"
 	// StatusAnnotationKey holds the Status as compact JSON.
 	StatusAnnotationKey = "workspacemounts.io/status"
 )
+
+// ConditionType is the type of the condition the controller keeps on a
+// mounted Workspace with --workspace-condition: True when the mount is ready,
+// False (kcp then marks the Workspace Unavailable: any False condition whose
+// type starts with "Workspace" does) or Unknown otherwise. It is not kcp's
+// own WorkspaceMountReady, which kcp's in-tree mounts controller writes.
+const ConditionType = "WorkspaceMountAvailable"
 
 // Phase is the state of a Workspace's mount.
 type Phase string

@@ -47,8 +47,11 @@ func TestTrimForCache(t *testing.T) {
 			Type: &tenancyv1alpha1.WorkspaceTypeReference{Name: "universal", Path: "root"},
 		},
 		Status: tenancyv1alpha1.WorkspaceStatus{
-			Phase:      "Ready",
-			Conditions: conditionsv1alpha1.Conditions{{Type: "WorkspaceScheduled", Status: "True", Message: "a long message"}},
+			Phase: "Ready",
+			Conditions: conditionsv1alpha1.Conditions{
+				{Type: "WorkspaceScheduled", Status: "True", Message: "a long message"},
+				{Type: mount.ConditionType, Status: "False", Reason: mount.ReasonMountNotReady, Message: "the mount is Connecting"},
+			},
 		},
 	}
 	obj, err := trimForCache(ws)
@@ -62,7 +65,15 @@ func TestTrimForCache(t *testing.T) {
 				"kcp.io/cluster": "c1", mount.LegacyAnnotationKey: "{}", mount.PhaseAnnotationKey: "Ready", mount.StatusAnnotationKey: "{}",
 			},
 		},
-		Spec:   tenancyv1alpha1.WorkspaceSpec{Mount: mountRef, Cluster: "c2"},
-		Status: tenancyv1alpha1.WorkspaceStatus{Phase: "Ready"},
+		Spec: tenancyv1alpha1.WorkspaceSpec{Mount: mountRef, Cluster: "c2", URL: "https://x"},
+		Status: tenancyv1alpha1.WorkspaceStatus{
+			Phase:      "Ready",
+			Conditions: conditionsv1alpha1.Conditions{{Type: mount.ConditionType, Status: "False", Reason: mount.ReasonMountNotReady, Message: "the mount is Connecting"}},
+		},
 	}, trimmed, "what the controller, the virtual workspace and the metrics read, nothing else")
+
+	unmounted := &tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Cluster: "c3", URL: "https://shard.example/clusters/c3"}}
+	obj, err = trimForCache(unmounted)
+	require.NoError(t, err)
+	require.Equal(t, tenancyv1alpha1.WorkspaceSpec{Cluster: "c3"}, obj.(*tenancyv1alpha1.Workspace).Spec, "the URL of a Workspace without spec.mount is kcp's alone")
 }

@@ -37,6 +37,10 @@ type Options struct {
 	Burst            int
 	// MaxMountInformers bounds the mount object informers the controller runs.
 	MaxMountInformers int
+	// WorkspaceCondition and WorkspaceURL: what the controller keeps beside
+	// the annotations (workspacemounts.RoutingOptions).
+	WorkspaceCondition bool
+	WorkspaceURL       bool
 
 	RunController       bool
 	RunVirtualWorkspace bool
@@ -93,6 +97,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxMountInformers, "max-mount-informers", o.MaxMountInformers,
 		"Most mount resources (kind, version and APIExport identity) the controller watches, each with one informer across all clusters; "+
 			"Workspaces mounting a kind beyond it get reason MountInformerLimitReached until a slot frees.")
+	fs.BoolVar(&o.WorkspaceCondition, "workspace-condition", o.WorkspaceCondition,
+		"Also keep the condition "+mount.ConditionType+" on every mounted Workspace: True when the mount is ready, else False with the reason "+
+			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
+			"Without it, the controller removes the condition wherever it finds it.")
+	fs.BoolVar(&o.WorkspaceURL, "workspace-url", o.WorkspaceURL,
+		"Also set spec.URL of every Workspace with spec.mount to its mount object's status.URL (none when it has no usable one), "+
+			"and its phase from Scheduling to Ready once the mount is ready: what kcp's in-tree mounts controller (feature gate WorkspaceMounts) does, "+
+			"which must be off: the plugin refuses to start when it runs. Needs patch on workspaces and workspaces/status.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Queries per second to kcp, across all clients.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of queries to kcp above --kube-api-qps.")
 	fs.BoolVar(&o.RunController, "run-controller", o.RunController, "Run the controller that writes the mount status annotations.")

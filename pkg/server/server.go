@@ -31,6 +31,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
@@ -57,6 +58,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
@@ -169,7 +171,11 @@ func run(ctx context.Context, o *Options, cfg *rest.Config, tenancyIdentity stri
 			return err
 		}
 		controllerClients := workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}
-		controllerOptions := workspacemounts.Options{MaxMountInformers: o.MaxMountInformers}
+		routing, err := o.routingOptions(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		controllerOptions := workspacemounts.Options{MaxMountInformers: o.MaxMountInformers, Routing: routing}
 		synced = append(synced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced)
 		starters = append(starters, apiExtensionsInformers.Start)
 		// A new controller each run (each term as leader): it starts from
@@ -272,6 +278,55 @@ func waitForTenancyIdentity(ctx context.Context, cfg *rest.Config) (string, erro
 			return "", ctx.Err()
 		case <-time.After(delay):
 		}
+	}
+}
+
+// routingOptions are --workspace-condition and --workspace-url, and whether
+// kcp's in-tree mounts controller runs on the shard, which is asked when
+// either is on: --workspace-url is refused beside it. kcp is asked again,
+// with backoff, while it does not answer; when it refuses to tell (no right
+// to read /metrics), the in-tree controller is taken to run, which is the
+// safe answer for the condition.
+func (o *Options) routingOptions(ctx context.Context, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
+	routing := workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL}
+	if !routing.WorkspaceCondition && !routing.WorkspaceURL {
+		return routing, nil
+	}
+	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return routing, err
+	}
+	logger := klog.FromContext(ctx)
+	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
+	for {
+		runs, err := workspacemounts.InTreeMountsControllerRuns(ctx, client.Discovery().RESTClient())
+		switch {
+		case err == nil:
+			routing.InTreeMountsController = runs
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			if routing.WorkspaceURL {
+				return routing, fmt.Errorf("--workspace-url needs to know that kcp's in-tree mounts controller does not run on the shard: %w", err)
+			}
+			logger.Error(err, "cannot tell whether kcp's in-tree mounts controller runs; taken to run: a mount that is Ready without URL gets condition "+mount.ConditionType+" Unknown, not False")
+			routing.InTreeMountsController = true
+		case ctx.Err() != nil:
+			return routing, ctx.Err()
+		default:
+			delay := backoff.Step()
+			logger.Error(err, "waiting for kcp's /metrics, retrying", "retryIn", delay.Round(100*time.Millisecond))
+			select {
+			case <-ctx.Done():
+				return routing, ctx.Err()
+			case <-time.After(delay):
+			}
+			continue
+		}
+		if routing.InTreeMountsController && routing.WorkspaceURL {
+			return routing, workspacemounts.InTreeConflict()
+		}
+		logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
+			"inTreeMountsController", routing.InTreeMountsController)
+		return routing, nil
 	}
 }
 

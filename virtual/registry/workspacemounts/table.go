@@ -39,6 +39,7 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Mount", Type: "string", Description: "Name of the mount object (namespace/name when namespaced)."},
 	{Name: "Phase", Type: "string", Description: "Phase of the mount: Ready, Initializing, Connecting, Unknown, NotFound or Invalid."},
 	{Name: "Ready", Type: "boolean", Description: "Whether traffic can flow to the mount."},
+	{Name: "Workspace", Type: "string", Description: "kcp's own phase of the Workspace (Ready, Unavailable, Scheduling...): kcp's verdict, beside the mount's."},
 	{Name: "Age", Type: "string", Description: "Age of the Workspace."},
 	{Name: "Cluster", Type: "string", Priority: 1, Description: "Logical cluster holding the Workspace object."},
 	{Name: "URL", Type: "string", Priority: 1, Description: "URL of the mount."},
@@ -77,11 +78,20 @@ func row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
 	}
 	return metav1.TableRow{
 		Cells: []interface{}{
-			wsm.Name, ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready,
+			wsm.Name, ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready, workspacePhase(wsm),
 			age(wsm.CreationTimestamp), logicalcluster.From(wsm).String(), wsm.Status.URL, wsm.Status.Reason,
 		},
 		Object: runtime.RawExtension{Object: wsm},
 	}
+}
+
+// workspacePhase is kcp's phase of the Workspace; kubectl prints <none>
+// where kcp has set none.
+func workspacePhase(wsm *wsmv1alpha1.WorkspaceMount) interface{} {
+	if wsm.Status.WorkspacePhase == "" {
+		return nil
+	}
+	return wsm.Status.WorkspacePhase
 }
 
 func age(created metav1.Time) string {

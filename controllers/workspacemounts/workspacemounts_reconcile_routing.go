@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+// RoutingOptions are what the controller keeps on a Workspace, beside the
+// annotations, for kcp to route by. Both are off by default.
+//
+// kcp (v0.27 to v0.32) marks a Workspace Unavailable while any condition
+// whose type starts with "Workspace" is False, and its proxies answer 503
+// for it; and it sends a mounted Workspace's requests to its spec.URL, once
+// its phase is past Scheduling.
+type RoutingOptions struct {
+	// WorkspaceCondition (--workspace-condition) keeps the condition
+	// mount.ConditionType on every mounted Workspace: True when the mount is
+	// ready, else False (Unknown where the controller cannot tell).
+	// Without it, the controller removes the condition wherever it finds it.
+	WorkspaceCondition bool
+	// WorkspaceURL (--workspace-url) sets spec.URL of every Workspace with
+	// spec.mount to the mount object's status.URL (none when the mount has
+	// no usable URL), and moves its phase from Scheduling to Ready once the
+	// mount is ready, as kcp's in-tree mounts controller does.
+	WorkspaceURL bool
+	// InTreeMountsController tells that kcp's in-tree mounts controller
+	// (feature gate WorkspaceMounts) runs on the shard. It marks a Workspace
+	// Ready whenever its mount object's status.phase is Ready, so the
+	// condition must not be False then: kcp's two controllers would flip the
+	// phase between Ready and Unavailable without end (about 70 writes a
+	// second, measured on kcp v0.28.1). WorkspaceURL must be off with it.
+	InTreeMountsController bool
+}
+
+// conditionOf is the condition for a mount status: True when ready; Unknown
+// where the controller cannot tell (an unwatched resource: one tenant taking
+// every informer slot must not take other tenants' workspaces down), or
+// where kcp's in-tree controller would fight a False; else False, with the
+// contract's reason and message and a severity for it.
+func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Time) conditionsv1alpha1.Condition {
+	condition := conditionsv1alpha1.Condition{
+		Type:               mount.ConditionType,
+		Reason:             status.Reason,
+		Message:            status.Message,
+		LastTransitionTime: now,
+	}
+	switch {
+	case status.Ready:
+		condition.Status = corev1.ConditionTrue
+	case status.Reason == mount.ReasonMountInformerLimitReached:
+		condition.Status = corev1.ConditionUnknown
+	case status.Reason == mount.ReasonMountURLMissing && inTreeMountsController:
+		condition.Status = corev1.ConditionUnknown
+		condition.Message = mount.Truncate(status.Message, mount.MaxMessage-len(inTreeNote)) + inTreeNote
+	default:
+		condition.Status = corev1.ConditionFalse
+		condition.Severity = severityOf(status)
+	}
+	return condition
+}
+
+// inTreeNote says why a mount without URL is Unknown rather than False.
+const inTreeNote = " Not False: kcp's in-tree mounts controller runs on this shard and marks the Workspace Ready whenever the mount object's status.phase is Ready."
+
+// severityOf classifies a mount that is not ready: Info while its controller
+// is getting it ready, Warning when it does not know, Error when someone has
+// to act.
+func severityOf(status mount.Status) conditionsv1alpha1.ConditionSeverity {
+	switch {
+	case status.Reason == mount.ReasonMountNotReady && status.Phase == mount.PhaseUnknown:
+		return conditionsv1alpha1.ConditionSeverityWarning
+	case status.Reason == mount.ReasonMountNotReady:
+		return conditionsv1alpha1.ConditionSeverityInfo
+	default:
+		return conditionsv1alpha1.ConditionSeverityError
+	}
+}
+
+// setCondition puts condition on ws, in place of an earlier one of its type,
+// whose lastTransitionTime it keeps if the status is the same. Other
+// conditions, kcp's, keep their place.
+func setCondition(ws *tenancyv1alpha1.Workspace, condition conditionsv1alpha1.Condition) {
+	for i := range ws.Status.Conditions {
+		existing := &ws.Status.Conditions[i]
+		if existing.Type != condition.Type {
+			continue
+		}
+		if existing.Status == condition.Status {
+			condition.LastTransitionTime = existing.LastTransitionTime
+		}
+		*existing = condition
+		return
+	}
+	ws.Status.Conditions = append(ws.Status.Conditions, condition)
+}
+
+// removeCondition removes the controller's condition from ws.
+func removeCondition(ws *tenancyv1alpha1.Workspace) {
+	for i := range ws.Status.Conditions {
+		if ws.Status.Conditions[i].Type == mount.ConditionType {
+			ws.Status.Conditions = append(ws.Status.Conditions[:i:i], ws.Status.Conditions[i+1:]...)
+			return
+		}
+	}
+}
+
+// ownCondition returns the controller's condition on ws, or nil.
+func ownCondition(ws *tenancyv1alpha1.Workspace) *conditionsv1alpha1.Condition {
+	for i := range ws.Status.Conditions {
+		if ws.Status.Conditions[i].Type == mount.ConditionType {
+			return &ws.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// applyURL sets spec.URL of a Workspace with spec.mount to its mount's URL:
+// the mount object's status.URL when kcp may route to it, else none (the
+// object is missing, has no usable URL, the reference is invalid or its kind
+// not served), as kcp's in-tree controller would have it. It is left alone
+// where the controller cannot tell (an unwatched resource). A Workspace
+// mounted by the legacy annotation is an ordinary Workspace, with kcp's own
+// URL: it is never touched.
+func applyURL(ws *tenancyv1alpha1.Workspace, state mountState) {
+	if ws.Spec.Mount == nil || !state.mounted || state.status.Reason == mount.ReasonMountInformerLimitReached {
+		return
+	}
+	ws.Spec.URL = ""
+	if routable(state.status.URL) {
+		ws.Spec.URL = state.status.URL
+	}
+}
+
+// applyPhase moves a Workspace with spec.mount from Scheduling to Ready once
+// its mount is ready, as kcp's in-tree controller does: kcp's proxies do not
+// route a Workspace that is Scheduling, and kcp schedules no mounted
+// Workspace. From then on kcp's own rule decides between Ready and
+// Unavailable, from the conditions.
+func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
+	if ws.Spec.Mount == nil || !state.mounted || !state.status.Ready {
+		return
+	}
+	if ws.Status.Phase == "" || ws.Status.Phase == corev1alpha1.LogicalClusterPhaseScheduling {
+		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	}
+}

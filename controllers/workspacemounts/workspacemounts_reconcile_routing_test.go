@@ -1,0 +1,270 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// TestReconcileRouting: the condition, spec.URL and the phase for every row
+// of the contract, with both routing options on.
+func TestReconcileRouting(t *testing.T) {
+	t.Parallel()
+	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "contrib.kcp.io", Resource: "kubeclusters"}, "proxy")
+	notServed := func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+		return restmapping.Resource{}, restmapping.ErrKindNotServed
+	}
+	const oldURL = "https://old.example/clusters/x"
+	withURL := func(ws *tenancyv1alpha1.Workspace) *tenancyv1alpha1.Workspace {
+		ws.Spec.URL = oldURL
+		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseScheduling
+		return ws
+	}
+
+	for _, tc := range []struct {
+		name       string
+		ws         *tenancyv1alpha1.Workspace
+		resolve    func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error)
+		denied     bool
+		inTree     bool
+		object     *unstructured.Unstructured
+		getErr     error
+		wantStatus corev1.ConditionStatus // "": no condition
+		wantReason string
+		severity   conditionsv1alpha1.ConditionSeverity
+		wantURL    string
+		wantPhase  corev1alpha1.LogicalClusterPhaseType
+		wantErr    bool
+	}{
+		{
+			name: "ready with URL", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example/clusters/a"}),
+			wantStatus: corev1.ConditionTrue, wantReason: mount.ReasonMountReady,
+			wantURL: "https://proxy.example/clusters/a", wantPhase: corev1alpha1.LogicalClusterPhaseReady,
+		},
+		{
+			name: "ready without URL", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "ready without URL beside kcp's in-tree controller is Unknown", ws: mountedWorkspace(kubeClusterRef), inTree: true,
+			object:     mountObject(map[string]interface{}{"phase": "Ready"}),
+			wantStatus: corev1.ConditionUnknown, wantReason: mount.ReasonMountURLMissing,
+		},
+		{
+			name: "ready with a URL kcp must not be sent to", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "file:///etc/passwd"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "ready with user information in the URL", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://admin:secret@proxy.example/"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "initializing", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Initializing", "URL": "https://proxy.example/clusters/a"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountNotReady, severity: conditionsv1alpha1.ConditionSeverityInfo,
+			wantURL: "https://proxy.example/clusters/a", wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "connecting", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Connecting"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountNotReady, severity: conditionsv1alpha1.ConditionSeverityInfo,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "the mount says Unknown", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Unknown"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountNotReady, severity: conditionsv1alpha1.ConditionSeverityWarning,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "unrecognized phase", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Happy"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountPhaseUnrecognized, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "mount object not found", ws: withURL(mountedWorkspace(kubeClusterRef)), getErr: notFound,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountObjectNotFound, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "kind not served", ws: withURL(mountedWorkspace(kubeClusterRef)), resolve: notServed,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountKindUnknown, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "informer limit reached: Unknown, the URL left alone", ws: withURL(mountedWorkspace(kubeClusterRef)), denied: true,
+			wantStatus: corev1.ConditionUnknown, wantReason: mount.ReasonMountInformerLimitReached,
+			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "invalid reference", ws: withURL(mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "a/b"})),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountReferenceInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name:       "legacy mount: the condition, never the URL or the phase",
+			ws:         withURL(legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example/clusters/a"}),
+			wantStatus: corev1.ConditionTrue, wantReason: mount.ReasonMountReady,
+			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+		{
+			name: "a transient error touches nothing", ws: withURL(mountedWorkspace(kubeClusterRef)), getErr: errors.New("connection refused"),
+			wantErr: true, wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resolve := tc.resolve
+			if resolve == nil {
+				resolve = servedEverywhere
+			}
+			now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+			r := &workspaceReconciler{
+				resolve:           resolve,
+				getMountObject:    returns(tc.object, tc.getErr),
+				informerDenied:    func(restmapping.Resource) bool { return tc.denied },
+				maxMountInformers: mount.DefaultMaxMountInformers,
+				routing:           RoutingOptions{WorkspaceCondition: true, WorkspaceURL: !tc.inTree, InTreeMountsController: tc.inTree},
+				now:               func() time.Time { return now },
+			}
+			ws := tc.ws.DeepCopy()
+			err := r.reconcile(context.Background(), ws)
+			if tc.wantErr {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			require.Equal(t, tc.wantURL, ws.Spec.URL)
+			require.Equal(t, tc.wantPhase, ws.Status.Phase)
+			condition := ownCondition(ws)
+			if tc.wantStatus == "" {
+				require.Nil(t, condition)
+				return
+			}
+			require.NotNil(t, condition)
+			require.Equal(t, tc.wantStatus, condition.Status)
+			require.Equal(t, tc.wantReason, condition.Reason)
+			require.Equal(t, tc.severity, condition.Severity, "a severity only when False")
+			require.Equal(t, now, condition.LastTransitionTime.Time)
+			require.NotEmpty(t, condition.Message)
+			require.LessOrEqual(t, len(condition.Message), mount.MaxMessage)
+			status, _ := mount.StatusOf(ws.Annotations)
+			if tc.inTree {
+				require.True(t, strings.HasSuffix(condition.Message, inTreeNote))
+			} else {
+				require.Equal(t, status.Message, condition.Message, "the contract's message")
+			}
+		})
+	}
+}
+
+// TestReconcileRoutingOff: without the options, the controller's condition
+// is removed (kcp's stay) and spec.URL and the phase are not touched.
+func TestReconcileRoutingOff(t *testing.T) {
+	t.Parallel()
+	ws := mountedWorkspace(kubeClusterRef)
+	ws.Spec.URL = "https://kept.example"
+	ws.Status.Phase = corev1alpha1.LogicalClusterPhaseUnavailable
+	ws.Status.Conditions = conditionsv1alpha1.Conditions{
+		{Type: "WorkspaceScheduled", Status: corev1.ConditionTrue},
+		{Type: mount.ConditionType, Status: corev1.ConditionFalse, Reason: mount.ReasonMountNotReady},
+		{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse},
+	}
+	r := &workspaceReconciler{
+		resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://new.example"}), nil),
+		informerDenied: neverDenied, now: time.Now,
+	}
+	require.NoError(t, r.reconcile(context.Background(), ws))
+	require.Equal(t, "https://kept.example", ws.Spec.URL)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, ws.Status.Phase)
+	require.Equal(t, conditionsv1alpha1.Conditions{
+		{Type: "WorkspaceScheduled", Status: corev1.ConditionTrue},
+		{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse},
+	}, ws.Status.Conditions, "only the controller's own condition goes")
+	require.Equal(t, "Ready", ws.Annotations[mount.PhaseAnnotationKey])
+}
+
+// TestSetConditionKeepsTheTransitionTime: the time moves when the status
+// does, not when only the reason or message does.
+func TestSetConditionKeepsTheTransitionTime(t *testing.T) {
+	t.Parallel()
+	first := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	later := metav1.NewTime(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	ws := &tenancyv1alpha1.Workspace{}
+	setCondition(ws, conditionsv1alpha1.Condition{Type: mount.ConditionType, Status: corev1.ConditionFalse, Reason: "A", LastTransitionTime: first})
+	setCondition(ws, conditionsv1alpha1.Condition{Type: mount.ConditionType, Status: corev1.ConditionFalse, Reason: "B", LastTransitionTime: later})
+	require.Len(t, ws.Status.Conditions, 1)
+	require.Equal(t, "B", ws.Status.Conditions[0].Reason)
+	require.Equal(t, first, ws.Status.Conditions[0].LastTransitionTime)
+	setCondition(ws, conditionsv1alpha1.Condition{Type: mount.ConditionType, Status: corev1.ConditionTrue, Reason: "C", LastTransitionTime: later})
+	require.Equal(t, later, ws.Status.Conditions[0].LastTransitionTime)
+}
+
+// TestInTreeMountsQueueIn reads kcp's /metrics as kcp v0.28.1 serves them.
+func TestInTreeMountsQueueIn(t *testing.T) {
+	t.Parallel()
+	const gateOff = `# HELP workqueue_adds_total [ALPHA] Total number of adds handled by workqueue
+# TYPE workqueue_adds_total counter
+workqueue_adds_total{name="kcp-workspace"} 12
+workqueue_adds_total{name="workspacemounts-workspaces"} 3
+# HELP apiserver_request_total [STABLE] Counter of apiserver requests.
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",name="kcp-workspace-mounts"} 1
+`
+	runs, err := inTreeMountsQueueIn(strings.NewReader(gateOff))
+	require.NoError(t, err)
+	require.False(t, runs, "only a workqueue series counts")
+
+	runs, err = inTreeMountsQueueIn(strings.NewReader(gateOff + `# HELP workqueue_depth [ALPHA] Current depth of workqueue
+# TYPE workqueue_depth gauge
+workqueue_depth{name="kcp-workspace-mounts"} 0
+`))
+	require.NoError(t, err)
+	require.True(t, runs)
+
+	_, err = inTreeMountsQueueIn(strings.NewReader("workqueue_depth{name=\"kcp-workspace-mounts\" 0\n"))
+	require.Error(t, err)
+}
