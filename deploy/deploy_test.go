@@ -102,6 +102,7 @@ var (
 	counters = map[string]metricSpec{
 		"workspacemounts_reconcile_total":          {"queue": queues, "result": {"success", "error", "requeue"}},
 		"workspacemounts_annotation_patches_total": {"result": {"applied", "conflict", "error"}},
+		"workspacemounts_workspace_status_patches_total": {"result": {"applied", "conflict", "error"}},
 		"workspacemounts_phase_transitions_total":  {"from": transitionPhases, "to": transitionPhases},
 		"workqueue_adds_total":                     wqLabel,
 		"workqueue_retries_total":                  wqLabel,

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -108,7 +109,8 @@ func FuzzStatusOfMountObject(f *testing.F) {
 
 		r := &workspaceReconciler{
 			resolve: servedEverywhere, getMountObject: returns(obj, nil), informerDenied: neverDenied,
-			now: func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
+			routing: RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true},
+			now:     func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
 		}
 		ws := mountedWorkspace(ref)
 		if err := r.reconcile(context.Background(), ws); err != nil {
@@ -117,6 +119,19 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		written := checkWritten(t, ws)
 		if written.Phase != s.Phase || written.Reason != s.Reason || written.Ready != s.Ready {
 			t.Fatalf("written %+v, computed %+v", written, s)
+		}
+		// What kcp routes by: a URL kcp may be sent to, or none; the
+		// condition True exactly when ready, and bounded.
+		if ws.Spec.URL != "" && (!routable(ws.Spec.URL) || ws.Spec.URL != s.URL) {
+			t.Fatalf("spec.URL %q from status.URL %q", ws.Spec.URL, s.URL)
+		}
+		if s.Ready && ws.Spec.URL == "" {
+			t.Fatalf("ready without spec.URL")
+		}
+		condition := ownCondition(ws)
+		if condition == nil || (condition.Status == corev1.ConditionTrue) != s.Ready || len(condition.Message) > mount.MaxMessage ||
+			(condition.Severity != "") != (condition.Status == corev1.ConditionFalse) {
+			t.Fatalf("condition %+v for %+v", condition, s)
 		}
 	})
 }

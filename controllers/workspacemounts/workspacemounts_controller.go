@@ -310,10 +310,15 @@ func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 }
 
 // routingChanged tells whether someone changed what the controller keeps
-// for kcp's routing (RoutingOptions): its condition, spec.URL, the phase.
+// for kcp's routing (RoutingOptions) on a mounted Workspace, or one that
+// carries its condition: the condition, spec.URL. (The phase is kcp's once
+// out of Scheduling: its changes need no reconcile.)
 func routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	oldCondition, newCondition := ownCondition(oldWS), ownCondition(newWS)
-	return oldWS.Spec.URL != newWS.Spec.URL || oldWS.Status.Phase != newWS.Status.Phase ||
+	if oldCondition == nil && newCondition == nil && !mount.IsMounted(newWS) {
+		return false
+	}
+	return oldWS.Spec.URL != newWS.Spec.URL ||
 		(oldCondition == nil) != (newCondition == nil) || oldCondition != nil && *oldCondition != *newCondition
 }
 

@@ -152,6 +152,12 @@ func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
 			MountKindsWatched, MountInformersDenied, MountInformersLimit, Leader, KCPLastContact)
+		// Every result from the start, at 0: a sum over both patch
+		// counters (the patch errors alert) needs both series.
+		for _, result := range []string{PatchApplied, PatchConflict, PatchError} {
+			AnnotationPatches.WithLabelValues(result)
+			WorkspaceStatusPatches.WithLabelValues(result)
+		}
 		// A gauge set before it was registered kept nothing.
 		MountInformersLimit.Set(float64(mountInformerLimit.Load()))
 	})
