@@ -571,13 +571,14 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	written, err := c.commitMetadataAndSpec(ctx, key, ws, state)
 	if err == nil {
-		err = c.commitStatus(ctx, key, ws, written, state)
+		err = c.commitStatus(ctx, key, ws, written, conflicted, state)
 	}
 	switch {
-	case err != nil && observed:
-		c.putObserved(key, observedAt)
-	case written != nil && observed:
+	case !observed:
+	case written != nil: // the annotations are written, whatever became of the status
 		metrics.StatusLatency.Observe(time.Since(observedAt).Seconds())
+	case err != nil:
+		c.putObserved(key, observedAt)
 	}
 	return err
 }
@@ -610,16 +611,20 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 // when they changed, in one merge patch of the status subresource. The
 // cache holds only the controller's own condition of a Workspace, and a
 // merge patch replaces the whole list, so the patch is made from the
-// Workspace kcp answered the first patch with, else from a fresh read: it
-// carries that resourceVersion and every condition kcp keeps, and never
-// conflicts with the first patch.
-func (c *Controller) commitStatus(ctx context.Context, key string, cached, written *tenancyv1alpha1.Workspace, state mountState) error {
-	updated := cached.DeepCopy()
+// Workspace kcp answered the first patch with, else from a fresh read (ws
+// itself when it was read from kcp, fromKCP): it carries that
+// resourceVersion and every condition kcp keeps, and never conflicts with
+// the first patch.
+func (c *Controller) commitStatus(ctx context.Context, key string, ws, written *tenancyv1alpha1.Workspace, fromKCP bool, state mountState) error {
+	updated := ws.DeepCopy()
 	c.workspaces.applyStatus(updated, state)
-	if written == nil && equality.Semantic.DeepEqual(cached.Status, updated.Status) {
+	if written == nil && equality.Semantic.DeepEqual(ws.Status, updated.Status) {
 		return nil // nothing to write
 	}
 	current := written
+	if current == nil && fromKCP {
+		current = ws
+	}
 	if current == nil {
 		var err error
 		cluster, _, name, _ := kcpcache.SplitMetaClusterNamespaceKey(key)
