@@ -82,8 +82,9 @@ func TestRetryRateLimiterIsCapped(t *testing.T) {
 
 // fakeKCP holds Workspaces as kcp does: a merge patch applies when its
 // resourceVersion is the current one, else it conflicts; a status patch
-// changes only the status, any other only metadata and spec; each write
-// bumps the resourceVersion.
+// changes only the status, any other only metadata and spec, and never
+// unsets spec.URL ("URL cannot be unset"); each write bumps the
+// resourceVersion.
 type fakeKCP struct {
 	workspaces map[string]*tenancyv1alpha1.Workspace // by name
 	version    int
@@ -146,6 +147,9 @@ func (k *fakeKCP) patch(_ context.Context, _ logicalcluster.Name, name string, p
 	if recorded.subresource == "status" {
 		current.Status = patched.Status
 	} else {
+		if current.Spec.URL != "" && patched.Spec.URL == "" { // WorkspaceSpec's validation rule
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: "tenancy.kcp.io", Kind: "Workspace"}, name, nil)
+		}
 		current.ObjectMeta, current.Spec = patched.ObjectMeta, patched.Spec
 	}
 	k.version++
@@ -279,7 +283,7 @@ func TestProcessWorkspaceRouting(t *testing.T) {
 	require.Len(t, k.patches, 4)
 	require.Zero(t, k.reads)
 	written = k.workspaces["mounted"]
-	require.Empty(t, written.Spec.URL, "a mount without URL clears it")
+	require.Equal(t, "https://shard.example/clusters/target", written.Spec.URL, "a mount without URL keeps the last one: kcp refuses to unset it")
 	require.Equal(t, corev1.ConditionFalse, ownCondition(written).Status)
 	require.Equal(t, conditionsv1alpha1.ConditionSeverityInfo, ownCondition(written).Severity)
 	key = syncCache(t, k, indexer, "mounted")

@@ -41,9 +41,10 @@ type RoutingOptions struct {
 	// Without it, the controller removes the condition wherever it finds it.
 	WorkspaceCondition bool
 	// WorkspaceURL (--workspace-url) sets spec.URL of every Workspace with
-	// spec.mount to the mount object's status.URL (none when the mount has
-	// no usable URL), and moves its phase from Scheduling to Ready once the
-	// mount is ready, as kcp's in-tree mounts controller does.
+	// spec.mount to the mount object's status.URL (kept when the mount has
+	// no usable URL: kcp refuses to unset it), and moves its phase from
+	// Scheduling to Ready once the mount is ready, as kcp's in-tree mounts
+	// controller does.
 	WorkspaceURL bool
 	// InTreeMountsController tells that kcp's in-tree mounts controller
 	// (feature gate WorkspaceMounts) runs on the shard. It marks a Workspace
@@ -137,20 +138,17 @@ func ownCondition(ws *tenancyv1alpha1.Workspace) *conditionsv1alpha1.Condition {
 }
 
 // applyURL sets spec.URL of a Workspace with spec.mount to its mount's URL:
-// the mount object's status.URL when kcp may route to it, else none (the
-// object is missing, has no usable URL, the reference is invalid or its kind
-// not served), as kcp's in-tree controller would have it. It is left alone
-// where the controller cannot tell (an unwatched resource). A Workspace
-// mounted by the legacy annotation is an ordinary Workspace, with kcp's own
-// URL: it is never touched.
+// the mount object's status.URL when kcp may route to it. Otherwise it is
+// left as it is: kcp refuses to unset spec.URL once set (a validation rule
+// of WorkspaceSpec, "URL cannot be unset", v0.28 to v0.32.3), and so does
+// kcp's in-tree controller; the condition, False then, is what takes the
+// Workspace out of traffic. A Workspace mounted by the legacy annotation is
+// an ordinary Workspace, with kcp's own URL: it is never touched.
 func applyURL(ws *tenancyv1alpha1.Workspace, state mountState) {
-	if ws.Spec.Mount == nil || !state.mounted || state.status.Reason == mount.ReasonMountInformerLimitReached {
+	if ws.Spec.Mount == nil || !state.mounted || !routable(state.status.URL) {
 		return
 	}
-	ws.Spec.URL = ""
-	if routable(state.status.URL) {
-		ws.Spec.URL = state.status.URL
-	}
+	ws.Spec.URL = state.status.URL
 }
 
 // applyPhase moves a Workspace with spec.mount from Scheduling to Ready once

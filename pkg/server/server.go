@@ -324,6 +324,9 @@ func (o *Options) routingOptions(ctx context.Context, cfg *rest.Config) (workspa
 		if routing.InTreeMountsController && routing.WorkspaceURL {
 			return routing, workspacemounts.InTreeConflict()
 		}
+		if routing.WorkspaceURL && !routing.WorkspaceCondition {
+			logger.Info("--workspace-url without --workspace-condition: a mount that is not ready keeps its URL and takes traffic, as with kcp's in-tree mounts controller")
+		}
 		logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
 			"inTreeMountsController", routing.InTreeMountsController)
 		return routing, nil
