@@ -17,6 +17,10 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
@@ -34,7 +38,9 @@ var keptWorkspaceAnnotations = []string{
 // shard with 10^5 Workspaces fits in little memory. It keeps metadata but
 // other annotations, owner references, finalizers and managed fields;
 // spec.mount, spec.cluster and (of a Workspace with spec.mount) spec.URL;
-// status.phase and the controller's own condition.
+// status.phase, the controller's own condition, and the type and status of
+// every other False condition whose type starts with "Workspace" (what
+// kcp's phase rule reads, kcpPhaseRule).
 //
 // The controller's writes depend on it: the patch of metadata and spec is
 // the difference of two trimmed copies, which differ only in what the
@@ -58,8 +64,13 @@ func TrimWorkspace(ws *tenancyv1alpha1.Workspace) {
 	}
 	ws.Spec = spec
 	status := tenancyv1alpha1.WorkspaceStatus{Phase: ws.Status.Phase}
-	if own := ownCondition(ws); own != nil {
-		status.Conditions = conditionsv1alpha1.Conditions{*own}
+	for _, c := range ws.Status.Conditions {
+		switch {
+		case c.Type == mount.ConditionType:
+			status.Conditions = append(status.Conditions, c)
+		case c.Status == corev1.ConditionFalse && strings.HasPrefix(string(c.Type), "Workspace"):
+			status.Conditions = append(status.Conditions, conditionsv1alpha1.Condition{Type: c.Type, Status: c.Status})
+		}
 	}
 	ws.Status = status
 }

@@ -142,6 +142,14 @@ type Controller struct {
 	conflictedLock sync.Mutex
 	conflicted     map[string]bool
 
+	// ownVersions holds, per Workspace key, the resourceVersions of the
+	// controller's last two patches of it. Their watch events bring nothing
+	// to reconcile (the version is the one the controller computed from the
+	// last it saw, plus its own change), so they are not reconciled: a change
+	// reads the mount object once, not once more per patch.
+	ownVersionsLock sync.Mutex
+	ownVersions     map[string][2]string
+
 	// handlers are added to the shared informers by Start and removed when
 	// it returns: the informers outlive the controller (the virtual
 	// workspace reads them too), a controller runs once.
@@ -185,8 +193,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		patchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, subresources...)
 		},
-		observed:   map[string]time.Time{},
-		conflicted: map[string]bool{},
+		observed:    map[string]time.Time{},
+		conflicted:  map[string]bool{},
+		ownVersions: map[string][2]string{},
 		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 		},
@@ -287,7 +296,13 @@ func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 		}
 	}
 	if newWS == nil {
+		if oldWS != nil {
+			c.forgetOwnVersions(oldWS)
+		}
 		return
+	}
+	if oldWS != nil && c.isOwnVersion(newWS) {
+		return // the controller's own patch: nothing new
 	}
 	if oldWS == nil && (mount.IsMounted(newWS) || carriesStatus(newWS) || ownCondition(newWS) != nil) ||
 		oldWS != nil && (mountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || routingChanged(oldWS, newWS)) {
@@ -309,16 +324,16 @@ func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 		oldWS.Annotations[mount.StatusAnnotationKey] != newWS.Annotations[mount.StatusAnnotationKey]
 }
 
-// routingChanged tells whether someone changed what the controller keeps
-// for kcp's routing (RoutingOptions) on a mounted Workspace, or one that
-// carries its condition: the condition, spec.URL. (The phase is kcp's once
-// out of Scheduling: its changes need no reconcile.)
+// routingChanged tells whether something changed that the controller's
+// routing (RoutingOptions) depends on, on a mounted Workspace or one that
+// carries its condition: the condition, spec.URL, the phase (kcp finishing
+// a legacy-mounted Workspace's initialization lets the condition in).
 func routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	oldCondition, newCondition := ownCondition(oldWS), ownCondition(newWS)
 	if oldCondition == nil && newCondition == nil && !mount.IsMounted(newWS) {
 		return false
 	}
-	return oldWS.Spec.URL != newWS.Spec.URL ||
+	return oldWS.Spec.URL != newWS.Spec.URL || oldWS.Status.Phase != newWS.Status.Phase ||
 		(oldCondition == nil) != (newCondition == nil) || oldCondition != nil && *oldCondition != *newCondition
 }
 
@@ -659,6 +674,9 @@ func (c *Controller) commit(ctx context.Context, key string, oldResource, newRes
 	switch {
 	case err == nil:
 		patches.WithLabelValues(metrics.PatchApplied).Inc()
+		if patcher.written != nil {
+			c.noteOwnVersion(key, patcher.written.ResourceVersion)
+		}
 		return patcher.written, nil
 	case apierrors.IsConflict(err):
 		patches.WithLabelValues(metrics.PatchConflict).Inc()
@@ -686,6 +704,37 @@ func (p *workspacePatcher) Patch(ctx context.Context, name string, pt types.Patc
 		p.written = ws
 	}
 	return ws, err
+}
+
+// noteOwnVersion remembers that the controller wrote version rv of key.
+func (c *Controller) noteOwnVersion(key, rv string) {
+	c.ownVersionsLock.Lock()
+	defer c.ownVersionsLock.Unlock()
+	versions := c.ownVersions[key]
+	c.ownVersions[key] = [2]string{versions[1], rv}
+}
+
+// isOwnVersion tells whether ws is a version the controller wrote.
+func (c *Controller) isOwnVersion(ws *tenancyv1alpha1.Workspace) bool {
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil || ws.ResourceVersion == "" {
+		return false
+	}
+	c.ownVersionsLock.Lock()
+	defer c.ownVersionsLock.Unlock()
+	versions := c.ownVersions[key]
+	return versions[0] == ws.ResourceVersion || versions[1] == ws.ResourceVersion
+}
+
+// forgetOwnVersions drops what is remembered of a deleted Workspace.
+func (c *Controller) forgetOwnVersions(ws *tenancyv1alpha1.Workspace) {
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil {
+		return
+	}
+	c.ownVersionsLock.Lock()
+	defer c.ownVersionsLock.Unlock()
+	delete(c.ownVersions, key)
 }
 
 // markConflicted notes that key's last patch conflicted: its next try reads

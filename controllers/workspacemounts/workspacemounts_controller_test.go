@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -178,6 +179,11 @@ func testController(k *fakeKCP, routing RoutingOptions, getMountObject func(cont
 		getWorkspace:   k.get,
 		observed:       map[string]time.Time{},
 		conflicted:     map[string]bool{},
+		ownVersions:    map[string][2]string{},
+		workspacesQueue: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "test"}),
+		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "test-mounts"}),
 	}, indexer
 }
 
@@ -286,6 +292,7 @@ func TestProcessWorkspaceRouting(t *testing.T) {
 	require.Equal(t, "https://shard.example/clusters/target", written.Spec.URL, "a mount without URL keeps the last one: kcp refuses to unset it")
 	require.Equal(t, corev1.ConditionFalse, ownCondition(written).Status)
 	require.Equal(t, conditionsv1alpha1.ConditionSeverityInfo, ownCondition(written).Severity)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, written.Status.Phase, "kcp's rule, in the same status patch")
 	key = syncCache(t, k, indexer, "mounted")
 	require.NoError(t, c.processWorkspace(ctx, key))
 	require.Len(t, k.patches, 4, "a steady state writes nothing")
@@ -299,9 +306,42 @@ func TestProcessWorkspaceRouting(t *testing.T) {
 	require.Equal(t, "status", k.patches[4].subresource)
 	require.Equal(t, 1, k.reads)
 	requireSemanticEqual(t, kcpConditions, k.workspaces["mounted"].Status.Conditions)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, k.workspaces["mounted"].Status.Phase, "nothing False any more")
 	key = syncCache(t, k, indexer, "mounted")
 	require.NoError(t, c.processWorkspace(ctx, key))
 	require.Len(t, k.patches, 5, "a steady state writes nothing")
+}
+
+// TestOwnPatchesAreNotReconciledAgain: the watch events of the controller's
+// own patches (a change is up to two) enqueue nothing; anyone else's change
+// of the same Workspace does.
+func TestOwnPatchesAreNotReconciledAgain(t *testing.T) {
+	t.Parallel()
+	ws := mountedWorkspace(kubeClusterRef)
+	ws.Status.Phase = corev1alpha1.LogicalClusterPhaseScheduling
+	k := newFakeKCP(ws)
+	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true},
+		returns(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://shard.example/clusters/target"}), nil))
+	defer c.workspacesQueue.ShutDown()
+	defer c.mountsQueue.ShutDown()
+	before := k.cached("mounted")
+	key := syncCache(t, k, indexer, "mounted")
+	require.NoError(t, c.processWorkspace(context.Background(), key))
+	require.Len(t, k.patches, 2)
+
+	afterFirst := before.DeepCopy()
+	afterFirst.ResourceVersion = "2"
+	afterFirst.Annotations[mount.PhaseAnnotationKey] = "Ready"
+	c.handleWorkspace(before, afterFirst)
+	own := k.cached("mounted") // version 3, the status patch
+	c.handleWorkspace(afterFirst, own)
+	require.Zero(t, c.workspacesQueue.Len(), "the controller's own versions")
+
+	foreign := own.DeepCopy()
+	foreign.ResourceVersion = "4"
+	foreign.Spec.URL = "https://elsewhere.example" // a tenant redirects the mount
+	c.handleWorkspace(own, foreign)
+	require.Equal(t, 1, c.workspacesQueue.Len())
 }
 
 // requireSemanticEqual compares as kcp does: times by instant, not location.
@@ -314,8 +354,8 @@ func requireSemanticEqual(t *testing.T, want, got interface{}, msgAndArgs ...int
 
 // TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace: a Workspace
 // that is not mounted any more (the legacy annotation removed) loses the
-// annotations and the condition, and its spec.URL, kcp's own, is not
-// touched.
+// annotations and the condition, and is Ready again; its spec.URL, kcp's
+// own, is not touched.
 func TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace(t *testing.T) {
 	t.Parallel()
 	ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
@@ -328,7 +368,7 @@ func TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace(t *testing.T)
 	key := syncCache(t, k, indexer, "legacy")
 	require.NoError(t, c.processWorkspace(ctx, key))
 	require.Equal(t, "https://shard.example/clusters/legacy", k.workspaces["legacy"].Spec.URL, "a legacy mount keeps kcp's URL")
-	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, k.workspaces["legacy"].Status.Phase)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, k.workspaces["legacy"].Status.Phase, "kcp's rule, in the same patch")
 	require.Equal(t, corev1.ConditionFalse, ownCondition(k.workspaces["legacy"]).Status)
 
 	delete(k.workspaces["legacy"].Annotations, mount.LegacyAnnotationKey)
@@ -336,6 +376,7 @@ func TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace(t *testing.T)
 	require.NoError(t, c.processWorkspace(ctx, key))
 	require.Nil(t, ownCondition(k.workspaces["legacy"]))
 	requireSemanticEqual(t, kcpConditions, k.workspaces["legacy"].Status.Conditions)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, k.workspaces["legacy"].Status.Phase, "no False condition left: Ready, by kcp's rule")
 	require.NotContains(t, k.workspaces["legacy"].Annotations, mount.PhaseAnnotationKey)
 	for _, p := range k.patches {
 		require.False(t, p.conflicted)

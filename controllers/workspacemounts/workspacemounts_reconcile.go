@@ -97,16 +97,27 @@ func (r *workspaceReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspace
 
 // applyStatus sets what the controller owns in ws's status, the part the
 // status subresource writes: with --workspace-condition the condition
-// (without, it removes it), and with --workspace-url the phase out of
-// Scheduling.
+// (without, it removes it), with --workspace-url the phase out of
+// Scheduling, and then the phase by kcp's own rule for the conditions
+// (kcpPhaseRule), which kcp's controller would write a moment later: one
+// write fewer per change, and no wait for kcp's queue.
 func (r *workspaceReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state mountState) {
-	if r.routing.WorkspaceCondition && state.mounted {
-		setCondition(ws, conditionOf(state.status, r.routing.InTreeMountsController, state.at))
-	} else {
+	had := ownCondition(ws) != nil
+	switch {
+	case !r.routing.WorkspaceCondition || !state.mounted:
 		removeCondition(ws)
+	case ws.Spec.Mount == nil && !kcpIsDone(ws):
+		// A Workspace mounted by the legacy annotation is an ordinary one
+		// that kcp schedules and initializes first: a False condition now
+		// would make it Unavailable, where kcp stops initializing it.
+	default:
+		setCondition(ws, conditionOf(state.status, r.routing.InTreeMountsController, state.at))
 	}
 	if r.routing.WorkspaceURL {
 		applyPhase(ws, state)
+	}
+	if r.routing.WorkspaceCondition || had {
+		kcpPhaseRule(ws)
 	}
 }
 

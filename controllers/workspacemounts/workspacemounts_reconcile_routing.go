@@ -17,6 +17,8 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -149,6 +151,33 @@ func applyURL(ws *tenancyv1alpha1.Workspace, state mountState) {
 		return
 	}
 	ws.Spec.URL = state.status.URL
+}
+
+// kcpIsDone tells whether kcp has finished scheduling and initializing a
+// Workspace: its phase is Ready or Unavailable.
+func kcpIsDone(ws *tenancyv1alpha1.Workspace) bool {
+	return ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady || ws.Status.Phase == corev1alpha1.LogicalClusterPhaseUnavailable
+}
+
+// kcpPhaseRule is kcp's own rule for a Workspace's phase from its
+// conditions (updateTerminalConditionPhase in
+// pkg/reconciler/tenancy/workspace, v0.27 to v0.32.3): Unavailable while any
+// condition whose type starts with "Workspace" is False, and back to Ready
+// from Unavailable when none is.
+func kcpPhaseRule(ws *tenancyv1alpha1.Workspace) {
+	notReady := false
+	for _, c := range ws.Status.Conditions {
+		if c.Status == corev1.ConditionFalse && strings.HasPrefix(string(c.Type), "Workspace") {
+			notReady = true
+			break
+		}
+	}
+	switch {
+	case notReady && ws.Status.Phase != corev1alpha1.LogicalClusterPhaseUnavailable:
+		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseUnavailable
+	case !notReady && ws.Status.Phase == corev1alpha1.LogicalClusterPhaseUnavailable:
+		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	}
 }
 
 // applyPhase moves a Workspace with spec.mount from Scheduling to Ready once

@@ -54,6 +54,10 @@ func TestReconcileRouting(t *testing.T) {
 		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseScheduling
 		return ws
 	}
+	kcpDone := func(ws *tenancyv1alpha1.Workspace) *tenancyv1alpha1.Workspace {
+		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+		return ws
+	}
 
 	for _, tc := range []struct {
 		name       string
@@ -80,7 +84,7 @@ func TestReconcileRouting(t *testing.T) {
 			name: "ready without URL", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready"}),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "ready without URL beside kcp's in-tree controller is Unknown", ws: mountedWorkspace(kubeClusterRef), inTree: true,
@@ -91,47 +95,47 @@ func TestReconcileRouting(t *testing.T) {
 			name: "ready with a URL kcp must not be sent to", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "file:///etc/passwd"}),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "ready with user information in the URL", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://admin:secret@proxy.example/"}),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "initializing", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Initializing", "URL": "https://proxy.example/clusters/a"}),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountNotReady, severity: conditionsv1alpha1.ConditionSeverityInfo,
-			wantURL: "https://proxy.example/clusters/a", wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantURL: "https://proxy.example/clusters/a", wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "connecting", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Connecting"}),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountNotReady, severity: conditionsv1alpha1.ConditionSeverityInfo,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "the mount says Unknown", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Unknown"}),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountNotReady, severity: conditionsv1alpha1.ConditionSeverityWarning,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "unrecognized phase", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Happy"}),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountPhaseUnrecognized, severity: conditionsv1alpha1.ConditionSeverityError,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "mount object not found", ws: withURL(mountedWorkspace(kubeClusterRef)), getErr: notFound,
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountObjectNotFound, severity: conditionsv1alpha1.ConditionSeverityError,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "kind not served", ws: withURL(mountedWorkspace(kubeClusterRef)), resolve: notServed,
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountKindUnknown, severity: conditionsv1alpha1.ConditionSeverityError,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "informer limit reached: Unknown, the URL left alone", ws: withURL(mountedWorkspace(kubeClusterRef)), denied: true,
@@ -141,13 +145,19 @@ func TestReconcileRouting(t *testing.T) {
 		{
 			name: "invalid reference", ws: withURL(mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "a/b"})),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountReferenceInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
-			wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
-			name:       "legacy mount: the condition, never the URL or the phase",
-			ws:         withURL(legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)),
-			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example/clusters/a"}),
-			wantStatus: corev1.ConditionTrue, wantReason: mount.ReasonMountReady,
+			name:       "legacy mount: the condition, never the URL",
+			ws:         kcpDone(withURL(legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`))),
+			object:     mountObject(map[string]interface{}{"phase": "Connecting", "URL": "https://proxy.example/clusters/a"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountNotReady, severity: conditionsv1alpha1.ConditionSeverityInfo,
+			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name:    "legacy mount kcp has not initialized yet: no condition, or it would stop there",
+			ws:      withURL(legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)),
+			object:  mountObject(map[string]interface{}{"phase": "Connecting"}),
 			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
 		},
 		{

@@ -51,6 +51,8 @@ func TestTrimForCache(t *testing.T) {
 			Conditions: conditionsv1alpha1.Conditions{
 				{Type: "WorkspaceScheduled", Status: "True", Message: "a long message"},
 				{Type: mount.ConditionType, Status: "False", Reason: mount.ReasonMountNotReady, Message: "the mount is Connecting"},
+				{Type: "WorkspaceInitialized", Status: "False", Reason: "InitializerExists", Message: "a long message"},
+				{Type: "Ready", Status: "False", Reason: "NotReady"},
 			},
 		},
 	}
@@ -68,7 +70,10 @@ func TestTrimForCache(t *testing.T) {
 		Spec: tenancyv1alpha1.WorkspaceSpec{Mount: mountRef, Cluster: "c2", URL: "https://x"},
 		Status: tenancyv1alpha1.WorkspaceStatus{
 			Phase:      "Ready",
-			Conditions: conditionsv1alpha1.Conditions{{Type: mount.ConditionType, Status: "False", Reason: mount.ReasonMountNotReady, Message: "the mount is Connecting"}},
+			Conditions: conditionsv1alpha1.Conditions{
+				{Type: mount.ConditionType, Status: "False", Reason: mount.ReasonMountNotReady, Message: "the mount is Connecting"},
+				{Type: "WorkspaceInitialized", Status: "False"}, // what kcp's phase rule reads
+			},
 		},
 	}, trimmed, "what the controller, the virtual workspace and the metrics read, nothing else")
 
