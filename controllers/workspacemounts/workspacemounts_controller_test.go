@@ -322,8 +322,8 @@ func TestOwnPatchesAreNotReconciledAgain(t *testing.T) {
 	k := newFakeKCP(ws)
 	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true},
 		returns(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://shard.example/clusters/target"}), nil))
-	defer c.workspacesQueue.ShutDown()
-	defer c.mountsQueue.ShutDown()
+	t.Cleanup(c.workspacesQueue.ShutDown)
+	t.Cleanup(c.mountsQueue.ShutDown)
 	before := k.cached("mounted")
 	key := syncCache(t, k, indexer, "mounted")
 	require.NoError(t, c.processWorkspace(context.Background(), key))

@@ -69,7 +69,7 @@ func TestTrimForCache(t *testing.T) {
 		},
 		Spec: tenancyv1alpha1.WorkspaceSpec{Mount: mountRef, Cluster: "c2", URL: "https://x"},
 		Status: tenancyv1alpha1.WorkspaceStatus{
-			Phase:      "Ready",
+			Phase: "Ready",
 			Conditions: conditionsv1alpha1.Conditions{
 				{Type: mount.ConditionType, Status: "False", Reason: mount.ReasonMountNotReady, Message: "the mount is Connecting"},
 				{Type: "WorkspaceInitialized", Status: "False"}, // what kcp's phase rule reads
