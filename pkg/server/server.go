@@ -84,6 +84,13 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	// When kcp answers right away, --workspace-url beside kcp's in-tree
+	// controller is refused before anything is served or logged: one line.
+	// Otherwise the controller asks again once kcp answers.
+	routing, routingKnown, err := o.routingOptions(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
 	metrics.Register()
 	group, ctx := errgroup.WithContext(ctx)
 
@@ -114,7 +121,12 @@ func Run(ctx context.Context, o *Options) error {
 		if err != nil {
 			return nil //nolint:nilerr // it fails only when ctx is done: stopping
 		}
-		return run(ctx, o, cfg, tenancyIdentity, tokenReviewLoader, contact, setNotReady, func() { notReady.Store(nil) })
+		if !routingKnown {
+			if routing, _, err = o.routingOptions(ctx, cfg, true); err != nil {
+				return err
+			}
+		}
+		return run(ctx, o, cfg, tenancyIdentity, routing, tokenReviewLoader, contact, setNotReady, func() { notReady.Store(nil) })
 	})
 	if err := group.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -128,7 +140,8 @@ const contactProbeInterval = 10 * time.Second
 
 // run starts the informers, the virtual workspace and the controller once
 // kcp has answered, and returns when ctx is done or a part fails.
-func run(ctx context.Context, o *Options, cfg *rest.Config, tenancyIdentity string, tokenReviewLoader *kubeconfig.Loader, contact *kcpcontact.Tracker,
+func run(ctx context.Context, o *Options, cfg *rest.Config, tenancyIdentity string, routing workspacemounts.RoutingOptions,
+	tokenReviewLoader *kubeconfig.Loader, contact *kcpcontact.Tracker,
 	setNotReady func(reason string), setReady func()) error {
 	logger := klog.FromContext(ctx)
 	kcpClient, err := kcpclientset.NewForConfig(clients.WithWildcardIdentities(cfg, map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: tenancyIdentity}))
@@ -171,10 +184,6 @@ func run(ctx context.Context, o *Options, cfg *rest.Config, tenancyIdentity stri
 			return err
 		}
 		controllerClients := workspacemounts.Clients{KCP: kcpClient, Dynamic: dynamicClient, Metadata: metadataClient}
-		routing, err := o.routingOptions(ctx, cfg)
-		if err != nil {
-			return err
-		}
 		controllerOptions := workspacemounts.Options{MaxMountInformers: o.MaxMountInformers, Routing: routing}
 		synced = append(synced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced)
 		starters = append(starters, apiExtensionsInformers.Start)
@@ -281,55 +290,64 @@ func waitForTenancyIdentity(ctx context.Context, cfg *rest.Config) (string, erro
 	}
 }
 
+// routingAttemptTimeout bounds one reading of kcp's /metrics: the first
+// comes before the health endpoints are served.
+const routingAttemptTimeout = 5 * time.Second
+
 // routingOptions are --workspace-condition and --workspace-url, and whether
 // kcp's in-tree mounts controller runs on the shard, which is asked when
-// either is on: --workspace-url is refused beside it. kcp is asked again,
-// with backoff, while it does not answer; when it refuses to tell (no right
-// to read /metrics), the in-tree controller is taken to run, which is the
-// safe answer for the condition.
-func (o *Options) routingOptions(ctx context.Context, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
-	routing := workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL}
+// either is on (known tells that it was): --workspace-url is refused beside
+// it. With retry, kcp is asked again with backoff while it does not answer;
+// without, once. When kcp refuses to tell (no right to read /metrics), the
+// in-tree controller is taken to run, which is the safe answer for the
+// condition.
+func (o *Options) routingOptions(ctx context.Context, cfg *rest.Config, retry bool) (routing workspacemounts.RoutingOptions, known bool, err error) {
+	routing = workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL}
 	if !routing.WorkspaceCondition && !routing.WorkspaceURL {
-		return routing, nil
+		return routing, true, nil
 	}
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
-		return routing, err
+		return routing, false, err
 	}
 	logger := klog.FromContext(ctx)
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
 	for {
-		runs, err := workspacemounts.InTreeMountsControllerRuns(ctx, client.Discovery().RESTClient())
+		attemptCtx, cancel := context.WithTimeout(ctx, routingAttemptTimeout)
+		runs, err := workspacemounts.InTreeMountsControllerRuns(attemptCtx, client.Discovery().RESTClient())
+		cancel()
 		switch {
 		case err == nil:
 			routing.InTreeMountsController = runs
 		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 			if routing.WorkspaceURL {
-				return routing, fmt.Errorf("--workspace-url needs to know that kcp's in-tree mounts controller does not run on the shard: %w", err)
+				return routing, false, fmt.Errorf("--workspace-url needs to know that kcp's in-tree mounts controller does not run on the shard: %w", err)
 			}
 			logger.Error(err, "cannot tell whether kcp's in-tree mounts controller runs; taken to run: a mount that is Ready without URL gets condition "+mount.ConditionType+" Unknown, not False")
 			routing.InTreeMountsController = true
 		case ctx.Err() != nil:
-			return routing, ctx.Err()
+			return routing, false, ctx.Err()
+		case !retry:
+			return routing, false, nil
 		default:
 			delay := backoff.Step()
 			logger.Error(err, "waiting for kcp's /metrics, retrying", "retryIn", delay.Round(100*time.Millisecond))
 			select {
 			case <-ctx.Done():
-				return routing, ctx.Err()
+				return routing, false, ctx.Err()
 			case <-time.After(delay):
 			}
 			continue
 		}
 		if routing.InTreeMountsController && routing.WorkspaceURL {
-			return routing, workspacemounts.InTreeConflict()
+			return routing, false, workspacemounts.InTreeConflict()
 		}
 		if routing.WorkspaceURL && !routing.WorkspaceCondition {
 			logger.Info("--workspace-url without --workspace-condition: a mount that is not ready keeps its URL and takes traffic, as with kcp's in-tree mounts controller")
 		}
 		logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
 			"inTreeMountsController", routing.InTreeMountsController)
-		return routing, nil
+		return routing, true, nil
 	}
 }
 
