@@ -100,12 +100,12 @@ var (
 		"workqueue_longest_running_processor_seconds":        wqLabel,
 	}
 	counters = map[string]metricSpec{
-		"workspacemounts_reconcile_total":          {"queue": queues, "result": {"success", "error", "requeue"}},
-		"workspacemounts_annotation_patches_total": {"result": {"applied", "conflict", "error"}},
+		"workspacemounts_reconcile_total":                {"queue": queues, "result": {"success", "error", "requeue"}},
+		"workspacemounts_annotation_patches_total":       {"result": {"applied", "conflict", "error"}},
 		"workspacemounts_workspace_status_patches_total": {"result": {"applied", "conflict", "error"}},
-		"workspacemounts_phase_transitions_total":  {"from": transitionPhases, "to": transitionPhases},
-		"workqueue_adds_total":                     wqLabel,
-		"workqueue_retries_total":                  wqLabel,
+		"workspacemounts_phase_transitions_total":        {"from": transitionPhases, "to": transitionPhases},
+		"workqueue_adds_total":                           wqLabel,
+		"workqueue_retries_total":                        wqLabel,
 		"apiserver_request_total": {
 			"verb": nil, "dry_run": nil, "group": nil, "version": nil, "resource": nil,
 			"subresource": nil, "scope": nil, "component": nil, "code": nil,
