@@ -69,6 +69,10 @@ lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .gola
 bench-controller: build ## Time until N mounted Workspaces reflect a flip, against kcp's in-tree controller.
 	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES)
 
+.PHONY: bench-routing
+bench-routing: build ## Time until N mounted Workspaces have the right spec.URL and phase after a flip: kcp's in-tree controller, then the plugin (both flags), each on its own kcp.
+	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES) --mode=routing
+
 .PHONY: bench-virtual
 bench-virtual: build ## The virtual workspace with N mounted Workspaces: lists at * against kcp's, and watchers (in-tree controller off).
 	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES) --in-tree=false

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -70,10 +71,11 @@ func newBench(kcp *kcpServer, plugin *framework.Plugin, opts options) (*bench, e
 // when run fails.
 func (b *bench) run(ctx context.Context) (*result, error) {
 	res := &result{workspaces: b.opts.workspaces, clusters: b.opts.clusters, inTree: b.opts.inTree}
-	t, err := b.setUp(ctx, res)
+	t, times, err := b.setUp(ctx, func(l layout) *tracker { return newTracker(l, initialStage, b.opts.inTree) })
 	if err != nil {
 		return nil, err
 	}
+	res.setup, res.mountsSetup = times.all, times.mounts
 	setUpDone := time.Now()
 	err = b.await(ctx, t, initialStage.name)
 	res.initial = t.convergence(setUpDone)
@@ -110,9 +112,16 @@ func (b *bench) run(ctx context.Context) (*result, error) {
 	return res, err
 }
 
-// setUp creates the clusters with the mount CRD, starts the watch and creates
-// the mount objects and the mounted Workspaces. It records the set-up time in res.
-func (b *bench) setUp(ctx context.Context, res *result) (*tracker, error) {
+// setUpTimes is how long the set-up took: all of it, and its part that
+// created the mount objects and mounted Workspaces.
+type setUpTimes struct {
+	all, mounts time.Duration
+}
+
+// setUp creates the clusters with the mount CRD, starts the watch feeding the
+// tracker that track returns for their layout, and creates the mount objects
+// and the mounted Workspaces.
+func (b *bench) setUp(ctx context.Context, track func(layout) *tracker) (*tracker, setUpTimes, error) {
 	began := time.Now()
 	logf("creating %d workspaces with the %s CRD", b.opts.clusters, mountGVR.GroupResource())
 	l := layout{clusters: make([]logicalcluster.Name, b.opts.clusters), mounts: b.opts.workspaces}
@@ -125,12 +134,12 @@ func (b *bench) setUp(ctx context.Context, res *result) (*tracker, error) {
 		return b.clients.installMountCRD(ctx, cluster)
 	})
 	if err != nil {
-		return nil, err
+		return nil, setUpTimes{}, err
 	}
 
-	t := newTracker(l, initialStage, b.opts.inTree)
+	t := track(l)
 	if err := watchWorkspaces(ctx, b.shardCfg, t); err != nil {
-		return nil, fmt.Errorf("watching Workspaces: %w", err)
+		return nil, setUpTimes{}, fmt.Errorf("watching Workspaces: %w", err)
 	}
 
 	logf("creating %d mount objects and mounted Workspaces", b.opts.workspaces)
@@ -139,11 +148,11 @@ func (b *bench) setUp(ctx context.Context, res *result) (*tracker, error) {
 		return b.clients.createMount(ctx, l, i)
 	})
 	if err != nil {
-		return nil, err
+		return nil, setUpTimes{}, err
 	}
-	res.setup, res.mountsSetup = time.Since(began), time.Since(mountsBegan)
-	logf("set-up took %s", res.setup.Round(time.Millisecond))
-	return t, nil
+	times := setUpTimes{all: time.Since(began), mounts: time.Since(mountsBegan)}
+	logf("set-up took %s", times.all.Round(time.Millisecond))
+	return t, times, nil
 }
 
 // countSyncErrors counts the failed syncs both controllers logged so far.
@@ -156,18 +165,22 @@ func (b *bench) countSyncErrors(res *result) {
 	res.syncErrorsErr = errors.Join(pluginErr, inTreeErr)
 }
 
-// await waits until every Workspace shows the tracker's stage for both
-// controllers (the plugin alone with --in-tree=false), for at most the timeout. It returns errNotConverged on timeout,
-// and another error if ctx is done or kcp or the plugin exited.
+// await waits until every Workspace shows the tracker's stage for each
+// controller it measures (both, the plugin alone with --in-tree=false), for
+// at most the timeout. It returns errNotConverged on timeout, and another
+// error if ctx is done or kcp or the plugin (if any) exited.
 func (b *bench) await(ctx context.Context, t *tracker, label string) error {
 	logf("waiting for the %s", label)
 	defer every(progressInterval, func() {
 		plugin, inTree := t.progress()
-		if t.withInTree {
-			logf("%s: plugin %d/%d, in-tree %d/%d", label, plugin, t.layout.mounts, inTree, t.layout.mounts)
-		} else {
-			logf("%s: plugin %d/%d", label, plugin, t.layout.mounts)
+		var parts []string
+		if t.withPlugin() {
+			parts = append(parts, fmt.Sprintf("plugin %d/%d", plugin, t.layout.mounts))
 		}
+		if t.withInTree() {
+			parts = append(parts, fmt.Sprintf("in-tree %d/%d", inTree, t.layout.mounts))
+		}
+		logf("%s: %s", label, strings.Join(parts, ", "))
 	})()
 	ticker := time.NewTicker(awaitInterval)
 	defer ticker.Stop()
@@ -181,9 +194,18 @@ func (b *bench) await(ctx context.Context, t *tracker, label string) error {
 			return errNotConverged
 		case <-ticker.C:
 		}
-		if err := errors.Join(b.kcp.CheckRunning(), b.plugin.CheckRunning()); err != nil {
+		if err := b.checkRunning(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkRunning returns an error if kcp or the plugin (if any) exited.
+func (b *bench) checkRunning() error {
+	err := b.kcp.CheckRunning()
+	if b.plugin != nil {
+		err = errors.Join(err, b.plugin.CheckRunning())
+	}
+	return err
 }

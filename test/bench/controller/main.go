@@ -21,7 +21,10 @@ limitations under the License.
 // takes until every Workspace shows the flip. Then it measures the plugin's
 // virtual workspace: how fast it lists the N WorkspaceMounts across all
 // clusters, against listing the Workspaces from kcp directly, and how fast a
-// change reaches many watchers. See README.md.
+// change reaches many watchers. With --mode=routing it measures instead what
+// kcp routes by, spec.URL and the phase of every mounted Workspace, as kcp's
+// in-tree controller writes them on one kcp and the plugin with
+// --workspace-condition --workspace-url on another (routing.go). See README.md.
 package main
 
 import (
@@ -33,6 +36,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -40,8 +44,19 @@ import (
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
+// The modes: what the benchmark measures.
+const (
+	// modeAnnotations measures the plugin's annotations against what kcp's
+	// in-tree controller writes, both on one kcp, then the virtual workspace.
+	modeAnnotations = "annotations"
+	// modeRouting measures what kcp routes by (spec.URL, the phase), written
+	// by the in-tree controller on one kcp and by the plugin on another (routing.go).
+	modeRouting = "routing"
+)
+
 // options are the command line flags.
 type options struct {
+	mode        string
 	workspaces  int
 	clusters    int
 	concurrency int
@@ -59,7 +74,15 @@ type options struct {
 	listIterations int
 	// watchers is the number of concurrent watches the virtual workspace phase opens.
 	watchers int
+	// settle is how long the routing mode goes on counting writes after a step converged.
+	settle time.Duration
 }
+
+// annotationsOnly and routingOnly are the flags of one mode only.
+var (
+	annotationsOnly = []string{"virtual", "list-iterations", "watchers"}
+	routingOnly     = []string{"settle"}
+)
 
 func main() {
 	os.Exit(mainWithCode())
@@ -86,11 +109,13 @@ func mainWithCode() int {
 func parseFlags(args []string) (options, error) {
 	var opts options
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.StringVar(&opts.mode, "mode", modeAnnotations, "What to measure: "+modeAnnotations+" (the plugin's annotations and kcp's in-tree controller on one kcp, then the virtual workspace) or "+
+		modeRouting+" (spec.URL and kcp's phase of the Workspaces: kcp's in-tree controller on one kcp, then the plugin with --workspace-condition --workspace-url on another).")
 	fs.IntVar(&opts.workspaces, "workspaces", 1000, "Number of mounted Workspaces (and of mount objects).")
 	fs.IntVar(&opts.clusters, "clusters", 0, "Number of workspaces under root that hold the mount objects and mounted Workspaces. Default: workspaces/100, at least 1, at most 100.")
 	fs.IntVar(&opts.concurrency, "concurrency", 32, "Number of concurrent requests while setting up and flipping.")
 	fs.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "How long to wait for each convergence (initial state, then flip) before reporting what is missing.")
-	fs.StringVar(&opts.plugin, "plugin", "", "The workspacemounts binary. Default: <repo root>/bin/workspacemounts (make build).")
+	fs.StringVar(&opts.plugin, "plugin", "", "The workspacemounts binary. Default: $WORKSPACEMOUNTS_BINARY, else <repo root>/bin/workspacemounts (make build).")
 	fs.Func("plugin-args", "Extra arguments for `workspacemounts start`, separated by spaces, e.g. \"--workspace-workers=20\".", func(value string) error {
 		opts.pluginArgs = append(opts.pluginArgs, strings.Fields(value)...)
 		return nil
@@ -98,18 +123,37 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&opts.kcpLog, "kcp-log", "", "Write kcp's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
 	fs.StringVar(&opts.pluginLog, "plugin-log", "", "Write the plugin's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
 	fs.BoolVar(&opts.inTree, "in-tree", true, "Start kcp with --feature-gates=WorkspaceMounts=true and measure its in-tree mounts controller too. "+
-		"false leaves it off: the plugin alone writes the Workspaces, and nothing waits for the slow in-tree controller.")
+		"false leaves it off: the plugin alone writes the Workspaces, and nothing waits for the slow in-tree controller. With --mode=routing: false measures the plugin only.")
 	fs.BoolVar(&opts.virtual, "virtual", true, "After the flip, measure the virtual workspace: lists across all clusters and watchers.")
 	fs.IntVar(&opts.listIterations, "list-iterations", 50, "How often each list across all clusters is timed, after 3 warm-ups.")
 	fs.IntVar(&opts.watchers, "watchers", 100, "Number of concurrent watches of the virtual workspace across all clusters.")
+	fs.DurationVar(&opts.settle, "settle", 10*time.Second, "With --mode=routing: how long to go on counting Workspace writes after every Workspace showed a step, before the next.")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if opts.workspaces < 1 || opts.concurrency < 1 || opts.clusters < 0 || opts.timeout <= 0 || opts.listIterations < 1 || opts.watchers < 1 {
-		return options{}, errors.New("--workspaces, --concurrency, --timeout, --list-iterations and --watchers must be positive, --clusters must not be negative")
+	if opts.workspaces < 1 || opts.concurrency < 1 || opts.clusters < 0 || opts.timeout <= 0 || opts.listIterations < 1 || opts.watchers < 1 || opts.settle <= 0 {
+		return options{}, errors.New("--workspaces, --concurrency, --timeout, --list-iterations, --watchers and --settle must be positive, --clusters must not be negative")
+	}
+	var otherMode []string
+	switch opts.mode {
+	case modeAnnotations:
+		otherMode = routingOnly
+	case modeRouting:
+		otherMode = annotationsOnly
+	default:
+		return options{}, fmt.Errorf("--mode must be %s or %s, not %q", modeAnnotations, modeRouting, opts.mode)
+	}
+	var misplaced error
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(otherMode, f.Name) {
+			misplaced = errors.Join(misplaced, fmt.Errorf("--%s has no effect with --mode=%s", f.Name, opts.mode))
+		}
+	})
+	if misplaced != nil {
+		return options{}, misplaced
 	}
 	for _, arg := range opts.pluginArgs {
 		for _, flag := range framework.PluginServingFlags {
@@ -121,12 +165,21 @@ func parseFlags(args []string) (options, error) {
 	if opts.clusters == 0 {
 		opts.clusters = min(max(opts.workspaces/100, 1), 100)
 	}
-	if opts.plugin == "" {
-		root, err := framework.RepoRoot()
-		if err != nil {
-			return options{}, fmt.Errorf("finding the plugin binary (set --plugin to skip this): %w", err)
+	if opts.mode == modeRouting {
+		for _, arg := range opts.pluginArgs {
+			for _, flag := range routingPluginArgs {
+				if arg == flag || strings.HasPrefix(arg, flag+"=") {
+					return options{}, fmt.Errorf("--plugin-args must not set %s: --mode=routing sets it", flag)
+				}
+			}
 		}
-		opts.plugin = filepath.Join(root, "bin", "workspacemounts")
+	}
+	if opts.plugin == "" {
+		plugin, err := framework.PluginBinary()
+		if err != nil {
+			return options{}, fmt.Errorf("%w, or --plugin", err)
+		}
+		opts.plugin = plugin
 	}
 	return opts, nil
 }
@@ -135,6 +188,9 @@ func parseFlags(args []string) (options, error) {
 // the results to out. It stops both processes and removes its temporary
 // directory before it returns, also when ctx is cancelled.
 func run(ctx context.Context, opts options, out io.Writer) error {
+	if opts.mode == modeRouting {
+		return runRouting(ctx, opts, out)
+	}
 	dir, err := os.MkdirTemp("", "workspacemounts-bench-")
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
@@ -45,6 +45,14 @@ type stage struct {
 	phase mount.Phase
 	ready bool
 	url   func(i int) string
+
+	// For the routing mode (routing.go): workspacePhases are kcp's phases of
+	// the Workspace that show the stage, and condition, if set, the status the
+	// measured controller's condition must have.
+	workspacePhases []corev1alpha1.LogicalClusterPhaseType
+	condition       corev1.ConditionStatus
+	// describe says what a Workspace shows instead, if set.
+	describe func(ws *tenancyv1alpha1.Workspace) string
 }
 
 var (
@@ -78,31 +86,64 @@ func (s stage) inTreeShows(ws *tenancyv1alpha1.Workspace, i int) bool {
 	return ws.Spec.URL == s.url(i) && condition != nil && condition.Status == want
 }
 
+// shows tells whether a Workspace, mounting object i, shows a stage as one
+// controller writes it.
+type shows func(s stage, ws *tenancyv1alpha1.Workspace, i int) bool
+
 // tracker records, for the current stage, when each controller was first seen
-// to show it on each mounted Workspace.
+// to show it on each mounted Workspace, and counts the Workspaces' writes.
 type tracker struct {
 	layout layout
-	// withInTree tells whether kcp's in-tree controller runs and is waited for.
-	withInTree bool
+	// pluginShows and inTreeShows tell whether a Workspace shows the stage as
+	// each controller writes it; nil for a controller that is not measured.
+	pluginShows, inTreeShows shows
+	// ownShows, if set, tells whether a Workspace shows what the controller
+	// measured writes itself for the stage (the routing mode: spec.URL and its
+	// condition, before kcp's phase rule follows); only recorded.
+	ownShows shows
 
 	lock   sync.Mutex
 	stage  stage
 	latest map[int]*tenancyv1alpha1.Workspace
 	plugin map[int]time.Time
 	inTree map[int]time.Time
+	own    map[int]time.Time
+	// writes counts the writes of the mounted Workspaces seen since the stage
+	// began (resourceVersion changes), phaseChanges those that changed
+	// status.phase.
+	writes, phaseChanges int
 }
 
+// newTracker tracks the plugin's annotations and, with withInTree, what kcp's
+// in-tree controller writes (spec.URL and its condition).
 func newTracker(l layout, s stage, withInTree bool) *tracker {
-	return &tracker{layout: l, withInTree: withInTree, stage: s, latest: map[int]*tenancyv1alpha1.Workspace{}, plugin: map[int]time.Time{}, inTree: map[int]time.Time{}}
+	t := newTrackerOf(l, s, stage.pluginShows, nil)
+	if withInTree {
+		t.inTreeShows = stage.inTreeShows
+	}
+	return t
 }
 
-// begin starts tracking stage s, forgetting the times of the previous one.
-// Workspaces that show s already count as showing it now.
+// newTrackerOf tracks the controllers whose shows function is not nil.
+func newTrackerOf(l layout, s stage, pluginShows, inTreeShows shows) *tracker {
+	return &tracker{
+		layout: l, pluginShows: pluginShows, inTreeShows: inTreeShows, stage: s,
+		latest: map[int]*tenancyv1alpha1.Workspace{}, plugin: map[int]time.Time{}, inTree: map[int]time.Time{}, own: map[int]time.Time{},
+	}
+}
+
+// withPlugin and withInTree tell whether each controller is measured.
+func (t *tracker) withPlugin() bool { return t.pluginShows != nil }
+func (t *tracker) withInTree() bool { return t.inTreeShows != nil }
+
+// begin starts tracking stage s, forgetting the times and writes of the
+// previous one. Workspaces that show s already count as showing it now.
 func (t *tracker) begin(s stage) {
 	t.lock.Lock()
 	defer t.lock.Unlock()
 	t.stage = s
-	t.plugin, t.inTree = map[int]time.Time{}, map[int]time.Time{}
+	t.plugin, t.inTree, t.own = map[int]time.Time{}, map[int]time.Time{}, map[int]time.Time{}
+	t.writes, t.phaseChanges = 0, 0
 	now := time.Now()
 	for i, ws := range t.latest {
 		t.record(i, ws, now)
@@ -122,18 +163,50 @@ func (t *tracker) observe(obj interface{}) {
 	}
 	t.lock.Lock()
 	defer t.lock.Unlock()
+	if previous, ok := t.latest[i]; ok && previous.ResourceVersion != ws.ResourceVersion {
+		t.writes++
+		if previous.Status.Phase != ws.Status.Phase {
+			t.phaseChanges++
+		}
+	}
 	t.latest[i] = ws
 	t.record(i, ws, now)
 }
 
 // record notes the first time each controller shows the stage on ws.
 func (t *tracker) record(i int, ws *tenancyv1alpha1.Workspace, now time.Time) {
-	if _, seen := t.plugin[i]; !seen && t.stage.pluginShows(ws, i) {
+	if _, seen := t.plugin[i]; !seen && t.withPlugin() && t.pluginShows(t.stage, ws, i) {
 		t.plugin[i] = now
 	}
-	if _, seen := t.inTree[i]; !seen && t.withInTree && t.stage.inTreeShows(ws, i) {
+	if _, seen := t.inTree[i]; !seen && t.withInTree() && t.inTreeShows(t.stage, ws, i) {
 		t.inTree[i] = now
 	}
+	if _, seen := t.own[i]; !seen && t.ownShows != nil && t.ownShows(t.stage, ws, i) {
+		t.own[i] = now
+	}
+}
+
+// writesSeen returns the writes and phase changes seen since the stage began.
+func (t *tracker) writesSeen() (writes, phaseChanges int) {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	return t.writes, t.phaseChanges
+}
+
+// showingNow returns how many Workspaces show the stage now, in their latest
+// version, for each controller measured.
+func (t *tracker) showingNow() (plugin, inTree int) {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	for i, ws := range t.latest {
+		if t.withPlugin() && t.pluginShows(t.stage, ws, i) {
+			plugin++
+		}
+		if t.withInTree() && t.inTreeShows(t.stage, ws, i) {
+			inTree++
+		}
+	}
+	return plugin, inTree
 }
 
 // progress returns how many Workspaces show the stage for each controller.
@@ -143,11 +216,10 @@ func (t *tracker) progress() (plugin, inTree int) {
 	return len(t.plugin), len(t.inTree)
 }
 
-// done tells whether every Workspace shows the stage for both controllers,
-// or for the plugin alone without the in-tree controller.
+// done tells whether every Workspace shows the stage for each controller measured.
 func (t *tracker) done() bool {
 	plugin, inTree := t.progress()
-	return plugin == t.layout.mounts && (!t.withInTree || inTree == t.layout.mounts)
+	return (!t.withPlugin() || plugin == t.layout.mounts) && (!t.withInTree() || inTree == t.layout.mounts)
 }
 
 // pluginDone tells whether every Workspace shows the stage for the plugin.
@@ -170,7 +242,7 @@ func (t *tracker) pluginShownAt(i int) (time.Time, bool) {
 func (t *tracker) convergence(since time.Time) *convergence {
 	t.lock.Lock()
 	defer t.lock.Unlock()
-	return &convergence{total: t.layout.mounts, plugin: sortedSince(t.plugin, since), inTree: sortedSince(t.inTree, since)}
+	return &convergence{total: t.layout.mounts, plugin: sortedSince(t.plugin, since), inTree: sortedSince(t.inTree, since), own: sortedSince(t.own, since)}
 }
 
 func sortedSince(times map[int]time.Time, since time.Time) []time.Duration {
@@ -191,7 +263,8 @@ func (t *tracker) missing(limit int) []string {
 	for i := range t.layout.mounts {
 		_, plugin := t.plugin[i]
 		_, inTree := t.inTree[i]
-		inTree = inTree || !t.withInTree
+		plugin = plugin || !t.withPlugin()
+		inTree = inTree || !t.withInTree()
 		if plugin && inTree {
 			continue
 		}
@@ -199,16 +272,22 @@ func (t *tracker) missing(limit int) []string {
 			lines = append(lines, "...")
 			break
 		}
-		lines = append(lines, describe(t.layout.cluster(i), i, t.latest[i], plugin, inTree))
+		lines = append(lines, t.describe(i, plugin, inTree))
 	}
 	return lines
 }
 
-// describe says what a Workspace shows, for the controllers that are not done with it.
-func describe(cluster logicalcluster.Name, i int, ws *tenancyv1alpha1.Workspace, pluginDone, inTreeDone bool) string {
-	line := fmt.Sprintf("%s|%s:", cluster, mountName(i))
+// describe says what the Workspace of mount object i shows, for the
+// controllers that are not done with it. The stage's describe, if set, says
+// it for both.
+func (t *tracker) describe(i int, pluginDone, inTreeDone bool) string {
+	ws := t.latest[i]
+	line := fmt.Sprintf("%s|%s:", t.layout.cluster(i), mountName(i))
 	if ws == nil {
 		return line + " never seen"
+	}
+	if t.stage.describe != nil {
+		return line + " " + t.stage.describe(ws)
 	}
 	if !pluginDone {
 		status, _ := mount.StatusOf(ws.Annotations)

@@ -32,8 +32,9 @@ type convergence struct {
 	// total is the number of Workspaces.
 	total int
 	// plugin and inTree hold one sorted latency per Workspace that showed the
-	// stage; those that did not are missing.
-	plugin, inTree []time.Duration
+	// stage; those that did not are missing. own, in the routing mode, those
+	// until the controller's own writes showed it.
+	plugin, inTree, own []time.Duration
 }
 
 // result is what one run measured.
