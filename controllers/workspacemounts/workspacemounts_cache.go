@@ -17,10 +17,6 @@ limitations under the License.
 package workspacemounts
 
 import (
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
@@ -68,7 +64,7 @@ func TrimWorkspace(ws *tenancyv1alpha1.Workspace) {
 		switch {
 		case c.Type == mount.ConditionType:
 			status.Conditions = append(status.Conditions, c)
-		case c.Status == corev1.ConditionFalse && strings.HasPrefix(string(c.Type), "Workspace"):
+		case makesUnavailable(c):
 			status.Conditions = append(status.Conditions, conditionsv1alpha1.Condition{Type: c.Type, Status: c.Status})
 		}
 	}

@@ -116,7 +116,10 @@ func (r *workspaceReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state m
 	if r.routing.WorkspaceURL {
 		applyPhase(ws, state)
 	}
-	if r.routing.WorkspaceCondition || had {
+	// kcp applies its rule to a Workspace it is done with, and to every
+	// Workspace with spec.mount (it schedules none), never to one it is
+	// still scheduling or initializing (whose own conditions may be False).
+	if (r.routing.WorkspaceCondition || had) && (ws.Spec.Mount != nil || kcpIsDone(ws)) {
 		kcpPhaseRule(ws)
 	}
 }

@@ -167,7 +167,7 @@ func kcpIsDone(ws *tenancyv1alpha1.Workspace) bool {
 func kcpPhaseRule(ws *tenancyv1alpha1.Workspace) {
 	notReady := false
 	for _, c := range ws.Status.Conditions {
-		if c.Status == corev1.ConditionFalse && strings.HasPrefix(string(c.Type), "Workspace") {
+		if makesUnavailable(c) {
 			notReady = true
 			break
 		}
@@ -178,6 +178,13 @@ func kcpPhaseRule(ws *tenancyv1alpha1.Workspace) {
 	case !notReady && ws.Status.Phase == corev1alpha1.LogicalClusterPhaseUnavailable:
 		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
 	}
+}
+
+// makesUnavailable tells whether kcp's phase rule makes a Workspace with
+// condition c Unavailable: a False condition whose type starts with
+// "Workspace".
+func makesUnavailable(c conditionsv1alpha1.Condition) bool {
+	return c.Status == corev1.ConditionFalse && strings.HasPrefix(string(c.Type), "Workspace")
 }
 
 // applyPhase moves a Workspace with spec.mount from Scheduling to Ready once

@@ -161,6 +161,17 @@ func TestReconcileRouting(t *testing.T) {
 			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
 		},
 		{
+			name: "legacy mount kcp is initializing, its own condition False: the phase is kcp's alone",
+			ws: func() *tenancyv1alpha1.Workspace {
+				ws := withURL(legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`))
+				ws.Status.Phase = corev1alpha1.LogicalClusterPhaseInitializing
+				ws.Status.Conditions = conditionsv1alpha1.Conditions{{Type: tenancyv1alpha1.WorkspaceInitialized, Status: corev1.ConditionFalse}}
+				return ws
+			}(),
+			object:  mountObject(map[string]interface{}{"phase": "Connecting"}),
+			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseInitializing,
+		},
+		{
 			name: "a transient error touches nothing", ws: withURL(mountedWorkspace(kubeClusterRef)), getErr: errors.New("connection refused"),
 			wantErr: true, wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
 		},
