@@ -3,6 +3,7 @@ module github.com/workspacemounts/workspacemounts
 go 1.26.0
 
 require (
+	github.com/evanphx/json-patch v5.6.0+incompatible
 	github.com/google/uuid v1.6.0
 	github.com/kcp-dev/apimachinery/v2 v2.32.3
 	github.com/kcp-dev/client-go v0.32.3
@@ -40,7 +41,6 @@ require (
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
-	github.com/evanphx/json-patch v5.6.0+incompatible // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect

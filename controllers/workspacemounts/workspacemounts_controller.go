@@ -76,6 +76,11 @@ const (
 // minutes to be written. The overall limit (10/s, burst 100) is client-go's.
 const maxRetryDelay = 10 * time.Second
 
+// reconcileTimeout bounds one reconcile, all its requests to kcp included
+// (a read of the mount object and at most two patches, or a read of the
+// Workspace): it ends with an error and is retried.
+const reconcileTimeout = time.Minute
+
 // retryRateLimiter is client-go's default controller rate limiter with the
 // per-key backoff capped at maxRetryDelay.
 func retryRateLimiter() workqueue.TypedRateLimiter[string] {
@@ -142,14 +147,6 @@ type Controller struct {
 	conflictedLock sync.Mutex
 	conflicted     map[string]bool
 
-	// ownVersions holds, per Workspace key, the resourceVersions of the
-	// controller's last two patches of it. Their watch events bring nothing
-	// to reconcile (the version is the one the controller computed from the
-	// last it saw, plus its own change), so they are not reconciled: a change
-	// reads the mount object once, not once more per patch.
-	ownVersionsLock sync.Mutex
-	ownVersions     map[string][2]string
-
 	// handlers are added to the shared informers by Start and removed when
 	// it returns: the informers outlive the controller (the virtual
 	// workspace reads them too), a controller runs once.
@@ -193,9 +190,8 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		patchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, subresources...)
 		},
-		observed:    map[string]time.Time{},
-		conflicted:  map[string]bool{},
-		ownVersions: map[string][2]string{},
+		observed:   map[string]time.Time{},
+		conflicted: map[string]bool{},
 		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 		},
@@ -296,13 +292,7 @@ func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 		}
 	}
 	if newWS == nil {
-		if oldWS != nil {
-			c.forgetOwnVersions(oldWS)
-		}
 		return
-	}
-	if oldWS != nil && c.isOwnVersion(newWS) {
-		return // the controller's own patch: nothing new
 	}
 	if oldWS == nil && (mount.IsMounted(newWS) || carriesStatus(newWS) || ownCondition(newWS) != nil) ||
 		oldWS != nil && (mountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || routingChanged(oldWS, newWS)) {
@@ -524,6 +514,11 @@ func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingI
 	logger := logging.WithQueueKey(klog.FromContext(ctx), key).WithValues("queue", name)
 	ctx = klog.NewContext(ctx, logger)
 	logger.V(4).Info("processing key")
+	// No request to kcp may hold a key forever: one that kcp accepted and
+	// never answers (while it starts, say) would keep the key in progress,
+	// and every later change of it waiting.
+	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
+	defer cancel()
 
 	began := time.Now()
 	if err := process(ctx, key); err != nil {
@@ -674,9 +669,6 @@ func (c *Controller) commit(ctx context.Context, key string, oldResource, newRes
 	switch {
 	case err == nil:
 		patches.WithLabelValues(metrics.PatchApplied).Inc()
-		if patcher.written != nil {
-			c.noteOwnVersion(key, patcher.written.ResourceVersion)
-		}
 		return patcher.written, nil
 	case apierrors.IsConflict(err):
 		patches.WithLabelValues(metrics.PatchConflict).Inc()
@@ -704,37 +696,6 @@ func (p *workspacePatcher) Patch(ctx context.Context, name string, pt types.Patc
 		p.written = ws
 	}
 	return ws, err
-}
-
-// noteOwnVersion remembers that the controller wrote version rv of key.
-func (c *Controller) noteOwnVersion(key, rv string) {
-	c.ownVersionsLock.Lock()
-	defer c.ownVersionsLock.Unlock()
-	versions := c.ownVersions[key]
-	c.ownVersions[key] = [2]string{versions[1], rv}
-}
-
-// isOwnVersion tells whether ws is a version the controller wrote.
-func (c *Controller) isOwnVersion(ws *tenancyv1alpha1.Workspace) bool {
-	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
-	if err != nil || ws.ResourceVersion == "" {
-		return false
-	}
-	c.ownVersionsLock.Lock()
-	defer c.ownVersionsLock.Unlock()
-	versions := c.ownVersions[key]
-	return versions[0] == ws.ResourceVersion || versions[1] == ws.ResourceVersion
-}
-
-// forgetOwnVersions drops what is remembered of a deleted Workspace.
-func (c *Controller) forgetOwnVersions(ws *tenancyv1alpha1.Workspace) {
-	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
-	if err != nil {
-		return
-	}
-	c.ownVersionsLock.Lock()
-	defer c.ownVersionsLock.Unlock()
-	delete(c.ownVersions, key)
 }
 
 // markConflicted notes that key's last patch conflicted: its next try reads

@@ -35,7 +35,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -179,11 +178,6 @@ func testController(k *fakeKCP, routing RoutingOptions, getMountObject func(cont
 		getWorkspace:   k.get,
 		observed:       map[string]time.Time{},
 		conflicted:     map[string]bool{},
-		ownVersions:    map[string][2]string{},
-		workspacesQueue: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "test"}),
-		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "test-mounts"}),
 	}, indexer
 }
 
@@ -310,38 +304,6 @@ func TestProcessWorkspaceRouting(t *testing.T) {
 	key = syncCache(t, k, indexer, "mounted")
 	require.NoError(t, c.processWorkspace(ctx, key))
 	require.Len(t, k.patches, 5, "a steady state writes nothing")
-}
-
-// TestOwnPatchesAreNotReconciledAgain: the watch events of the controller's
-// own patches (a change is up to two) enqueue nothing; anyone else's change
-// of the same Workspace does.
-func TestOwnPatchesAreNotReconciledAgain(t *testing.T) {
-	t.Parallel()
-	ws := mountedWorkspace(kubeClusterRef)
-	ws.Status.Phase = corev1alpha1.LogicalClusterPhaseScheduling
-	k := newFakeKCP(ws)
-	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true},
-		returns(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://shard.example/clusters/target"}), nil))
-	t.Cleanup(c.workspacesQueue.ShutDown)
-	t.Cleanup(c.mountsQueue.ShutDown)
-	before := k.cached("mounted")
-	key := syncCache(t, k, indexer, "mounted")
-	require.NoError(t, c.processWorkspace(context.Background(), key))
-	require.Len(t, k.patches, 2)
-
-	afterFirst := before.DeepCopy()
-	afterFirst.ResourceVersion = "2"
-	afterFirst.Annotations[mount.PhaseAnnotationKey] = "Ready"
-	c.handleWorkspace(before, afterFirst)
-	own := k.cached("mounted") // version 3, the status patch
-	c.handleWorkspace(afterFirst, own)
-	require.Zero(t, c.workspacesQueue.Len(), "the controller's own versions")
-
-	foreign := own.DeepCopy()
-	foreign.ResourceVersion = "4"
-	foreign.Spec.URL = "https://elsewhere.example" // a tenant redirects the mount
-	c.handleWorkspace(own, foreign)
-	require.Equal(t, 1, c.workspacesQueue.Len())
 }
 
 // requireSemanticEqual compares as kcp does: times by instant, not location.
