@@ -76,9 +76,10 @@ const (
 // minutes to be written. The overall limit (10/s, burst 100) is client-go's.
 const maxRetryDelay = 10 * time.Second
 
-// reconcileTimeout bounds one reconcile, all its requests to kcp included
-// (a read of the mount object and at most two patches, or a read of the
-// Workspace): it ends with an error and is retried.
+// reconcileTimeout bounds one reconcile of the workspaces queue, all its
+// requests to kcp included (a read of the mount object and at most two
+// patches, or a read of the Workspace): it ends with an error and is
+// retried.
 const reconcileTimeout = time.Minute
 
 // retryRateLimiter is client-go's default controller rate limiter with the
@@ -514,11 +515,6 @@ func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingI
 	logger := logging.WithQueueKey(klog.FromContext(ctx), key).WithValues("queue", name)
 	ctx = klog.NewContext(ctx, logger)
 	logger.V(4).Info("processing key")
-	// No request to kcp may hold a key forever: one that kcp accepted and
-	// never answers (while it starts, say) would keep the key in progress,
-	// and every later change of it waiting.
-	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
-	defer cancel()
 
 	began := time.Now()
 	if err := process(ctx, key); err != nil {
@@ -547,6 +543,12 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		klog.FromContext(ctx).Error(err, "dropping malformed workspace key")
 		return nil
 	}
+	// No request to kcp may hold a key forever: one that kcp accepted and
+	// never answers (while it starts, say) would keep the key in progress,
+	// and every later change of its Workspace waiting. (Not in the mounts
+	// queue: the mount object informers it starts live on its context.)
+	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
+	defer cancel()
 	conflicted := c.takeConflicted(key)
 	ws, err := c.workspaceLister.Cluster(cluster).Get(name)
 	if apierrors.IsNotFound(err) {
