@@ -52,11 +52,15 @@ $(OPENAPI_GEN): hack/tools/go.mod hack/tools/go.sum
 codegen: $(DEEPCOPY_GEN) $(OPENAPI_GEN) ## Regenerate the API's deep copies and OpenAPI definitions (zz_generated.*.go).
 	DEEPCOPY_GEN=$(DEEPCOPY_GEN) OPENAPI_GEN=$(OPENAPI_GEN) hack/update-codegen.sh
 
+.PHONY: verify-codegen
+verify-codegen: $(DEEPCOPY_GEN) $(OPENAPI_GEN) ## Fail if the committed zz_generated files are not what make codegen writes.
+	DEEPCOPY_GEN=$(DEEPCOPY_GEN) OPENAPI_GEN=$(OPENAPI_GEN) hack/verify-codegen.sh
+
 .PHONY: test
 test: test-unit test-fuzz test-e2e test-run ## Unit, fuzz (briefly) and end-to-end tests.
 
 .PHONY: test-unit
-test-unit: ## Unit tests, with the race detector.
+test-unit: verify-codegen ## Unit tests, with the race detector (after the generated files are checked).
 	$(GO) test -race $(GOTESTFLAGS) ./...
 
 .PHONY: test-fuzz
