@@ -9,6 +9,8 @@ BIN := $(abspath bin)
 KCP := $(BIN)/kcp
 WORKSPACEMOUNTS := $(BIN)/workspacemounts
 GOLANGCI_LINT := $(BIN)/golangci-lint
+DEEPCOPY_GEN := $(BIN)/deepcopy-gen
+OPENAPI_GEN := $(BIN)/openapi-gen
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 # Go test flags, e.g. make test GOTESTFLAGS=-v
@@ -40,11 +42,25 @@ $(KCP): hack/kcp/go.mod hack/kcp/go.sum
 $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+$(DEEPCOPY_GEN): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && $(GO) build -o $@ k8s.io/code-generator/cmd/deepcopy-gen
+
+$(OPENAPI_GEN): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && $(GO) build -o $@ k8s.io/kube-openapi/cmd/openapi-gen
+
+.PHONY: codegen
+codegen: $(DEEPCOPY_GEN) $(OPENAPI_GEN) ## Regenerate the API's deep copies and OpenAPI definitions (zz_generated.*.go).
+	DEEPCOPY_GEN=$(DEEPCOPY_GEN) OPENAPI_GEN=$(OPENAPI_GEN) hack/update-codegen.sh
+
+.PHONY: verify-codegen
+verify-codegen: $(DEEPCOPY_GEN) $(OPENAPI_GEN) ## Fail if the committed zz_generated files are not what make codegen writes.
+	DEEPCOPY_GEN=$(DEEPCOPY_GEN) OPENAPI_GEN=$(OPENAPI_GEN) hack/verify-codegen.sh
+
 .PHONY: test
 test: test-unit test-fuzz test-e2e test-run ## Unit, fuzz (briefly) and end-to-end tests.
 
 .PHONY: test-unit
-test-unit: ## Unit tests, with the race detector.
+test-unit: verify-codegen ## Unit tests, with the race detector (after the generated files are checked).
 	$(GO) test -race $(GOTESTFLAGS) ./...
 
 .PHONY: test-fuzz

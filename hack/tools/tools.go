@@ -1,10 +1,16 @@
 //go:build tools
 
-// Package tools only pins the development tools of this repository;
-// `go build github.com/golangci/golangci-lint/v2/cmd/golangci-lint` run from
-// this directory builds the pinned linter.
+// Package tools only pins the development tools of this repository: `go build
+// <import path>` run from this directory builds the pinned version of each
+// (the Makefile does, into bin/).
 package tools
 
 import (
 	_ "github.com/golangci/golangci-lint/v2/cmd/golangci-lint"
+	// deepcopy-gen and openapi-gen write the zz_generated files of the API
+	// package (make codegen). They are the generators of the Kubernetes the
+	// plugin builds against, kcp's fork, so the output is what that
+	// Kubernetes's own API packages have.
+	_ "k8s.io/code-generator/cmd/deepcopy-gen"
+	_ "k8s.io/kube-openapi/cmd/openapi-gen"
 )

@@ -14,86 +14,95 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package v1alpha1 is the API of the workspacemounts virtual workspace:
-// group workspacemounts.io, one read-only, cluster-scoped kind, WorkspaceMount,
-// one object per mounted Workspace.
 package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// WorkspaceMount is the mount state of one mounted Workspace. Its name is the
+// The comments on the types and their fields are the OpenAPI descriptions
+// that kubectl explain shows (make codegen copies them into
+// zz_generated.openapi.go), so they are written for its reader.
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// WorkspaceMount is the mount state of one mounted Workspace: its name is the
 // Workspace's, and the annotation kcp.io/cluster names the logical cluster
 // holding the Workspace object.
 type WorkspaceMount struct {
 	metav1.TypeMeta `json:",inline"`
-	// metadata: name, labels and creationTimestamp are the Workspace's.
+	// Standard object's metadata: name, labels and creationTimestamp are the Workspace's.
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// spec is what the Workspace mounts.
+	// What the Workspace mounts.
 	Spec WorkspaceMountSpec `json:"spec"`
-	// status is the state of the mount, as the workspacemounts controller last saw it.
+	// The state of the mount, as the workspacemounts controller last saw it.
 	Status WorkspaceMountStatus `json:"status"`
 }
 
 // WorkspaceMountSpec is what a Workspace mounts.
 type WorkspaceMountSpec struct {
-	// mountRef is the mount object: spec.mount.ref of the Workspace, or the
-	// reference in its legacy annotation experimental.tenancy.kcp.io/mount.
+	// The mount object: spec.mount.ref of the Workspace, or the reference in
+	// its legacy annotation experimental.tenancy.kcp.io/mount.
 	MountRef MountReference `json:"mountRef"`
 }
 
 // MountReference names a mount object in the Workspace's logical cluster.
 type MountReference struct {
-	// apiVersion is the group and version of the mount object.
+	// The group and version of the mount object.
 	APIVersion string `json:"apiVersion"`
-	// kind is the kind of the mount object.
+	// The kind of the mount object.
 	Kind string `json:"kind"`
-	// name is the name of the mount object.
+	// The name of the mount object.
 	Name string `json:"name"`
-	// namespace is the namespace of a namespaced mount object.
+	// The namespace of a namespaced mount object.
 	Namespace string `json:"namespace,omitempty"`
 }
 
 // WorkspaceMountStatus is the state of a mount: the workspacemounts.io/status
 // annotation of the Workspace, and the Workspace's own phase.
 type WorkspaceMountStatus struct {
-	// phase is Ready, Initializing, Connecting, Unknown, NotFound or Invalid.
+	// Ready, Initializing, Connecting, Unknown, NotFound or Invalid.
 	Phase string `json:"phase"`
-	// ready is true when traffic can flow: the mount object is Ready and has a URL.
+	// True when traffic can flow: the mount object is Ready and has a URL.
 	Ready bool `json:"ready"`
-	// url is the mount object's status.URL.
+	// The mount object's status.URL.
 	URL string `json:"url,omitempty"`
-	// reason is a CamelCase word for the state, e.g. MountReady, MountNotReady,
-	// MountObjectNotFound, MountKindUnknown, or Pending before the controller reached the Workspace.
+	// A CamelCase word for the state: MountReady, MountURLMissing,
+	// MountNotReady, MountPhaseUnrecognized, MountObjectNotFound,
+	// MountKindUnknown, MountReferenceInvalid, MountInformerLimitReached, or
+	// Pending before the controller reached the Workspace.
 	Reason string `json:"reason"`
-	// message says in one sentence what is wrong and which object to look at.
+	// One sentence on what is wrong and which object to look at.
 	Message string `json:"message,omitempty"`
-	// lastTransitionTime is when phase or ready last changed.
+	// When phase or ready last changed.
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
-	// conditions are the mount object's own status.conditions (at most 8).
+	// The mount object's own status.conditions (at most 8).
 	Conditions []MountCondition `json:"conditions,omitempty"`
-	// workspacePhase is the Workspace's own status.phase: kcp's verdict, beside the mount's.
+	// The Workspace's own status.phase: kcp's verdict, beside the mount's.
 	WorkspacePhase string `json:"workspacePhase,omitempty"`
 }
 
 // MountCondition is one of the mount object's conditions.
 type MountCondition struct {
-	// type of the condition, e.g. Ready.
+	// The type of the condition, e.g. Ready.
 	Type string `json:"type"`
-	// status of the condition: True, False or Unknown.
+	// True, False or Unknown.
 	Status string `json:"status"`
-	// reason for the condition's last transition.
+	// The reason for the condition's last transition.
 	Reason string `json:"reason,omitempty"`
-	// message about the condition, cut at 256 bytes.
+	// A message about the condition, cut at 256 bytes.
 	Message string `json:"message,omitempty"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // WorkspaceMountList is a list of WorkspaceMounts.
 type WorkspaceMountList struct {
 	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
 	metav1.ListMeta `json:"metadata,omitempty"`
 
+	// The WorkspaceMounts.
 	Items []WorkspaceMount `json:"items"`
 }

@@ -106,6 +106,9 @@ func collectRefs(s *spec.Schema, refs map[string]struct{}) {
 	collectRefs(s.Not, refs)
 }
 
+// TestOpenAPIDefinitionsMatchTypes checks what openapi-gen made of the types
+// and their tags: a property per JSON field, the fields without omitempty
+// required, a description everywhere kubectl explain shows one.
 func TestOpenAPIDefinitionsMatchTypes(t *testing.T) {
 	t.Parallel()
 
@@ -162,8 +165,8 @@ func TestOpenAPIDefinitionsRefsResolve(t *testing.T) {
 		asked = append(asked, path)
 		return refCallback(path)
 	})
-	// Every reference, of the hand-written definitions and of the meta/v1 ones
-	// they pull in, resolves to a definition in the map.
+	// Every reference, of the API's definitions and of the apimachinery ones
+	// generated beside them, resolves to a definition in the map.
 	for name, def := range defs {
 		refs := map[string]struct{}{}
 		collectRefs(&def.Schema, refs)

@@ -1,0 +1,30 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// make codegen writes zz_generated.deepcopy.go, zz_generated.model_name.go
+// (the OpenAPI model names, io.workspacemounts.v1alpha1.<Type>) and
+// zz_generated.openapi.go from the types and these tags, which the generators
+// read from doc.go only.
+//
+// +k8s:deepcopy-gen=package
+// +k8s:openapi-gen=true
+// +k8s:openapi-model-package=io.workspacemounts.v1alpha1
+// +groupName=workspacemounts.io
+
+// Package v1alpha1 is the API of the workspacemounts virtual workspace:
+// group workspacemounts.io, one read-only, cluster-scoped kind, WorkspaceMount,
+// one object per mounted Workspace.
+package v1alpha1
