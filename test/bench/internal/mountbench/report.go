@@ -131,7 +131,11 @@ func (r *result) print(w io.Writer) {
 // printVirtual writes what the virtual workspace benchmark measured: its
 // set-up, then the tables of the lists and the watchers.
 func (r *result) printVirtual(w io.Writer) {
-	fmt.Fprintf(w, "%d mounted Workspaces in %d workspaces, every mount object Ready from its creation on; set-up %s", r.workspaces, r.clusters, formatDuration(r.setup))
+	holders := "workspaces"
+	if r.clusters == 1 {
+		holders = "workspace"
+	}
+	fmt.Fprintf(w, "%d mounted Workspaces in %d %s under root, every mount object Ready from its creation on; set-up %s", r.workspaces, r.clusters, holders, formatDuration(r.setup))
 	if r.mountsSetup > 0 {
 		fmt.Fprintf(w, " (%d mount objects and mounted Workspaces in %s, %.0f/s)",
 			r.workspaces, formatDuration(r.mountsSetup), float64(r.workspaces)/r.mountsSetup.Seconds())
