@@ -18,7 +18,7 @@ GOTESTFLAGS ?=
 E2E_TIMEOUT ?= 40m
 # How long each Go fuzz target runs in make test-fuzz, e.g. make test-fuzz FUZZTIME=10m
 FUZZTIME ?= 5s
-# make bench-controller BENCH_WORKSPACES=10000
+# make bench-controller (bench-routing, bench-virtual) BENCH_WORKSPACES=10000
 BENCH_WORKSPACES ?= 1000
 
 export KCP_BINARY := $(KCP)
@@ -82,7 +82,7 @@ lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .gola
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: bench-controller
-bench-controller: build ## Time until N mounted Workspaces reflect a flip, against kcp's in-tree controller.
+bench-controller: build ## Time until N mounted Workspaces reflect a flip of their mount objects: the plugin against kcp's in-tree controller, on one kcp.
 	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES)
 
 .PHONY: bench-routing
@@ -90,8 +90,8 @@ bench-routing: build ## Time until N mounted Workspaces have the right spec.URL 
 	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES) --mode=routing
 
 .PHONY: bench-virtual
-bench-virtual: build ## The virtual workspace with N mounted Workspaces: lists at * against kcp's, and watchers (in-tree controller off).
-	$(GO) run ./test/bench/controller --workspaces $(BENCH_WORKSPACES) --in-tree=false
+bench-virtual: build ## The virtual workspace with N mounted Workspaces, Ready from the start: lists at * against kcp's, and watchers (in-tree controller off).
+	$(GO) run ./test/bench/virtual --workspaces $(BENCH_WORKSPACES)
 
 .PHONY: bench-tenants
 bench-tenants: build ## The virtual workspace under 50 tenants, a flood of made-up cluster names and an honest user: reviews, latency, memory.

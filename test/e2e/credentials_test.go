@@ -19,7 +19,6 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -324,21 +323,11 @@ func (e *rotationEnv) startPlugin(t *testing.T, dir, name, kubeconfig string, ex
 	t.Helper()
 	workDir := filepath.Join(dir, name)
 	require.NoError(t, os.MkdirAll(workDir, 0o755))
-	p, err := framework.StartPlugin(context.Background(), framework.PluginOptions{
+	p := framework.StartPluginT(t, t, framework.PluginOptions{
+		Name:       fmt.Sprintf("the %s plugin", name),
 		Kubeconfig: kubeconfig,
 		WorkDir:    workDir,
 		ExtraArgs:  append([]string{"--leader-elect=false"}, extra...),
-	})
-	require.NoError(t, err, "starting the %s plugin", name)
-	t.Cleanup(func() {
-		if t.Failed() {
-			var b bytes.Buffer
-			p.PrintLogTail(&b, opLogLines)
-			t.Logf("the %s plugin: %s", name, b.String())
-		}
-		if err := p.Stop(); err != nil {
-			t.Errorf("stopping the %s plugin: %v", name, err)
-		}
 	})
 	framework.Eventually(t, func() (bool, string) {
 		if err := p.CheckRunning(); err != nil {

@@ -77,7 +77,7 @@ const (
 // annotations), an org the user may read and one it may not.
 type hostileEnv struct {
 	c       clients
-	plugin  *opPlugin
+	plugin  *framework.Plugin
 	granted vwOrg
 	denied  vwOrg
 	// userToken and adminToken are the bearer tokens of the user and of kcp-admin.
@@ -122,7 +122,7 @@ func TestHostile(t *testing.T) {
 
 // url is a path on the plugin's virtual workspace listener.
 func (e *hostileEnv) url(path string) string {
-	return e.plugin.vwURL + path
+	return e.plugin.VirtualWorkspaceURL + path
 }
 
 // get GETs a path of the plugin's listener with a bearer token.
@@ -137,13 +137,13 @@ func (e *hostileEnv) get(t *testing.T, path, token string) (int, string) {
 // WorkspaceMount of cluster to kcp-admin (its cache may lag behind kcp).
 func (e *hostileEnv) waitServed(t *testing.T, cluster logicalcluster.Name, name string) {
 	t.Helper()
-	opEventually(t, vwConvergeTimeout, 200*time.Millisecond, "the plugin serves "+name, func() (bool, string) {
+	framework.Eventually(t, func() (bool, string) {
 		code, body, err := opGet(e.client, e.url(vwPrefix+cluster.String()+vwResourcePath+"/"+name), e.adminToken)
 		if err != nil {
 			return false, err.Error()
 		}
 		return code == http.StatusOK, fmt.Sprintf("%d: %s", code, body)
-	}, e.plugin)
+	}, vwConvergeTimeout, 200*time.Millisecond, "%s%s", "the plugin serves "+name, opLogs(e.plugin))
 }
 
 // waitKCPAllows waits until kcp itself lets the user list Workspaces in
@@ -297,7 +297,7 @@ func (e *hostileEnv) testFlood(t *testing.T) {
 	check("long", validAnswers, http.StatusForbidden, http.StatusBadRequest)
 	check("invalid", invalidAnswers, http.StatusForbidden, http.StatusBadRequest)
 	t.Logf("status codes by kind of name: %v", codes)
-	require.True(t, e.plugin.running(), "the plugin died under the flood%s", opLogs(e.plugin))
+	require.NoError(t, e.plugin.CheckRunning(), "the plugin died under the flood%s", opLogs(e.plugin))
 
 	time.Sleep(hostileMemoryPause)
 	after := e.memory(t)
@@ -326,9 +326,9 @@ type hostileMemory struct {
 // memory reads the plugin's VmRSS and VmHWM from /proc and its heap in use from its /metrics.
 func (e *hostileEnv) memory(t *testing.T) hostileMemory {
 	t.Helper()
-	m, err := framework.ReadMemory(e.plugin.cmd.Process.Pid)
+	m, err := framework.ReadMemory(e.plugin.Pid())
 	require.NoError(t, err)
-	metrics, err := framework.ScrapeMetrics(context.Background(), opHTTP, e.plugin.metricsURL+"/metrics")
+	metrics, err := framework.ScrapeMetrics(context.Background(), opHTTP, e.plugin.MetricsURL+"/metrics")
 	require.NoError(t, err)
 	heap, found := metrics.Sum(hostileHeapMetric, nil)
 	require.True(t, found, "the plugin's /metrics has no %s", hostileHeapMetric)
@@ -478,10 +478,10 @@ func (e *hostileEnv) testRevokedWatch(t *testing.T) {
 	e.waitServed(t, org.cluster, "watched")
 	key := "watched@" + org.cluster.String()
 
-	opEventually(t, vwConvergeTimeout, 200*time.Millisecond, "a list at * shows "+key, func() (bool, string) {
+	framework.Eventually(t, func() (bool, string) {
 		listed, _ := e.listAtWildcard(t)
 		return listed[key], fmt.Sprintf("the list at * holds %d WorkspaceMounts, not %s", len(listed), key)
-	}, e.plugin)
+	}, vwConvergeTimeout, 200*time.Millisecond, "%s%s", "a list at * shows "+key, opLogs(e.plugin))
 	w, listed := e.startWatch(t)
 	require.True(t, listed[key], "the list at * before the watch shows %s", key)
 
@@ -494,16 +494,16 @@ func (e *hostileEnv) testRevokedWatch(t *testing.T) {
 	revoked := time.Now()
 	require.NoError(t, bindings.Delete(context.Background(), reader.Name, metav1.DeleteOptions{}))
 	waitKCPAllows(t, org.cluster, false)
-	opEventually(t, hostileRevocationTimeout, time.Second, "after the revocation, DELETED "+key+" or the end of the watch", func() (bool, string) {
+	framework.Eventually(t, func() (bool, string) {
 		found, ended, events := w.seen("DELETED "+key, skip)
 		return found || ended, fmt.Sprintf("events %v", events)
-	}, e.plugin)
+	}, hostileRevocationTimeout, time.Second, "%s%s", "after the revocation, DELETED "+key+" or the end of the watch", opLogs(e.plugin))
 	_, ended, _ := w.seen("", 0)
 	t.Logf("revocation took effect after %s (watch ended: %t)", time.Since(revoked).Round(time.Second), ended)
-	opEventually(t, vwConvergeTimeout, time.Second, "after the revocation, a list at * without "+key, func() (bool, string) {
+	framework.Eventually(t, func() (bool, string) {
 		listed, _ := e.listAtWildcard(t)
 		return !listed[key], "the list at * still shows " + key
-	}, e.plugin)
+	}, vwConvergeTimeout, time.Second, "%s%s", "after the revocation, a list at * without "+key, opLogs(e.plugin))
 
 	// Granted again: the watch (or a new one, if it ended) shows it again.
 	if ended {
@@ -516,7 +516,7 @@ func (e *hostileEnv) testRevokedWatch(t *testing.T) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	waitKCPAllows(t, org.cluster, true)
-	opEventually(t, hostileRevocationTimeout, time.Second, "after the new grant, ADDED "+key, func() (bool, string) {
+	framework.Eventually(t, func() (bool, string) {
 		found, ended, events := w.seen("ADDED "+key, skip)
 		if ended && !found {
 			// The watch ended: list and watch again, as kubectl would; the list may show it.
@@ -526,7 +526,7 @@ func (e *hostileEnv) testRevokedWatch(t *testing.T) {
 			found = listed[key]
 		}
 		return found, fmt.Sprintf("events %v", events)
-	}, e.plugin)
+	}, hostileRevocationTimeout, time.Second, "%s%s", "after the new grant, ADDED "+key, opLogs(e.plugin))
 	t.Logf("the new grant took effect after %s", time.Since(regranted).Round(time.Second))
 }
 
@@ -606,8 +606,8 @@ func (e *hostileEnv) testUnresolvedKinds(t *testing.T) {
 	}
 
 	var last framework.Metrics
-	opEventually(t, opMetricsTimeout, 500*time.Millisecond, "the plugin's metrics count the 40 mounts", func() (bool, string) {
-		m, err := framework.ScrapeMetrics(context.Background(), opHTTP, e.plugin.metricsURL+"/metrics")
+	framework.Eventually(t, func() (bool, string) {
+		m, err := framework.ScrapeMetrics(context.Background(), opHTTP, e.plugin.MetricsURL+"/metrics")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -620,7 +620,7 @@ func (e *hostileEnv) testUnresolvedKinds(t *testing.T) {
 			}
 		}
 		return counted >= kinds, fmt.Sprintf("%v of %d counted", counted, kinds)
-	}, e.plugin)
+	}, opMetricsTimeout, 500*time.Millisecond, "%s%s", "the plugin's metrics count the 40 mounts", opLogs(e.plugin))
 	var leaked []string
 	for kind := range last.LabelValues("workspacemounts_mounted_workspaces", "kind") {
 		if madeUp[kind] || strings.Contains(kind, suffix) {

@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -110,7 +109,7 @@ func (e *opEnv) leaseHolder() (string, error) {
 }
 
 // start starts a replica with the test's leader election flags.
-func (e *opEnv) start(t, owner *testing.T, name string) *opPlugin {
+func (e *opEnv) start(t, owner *testing.T, name string) *framework.Plugin {
 	t.Helper()
 	return opStartPlugin(t, owner, e.dir, name, e.kcp.KubeconfigPath,
 		"--leader-election-id", e.leaseID,
@@ -131,40 +130,40 @@ type opStartup struct {
 // opWaitStarted polls /livez and /readyz of p from the moment it started, every
 // 20ms: /livez must be 200 as soon as the listener answers, /readyz must
 // become 200, and until then name the caches-synced check.
-func opWaitStarted(t *testing.T, p *opPlugin) opStartup {
+func opWaitStarted(t *testing.T, p *framework.Plugin) opStartup {
 	t.Helper()
 	var s opStartup
 	listening := false
 	var lastErr error
-	deadline := p.started.Add(opStartupTimeout)
+	deadline := p.Started.Add(opStartupTimeout)
 	for {
-		if !p.running() {
-			t.Fatalf("%s exited during start-up (%v)%s", p.name, p.waitErr, opLogs(p))
+		if p.CheckRunning() != nil {
+			t.Fatalf("%s exited during start-up (%v)%s", p.Name, p.ExitErr(), opLogs(p))
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: /readyz not 200 within %s of the start (listener answered: %t, last error: %v, not-ready answers: %d)%s",
-				p.name, opStartupTimeout, listening, lastErr, s.notReady, opLogs(p))
+				p.Name, opStartupTimeout, listening, lastErr, s.notReady, opLogs(p))
 		}
-		code, body, err := opGet(opHTTP, p.metricsURL+"/livez", "")
+		code, body, err := opGet(opHTTP, p.MetricsURL+"/livez", "")
 		if err != nil {
 			lastErr = err
 			if listening {
-				t.Fatalf("%s: /livez failed after the listener had answered: %v%s", p.name, err, opLogs(p))
+				t.Fatalf("%s: /livez failed after the listener had answered: %v%s", p.Name, err, opLogs(p))
 			}
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
 		if !listening {
 			listening = true
-			s.listenerAfter = time.Since(p.started)
+			s.listenerAfter = time.Since(p.Started)
 		}
 		if code != http.StatusOK {
-			t.Fatalf("%s: /livez is %d, want 200 as soon as the listener answers: %s%s", p.name, code, body, opLogs(p))
+			t.Fatalf("%s: /livez is %d, want 200 as soon as the listener answers: %s%s", p.Name, code, body, opLogs(p))
 		}
-		code, body, err = opGet(opHTTP, p.metricsURL+"/readyz", "")
-		require.NoError(t, err, "%s: /readyz after /livez answered", p.name)
+		code, body, err = opGet(opHTTP, p.MetricsURL+"/readyz", "")
+		require.NoError(t, err, "%s: /readyz after /livez answered", p.Name)
 		if code == http.StatusOK {
-			s.readyAfter = time.Since(p.started)
+			s.readyAfter = time.Since(p.Started)
 			break
 		}
 		if s.notReady == 0 {
@@ -172,46 +171,46 @@ func opWaitStarted(t *testing.T, p *opPlugin) opStartup {
 		}
 		s.notReady++
 		if !strings.Contains(body, "caches-synced") {
-			t.Fatalf("%s: /readyz is %d without naming the caches-synced check: %q%s", p.name, code, body, opLogs(p))
+			t.Fatalf("%s: /readyz is %d without naming the caches-synced check: %q%s", p.Name, code, body, opLogs(p))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	if s.notReady > 0 {
 		t.Logf("%s: metrics listener after %s, /livez 200 from then on; /readyz answered %d times not ready (first: %q), 200 after %s",
-			p.name, s.listenerAfter.Round(time.Millisecond), s.notReady, s.firstNotReady, s.readyAfter.Round(time.Millisecond))
+			p.Name, s.listenerAfter.Round(time.Millisecond), s.notReady, s.firstNotReady, s.readyAfter.Round(time.Millisecond))
 	} else {
 		t.Logf("%s: metrics listener after %s, /readyz already 200 at its first answer (the caches synced before the first probe), after %s",
-			p.name, s.listenerAfter.Round(time.Millisecond), s.readyAfter.Round(time.Millisecond))
+			p.Name, s.listenerAfter.Round(time.Millisecond), s.readyAfter.Round(time.Millisecond))
 	}
 	// The detailed form lists the check as passed.
-	code, body, err := opGet(opHTTP, p.metricsURL+"/readyz?verbose", "")
+	code, body, err := opGet(opHTTP, p.MetricsURL+"/readyz?verbose", "")
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code, body)
-	require.Contains(t, body, "[+]caches-synced ok", "/readyz?verbose of %s", p.name)
-	code, body, err = opGet(opHTTP, p.metricsURL+"/healthz", "")
+	require.Contains(t, body, "[+]caches-synced ok", "/readyz?verbose of %s", p.Name)
+	code, body, err = opGet(opHTTP, p.MetricsURL+"/healthz", "")
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, code, "/healthz of %s: %s", p.name, body)
+	require.Equal(t, http.StatusOK, code, "/healthz of %s: %s", p.Name, body)
 	return s
 }
 
 // opWaitMetrics scrapes p until check accepts a scrape.
-func opWaitMetrics(t *testing.T, p *opPlugin, what string, timeout time.Duration, check func(opMetrics) (bool, string)) opMetrics {
+func opWaitMetrics(t *testing.T, p *framework.Plugin, what string, timeout time.Duration, check func(framework.Metrics) (bool, string)) framework.Metrics {
 	t.Helper()
-	var last opMetrics
-	opEventually(t, timeout, 200*time.Millisecond, fmt.Sprintf("%s: %s", p.name, what), func() (bool, string) {
-		m, err := p.scrape()
+	var last framework.Metrics
+	framework.Eventually(t, func() (bool, string) {
+		m, err := p.ScrapeMetrics(context.Background())
 		if err != nil {
 			return false, err.Error()
 		}
 		last = m
 		return check(m)
-	}, p)
+	}, timeout, 200*time.Millisecond, "%s%s", fmt.Sprintf("%s: %s", p.Name, what), opLogs(p))
 	return last
 }
 
 // opLeader is the workspacemounts_leader gauge, or an error if p does not export it.
-func opLeader(m opMetrics) (float64, error) {
-	v, found := m.get("workspacemounts_leader", nil)
+func opLeader(m framework.Metrics) (float64, error) {
+	v, found := m.Sum("workspacemounts_leader", nil)
 	if !found {
 		return 0, errors.New("no workspacemounts_leader series")
 	}
@@ -219,10 +218,10 @@ func opLeader(m opMetrics) (float64, error) {
 }
 
 // opWaitLeader waits until p's workspacemounts_leader gauge is want.
-func opWaitLeader(t *testing.T, p *opPlugin, want float64, timeout time.Duration) time.Duration {
+func opWaitLeader(t *testing.T, p *framework.Plugin, want float64, timeout time.Duration) time.Duration {
 	t.Helper()
 	began := time.Now()
-	opWaitMetrics(t, p, fmt.Sprintf("workspacemounts_leader == %v", want), timeout, func(m opMetrics) (bool, string) {
+	opWaitMetrics(t, p, fmt.Sprintf("workspacemounts_leader == %v", want), timeout, func(m framework.Metrics) (bool, string) {
 		v, err := opLeader(m)
 		if err != nil {
 			return false, err.Error()
@@ -233,20 +232,20 @@ func opWaitLeader(t *testing.T, p *opPlugin, want float64, timeout time.Duration
 }
 
 // opVWURL is the WorkspaceMount collection of a cluster at p's own virtual workspace listener.
-func opVWURL(p *opPlugin, cluster logicalcluster.Path) string {
-	return p.vwURL + "/services/workspacemounts/clusters/" + cluster.String() + "/apis/workspacemounts.io/v1alpha1/workspacemounts"
+func opVWURL(p *framework.Plugin, cluster logicalcluster.Path) string {
+	return p.VirtualWorkspaceURL + "/services/workspacemounts/clusters/" + cluster.String() + "/apis/workspacemounts.io/v1alpha1/workspacemounts"
 }
 
 // opVWClient is an HTTPS client to p's virtual workspace listener, trusting its
 // self-signed certificate, with the credentials of creds (nil: none).
-func opVWClient(t *testing.T, p *opPlugin, creds *rest.Config) *http.Client {
+func opVWClient(t *testing.T, p *framework.Plugin, creds *rest.Config) *http.Client {
 	t.Helper()
 	cfg := &rest.Config{}
 	if creds != nil {
 		cfg = rest.CopyConfig(creds)
 	}
-	cfg.Host = p.vwURL
-	cfg.TLSClientConfig.CAFile = filepath.Join(p.certDir, "workspacemounts.crt")
+	cfg.Host = p.VirtualWorkspaceURL
+	cfg.TLSClientConfig.CAFile = p.CAFile
 	cfg.TLSClientConfig.CAData = nil
 	cfg.TLSClientConfig.Insecure = false
 	cfg.TLSClientConfig.ServerName = ""
@@ -258,7 +257,7 @@ func opVWClient(t *testing.T, p *opPlugin, creds *rest.Config) *http.Client {
 
 // vwList lists the WorkspaceMounts of a cluster through p's own virtual
 // workspace listener, as kcp-admin (bearer token).
-func (e *opEnv) vwList(t *testing.T, p *opPlugin, cluster logicalcluster.Path) (int, *wsmv1alpha1.WorkspaceMountList, string) {
+func (e *opEnv) vwList(t *testing.T, p *framework.Plugin, cluster logicalcluster.Path) (int, *wsmv1alpha1.WorkspaceMountList, string) {
 	t.Helper()
 	url := opVWURL(p, cluster)
 	code, body, err := opGet(opVWClient(t, p, nil), url, e.adminToken)
@@ -279,7 +278,7 @@ func TestOperationsReplicas(t *testing.T) {
 	t.Parallel()
 	opBinary(t)
 	began := time.Now()
-	// Before the log dump cleanup below, so that it is removed after it.
+	// Before the replicas' cleanups, so that it is removed after they logged and stopped.
 	dir := t.TempDir()
 	s := framework.StartT(t, framework.Options{})
 	cfg := s.BaseConfigT(t, "base")
@@ -299,23 +298,8 @@ func TestOperationsReplicas(t *testing.T) {
 	}
 	require.NotEmpty(t, e.adminToken, "the root context of %s has no bearer token", s.KubeconfigPath)
 
-	var a, b, c *opPlugin
-	replicas := func() []*opPlugin {
-		var ps []*opPlugin
-		for _, p := range []*opPlugin{a, b, c} {
-			if p != nil {
-				ps = append(ps, p)
-			}
-		}
-		return ps
-	}
-	// After the replicas' cleanups (registered later) killed them, before
-	// the temporary directory goes.
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("replica logs at the failure:%s", opLogs(replicas()...))
-		}
-	})
+	// StartPluginT logs the last lines of each replica's log if the test fails.
+	var a, b, c *framework.Plugin
 	var holderA, holderB string
 
 	steps := []struct {
@@ -345,73 +329,73 @@ func TestOperationsReplicas(t *testing.T) {
 			connecting := opLabels("kind", "KubeCluster", "phase", "Connecting")
 			ready := opLabels("kind", "KubeCluster", "phase", "Ready")
 			toReady := opLabels("from", "Connecting", "to", "Ready")
-			m := opWaitMetrics(st, a, "metrics of the Connecting mounts", opMetricsTimeout, func(m opMetrics) (bool, string) {
+			m := opWaitMetrics(st, a, "metrics of the Connecting mounts", opMetricsTimeout, func(m framework.Metrics) (bool, string) {
 				got := []string{}
 				ok := true
 				check := func(name string, cond bool, value float64) {
 					got = append(got, fmt.Sprintf("%s=%v", name, value))
 					ok = ok && cond
 				}
-				v := m.value("workspacemounts_mounted_workspaces", connecting)
+				v := m.Value("workspacemounts_mounted_workspaces", connecting)
 				check(`mounted_workspaces{Connecting}`, v == opMounts, v)
 				v, _ = opLeader(m)
 				check("leader", v == 1, v)
-				v = m.value("workqueue_adds_total", opLabels("name", "workspacemounts-workspaces"))
+				v = m.Value("workqueue_adds_total", opLabels("name", "workspacemounts-workspaces"))
 				check(`workqueue_adds_total{workspacemounts-workspaces}`, v > 0, v)
-				v = m.value("workspacemounts_mount_kinds_watched", nil)
+				v = m.Value("workspacemounts_mount_kinds_watched", nil)
 				check("mount_kinds_watched", v >= 1, v)
 				return ok, strings.Join(got, ", ")
 			})
-			before := m.value("workspacemounts_phase_transitions_total", toReady)
+			before := m.Value("workspacemounts_phase_transitions_total", toReady)
 
 			url := e.kcp.BaseURL + "/clusters/" + e.org.String()
 			for _, ws := range e.mountNames() {
 				e.c.setMountStatus(st, e.org, kubeClusters, e.objectName(ws), map[string]interface{}{"phase": "Ready", "URL": url})
 			}
-			m = opWaitMetrics(st, a, "metrics of the Ready mounts", opMetricsTimeout, func(m opMetrics) (bool, string) {
-				r := m.value("workspacemounts_mounted_workspaces", ready)
-				rw := m.value("workspacemounts_ready_workspaces", opLabels("kind", "KubeCluster"))
-				cn := m.value("workspacemounts_mounted_workspaces", connecting)
-				tr := m.value("workspacemounts_phase_transitions_total", toReady) - before
+			m = opWaitMetrics(st, a, "metrics of the Ready mounts", opMetricsTimeout, func(m framework.Metrics) (bool, string) {
+				r := m.Value("workspacemounts_mounted_workspaces", ready)
+				rw := m.Value("workspacemounts_ready_workspaces", opLabels("kind", "KubeCluster"))
+				cn := m.Value("workspacemounts_mounted_workspaces", connecting)
+				tr := m.Value("workspacemounts_phase_transitions_total", toReady) - before
 				return r == opMounts && rw == opMounts && cn == 0 && tr == opMounts,
 					fmt.Sprintf("mounted_workspaces{Ready}=%v ready_workspaces=%v mounted_workspaces{Connecting}=%v phase_transitions_total{Connecting->Ready} grew by %v, want %d, %d, 0, %d",
 						r, rw, cn, tr, opMounts, opMounts, opMounts)
 			})
-			applied := m.value("workspacemounts_annotation_patches_total", opLabels("result", "applied"))
+			applied := m.Value("workspacemounts_annotation_patches_total", opLabels("result", "applied"))
 			require.GreaterOrEqual(st, applied, float64(2*opMounts), "annotation_patches_total{applied} after %d first statuses and %d flips", opMounts, opMounts)
-			require.Positive(st, m.value("workspacemounts_reconcile_total", opLabels("queue", "workspaces", "result", "success")), "reconcile_total{workspaces,success}")
-			require.Positive(st, m.value("workspacemounts_reconcile_total", opLabels("queue", "mounts", "result", "success")), "reconcile_total{mounts,success}")
-			require.Positive(st, m.value("workqueue_adds_total", opLabels("name", "workspacemounts-mounts")), "workqueue_adds_total{workspacemounts-mounts}")
-			require.GreaterOrEqual(st, m.value("workspacemounts_status_latency_seconds_count", nil), float64(opMounts), "status_latency_seconds_count after %d flips", opMounts)
+			require.Positive(st, m.Value("workspacemounts_reconcile_total", opLabels("queue", "workspaces", "result", "success")), "reconcile_total{workspaces,success}")
+			require.Positive(st, m.Value("workspacemounts_reconcile_total", opLabels("queue", "mounts", "result", "success")), "reconcile_total{mounts,success}")
+			require.Positive(st, m.Value("workqueue_adds_total", opLabels("name", "workspacemounts-mounts")), "workqueue_adds_total{workspacemounts-mounts}")
+			require.GreaterOrEqual(st, m.Value("workspacemounts_status_latency_seconds_count", nil), float64(opMounts), "status_latency_seconds_count after %d flips", opMounts)
 			for _, ws := range e.mountNames() {
 				e.c.waitForMount(st, e.org, ws, mountState{phase: mount.PhaseReady, ready: true, reason: mount.ReasonMountReady, url: url})
 			}
 		}},
 
 		{"failover", func(st *testing.T) {
-			opEventually(st, 10*time.Second, 200*time.Millisecond, "the Lease names replica-a", func() (bool, string) {
+			framework.Eventually(st, func() (bool, string) {
 				h, err := e.leaseHolder()
 				if err != nil {
 					return false, err.Error()
 				}
 				holderA = h
 				return h != "", "holderIdentity is empty"
-			}, a)
-			require.Contains(st, opReadFile(st, a.logPath), holderA, "replica-a's log names the identity holding the Lease")
+			}, 10*time.Second, 200*time.Millisecond, "%s%s", "the Lease names replica-a", opLogs(a))
+			require.Contains(st, opReadFile(st, a.LogPath), holderA, "replica-a's log names the identity holding the Lease")
 
 			b = e.start(st, t, "replica-b")
 			opWaitStarted(st, b)
 			// Past a few retry periods, B still follows.
 			time.Sleep(3 * opRetryPeriod)
-			m, err := b.scrape()
+			m, err := b.ScrapeMetrics(context.Background())
 			require.NoError(st, err)
 			v, err := opLeader(m)
 			require.NoError(st, err, "replica-b")
 			require.Zero(st, v, "replica-b's workspacemounts_leader while replica-a leads%s", opLogs(a, b))
-			require.Zero(st, m.value("workspacemounts_annotation_patches_total", nil), "replica-b patched Workspaces while following")
+			require.Zero(st, m.Value("workspacemounts_annotation_patches_total", nil), "replica-b patched Workspaces while following")
 
 			// The follower serves the virtual workspace.
-			opEventually(st, 30*time.Second, 200*time.Millisecond, "replica-b's virtual workspace lists the mounted Workspaces", func() (bool, string) {
+			framework.Eventually(st, func() (bool, string) {
 				code, list, body := e.vwList(st, b, e.org)
 				if code != http.StatusOK {
 					return false, fmt.Sprintf("%d: %s", code, body)
@@ -426,7 +410,7 @@ func TestOperationsReplicas(t *testing.T) {
 					want = append(want, ws+"=Ready")
 				}
 				return strings.Join(got, ",") == strings.Join(want, ","), fmt.Sprintf("got %v, want %v", got, want)
-			}, b)
+			}, 30*time.Second, 200*time.Millisecond, "%s%s", "replica-b's virtual workspace lists the mounted Workspaces", opLogs(b))
 			// The plugin's own credentials (shard-base: a client certificate
 			// of system:masters) are no bearer token: what does the virtual
 			// workspace make of them? Reported, not asserted.
@@ -436,15 +420,15 @@ func TestOperationsReplicas(t *testing.T) {
 			st.Logf("replica-b's virtual workspace with shard-base's credentials (client certificate: %t, bearer token: %t): %d %.200s",
 				len(shardBase.CertData) > 0 || shardBase.CertFile != "", shardBase.BearerToken != "", code, body)
 
-			m, err = b.scrape()
+			m, err = b.ScrapeMetrics(context.Background())
 			require.NoError(st, err)
-			requests := m.value("apiserver_request_total", nil)
+			requests := m.Value("apiserver_request_total", nil)
 			require.Positive(st, requests, "replica-b's apiserver_request_total after virtual workspace requests")
 
-			require.NoError(st, a.signal(syscall.SIGKILL))
+			require.NoError(st, a.Signal(syscall.SIGKILL))
 			killed := time.Now()
 			select {
-			case <-a.exited:
+			case <-a.Exited():
 			case <-time.After(5 * time.Second):
 				st.Fatalf("replica-a did not die within 5s of SIGKILL")
 			}
@@ -454,13 +438,13 @@ func TestOperationsReplicas(t *testing.T) {
 			require.NoError(st, err)
 			require.NotEmpty(st, holderB)
 			require.NotEqual(st, holderA, holderB, "the Lease's holderIdentity after the takeover")
-			require.Contains(st, opReadFile(st, b.logPath), holderB, "replica-b's log names the identity now holding the Lease")
+			require.Contains(st, opReadFile(st, b.LogPath), holderB, "replica-b's log names the identity now holding the Lease")
 
 			// Only replica-b can write the annotation now.
 			e.c.setMountStatus(st, e.org, kubeClusters, e.objectName("mounted-0"), map[string]interface{}{"phase": "Connecting"})
 			e.c.waitForMount(st, e.org, "mounted-0", mountState{phase: mount.PhaseConnecting, reason: mount.ReasonMountNotReady})
-			opWaitMetrics(st, b, "replica-b counted the Ready->Connecting transition", opMetricsTimeout, func(m opMetrics) (bool, string) {
-				v := m.value("workspacemounts_phase_transitions_total", opLabels("from", "Ready", "to", "Connecting"))
+			opWaitMetrics(st, b, "replica-b counted the Ready->Connecting transition", opMetricsTimeout, func(m framework.Metrics) (bool, string) {
+				v := m.Value("workspacemounts_phase_transitions_total", opLabels("from", "Ready", "to", "Connecting"))
 				return v >= 1, fmt.Sprintf("phase_transitions_total{Ready->Connecting}=%v", v)
 			})
 		}},
@@ -470,15 +454,15 @@ func TestOperationsReplicas(t *testing.T) {
 			opWaitStarted(st, c)
 			opWaitLeader(st, c, 0, 10*time.Second)
 
-			require.NoError(st, b.signal(syscall.SIGTERM))
+			require.NoError(st, b.Signal(syscall.SIGTERM))
 			termed := time.Now()
 			select {
-			case <-b.exited:
+			case <-b.Exited():
 			case <-time.After(opStopTimeout):
 				st.Fatalf("replica-b (the leader) did not exit within %s of SIGTERM%s", opStopTimeout, opLogs(b))
 			}
 			exitedAfter := time.Since(termed)
-			require.Equal(st, 0, b.exitCode(), "replica-b's exit code after SIGTERM (%v)%s", b.waitErr, opLogs(b))
+			require.Equal(st, 0, b.ExitCode(), "replica-b's exit code after SIGTERM (%v)%s", b.ExitErr(), opLogs(b))
 			// Released: the Lease no longer names replica-b the moment it is gone.
 			holder, err := e.leaseHolder()
 			require.NoError(st, err)

@@ -19,7 +19,6 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -103,21 +102,11 @@ func (e *condEnv) startPlugin(t *testing.T, name string, extra ...string) *frame
 	// -v=2 logs every conflict, with its key.
 	args := append([]string{"--leader-elect=false", "-v=2"}, extra...)
 	t.Logf("starting the plugin %q: workspacemounts start %s", name, strings.Join(args, " "))
-	p, err := framework.StartPlugin(context.Background(), framework.PluginOptions{
+	p := framework.StartPluginT(t, t, framework.PluginOptions{
+		Name:       fmt.Sprintf("the plugin %q", name),
 		Kubeconfig: e.kcp.KubeconfigPath,
 		WorkDir:    workDir,
 		ExtraArgs:  args,
-	})
-	require.NoError(t, err, "starting the plugin %q", name)
-	t.Cleanup(func() {
-		if t.Failed() {
-			var b bytes.Buffer
-			p.PrintLogTail(&b, opLogLines)
-			t.Logf("the plugin %q: %s", name, b.String())
-		}
-		if err := p.Stop(); err != nil {
-			t.Errorf("stopping the plugin %q: %v", name, err)
-		}
 	})
 	framework.Eventually(t, func() (bool, string) {
 		if err := p.CheckRunning(); err != nil {

@@ -21,28 +21,25 @@ limitations under the License.
 // from hack/kcp; or $KCP_BINARY) with embedded etcd in a temporary root
 // directory, listening on 127.0.0.1 on free ports.
 //
-// A test package that shares one server between its tests does:
-//
-//	func TestMain(m *testing.M) {
-//		os.Exit(framework.RunWithSharedServer(m, framework.Options{FeatureGates: "WorkspaceMounts=true"}))
-//	}
+// A test starts a server of its own with StartT, which stops it when the test
+// ends (a test package sharing one server starts it in TestMain with Start):
 //
 //	func TestSomething(t *testing.T) {
-//		server := framework.SharedServer(t)
+//		server := framework.StartT(t, framework.Options{FeatureGates: "WorkspaceMounts=true"})
 //		cfg := server.BaseConfigT(t, "base")
 //		cluster, _ := framework.CreateWorkspace(t, cfg, framework.RootPath, framework.UniqueName("test"))
 //		...
 //	}
 //
-// A test that needs a server of its own (e.g. because it restarts it) calls
-// StartT instead. Such a server can be stopped and started again on the same
+// A server can be stopped and started again on the same
 // address, ports and root directory (Restart; StopProcess or Kill, then
 // StartAgain) and paused with SIGSTOP (Pause, Resume). kcp rewrites
 // admin.kubeconfig on every start: the shard-base context keeps its token,
 // root and base get a new one.
 //
-// StartPlugin runs the workspacemounts binary as a separate process against
-// such a server (the benchmarks do), ReadMemory and the Plugin's
+// StartPlugin (StartPluginT in a test) runs the workspacemounts binary as a
+// separate process against such a server, for the end-to-end tests and the
+// benchmarks alike; Eventually is the one wait of the tests; ReadMemory and the Plugin's
 // MemorySampler read a process's memory from /proc, and ScrapeMetrics parses
 // a Prometheus endpoint (kcp's or the plugin's) with expfmt.
 //

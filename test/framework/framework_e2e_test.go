@@ -19,21 +19,15 @@ limitations under the License.
 package framework
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(RunWithSharedServer(m, Options{}))
-}
-
-func TestSharedServer(t *testing.T) {
+func TestServer(t *testing.T) {
 	t.Parallel()
 
-	server := SharedServer(t)
-	require.Same(t, server, SharedServer(t), "one server per test binary")
+	server := StartT(t, Options{})
 
 	_, err := server.Config("user")
 	require.ErrorContains(t, err, `context "user" not found`, "no user battery by default")

@@ -21,6 +21,10 @@ import (
 	"sync"
 )
 
+// logTailBytes is how much of a process's output (kcp's, the plugin's) is
+// kept or read for the last lines of its log that a failure shows.
+const logTailBytes = 64 << 10
+
 // tailBuffer is an io.Writer that keeps the last max bytes written to it.
 type tailBuffer struct {
 	mu   sync.Mutex

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -61,12 +62,16 @@ func ParseMetrics(r io.Reader) (Metrics, error) {
 	return Metrics(families), nil
 }
 
-// Sum adds up the values of the counter, gauge or untyped samples of metric
-// name whose labels include want, and tells whether there was any.
+// Sum adds up the values of the samples of metric name whose labels include
+// want, and tells whether there was any. name is a counter, gauge or untyped
+// family, or the _count or _sum series of a histogram or summary family.
 func (m Metrics) Sum(name string, want map[string]string) (float64, bool) {
-	family, ok := m[name]
-	if !ok {
-		return 0, false
+	family, value := m[name], sampleValue
+	if family == nil {
+		family, value = m.histogramOrSummary(name)
+		if family == nil {
+			return 0, false
+		}
 	}
 	var sum float64
 	var found bool
@@ -74,19 +79,64 @@ func (m Metrics) Sum(name string, want map[string]string) (float64, bool) {
 		if !hasLabels(metric, want) {
 			continue
 		}
-		switch {
-		case metric.Counter != nil:
-			sum += metric.GetCounter().GetValue()
-		case metric.Gauge != nil:
-			sum += metric.GetGauge().GetValue()
-		case metric.Untyped != nil:
-			sum += metric.GetUntyped().GetValue()
-		default:
+		v, ok := value(metric)
+		if !ok {
 			continue
 		}
+		sum += v
 		found = true
 	}
 	return sum, found
+}
+
+// Value is Sum with 0 for a metric without a sample matching want.
+func (m Metrics) Value(name string, want map[string]string) float64 {
+	v, _ := m.Sum(name, want)
+	return v
+}
+
+// sampleValue is the value of a counter, gauge or untyped sample.
+func sampleValue(metric *dto.Metric) (float64, bool) {
+	switch {
+	case metric.Counter != nil:
+		return metric.GetCounter().GetValue(), true
+	case metric.Gauge != nil:
+		return metric.GetGauge().GetValue(), true
+	case metric.Untyped != nil:
+		return metric.GetUntyped().GetValue(), true
+	default:
+		return 0, false
+	}
+}
+
+// histogramOrSummary returns the family whose _count or _sum series name is,
+// and how to read that series from its samples; nil if there is none.
+func (m Metrics) histogramOrSummary(name string) (*dto.MetricFamily, func(*dto.Metric) (float64, bool)) {
+	if base, ok := strings.CutSuffix(name, "_count"); ok && m[base] != nil {
+		return m[base], func(metric *dto.Metric) (float64, bool) {
+			switch {
+			case metric.Histogram != nil:
+				return float64(metric.GetHistogram().GetSampleCount()), true
+			case metric.Summary != nil:
+				return float64(metric.GetSummary().GetSampleCount()), true
+			default:
+				return 0, false
+			}
+		}
+	}
+	if base, ok := strings.CutSuffix(name, "_sum"); ok && m[base] != nil {
+		return m[base], func(metric *dto.Metric) (float64, bool) {
+			switch {
+			case metric.Histogram != nil:
+				return metric.GetHistogram().GetSampleSum(), true
+			case metric.Summary != nil:
+				return metric.GetSummary().GetSampleSum(), true
+			default:
+				return 0, false
+			}
+		}
+	}
+	return nil, nil
 }
 
 // LabelValues returns the values label takes in the samples of metric name.

@@ -45,6 +45,11 @@ go_memstats_heap_inuse_bytes 1.2345e+07
 # TYPE workspacemounts_mounted_workspaces gauge
 workspacemounts_mounted_workspaces{kind="(unresolved)",phase="Invalid"} 40
 workspacemounts_mounted_workspaces{kind="KubeCluster",phase="Ready"} 3
+# TYPE workspacemounts_status_latency_seconds histogram
+workspacemounts_status_latency_seconds_bucket{le="1"} 4
+workspacemounts_status_latency_seconds_bucket{le="+Inf"} 5
+workspacemounts_status_latency_seconds_sum 2.5
+workspacemounts_status_latency_seconds_count 5
 `))
 	require.NoError(t, err)
 	sum, found := m.Sum("apiserver_request_total", map[string]string{"resource": "subjectaccessreviews", "verb": "POST"})
@@ -57,6 +62,9 @@ workspacemounts_mounted_workspaces{kind="KubeCluster",phase="Ready"} 3
 	require.False(t, found)
 	_, found = m.Sum("no_such_metric", nil)
 	require.False(t, found)
+	require.InDelta(t, 0.0, m.Value("no_such_metric", nil), 0)
+	require.InDelta(t, 5.0, m.Value("workspacemounts_status_latency_seconds_count", nil), 0, "a histogram's _count")
+	require.InDelta(t, 2.5, m.Value("workspacemounts_status_latency_seconds_sum", nil), 0, "a histogram's _sum")
 	require.Equal(t, map[string]bool{"(unresolved)": true, "KubeCluster": true}, m.LabelValues("workspacemounts_mounted_workspaces", "kind"))
 
 	_, err = ParseMetrics(strings.NewReader("not a metric line {\n"))

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,8 @@ type PluginOptions struct {
 	WorkDir string
 	// MemoryInterval is how often the plugin's memory is sampled. Default: 1s.
 	MemoryInterval time.Duration
+	// Name names the plugin in messages, e.g. "replica-a". Default: "the plugin".
+	Name string
 }
 
 // Plugin is the workspacemounts binary running `start` as a child process in
@@ -66,8 +69,12 @@ type Plugin struct {
 	cmd     *exec.Cmd
 	logFile *os.File
 
+	// Name names the plugin in messages.
+	Name string
 	// LogPath is the file the plugin logs to.
 	LogPath string
+	// Started is when the process was started, from which a test times its start-up.
+	Started time.Time
 	// Memory samples the plugin's memory every PluginOptions.MemoryInterval
 	// until it exits, and keeps the last sample.
 	Memory *MemorySampler
@@ -120,6 +127,9 @@ func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
 	if opts.MemoryInterval <= 0 {
 		opts.MemoryInterval = defaultMemoryInterval
 	}
+	if opts.Name == "" {
+		opts.Name = "the plugin"
+	}
 	ports, err := freePorts(ctx, 2)
 	if err != nil {
 		return nil, err
@@ -143,11 +153,12 @@ func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
 	cmd.Dir = opts.WorkDir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = ChildProcessAttributes()
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting %s: %w", opts.Binary, err), logFile.Close())
 	}
 	p := &Plugin{
-		cmd: cmd, LogPath: opts.LogPath, logFile: logFile, Memory: &MemorySampler{pid: cmd.Process.Pid},
+		cmd: cmd, Name: opts.Name, LogPath: opts.LogPath, Started: started, logFile: logFile, Memory: &MemorySampler{pid: cmd.Process.Pid},
 		VirtualWorkspaceURL: "https://127.0.0.1:" + strconv.Itoa(vwPort),
 		CAFile:              filepath.Join(certDir, "workspacemounts.crt"),
 		MetricsURL:          "http://" + metricsAddress,
@@ -175,11 +186,56 @@ func (p *Plugin) Pid() int {
 	return p.cmd.Process.Pid
 }
 
+// Exited is closed once the process has exited.
+func (p *Plugin) Exited() <-chan struct{} {
+	return p.exited
+}
+
+// ExitErr is what waiting for the process returned once it has exited
+// (nil for exit code 0), and nil while it runs.
+func (p *Plugin) ExitErr() error {
+	select {
+	case <-p.exited:
+		return p.waitErr
+	default:
+		return nil
+	}
+}
+
+// ExitCode is the process's exit code once it has exited, -1 while it runs
+// or when a signal ended it.
+func (p *Plugin) ExitCode() int {
+	select {
+	case <-p.exited:
+		return p.cmd.ProcessState.ExitCode()
+	default:
+		return -1
+	}
+}
+
+// Signal sends sig to the plugin's process group, e.g. SIGKILL to test a
+// crash or SIGTERM to test a graceful stop without waiting for it as Stop
+// does. A process group that is gone already is no error.
+func (p *Plugin) Signal(sig syscall.Signal) error {
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("sending %s to %s: %w", sig, p.Name, err)
+	}
+	return nil
+}
+
+// ScrapeMetrics scrapes the plugin's /metrics.
+func (p *Plugin) ScrapeMetrics(ctx context.Context) (Metrics, error) {
+	return ScrapeMetrics(ctx, metricsClient, p.MetricsURL+"/metrics")
+}
+
+// metricsClient scrapes the plugin's plain HTTP metrics listener.
+var metricsClient = &http.Client{Timeout: 5 * time.Second}
+
 // CheckRunning returns nil while the plugin runs, else an error with its exit status.
 func (p *Plugin) CheckRunning() error {
 	select {
 	case <-p.exited:
-		return fmt.Errorf("the plugin exited: %v (log: %s)", p.waitErr, p.LogPath)
+		return fmt.Errorf("%s exited: %v (log: %s)", p.Name, p.waitErr, p.LogPath)
 	default:
 		return nil
 	}
@@ -198,36 +254,59 @@ func (p *Plugin) Stop() error {
 }
 
 func (p *Plugin) terminate() error {
-	pgid := -p.cmd.Process.Pid
-	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGTERM to the plugin: %w", err)
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		return err
 	}
 	select {
 	case <-p.exited:
 		return nil
 	case <-time.After(pluginStopTimeout):
 	}
-	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGKILL to the plugin: %w", err)
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		return err
 	}
 	<-p.exited
-	return fmt.Errorf("the plugin did not stop within %s after SIGTERM and was killed", pluginStopTimeout)
+	return fmt.Errorf("%s did not stop within %s after SIGTERM and was killed", p.Name, pluginStopTimeout)
 }
 
-// PrintLogTail writes the last n lines of the plugin's log (of at most its
-// last 64 KiB) to w.
-func (p *Plugin) PrintLogTail(w io.Writer, n int) {
-	const maxTail = 64 << 10
+// LogTail returns the last n lines of the plugin's log (of at most its last
+// 64 KiB).
+func (p *Plugin) LogTail(n int) string {
 	f, err := os.Open(p.LogPath)
 	if err != nil {
-		return
+		return fmt.Sprintf("(reading the log: %v)", err)
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err == nil && info.Size() > maxTail {
-		_, _ = f.Seek(info.Size()-maxTail, io.SeekStart)
+	tail := newTailBuffer(logTailBytes)
+	if _, err := io.Copy(tail, f); err != nil {
+		return fmt.Sprintf("(reading the log: %v)", err)
 	}
-	data, _ := io.ReadAll(f)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	lines = lines[max(0, len(lines)-n):]
-	fmt.Fprintf(w, "last lines of the plugin's log (%s):\n%s\n", p.LogPath, strings.Join(lines, "\n"))
+	return tail.lastLines(n)
+}
+
+// PrintLogTail writes the last n lines of the plugin's log to w.
+func (p *Plugin) PrintLogTail(w io.Writer, n int) {
+	fmt.Fprintf(w, "last lines of %s's log (%s):\n%s\n", p.Name, p.LogPath, p.LogTail(n))
+}
+
+// LogTails formats, for a failure message, whether each plugin still runs and
+// the last lines of its log. It reads the logs only when it is formatted, so
+// that a message built before a wait shows them as they are when the wait
+// fails.
+type LogTails struct {
+	// Lines is how many lines of each log to show.
+	Lines   int
+	Plugins []*Plugin
+}
+
+func (l LogTails) String() string {
+	var b strings.Builder
+	for _, p := range l.Plugins {
+		state := "running"
+		if err := p.CheckRunning(); err != nil {
+			state = fmt.Sprintf("exited: %v", p.ExitErr())
+		}
+		fmt.Fprintf(&b, "\n--- last %d lines of %s (%s, %s) ---\n%s\n", l.Lines, p.Name, state, p.LogPath, p.LogTail(l.Lines))
+	}
+	return b.String()
 }

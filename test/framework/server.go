@@ -149,7 +149,7 @@ func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 		RootDir:   opts.RootDir,
 		binary:    binary,
 		logWriter: opts.LogWriter,
-		tail:      newTailBuffer(64 << 10),
+		tail:      newTailBuffer(logTailBytes),
 	}
 	if s.RootDir == "" {
 		dir, err := os.MkdirTemp("", "kcp-e2e-")
@@ -208,7 +208,7 @@ func (s *Server) launch(ctx context.Context) error {
 	first := s.starts == 1
 	s.lock.Unlock()
 
-	p := &process{tail: newTailBuffer(64 << 10), exited: make(chan struct{})}
+	p := &process{tail: newTailBuffer(logTailBytes), exited: make(chan struct{})}
 	logWriter := s.logWriter
 	if logWriter == nil {
 		// The first start begins the log, later ones add to it.

@@ -18,9 +18,6 @@ package framework
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,71 +49,31 @@ func StartT(t testing.TB, opts Options) *Server {
 	return s
 }
 
-// shared is the server of SharedServer, one per test binary.
-var shared struct {
-	configured bool // RunWithSharedServer was called
-	opts       Options
+// pluginLogLines is how many lines of the plugin's log StartPluginT logs
+// when the test failed.
+const pluginLogLines = 40
 
-	once   sync.Once
-	server *Server
-	err    error
-}
-
-// RunWithSharedServer runs the tests of m, whose tests may call SharedServer to
-// get one kcp server started with opts, and stops that server afterwards. It
-// starts the server only if a test asks for it. Call it from TestMain:
-//
-//	func TestMain(m *testing.M) {
-//		os.Exit(framework.RunWithSharedServer(m, framework.Options{}))
-//	}
-func RunWithSharedServer(m *testing.M, opts Options) int {
-	shared.configured, shared.opts = true, opts
-	code := m.Run()
-
-	if s := shared.server; s != nil {
-		if err := s.CheckRunning(); err != nil {
-			fmt.Fprintf(os.Stderr, "shared kcp exited before the tests ended: %v\n", err)
-			code = max(code, 1)
-		} else if code != 0 {
-			fmt.Fprintf(os.Stderr, "last lines of the shared kcp's log:\n%s\n", s.LogTail(40))
-		}
-		if err := s.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the shared kcp: %v\n", err)
-		}
-	}
-	return code
-}
-
-// SharedServer returns the kcp server shared by the tests of this test binary,
-// starting it on first use. TestMain must run the tests with
-// RunWithSharedServer, which stops the server. SharedServer fails the test if
-// the server did not start or is no longer running.
-func SharedServer(t testing.TB) *Server {
+// StartPluginT starts the plugin (StartPlugin) for a test, failing t if it
+// cannot, and stops it (SIGTERM, then SIGKILL) when owner ends: t itself, or
+// a parent test, so that the plugin may outlive the subtest t that starts it.
+// If owner failed, it logs the last lines of the plugin's log first.
+func StartPluginT(t, owner testing.TB, opts PluginOptions) *Plugin {
 	t.Helper()
 
-	if !shared.configured {
-		t.Fatal("framework.SharedServer needs TestMain to run the tests with framework.RunWithSharedServer")
+	p, err := StartPlugin(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("starting the plugin %s: %v", opts.Name, err)
 	}
-	shared.once.Do(func() {
-		shared.server, shared.err = Start(context.Background(), shared.opts)
-		if s := shared.server; s != nil {
-			t.Logf("shared kcp at %s ready after %s (admin.kubeconfig after %s), root directory %s",
-				s.BaseURL, s.ReadyAfter.Round(time.Millisecond), s.KubeconfigAfter.Round(time.Millisecond), s.RootDir)
+	t.Logf("%s: pid %d, metrics %s, virtual workspace %s, log %s", p.Name, p.Pid(), p.MetricsURL, p.VirtualWorkspaceURL, p.LogPath)
+	owner.Cleanup(func() {
+		if owner.Failed() {
+			owner.Logf("%s", LogTails{Lines: pluginLogLines, Plugins: []*Plugin{p}})
+		}
+		if err := p.Stop(); err != nil {
+			owner.Errorf("stopping %s: %v", p.Name, err)
 		}
 	})
-	if shared.err != nil {
-		t.Fatalf("starting the shared kcp: %v", shared.err)
-	}
-	s := shared.server
-	if err := s.CheckRunning(); err != nil {
-		t.Fatalf("the shared kcp is not running: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.CheckRunning(); err != nil {
-			t.Errorf("the shared kcp exited during the test: %v", err)
-		}
-	})
-	return s
+	return p
 }
 
 // ConfigT is Config that fails the test on error.

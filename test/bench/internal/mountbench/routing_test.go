@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package mountbench
 
 import (
 	"bytes"
@@ -131,26 +131,26 @@ func TestTrackerCountsWrites(t *testing.T) {
 
 func TestParseFlagsMode(t *testing.T) {
 	t.Setenv("WORKSPACEMOUNTS_BINARY", "/some/workspacemounts")
-	opts, err := parseFlags(nil)
+	opts, err := parseFlags(Controller, nil)
 	require.NoError(t, err)
 	require.Equal(t, modeAnnotations, opts.mode)
 	require.Equal(t, "/some/workspacemounts", opts.plugin)
 
-	opts, err = parseFlags([]string{"--mode=routing", "--settle=1s", "--in-tree=false"})
+	opts, err = parseFlags(Controller, []string{"--mode=routing", "--settle=1s", "--in-tree=false"})
 	require.NoError(t, err)
 	require.Equal(t, modeRouting, opts.mode)
 	require.Equal(t, time.Second, opts.settle)
 
 	for _, args := range [][]string{
 		{"--mode=other"},
-		{"--mode=routing", "--virtual=false"},
-		{"--mode=routing", "--watchers=3"},
+		{"--watchers=3"},
+		{"--list-iterations=3"},
 		{"--settle=1s"},
 		{"--mode=routing", "--plugin-args=--workspace-url"},
 		{"--mode=routing", "--plugin-args=--workspace-condition=false"},
 		{"--mode=routing", "--settle=0s"},
 	} {
-		_, err := parseFlags(args)
+		_, err := parseFlags(Controller, args)
 		require.Error(t, err, "%q", args)
 	}
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package mountbench
 
 import (
 	"context"
@@ -42,6 +42,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -201,9 +202,9 @@ func (c adminClients) installMountCRD(ctx context.Context, cluster logicalcluste
 	return nil
 }
 
-// createMount creates mount object i with status Connecting and the
+// createMount creates mount object i with the status phase at url and the
 // Workspace that mounts it, next to it.
-func (c adminClients) createMount(ctx context.Context, l layout, i int) error {
+func (c adminClients) createMount(ctx context.Context, l layout, i int, phase mount.Phase, url string) error {
 	cluster, name := l.cluster(i), mountName(i)
 	objects := c.dynamic.Cluster(cluster.Path()).Resource(mountGVR)
 	obj, err := objects.Create(ctx, &unstructured.Unstructured{Object: map[string]interface{}{
@@ -215,7 +216,7 @@ func (c adminClients) createMount(ctx context.Context, l layout, i int) error {
 	if err != nil {
 		return fmt.Errorf("creating %s %s in %s: %w", mountKind, name, cluster, err)
 	}
-	obj.Object["status"] = map[string]interface{}{"phase": "Connecting", "URL": beforeURL(i)}
+	obj.Object["status"] = map[string]interface{}{"phase": string(phase), "URL": url}
 	if _, err := objects.UpdateStatus(ctx, obj, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("setting the status of %s %s in %s: %w", mountKind, name, cluster, err)
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package mountbench
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ const (
 	acceptTable = "application/json;as=Table;v=v1;g=meta.k8s.io"
 )
 
-// virtualResult is what the virtual workspace phase measured.
+// virtualResult is what the virtual workspace benchmark measured.
 type virtualResult struct {
 	workspaces int
 	lists      []listStats
@@ -132,7 +132,7 @@ type listStats struct {
 // measureVirtual lists the WorkspaceMounts across all clusters from the
 // plugin's virtual workspace, and the Workspaces from kcp directly, then
 // times how long one change takes to reach --watchers watches of the virtual
-// workspace. t must show the flip for the plugin.
+// workspace. t must show every mount object Ready for the plugin.
 func (b *bench) measureVirtual(ctx context.Context, t *tracker) (*virtualResult, error) {
 	res := &virtualResult{workspaces: b.opts.workspaces}
 	defer func() { res.memory, res.memoryErr = b.plugin.Memory.Sample() }()

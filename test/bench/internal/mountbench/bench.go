@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package mountbench
 
 import (
 	"context"
@@ -27,6 +27,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -64,14 +65,12 @@ func newBench(kcp *kcpServer, plugin *framework.Plugin, opts options) (*bench, e
 	return &bench{opts: opts, kcp: kcp, plugin: plugin, clients: c, shardCfg: shardCfg}, nil
 }
 
-// run sets up the mounts, waits for the initial state, flips every mount
-// object and waits until both controllers show the flip everywhere. Then,
-// with --virtual, once the plugin shows the flip everywhere, it measures the
-// virtual workspace. The result, if not nil, holds what was measured even
-// when run fails.
-func (b *bench) run(ctx context.Context) (*result, error) {
-	res := &result{workspaces: b.opts.workspaces, clusters: b.opts.clusters, inTree: b.opts.inTree}
-	t, times, err := b.setUp(ctx, func(l layout) *tracker { return newTracker(l, initialStage, b.opts.inTree) })
+// runFlips sets up the mounts, waits for the initial state, flips every
+// mount object and waits until both controllers show the flip everywhere.
+// The result, if not nil, holds what was measured even when runFlips fails.
+func (b *bench) runFlips(ctx context.Context) (*result, error) {
+	res := &result{benchmark: Controller, workspaces: b.opts.workspaces, clusters: b.opts.clusters, inTree: b.opts.inTree}
+	t, times, err := b.setUp(ctx, mount.PhaseConnecting, beforeURL, func(l layout) *tracker { return newTracker(l, initialStage, b.opts.inTree) })
 	if err != nil {
 		return nil, err
 	}
@@ -97,18 +96,32 @@ func (b *bench) run(ctx context.Context) (*result, error) {
 	err = b.await(ctx, t, flippedStage.name)
 	res.flip = t.convergence(t0)
 	res.memory, res.memoryErr = b.plugin.Memory.Sample()
-	res.loadAfterFlip = loadAverage()
 	b.countSyncErrors(res)
 	if err != nil {
 		res.missing = t.missing(10)
 	}
-	// The virtual workspace phase needs the plugin's flip only: it may run
-	// while the in-tree controller has not caught up.
-	if b.opts.virtual && t.pluginDone() && ctx.Err() == nil {
-		var virtualErr error
-		res.virtual, virtualErr = b.measureVirtual(ctx, t)
-		err = errors.Join(err, virtualErr)
+	return res, err
+}
+
+// runVirtual sets up the mounts with every mount object Ready from the start
+// (no flip), waits until the plugin shows that on every Workspace, and then
+// measures the virtual workspace. The result, if not nil, holds what was
+// measured even when runVirtual fails.
+func (b *bench) runVirtual(ctx context.Context) (*result, error) {
+	res := &result{benchmark: Virtual, workspaces: b.opts.workspaces, clusters: b.opts.clusters}
+	t, times, err := b.setUp(ctx, mount.PhaseReady, afterURL, func(l layout) *tracker { return newTracker(l, readyStage, false) })
+	if err != nil {
+		return nil, err
 	}
+	res.setup, res.mountsSetup = times.all, times.mounts
+	setUpDone := time.Now()
+	err = b.await(ctx, t, readyStage.name)
+	res.initial = t.convergence(setUpDone)
+	if err != nil {
+		res.missing = t.missing(10)
+		return res, err
+	}
+	res.virtual, err = b.measureVirtual(ctx, t)
 	return res, err
 }
 
@@ -119,9 +132,9 @@ type setUpTimes struct {
 }
 
 // setUp creates the clusters with the mount CRD, starts the watch feeding the
-// tracker that track returns for their layout, and creates the mount objects
-// and the mounted Workspaces.
-func (b *bench) setUp(ctx context.Context, track func(layout) *tracker) (*tracker, setUpTimes, error) {
+// tracker that track returns for their layout, and creates the mount objects,
+// each with the status phase at url(i), and the mounted Workspaces.
+func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) string, track func(layout) *tracker) (*tracker, setUpTimes, error) {
 	began := time.Now()
 	logf("creating %d workspaces with the %s CRD", b.opts.clusters, mountGVR.GroupResource())
 	l := layout{clusters: make([]logicalcluster.Name, b.opts.clusters), mounts: b.opts.workspaces}
@@ -145,7 +158,7 @@ func (b *bench) setUp(ctx context.Context, track func(layout) *tracker) (*tracke
 	logf("creating %d mount objects and mounted Workspaces", b.opts.workspaces)
 	mountsBegan := time.Now()
 	err = forEach(ctx, "creating mounts", b.opts.workspaces, b.opts.concurrency, func(ctx context.Context, i int) error {
-		return b.clients.createMount(ctx, l, i)
+		return b.clients.createMount(ctx, l, i, phase, url(i))
 	})
 	if err != nil {
 		return nil, setUpTimes{}, err

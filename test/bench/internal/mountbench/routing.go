@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package mountbench
 
 import (
 	"context"
@@ -35,6 +35,7 @@ import (
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -310,7 +311,7 @@ func (s *routingSide) label() string {
 
 // measure sets up the mounts, waits for the initial state, and flips.
 func (s *routingSide) measure(ctx context.Context, b *bench) error {
-	t, times, err := b.setUp(ctx, func(l layout) *tracker {
+	t, times, err := b.setUp(ctx, mount.PhaseConnecting, beforeURL, func(l layout) *tracker {
 		if s.inTree {
 			t := newTrackerOf(l, routingInitialStage, nil, routingShows)
 			t.ownShows = ownWritesShow(tenancyv1alpha1.MountConditionReady)

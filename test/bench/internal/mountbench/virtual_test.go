@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package mountbench
 
 import (
 	"compress/gzip"
@@ -189,19 +189,22 @@ func TestWatchForError(t *testing.T) {
 
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
-	opts, err := parseFlags([]string{"--workspaces", "10000", "--in-tree=false", "--plugin", "/bin/true"})
+	opts, err := parseFlags(Virtual, []string{"--workspaces", "10000", "--plugin", "/bin/true"})
 	require.NoError(t, err)
 	require.Equal(t, 100, opts.clusters)
-	require.False(t, opts.inTree)
-	require.True(t, opts.virtual)
+	require.False(t, opts.inTree, "the virtual workspace benchmark runs kcp without its in-tree mounts controller")
 	require.Equal(t, 50, opts.listIterations)
 	require.Equal(t, 100, opts.watchers)
+	for _, args := range [][]string{{"--in-tree=false"}, {"--mode=routing"}, {"--settle=1s"}} {
+		_, err := parseFlags(Virtual, append([]string{"--plugin", "/bin/true"}, args...))
+		require.Error(t, err, "%q is a flag of the controller benchmark", args)
+	}
 
 	for _, args := range []string{"--secure-port=1", "--cert-dir /x", "--bind-address=0.0.0.0", "--metrics-bind-address 0"} {
-		_, err := parseFlags([]string{"--plugin", "/bin/true", "--plugin-args", "--workspace-workers=2 " + args})
+		_, err := parseFlags(Virtual, []string{"--plugin", "/bin/true", "--plugin-args", "--workspace-workers=2 " + args})
 		require.ErrorContains(t, err, "--plugin-args must not set", args)
 	}
-	_, err = parseFlags([]string{"--plugin", "/bin/true", "--watchers", "0"})
+	_, err = parseFlags(Virtual, []string{"--plugin", "/bin/true", "--watchers", "0"})
 	require.Error(t, err)
 }
 

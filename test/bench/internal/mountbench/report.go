@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package mountbench
 
 import (
 	"fmt"
@@ -39,6 +39,9 @@ type convergence struct {
 
 // result is what one run measured.
 type result struct {
+	// benchmark is the benchmark that ran: Controller (flip, in the mode
+	// annotations) or Virtual (virtual).
+	benchmark            Benchmark
 	workspaces, clusters int
 	// inTree tells whether kcp's in-tree controller ran and was measured.
 	inTree bool
@@ -59,19 +62,21 @@ type result struct {
 	syncErrorsErr              error
 	// missing describes Workspaces that did not converge in the last stage.
 	missing []string
-	// virtual is what the virtual workspace phase measured, nil if it did not run.
+	// virtual is what the virtual workspace benchmark measured, nil in the
+	// controller benchmark.
 	virtual *virtualResult
 
 	pluginVersion         string
 	pluginArgs            []string
 	loadBefore, loadAfter string
-	// loadAfterFlip is the load average when the flip converged, before the
-	// virtual workspace phase.
-	loadAfterFlip string
 }
 
 // print writes the table and the notes below it.
 func (r *result) print(w io.Writer) {
+	if r.benchmark == Virtual {
+		r.printVirtual(w)
+		return
+	}
 	flip := r.flip
 	if flip == nil {
 		flip = &convergence{total: r.workspaces}
@@ -117,13 +122,32 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "Plugin memory: %v.\n", r.memoryErr)
 	}
 	fmt.Fprintf(w, "Plugin version %s, extra arguments %q.\n", r.pluginVersion, r.pluginArgs)
-	if r.virtual != nil {
-		fmt.Fprintf(w, "Load average (1, 5, 15 min): %s before, %s after the flip, %s after the virtual workspace phase.\n", r.loadBefore, r.loadAfterFlip, r.loadAfter)
-	} else {
-		fmt.Fprintf(w, "Load average (1, 5, 15 min): %s before, %s after.\n", r.loadBefore, r.loadAfter)
-	}
+	fmt.Fprintf(w, "Load average (1, 5, 15 min): %s before, %s after.\n", r.loadBefore, r.loadAfter)
 	if len(r.missing) > 0 {
 		fmt.Fprintf(w, "Not converged (- above):\n  %s\n", strings.Join(r.missing, "\n  "))
+	}
+}
+
+// printVirtual writes what the virtual workspace benchmark measured: its
+// set-up, then the tables of the lists and the watchers.
+func (r *result) printVirtual(w io.Writer) {
+	holders := "workspaces"
+	if r.clusters == 1 {
+		holders = "workspace"
+	}
+	fmt.Fprintf(w, "%d mounted Workspaces in %d %s under root, every mount object Ready from its creation on; set-up %s", r.workspaces, r.clusters, holders, formatDuration(r.setup))
+	if r.mountsSetup > 0 {
+		fmt.Fprintf(w, " (%d mount objects and mounted Workspaces in %s, %.0f/s)",
+			r.workspaces, formatDuration(r.mountsSetup), float64(r.workspaces)/r.mountsSetup.Seconds())
+	}
+	fmt.Fprintln(w, ".")
+	if r.initial != nil {
+		fmt.Fprintf(w, "The plugin showed every Workspace Ready %s after the end of the set-up.\n", percentile(r.initial.plugin, r.initial.total, 1))
+	}
+	fmt.Fprintf(w, "Plugin version %s, extra arguments %q; kcp without its in-tree mounts controller.\n", r.pluginVersion, r.pluginArgs)
+	fmt.Fprintf(w, "Load average (1, 5, 15 min): %s before, %s after.\n", r.loadBefore, r.loadAfter)
+	if len(r.missing) > 0 {
+		fmt.Fprintf(w, "Not shown Ready (- above):\n  %s\n", strings.Join(r.missing, "\n  "))
 	}
 	if r.virtual != nil {
 		fmt.Fprintln(w)
@@ -199,9 +223,9 @@ func (r *virtualResult) print(w io.Writer) {
 		r.watch.print(w)
 	}
 	if r.memoryErr != nil {
-		fmt.Fprintf(w, "Plugin memory after the virtual workspace phase: %v.\n", r.memoryErr)
+		fmt.Fprintf(w, "Plugin memory after the virtual workspace benchmark: %v.\n", r.memoryErr)
 	} else {
-		fmt.Fprintf(w, "Plugin RSS after the virtual workspace phase: %s (peak %s).\n", framework.MiB(r.memory.RSS), framework.MiB(r.memory.Peak))
+		fmt.Fprintf(w, "Plugin RSS after the virtual workspace benchmark: %s (peak %s).\n", framework.MiB(r.memory.RSS), framework.MiB(r.memory.Peak))
 	}
 }
 
@@ -275,7 +299,7 @@ func formatBytes(n int64) string {
 	}
 }
 
-// formatLatency formats a latency of the virtual workspace phase, finer than
+// formatLatency formats a latency of the virtual workspace benchmark, finer than
 // formatDuration below 100ms: to 10µs below 10ms, to 100µs below 100ms.
 func formatLatency(d time.Duration) string {
 	switch {

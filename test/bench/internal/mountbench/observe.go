@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package main
+package mountbench
 
 import (
 	"context"
@@ -60,8 +60,11 @@ var (
 	initialStage = stage{name: "initial state", phase: mount.PhaseConnecting, url: beforeURL}
 	// flippedStage is the state after the flip: every mount object is Ready at a new URL.
 	flippedStage = stage{name: "flip", phase: mount.PhaseReady, ready: true, url: afterURL}
+	// readyStage is the state right after the set-up of the virtual
+	// workspace benchmark: every mount object is Ready at its after URL.
+	readyStage = stage{name: "Ready state", phase: mount.PhaseReady, ready: true, url: afterURL}
 	// flippedBackStage is the state of the one mount object the virtual
-	// workspace phase sets back to Connecting, keeping its URL.
+	// workspace benchmark sets back to Connecting, keeping its URL.
 	flippedBackStage = stage{name: "flip back", phase: mount.PhaseConnecting, url: afterURL}
 )
 
@@ -220,12 +223,6 @@ func (t *tracker) progress() (plugin, inTree int) {
 func (t *tracker) done() bool {
 	plugin, inTree := t.progress()
 	return (!t.withPlugin() || plugin == t.layout.mounts) && (!t.withInTree() || inTree == t.layout.mounts)
-}
-
-// pluginDone tells whether every Workspace shows the stage for the plugin.
-func (t *tracker) pluginDone() bool {
-	plugin, _ := t.progress()
-	return plugin == t.layout.mounts
 }
 
 // pluginShownAt returns when the plugin was first seen to show the stage on
