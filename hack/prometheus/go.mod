@@ -1,8 +1,10 @@
 // Module prometheus builds the Prometheus server and promtool (v0.316.0 of
 // the Go module, Prometheus 3.16) that the end-to-end tests start and that
 // `make test-rules` runs on deploy/monitoring. It is separate from the
-// plugin's module because Prometheus's dependency graph (service discovery
-// for every cloud, its own Kubernetes client) must not move the plugin's.
+// plugin's module, which imports only Prometheus's PromQL parser (the deploy
+// tests), so that the server's own packages and their dependencies (remote
+// write, tracing, service discovery, the Kubernetes client promtool links)
+// stay out of the plugin's builds and go.sum.
 module github.com/workspacemounts/workspacemounts/hack/prometheus
 
 go 1.26.7
