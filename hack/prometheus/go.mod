@@ -4,7 +4,7 @@
 // plugin's module, which imports only Prometheus's PromQL parser (the deploy
 // tests), so that the server's own packages and their dependencies (remote
 // write, tracing, service discovery, the Kubernetes client promtool links)
-// stay out of the plugin's builds and go.sum.
+// stay out of the plugin's builds.
 module github.com/workspacemounts/workspacemounts/hack/prometheus
 
 go 1.26.7
