@@ -7,6 +7,8 @@ SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
 BIN := $(abspath bin)
 KCP := $(BIN)/kcp
+PROMETHEUS := $(BIN)/prometheus
+PROMTOOL := $(BIN)/promtool
 WORKSPACEMOUNTS := $(BIN)/workspacemounts
 GOLANGCI_LINT := $(BIN)/golangci-lint
 DEEPCOPY_GEN := $(BIN)/deepcopy-gen
@@ -23,6 +25,7 @@ BENCH_WORKSPACES ?= 1000
 
 export KCP_BINARY := $(KCP)
 export WORKSPACEMOUNTS_BINARY := $(WORKSPACEMOUNTS)
+export PROMETHEUS_BINARY := $(PROMETHEUS)
 
 .PHONY: all
 all: build
@@ -38,6 +41,16 @@ $(WORKSPACEMOUNTS):
 # kcp v0.28.1, the newest kcp server the module proxy serves whole; its own module pins its Kubernetes fork.
 $(KCP): hack/kcp/go.mod hack/kcp/go.sum
 	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/kcp
+
+# Prometheus and promtool v0.316.0 (Prometheus 3.16), in a module of their own
+# (hack/prometheus); remove_all_sd leaves out the service discovery of every
+# cloud (static targets and files only), which the tests do not use.
+PROMETHEUS_TAGS := remove_all_sd
+$(PROMETHEUS): hack/prometheus/go.mod hack/prometheus/go.sum
+	cd hack/prometheus && $(GO) build -tags $(PROMETHEUS_TAGS) -o $@ github.com/prometheus/prometheus/cmd/prometheus
+
+$(PROMTOOL): hack/prometheus/go.mod hack/prometheus/go.sum
+	cd hack/prometheus && $(GO) build -tags $(PROMETHEUS_TAGS) -o $@ github.com/prometheus/prometheus/cmd/promtool
 
 $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
@@ -57,11 +70,20 @@ verify-codegen: $(DEEPCOPY_GEN) $(OPENAPI_GEN) ## Fail if the committed zz_gener
 	DEEPCOPY_GEN=$(DEEPCOPY_GEN) OPENAPI_GEN=$(OPENAPI_GEN) hack/verify-codegen.sh
 
 .PHONY: test
-test: test-unit test-fuzz test-e2e test-run ## Unit, fuzz (briefly) and end-to-end tests.
+test: test-unit test-rules test-fuzz test-e2e test-run ## Unit, alert rule, fuzz (briefly) and end-to-end tests.
 
 .PHONY: test-unit
 test-unit: verify-codegen ## Unit tests, with the race detector (after the generated files are checked).
 	$(GO) test -race $(GOTESTFLAGS) ./...
+
+# The PrometheusRule's groups are checked as a plain rule file too (deploy_test.go
+# checks that they are the same as workspacemounts-alerts.yaml's).
+.PHONY: test-rules
+test-rules: $(PROMTOOL) ## promtool: check the alert rules (both files), run their unit tests (deploy/monitoring/tests).
+	@mkdir -p _output
+	sed -n '/^  groups:/,$$p' deploy/monitoring/prometheusrule.yaml | sed 's/^  //' > _output/prometheusrule-groups.yaml
+	$(PROMTOOL) check rules deploy/monitoring/workspacemounts-alerts.yaml _output/prometheusrule-groups.yaml
+	$(PROMTOOL) test rules deploy/monitoring/tests/*.yaml
 
 .PHONY: test-fuzz
 test-fuzz: ## Every Go fuzz target for FUZZTIME (5s; FUZZTIME=10m for a longer run).
@@ -73,7 +95,7 @@ test-fuzz: ## Every Go fuzz target for FUZZTIME (5s; FUZZTIME=10m for a longer r
 	done
 
 .PHONY: test-e2e
-test-e2e: $(KCP) $(WORKSPACEMOUNTS) ## End-to-end tests against a real kcp started by the tests.
+test-e2e: $(KCP) $(WORKSPACEMOUNTS) $(PROMETHEUS) ## End-to-end tests against a real kcp (and Prometheus) started by the tests.
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
 
 .PHONY: lint
