@@ -53,7 +53,7 @@ func FromWorkspace(ws *tenancyv1alpha1.Workspace) *wsmv1alpha1.WorkspaceMount {
 			Labels:            ws.Labels,
 			Annotations:       map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(ws).String()},
 		},
-		Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref)},
+		Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref)},
 		Status: wsmv1alpha1.WorkspaceMountStatus{WorkspacePhase: string(ws.Status.Phase)},
 	}
 	status := mount.CurrentStatus(ws.Annotations)
