@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command workspacemounts shows, for every mounted kcp Workspace, whether its
-// mount is ready.
+// mount is ready. The command is built in package app.
 package main
 
 import (
@@ -25,12 +25,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/spf13/cobra"
-
-	logsapiv1 "k8s.io/component-base/logs/api/v1"
-	"k8s.io/klog/v2"
-
-	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -43,60 +38,9 @@ func main() {
 func run() int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := newRootCommand().ExecuteContext(ctx); err != nil {
+	if err := app.NewCommand(version).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		return 1
 	}
 	return 0
-}
-
-func newRootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "workspacemounts",
-		Short:         "Shows, for every mounted kcp Workspace, whether its mount is ready",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.AddCommand(newStartCommand(), newVersionCommand())
-	return root
-}
-
-func newStartCommand() *cobra.Command {
-	options := server.NewOptions()
-	logging := logsapiv1.NewLoggingConfiguration()
-	cmd := &cobra.Command{
-		Use:   "start",
-		Short: "Run the controller that writes the mount status of every mounted Workspace as annotations",
-		Long: `Run the workspacemounts controller against a kcp shard.
-
-Every Workspace that mounts an object (spec.mount.ref, or the legacy annotation
-experimental.tenancy.kcp.io/mount) gets two annotations: workspacemounts.io/phase
-and workspacemounts.io/status (JSON: phase, ready, url, reason, message, mountRef,
-lastTransitionTime, conditions). Nothing else is written.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := logsapiv1.ValidateAndApply(logging, nil); err != nil {
-				return err
-			}
-			if err := options.Validate(); err != nil {
-				return err
-			}
-			ctx := klog.NewContext(cmd.Context(), klog.Background())
-			return server.Run(ctx, options)
-		},
-	}
-	options.AddFlags(cmd.Flags())
-	logsapiv1.AddFlags(logging, cmd.Flags())
-	return cmd
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), version)
-		},
-	}
 }

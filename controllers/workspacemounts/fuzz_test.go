@@ -107,7 +107,7 @@ func FuzzStatusOfMountObject(f *testing.F) {
 			t.Fatalf("not bounded")
 		}
 
-		r := &workspaceReconciler{
+		r := &workspacesReconciler{
 			resolve: servedEverywhere, getMountObject: returns(obj, nil), informerDenied: neverDenied,
 			routing: RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true},
 			now:     func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
@@ -156,7 +156,7 @@ func FuzzReconcileReference(f *testing.F) {
 		}
 		ref, refErr := mount.ReferenceOf(ws)
 		read := false
-		r := &workspaceReconciler{
+		r := &workspacesReconciler{
 			resolve: func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
 				if refErr != nil {
 					t.Fatalf("an invalid reference resolved: %v", refErr)

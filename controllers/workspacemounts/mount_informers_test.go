@@ -124,7 +124,7 @@ func TestKindReconcilerInformerLimit(t *testing.T) {
 		workspaces[kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})] = []*tenancyv1alpha1.Workspace{ws}
 	}
 	var enqueued, kindsEnqueued []string
-	r := &kindReconciler{
+	r := &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces[key], nil },
 		resolve: func(_ logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
 			return resourceOf(gvk.Kind), nil
@@ -134,7 +134,7 @@ func TestKindReconcilerInformerLimit(t *testing.T) {
 		syncInformers:    m.sync,
 		kinds:            map[string]kindResolution{},
 	}
-	ws := &workspaceReconciler{
+	ws := &workspacesReconciler{
 		resolve: func(_ logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
 			return resourceOf(gvk.Kind), nil
 		},
@@ -166,7 +166,7 @@ func TestKindReconcilerInformerLimit(t *testing.T) {
 	require.Empty(t, kindsEnqueued)
 
 	// A is mounted nowhere any more: its slot goes to C, whose kind is sent to
-	// queue 1 again, and whose Workspace then to queue 2.
+	// the mounts queue again, and whose Workspace then to the workspaces queue.
 	delete(workspaces, "example.io/v1/A")
 	require.NoError(t, r.reconcile(ctx, "example.io/v1/A"))
 	require.Equal(t, keys("B", "C"), sortedKeys(running))
@@ -181,7 +181,7 @@ func TestKindReconcilerInformerLimit(t *testing.T) {
 // then by key, whatever the map order.
 func TestWantedResourcesOrder(t *testing.T) {
 	t.Parallel()
-	r := &kindReconciler{
+	r := &mountsReconciler{
 		kinds: map[string]kindResolution{
 			"x/v1/Wide": {
 				byCluster: map[logicalcluster.Name]string{"c1": resourceOf("wide").Key(), "c2": resourceOf("wide").Key(), "c3": ""},

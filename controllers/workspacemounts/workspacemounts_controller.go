@@ -62,9 +62,9 @@ import (
 const (
 	// ControllerName names the controller in logs.
 	ControllerName = "workspacemounts"
-	// MountsQueueName names queue 1, keyed by mount kind, in logs and workqueue metrics.
+	// MountsQueueName names the mounts queue, keyed by mount kind, in logs and workqueue metrics.
 	MountsQueueName = "workspacemounts-mounts"
-	// WorkspacesQueueName names queue 2, keyed by Workspace, in logs and workqueue metrics.
+	// WorkspacesQueueName names the workspaces queue, keyed by Workspace, in logs and workqueue metrics.
 	WorkspacesQueueName = "workspacemounts-workspaces"
 )
 
@@ -128,8 +128,8 @@ type Controller struct {
 
 	workspaceIndexer cache.Indexer
 	workspaceLister  tenancyv1alpha1listers.WorkspaceClusterLister
-	kinds            *kindReconciler
-	workspaces       *workspaceReconciler
+	kinds            *mountsReconciler
+	workspaces       *workspacesReconciler
 	mountInformers   *mountInformers
 	// patchWorkspace applies a merge patch to a Workspace (to its status
 	// with subresource "status") and returns the Workspace kcp answered.
@@ -200,7 +200,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
 	c.mountInformers = newMountInformers(clients.Metadata, options.MaxMountInformers, c.enqueueMountObject)
-	c.kinds = &kindReconciler{
+	c.kinds = &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
 			return indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountKind, key)
 		},
@@ -210,7 +210,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		syncInformers:    c.mountInformers.sync,
 		kinds:            map[string]kindResolution{},
 	}
-	c.workspaces = &workspaceReconciler{
+	c.workspaces = &workspacesReconciler{
 		resolve: resolver.Resolve,
 		getMountObject: func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error) {
 			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
@@ -227,9 +227,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 			UpdateFunc: c.handleWorkspace,
 			DeleteFunc: func(obj interface{}) { c.handleWorkspace(obj, nil) },
 		}},
-		{informers.CRDs, handlerForAll(c.handleCRD)},
-		{informers.APIBindings, handlerForAll(c.handleAPIBinding)},
-		{informers.APIResourceSchemas, handlerForAll(c.handleAPIResourceSchema)},
+		{informers.CRDs, handlerForAll(c.handleServedKinds)},
+		{informers.APIBindings, handlerForAll(c.handleServedKinds)},
+		{informers.APIResourceSchemas, handlerForAll(c.handleServedKinds)},
 	}
 	return c, nil
 }
@@ -334,41 +334,28 @@ func carriesStatus(ws *tenancyv1alpha1.Workspace) bool {
 	return phase || status
 }
 
-// handleCRD re-resolves the kinds a CRD serves, if Workspaces reference them.
-func (c *Controller) handleCRD(obj interface{}) {
-	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-	if !ok {
-		return
+// handleServedKinds re-resolves the kinds in use that a CRD, an APIBinding
+// or an APIResourceSchema serves: the kind of a CRD or a schema (a binding
+// may reach the cache before the schema it points to), and every kind of a
+// group a binding binds (it names resources, not kinds).
+func (c *Controller) handleServedKinds(obj interface{}) {
+	switch obj := obj.(type) {
+	case *apiextensionsv1.CustomResourceDefinition:
+		c.enqueueKindInUse(obj.Spec.Group, obj.Spec.Names.Kind)
+	case *apisv1alpha1.APIResourceSchema:
+		c.enqueueKindInUse(obj.Spec.Group, obj.Spec.Names.Kind)
+	case *apisv1alpha1.APIBinding:
+		groups := map[string]bool{}
+		for _, bound := range obj.Status.BoundResources {
+			groups[bound.Group] = true
+		}
+		c.enqueueKindsInUse(func(gvkGroup, _ string) bool { return groups[gvkGroup] })
 	}
-	c.enqueueKindsInUse(func(gvkGroup, gvkKind string) bool {
-		return gvkGroup == crd.Spec.Group && gvkKind == crd.Spec.Names.Kind
-	})
 }
 
-// handleAPIBinding re-resolves the kinds in use of every group a binding binds.
-// The binding names resources, not kinds, so every kind of the group is redone.
-func (c *Controller) handleAPIBinding(obj interface{}) {
-	binding, ok := obj.(*apisv1alpha1.APIBinding)
-	if !ok {
-		return
-	}
-	groups := map[string]bool{}
-	for _, bound := range binding.Status.BoundResources {
-		groups[bound.Group] = true
-	}
-	c.enqueueKindsInUse(func(gvkGroup, _ string) bool { return groups[gvkGroup] })
-}
-
-// handleAPIResourceSchema re-resolves a schema's kind: a binding may have
-// reached the cache before the schema it points to.
-func (c *Controller) handleAPIResourceSchema(obj interface{}) {
-	apiSchema, ok := obj.(*apisv1alpha1.APIResourceSchema)
-	if !ok {
-		return
-	}
-	c.enqueueKindsInUse(func(gvkGroup, gvkKind string) bool {
-		return gvkGroup == apiSchema.Spec.Group && gvkKind == apiSchema.Spec.Names.Kind
-	})
+// enqueueKindInUse re-resolves group/kind if Workspaces reference it.
+func (c *Controller) enqueueKindInUse(group, kind string) {
+	c.enqueueKindsInUse(func(gvkGroup, gvkKind string) bool { return gvkGroup == group && gvkKind == kind })
 }
 
 func (c *Controller) enqueueKindsInUse(match func(group, kind string) bool) {
@@ -379,7 +366,7 @@ func (c *Controller) enqueueKindsInUse(match func(group, kind string) bool) {
 	}
 }
 
-// enqueueMountObject sends the Workspaces that reference a mount object to queue 2.
+// enqueueMountObject sends the Workspaces that reference a mount object to the workspaces queue.
 func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj interface{}) {
 	m, err := meta.Accessor(unwrapTombstone(obj))
 	if err != nil {
@@ -436,8 +423,8 @@ func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
 
 // Start runs the controller until ctx is done: it adds its event handlers
 // to the informers, which replay every object they hold, so that everything
-// is reconciled once; then one worker for queue 1, whose work is cheap cache
-// reads, and workers for queue 2. The informers must have synced. When ctx
+// is reconciled once; then one worker for the mounts queue, whose work is cheap cache
+// reads, and workers for the workspaces queue. The informers must have synced. When ctx
 // is done, the handlers are removed, the mount object informers stop, and
 // Start returns once every worker has finished its item: nothing is written
 // after that. A Controller runs once; build a new one to run again (as a

@@ -170,7 +170,7 @@ func testController(k *fakeKCP, routing RoutingOptions, getMountObject func(cont
 	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
 	return &Controller{
 		workspaceLister: tenancyv1alpha1listers.NewWorkspaceClusterLister(indexer),
-		workspaces: &workspaceReconciler{
+		workspaces: &workspacesReconciler{
 			resolve: servedEverywhere, getMountObject: getMountObject, informerDenied: neverDenied, routing: routing,
 			now: func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) },
 		},

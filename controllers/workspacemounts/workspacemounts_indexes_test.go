@@ -110,7 +110,7 @@ func TestKindReconciler(t *testing.T) {
 	var enqueued []string
 	var informers []string
 
-	r := &kindReconciler{
+	r := &mountsReconciler{
 		workspacesOfKind: func(string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces, nil },
 		resolve: func(cluster logicalcluster.Name, _ schema.GroupVersionKind) (restmapping.Resource, error) {
 			if res, found := served[cluster]; found {
@@ -136,7 +136,7 @@ func TestKindReconciler(t *testing.T) {
 		"one informer per resource: the CRD one and the bound one need different wildcard requests")
 	require.ElementsMatch(t, []string{"a", "b", "c"}, enqueued)
 
-	// Nothing changed: nobody is sent to queue 2 again.
+	// Nothing changed: nobody is sent to the workspaces queue again.
 	enqueued = nil
 	require.NoError(t, r.reconcile(ctx, key))
 	require.Empty(t, enqueued)

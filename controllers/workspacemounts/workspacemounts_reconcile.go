@@ -34,19 +34,19 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// workspaceReconciler is queue 2's logic: it reads a Workspace's mount object
+// workspacesReconciler is the workspaces queue's logic: it reads a Workspace's mount object
 // and sets what the controller owns on the Workspace: the two annotations,
 // and with the options the condition, spec.URL and the phase out of
 // Scheduling (workspacemounts_reconcile_routing.go). Its dependencies are
 // function fields, so table tests need no client.
-type workspaceReconciler struct {
+type workspacesReconciler struct {
 	// resolve maps the referenced kind to its resource in the Workspace's cluster.
 	resolve func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	// getMountObject reads the mount object; a NotFound error means it does not exist.
 	getMountObject func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error)
 	// informerDenied tells whether a resource was refused a mount object
 	// informer because maxMountInformers others run: its mount objects are
-	// not read until a slot frees (queue 1 then sends its Workspaces here).
+	// not read until a slot frees (the mounts queue then sends its Workspaces here).
 	informerDenied func(resource restmapping.Resource) bool
 	// maxMountInformers is --max-mount-informers, for messages.
 	maxMountInformers int
@@ -66,7 +66,7 @@ type mountState struct {
 // reconcile sets, or removes, everything the controller owns on ws, which
 // the caller owns (a copy). An error means the mount object could not be
 // read now: ws is left alone and the key is retried.
-func (r *workspaceReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
+func (r *workspacesReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
 	state, err := r.mountState(ctx, ws)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (r *workspaceReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1
 }
 
 // mountState finds out the mount status of ws.
-func (r *workspaceReconciler) mountState(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mountState, error) {
+func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mountState, error) {
 	status, mounted, err := r.status(ctx, ws)
 	if err != nil {
 		return mountState{}, err
@@ -88,7 +88,7 @@ func (r *workspaceReconciler) mountState(ctx context.Context, ws *tenancyv1alpha
 // applyMetadataAndSpec sets what the controller owns in ws's metadata and
 // spec, the part of a Workspace one patch writes: the annotations, and with
 // --workspace-url spec.URL.
-func (r *workspaceReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspace, state mountState) {
+func (r *workspacesReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspace, state mountState) {
 	r.applyAnnotations(ws, state)
 	if r.routing.WorkspaceURL {
 		applyURL(ws, state)
@@ -101,7 +101,7 @@ func (r *workspaceReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspace
 // Scheduling, and then the phase by kcp's own rule for the conditions
 // (kcpPhaseRule), which kcp's controller would write a moment later: one
 // write fewer per change, and no wait for kcp's queue.
-func (r *workspaceReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state mountState) {
+func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state mountState) {
 	had := ownCondition(ws) != nil
 	switch {
 	case !r.routing.WorkspaceCondition || !state.mounted:
@@ -125,7 +125,7 @@ func (r *workspaceReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state m
 }
 
 // applyAnnotations sets, or removes, the two mount annotations.
-func (r *workspaceReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, state mountState) {
+func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, state mountState) {
 	if !state.mounted {
 		delete(ws.Annotations, mount.PhaseAnnotationKey)
 		delete(ws.Annotations, mount.StatusAnnotationKey)
@@ -154,7 +154,7 @@ func (r *workspaceReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, st
 // annotation was typed by a tenant: a reference that cannot name an object
 // (mount.Reference.Validate) is Invalid at once, before any request is made,
 // and the mount object is only ever read in ws's own logical cluster.
-func (r *workspaceReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mount.Status, bool, error) {
+func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mount.Status, bool, error) {
 	ref, err := mount.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
 		return mount.Status{}, false, nil

@@ -183,7 +183,7 @@ func TestReconcileRouting(t *testing.T) {
 				resolve = servedEverywhere
 			}
 			now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-			r := &workspaceReconciler{
+			r := &workspacesReconciler{
 				resolve:           resolve,
 				getMountObject:    returns(tc.object, tc.getErr),
 				informerDenied:    func(restmapping.Resource) bool { return tc.denied },
@@ -238,7 +238,7 @@ func TestReconcileRoutingOff(t *testing.T) {
 		{Type: mount.ConditionType, Status: corev1.ConditionFalse, Reason: mount.ReasonMountNotReady},
 		{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse},
 	}
-	r := &workspaceReconciler{
+	r := &workspacesReconciler{
 		resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://new.example"}), nil),
 		informerDenied: neverDenied, now: time.Now,
 	}

@@ -270,7 +270,7 @@ func TestReconcileContract(t *testing.T) {
 			if resolve == nil {
 				resolve = servedEverywhere
 			}
-			r := &workspaceReconciler{
+			r := &workspacesReconciler{
 				resolve:           resolve,
 				getMountObject:    returns(tc.object, tc.getErr),
 				informerDenied:    func(restmapping.Resource) bool { return tc.denied },
@@ -313,7 +313,7 @@ func TestReconcileLastTransitionTime(t *testing.T) {
 	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := first
 	object := mountObject(map[string]interface{}{"phase": "Connecting"})
-	r := &workspaceReconciler{
+	r := &workspacesReconciler{
 		resolve: servedEverywhere,
 		getMountObject: func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
 			return object, nil
@@ -352,7 +352,7 @@ func TestReconcileLastTransitionTime(t *testing.T) {
 func TestReconcileUnmountedRemovesAnnotations(t *testing.T) {
 	t.Parallel()
 	ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
-	r := &workspaceReconciler{resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil), informerDenied: neverDenied, now: time.Now}
+	r := &workspacesReconciler{resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil), informerDenied: neverDenied, now: time.Now}
 	require.NoError(t, r.reconcile(context.Background(), ws))
 	require.Contains(t, ws.Annotations, mount.StatusAnnotationKey)
 
@@ -472,7 +472,7 @@ func TestReconcileOwnsTheAnnotations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := &workspaceReconciler{
+			r := &workspacesReconciler{
 				resolve: servedEverywhere, getMountObject: returns(tc.object, nil), informerDenied: neverDenied,
 				now: func() time.Time { return now },
 			}

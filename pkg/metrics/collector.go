@@ -203,11 +203,7 @@ func parse(ws *tenancyv1alpha1.Workspace) parsedMount {
 		return p
 	}
 	p.mounted = true
-	p.phase = mount.PhaseUnknown
-	status, found := mount.StatusOf(ws.Annotations)
-	if !found {
-		return p
-	}
+	status := mount.CurrentStatus(ws.Annotations)
 	p.phase, p.ready = status.Phase, status.Ready
 	if ref, err := mount.ReferenceOf(ws); err == nil && status.KindResolved() && status.MountRef == ref {
 		p.kind = ref.Kind

@@ -61,7 +61,7 @@ var (
 	// ReconcileTotal counts reconciles per queue and result.
 	ReconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Name: "reconcile_total",
-		Help:           "Reconciles per queue (mounts: queue 1, keyed by mount kind; workspaces: queue 2, keyed by Workspace) and result (success, error, requeue).",
+		Help:           "Reconciles per queue (mounts: the mounts queue, keyed by mount kind; workspaces: the workspaces queue, keyed by Workspace) and result (success, error, requeue).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"queue", "result"})
 

@@ -47,14 +47,6 @@ type Reference struct {
 	Namespace  string `json:"namespace,omitempty"`
 }
 
-// String returns kind/name, or kind/namespace/name for namespaced objects.
-func (r Reference) String() string {
-	if r.Namespace != "" {
-		return fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name)
-	}
-	return fmt.Sprintf("%s %s", r.Kind, r.Name)
-}
-
 // GroupVersionKind parses the apiVersion. It fails for an apiVersion such as
 // "a/b/c" that kcp's admission lets through; Validate says more.
 func (r Reference) GroupVersionKind() (schema.GroupVersionKind, error) {

@@ -79,6 +79,28 @@ const (
 // already watches --max-mount-informers mount resources; phase Unknown.
 const ReasonMountInformerLimitReached = "MountInformerLimitReached"
 
+// ReasonPending is the reason of a mounted Workspace the controller has not
+// reached yet: it carries no status the controller can have written.
+const ReasonPending = "Pending"
+
+// pending is the status readers show for such a Workspace.
+var pending = Status{
+	Phase:   PhaseUnknown,
+	Reason:  ReasonPending,
+	Message: "The workspacemounts controller has not reached this Workspace yet.",
+}
+
+// CurrentStatus is the mount status of a mounted Workspace as every reader
+// shows it (the virtual workspace, the metrics): its status annotation
+// (StatusOf), or, where it has none the controller can have written, phase
+// Unknown with reason ReasonPending.
+func CurrentStatus(annotations map[string]string) Status {
+	if status, found := StatusOf(annotations); found {
+		return status
+	}
+	return pending
+}
+
 // KindResolved tells whether a status says its reference's kind resolved to a
 // served resource that the controller watches: one of the reasons a mount
 // object was read, or found missing. It is false for every other reason,

@@ -93,7 +93,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"logical clusters (system:masters, e.g. the shard-base context of kcp's admin.kubeconfig) and patch Workspaces. "+
 			"The server URL may carry a /clusters/<name> path; the shard base URL is used.")
 	fs.StringVar(&o.Context, "context", o.Context, "The kubeconfig context to use; the current context if empty.")
-	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the Workspace queue (queue 2), each reading one mount object and patching one Workspace at a time.")
+	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the workspaces queue (workspacemounts-workspaces), each reading one mount object and patching one Workspace at a time.")
 	fs.IntVar(&o.MaxMountInformers, "max-mount-informers", o.MaxMountInformers,
 		"Most mount resources (kind, version and APIExport identity) the controller watches, each with one informer across all clusters; "+
 			"Workspaces mounting a kind beyond it get reason MountInformerLimitReached until a slot frees.")

@@ -34,7 +34,7 @@ import (
 )
 
 // ReasonPending is the reason of a mounted Workspace the controller has not reached yet.
-const ReasonPending = "Pending"
+const ReasonPending = mount.ReasonPending
 
 // FromWorkspace returns the WorkspaceMount of a Workspace, or nil for a
 // Workspace that is not mounted. Invalidly mounted Workspaces are included.
@@ -53,18 +53,10 @@ func FromWorkspace(ws *tenancyv1alpha1.Workspace) *wsmv1alpha1.WorkspaceMount {
 			Labels:            ws.Labels,
 			Annotations:       map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(ws).String()},
 		},
-		Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref)},
-		Status: wsmv1alpha1.WorkspaceMountStatus{
-			Phase:          string(mount.PhaseUnknown),
-			Reason:         ReasonPending,
-			Message:        "The workspacemounts controller has not reached this Workspace yet.",
-			WorkspacePhase: string(ws.Status.Phase),
-		},
+		Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref)},
+		Status: wsmv1alpha1.WorkspaceMountStatus{WorkspacePhase: string(ws.Status.Phase)},
 	}
-	status, found := mount.StatusOf(ws.Annotations)
-	if !found {
-		return wsm
-	}
+	status := mount.CurrentStatus(ws.Annotations)
 	wsm.Status.Phase = string(status.Phase)
 	wsm.Status.Ready = status.Ready
 	wsm.Status.URL = status.URL

@@ -32,18 +32,18 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// kindReconciler is queue 1's logic. For a kind that Workspaces reference it
+// mountsReconciler is the mounts queue's logic. For a kind that Workspaces reference it
 // resolves, in every cluster it is referenced from, the resource serving it,
 // keeps one mount object informer per resource in use (at most
-// --max-mount-informers: see mountInformers), and sends a Workspace to queue 2
+// --max-mount-informers: see mountInformers), and sends a Workspace to the workspaces queue
 // whenever the resolution in its cluster changes (a CRD or binding appearing
 // or going away) or its resource gains or loses an informer slot. Its
 // dependencies are function fields.
-type kindReconciler struct {
+type mountsReconciler struct {
 	workspacesOfKind func(key string) ([]*tenancyv1alpha1.Workspace, error)
 	resolve          func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	enqueueWorkspace func(ws *tenancyv1alpha1.Workspace)
-	// enqueueKind sends another kind to queue 1: one whose resources gained
+	// enqueueKind sends another kind to the mounts queue: one whose resources gained
 	// (or lost) an informer slot in a sync this kind's reconcile made.
 	enqueueKind func(key string)
 	// syncInformers makes the running mount object informers the wanted ones,
@@ -68,7 +68,7 @@ type kindResolution struct {
 	denied map[string]bool
 }
 
-func (r *kindReconciler) reconcile(ctx context.Context, key string) error {
+func (r *mountsReconciler) reconcile(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
 	gvk, ok := parseKindKey(key)
 	if !ok {
@@ -114,7 +114,7 @@ func (r *kindReconciler) reconcile(ctx context.Context, key string) error {
 	wanted := r.wantedResourcesLocked()
 	r.lock.Unlock()
 
-	// Informers first, so that a Workspace sent to queue 2 below is already
+	// Informers first, so that a Workspace sent to the workspaces queue below is already
 	// covered by the informer that will report its mount object's changes.
 	denied := r.syncInformers(ctx, wanted)
 
@@ -159,7 +159,7 @@ func deniedOf(resources map[string]restmapping.Resource, denied map[string]bool)
 // referenced from the most clusters first, then by key: when informer slots
 // are short, a kind used widely wins over kinds one tenant made up, and the
 // choice does not depend on map order.
-func (r *kindReconciler) wantedResourcesLocked() []restmapping.Resource {
+func (r *mountsReconciler) wantedResourcesLocked() []restmapping.Resource {
 	clusters := map[string]int{}
 	resources := map[string]restmapping.Resource{}
 	for served := range r.served {

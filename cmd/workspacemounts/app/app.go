@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package app builds the workspacemounts command: the one place its
+// subcommands, flags and logging options are registered, for main and for
+// tests that check a Deployment's arguments against the real flags (in the
+// layout of metrics-server's cmd/metrics-server/app).
+package app
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	logsapiv1 "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/workspacemounts/workspacemounts/pkg/server"
+)
+
+// NewCommand is the workspacemounts command with its subcommands start and
+// version; version is what `workspacemounts version` prints.
+func NewCommand(version string) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "workspacemounts",
+		Short:         "Shows, for every mounted kcp Workspace, whether its mount is ready",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newStartCommand(), newVersionCommand(version))
+	return root
+}
+
+// StartFlags are the flags of `workspacemounts start`, registered on fs:
+// the options they set, and the logging configuration.
+func StartFlags(fs *pflag.FlagSet) (*server.Options, *logsapiv1.LoggingConfiguration) {
+	options := server.NewOptions()
+	logging := logsapiv1.NewLoggingConfiguration()
+	options.AddFlags(fs)
+	logsapiv1.AddFlags(logging, fs)
+	return options, logging
+}
+
+func newStartCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Run the controller that writes the mount status of every mounted Workspace, and the virtual workspace",
+		Long: `Run workspacemounts against a kcp shard.
+
+Every Workspace that mounts an object (spec.mount.ref, or the legacy annotation
+experimental.tenancy.kcp.io/mount) gets two annotations: workspacemounts.io/phase
+and workspacemounts.io/status (JSON: phase, ready, url, reason, message, mountRef,
+lastTransitionTime, conditions). With --workspace-condition it also gets the
+condition WorkspaceMountAvailable, with --workspace-url its spec.URL.`,
+		Args: cobra.NoArgs,
+	}
+	options, logging := StartFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := logsapiv1.ValidateAndApply(logging, nil); err != nil {
+			return err
+		}
+		if err := options.Validate(); err != nil {
+			return err
+		}
+		ctx := klog.NewContext(cmd.Context(), klog.Background())
+		return server.Run(ctx, options)
+	}
+	return cmd
+}
+
+func newVersionCommand(version string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), version)
+		},
+	}
+}
