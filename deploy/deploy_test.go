@@ -46,11 +46,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	logsapiv1 "k8s.io/component-base/logs/api/v1"
 
 	proxytypes "github.com/kcp-dev/kcp/pkg/server/proxy/types"
 
-	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
 )
 
 // The files of this directory and of docs/, read through fs.FS values (go
@@ -226,7 +225,7 @@ func baseNamespace(t *testing.T) string {
 }
 
 // parseArgs parses the Deployment's arguments with the flags of
-// `workspacemounts start` itself (as cmd/workspacemounts registers them) and
+// `workspacemounts start` itself (app.StartFlags) and
 // validates them, so a renamed flag or a bad value fails here, not in a pod.
 // It returns the flags that were set, by name.
 func parseArgs(t *testing.T, args []string) map[string]string {
@@ -235,10 +234,7 @@ func parseArgs(t *testing.T, args []string) map[string]string {
 	require.Equal(t, "start", args[0], "the first argument is the subcommand")
 	fs := pflag.NewFlagSet("workspacemounts start", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	options := server.NewOptions()
-	options.AddFlags(fs)
-	logging := logsapiv1.NewLoggingConfiguration()
-	logsapiv1.AddFlags(logging, fs)
+	options, _ := app.StartFlags(fs)
 
 	seen := map[string]bool{}
 	for _, arg := range args[1:] {

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -72,23 +73,93 @@ func TenancyIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
 func WithWildcardIdentities(cfg *rest.Config, identities map[string]string) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &wildcardIdentityRoundTripper{delegate: rt, identities: identities}
+		return &wildcardIdentityRoundTripper{delegate: rt, identities: func() map[string]string { return identities }}
 	})
 	return cfg
 }
 
-type wildcardIdentityRoundTripper struct {
-	delegate   http.RoundTripper
+// NewConfigWithWildcardIdentities is WithWildcardIdentities with the
+// identities read later, as kcp's bootstrap.NewConfigWithWildcardIdentities:
+// exports names, for each group, its APIExport in root. Clients can be built
+// on the returned config at once; resolve reads the identities (one attempt),
+// and until it has succeeded, a request across all clusters to one of the
+// groups fails without reaching kcp.
+func NewConfigWithWildcardIdentities(cfg *rest.Config, exports map[string]string) (identityConfig *rest.Config, resolve func(ctx context.Context) error) {
+	ids := &lazyIdentities{}
+	identityConfig = rest.CopyConfig(cfg)
+	identityConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return &wildcardIdentityRoundTripper{delegate: rt, identities: ids.get, groups: exports}
+	})
+	return identityConfig, func(ctx context.Context) error {
+		if ids.get() != nil {
+			return nil
+		}
+		identities := make(map[string]string, len(exports))
+		for group, export := range exports {
+			identity, err := APIExportIdentity(ctx, cfg, export)
+			if err != nil {
+				return err
+			}
+			identities[group] = identity
+		}
+		ids.set(identities)
+		return nil
+	}
+}
+
+// lazyIdentities are the identities once read, nil before.
+type lazyIdentities struct {
+	lock       sync.RWMutex
 	identities map[string]string
 }
 
+func (ids *lazyIdentities) get() map[string]string {
+	ids.lock.RLock()
+	defer ids.lock.RUnlock()
+	return ids.identities
+}
+
+func (ids *lazyIdentities) set(identities map[string]string) {
+	ids.lock.Lock()
+	defer ids.lock.Unlock()
+	ids.identities = identities
+}
+
+type wildcardIdentityRoundTripper struct {
+	delegate   http.RoundTripper
+	identities func() map[string]string
+	// groups need an identity; nil: only those identities names.
+	groups map[string]string
+}
+
 func (rt *wildcardIdentityRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	if path, changed := withIdentity(req.URL.Path, rt.identities); changed {
+	identities := rt.identities()
+	if identities == nil {
+		if group, ok := wildcardGroup(req.URL.Path); ok && rt.groups[group] != "" {
+			return nil, fmt.Errorf("%s across all clusters: the identity of APIExport %s in root is not known yet", req.URL.Path, rt.groups[group])
+		}
+	}
+	if path, changed := withIdentity(req.URL.Path, identities); changed {
 		req = req.Clone(req.Context())
 		req.URL.Path = path
 		req.URL.RawPath = ""
 	}
 	return rt.delegate.RoundTrip(req)
+}
+
+// wildcardGroup is the group of a request across all clusters to a group's
+// resource, .../clusters/*/apis/<group>/<version>/<resource>[/...].
+func wildcardGroup(path string) (string, bool) {
+	prefix := "/clusters/" + logicalcluster.Wildcard.String() + "/apis/"
+	i := strings.Index(path, prefix)
+	if i < 0 {
+		return "", false
+	}
+	rest := strings.SplitN(path[i+len(prefix):], "/", 4)
+	if len(rest) < 3 {
+		return "", false
+	}
+	return rest[0], true
 }
 
 // withIdentity rewrites .../clusters/*/apis/<group>/<version>/<resource>[/...]

@@ -43,7 +43,7 @@ import (
 // controller built by run when it wins. One controller runs at a time, and
 // it has stopped writing before a new term starts and before the lease is
 // released on shutdown.
-func runAsLeader(ctx context.Context, o *Options, client kcpkubernetesclientset.ClusterInterface, run func(context.Context) error) error {
+func runAsLeader(ctx context.Context, o *LeaderElectionOptions, client kcpkubernetesclientset.ClusterInterface, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	identity, err := os.Hostname()
 	if err != nil {
@@ -51,8 +51,8 @@ func runAsLeader(ctx context.Context, o *Options, client kcpkubernetesclientset.
 	}
 	identity += "_" + uuid.NewString()
 	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: o.LeaderElection.Namespace, Name: o.LeaderElection.ID},
-		Client:     client.Cluster(logicalcluster.NewPath(o.LeaderElection.Cluster)).CoordinationV1(),
+		LeaseMeta:  metav1.ObjectMeta{Namespace: o.Namespace, Name: o.ID},
+		Client:     client.Cluster(logicalcluster.NewPath(o.Cluster)).CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
 	}
 	var terms leaderTerms
@@ -76,7 +76,7 @@ type leaderTerms struct {
 // campaign waits for the lease, runs the controller while it is held, and
 // returns when the lease is lost or ctx is done, once the controller has
 // stopped (and, when ctx is done, the lease has been released).
-func (t *leaderTerms) campaign(ctx context.Context, o *Options, lock resourcelock.Interface, run func(context.Context) error) error {
+func (t *leaderTerms) campaign(ctx context.Context, o *LeaderElectionOptions, lock resourcelock.Interface, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	// The election has a context of its own, cancelled only once the
 	// controller has stopped.
@@ -84,16 +84,16 @@ func (t *leaderTerms) campaign(ctx context.Context, o *Options, lock resourceloc
 	defer cancelElection()
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:          lock,
-		LeaseDuration: o.LeaderElection.LeaseDuration,
-		RenewDeadline: o.LeaderElection.RenewDeadline,
-		RetryPeriod:   o.LeaderElection.RetryPeriod,
+		LeaseDuration: o.LeaseDuration,
+		RenewDeadline: o.RenewDeadline,
+		RetryPeriod:   o.RetryPeriod,
 		// Not client-go's release: after a failed renewal it first tries to
 		// release for up to RenewDeadline, and only then ends the term, so
 		// the controller would go on writing past the lease's expiry. The
 		// lease is released below, on shutdown only, once the controller
 		// has stopped.
 		ReleaseOnCancel: false,
-		Name:            o.LeaderElection.ID,
+		Name:            o.ID,
 		Callbacks: leaderelection.LeaderCallbacks{
 			// The elector calls this in a goroutine of its own, which may
 			// begin after the term has ended already: the lock and the checks
@@ -143,11 +143,11 @@ func (t *leaderTerms) campaign(ctx context.Context, o *Options, lock resourceloc
 	cancelElection()
 	select {
 	case <-electionDone:
-	case <-time.After(o.LeaderElection.RenewDeadline):
+	case <-time.After(o.RenewDeadline):
 		return nil // the elector is stuck talking to kcp; the lease expires by itself
 	}
 	if ctx.Err() != nil {
-		if err := releaseLease(lock, o.LeaderElection.RenewDeadline); err != nil {
+		if err := releaseLease(lock, o.RenewDeadline); err != nil {
 			logger.Error(err, "cannot release the leader lease; it expires by itself", "lock", lock.Describe())
 		}
 	}

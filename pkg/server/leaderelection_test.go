@@ -70,7 +70,7 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
-	go func() { done <- runAsLeader(ctx, o, client, run) }()
+	go func() { done <- runAsLeader(ctx, &o.LeaderElection, client, run) }()
 
 	eventually := func(condition func() bool, what string) {
 		t.Helper()

@@ -25,9 +25,28 @@ import (
 	"time"
 
 	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 )
+
+// installMetrics registers the plugin's metrics, the mount collector over
+// the Workspace informer among them, and installs the listener serving them
+// with the health endpoints from the start, so that the process is alive, and
+// says why it is not ready, while it waits for kcp; nil with
+// --metrics-bind-address=0.
+func (s *Server) installMetrics(workspaces cache.SharedIndexInformer) *part {
+	metrics.Register()
+	metrics.RegisterMountCollector(workspaces.GetStore())
+	if s.Options.MetricsBindAddress == "0" {
+		return nil
+	}
+	return &part{name: "metrics", start: func(ctx context.Context) error {
+		return serveMetrics(ctx, s.Options.MetricsBindAddress, s.ready)
+	}}
+}
 
 // serveMetrics serves /metrics, /healthz, /livez and /readyz on plain HTTP
 // until ctx is done. ready says why the process is not ready yet, or nil.

@@ -27,7 +27,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 )
 
-// Options are the flags of `workspacemounts start`.
+// Options are the flags of `workspacemounts start`: AddFlags registers them,
+// Complete validates them and makes the CompletedOptions NewConfig takes.
 type Options struct {
 	Kubeconfig string
 	Context    string
@@ -152,4 +153,32 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("leader election needs --leader-election-cluster, --leader-election-namespace and --leader-election-id"))
 	}
 	return errors.Join(errs...)
+}
+
+// CompletedOptions are valid Options with what follows from them settled (the
+// virtual workspace's serving certificate); only Complete makes them.
+type CompletedOptions struct {
+	*completedOptions
+}
+
+type completedOptions struct {
+	Options
+	// VirtualWorkspace is Options.VirtualWorkspace completed.
+	VirtualWorkspace apiserver.CompletedOptions
+}
+
+// Complete validates the options and completes them; o is left as it is.
+func (o *Options) Complete() (*CompletedOptions, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	completed := &completedOptions{Options: *o}
+	if o.RunVirtualWorkspace {
+		vw, err := o.VirtualWorkspace.Complete()
+		if err != nil {
+			return nil, err
+		}
+		completed.VirtualWorkspace = vw
+	}
+	return &CompletedOptions{completed}, nil
 }

@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
 	"github.com/workspacemounts/workspacemounts/pkg/server"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -105,7 +106,7 @@ func run(m *testing.M) int {
 	options.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = dir
 	controllerDone := make(chan error, 1)
 	controllerCtx, stopController := context.WithCancel(ctx)
-	go func() { controllerDone <- server.Run(controllerCtx, options) }()
+	go func() { controllerDone <- app.Run(controllerCtx, options) }()
 
 	code := m.Run()
 

@@ -19,6 +19,7 @@ package apiserver
 import (
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -103,4 +104,27 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("--authorization-qps and --authorization-burst must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// CompletedOptions are Options with their serving certificate settled; only
+// Complete makes them.
+type CompletedOptions struct {
+	*completedOptions
+}
+
+type completedOptions struct {
+	Options
+}
+
+// Complete returns the options with a self-signed serving pair for localhost
+// and 127.0.0.1 in --cert-dir (written there unless it is already) when no
+// --tls-cert-file was given. o itself is left as it is.
+func (o *Options) Complete() (CompletedOptions, error) {
+	completed := *o
+	secureServing := *o.SecureServing
+	completed.SecureServing = &secureServing
+	if err := completed.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
+		return CompletedOptions{}, fmt.Errorf("creating a self-signed serving certificate: %w", err)
+	}
+	return CompletedOptions{&completedOptions{Options: completed}}, nil
 }

@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -103,12 +102,9 @@ type Dependencies struct {
 // carry a warning that they may be out of date: three probes (kcpcontact).
 const staleAfter = 30 * time.Second
 
-// New builds the server. It does not listen until run.
-func New(o *Options, deps Dependencies) (*genericapiserver.GenericAPIServer, error) {
-	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, []net.IP{net.ParseIP("127.0.0.1")}); err != nil {
-		return nil, fmt.Errorf("creating a self-signed serving certificate: %w", err)
-	}
-
+// New builds the server from completed options. It does not listen until Run.
+func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.GenericAPIServer, error) {
+	o := &completed.Options
 	cfg := genericapiserver.NewConfig(codecs)
 	cfg.EffectiveVersion = utilcompatibility.DefaultBuildEffectiveVersion()
 	// Tenants reach this port: no profiling, /debug/flags, /metrics or index

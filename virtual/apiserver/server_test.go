@@ -203,7 +203,10 @@ func startServer(t *testing.T, configure func(*testServer, *Options, *Dependenci
 		configure(ts, o, &deps)
 	}
 	require.NoError(t, o.Validate())
-	server, err := New(o, deps)
+	completed, err := o.Complete()
+	require.NoError(t, err)
+	require.Empty(t, o.SecureServing.ServerCert.CertKey.CertFile, "Complete leaves the options as they are")
+	server, err := New(completed, deps)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,12 +15,15 @@ limitations under the License.
 */
 
 // Package app builds the workspacemounts command: the one place its
-// subcommands, flags and logging options are registered, for main and for
-// tests that check a Deployment's arguments against the real flags (in the
-// layout of metrics-server's cmd/metrics-server/app).
+// subcommands, flags and logging options are registered and the server is
+// put together (Run), for main, for the end-to-end tests that run it in
+// their process and for the tests that check a Deployment's arguments
+// against the real flags (in the layout of metrics-server's
+// cmd/metrics-server/app).
 package app
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -73,13 +76,27 @@ condition WorkspaceMountAvailable, with --workspace-url its spec.URL.`,
 		if err := logsapiv1.ValidateAndApply(logging, nil); err != nil {
 			return err
 		}
-		if err := options.Validate(); err != nil {
-			return err
-		}
-		ctx := klog.NewContext(cmd.Context(), klog.Background())
-		return server.Run(ctx, options)
+		return Run(klog.NewContext(cmd.Context(), klog.Background()), options)
 	}
 	return cmd
+}
+
+// Run runs `workspacemounts start` with the options until ctx is done: it
+// completes them, builds the config and the server, and runs it.
+func Run(ctx context.Context, options *server.Options) error {
+	completed, err := options.Complete()
+	if err != nil {
+		return err
+	}
+	config, err := server.NewConfig(completed)
+	if err != nil {
+		return err
+	}
+	s, err := server.New(config.Complete())
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx)
 }
 
 func newVersionCommand(version string) *cobra.Command {

@@ -1,0 +1,187 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/client-go/rest"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
+	kcpapiextensionsinformers "github.com/kcp-dev/client-go/apiextensions/informers"
+	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
+	kcpmetadata "github.com/kcp-dev/client-go/metadata"
+	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	kcpinformers "github.com/kcp-dev/sdk/client/informers/externalversions"
+
+	"github.com/workspacemounts/workspacemounts/pkg/clients"
+	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
+	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
+	"github.com/workspacemounts/workspacemounts/virtual/authorization"
+)
+
+// Config is what the parts of the process are built from: the credentials
+// (followed as their files change), the clients of kcp and the shared
+// informer factories. NewConfig asks kcp nothing, so that the process starts,
+// serves its health and waits while kcp is away; the identity under which kcp
+// serves Workspaces across all clusters is read once kcp answers
+// (ResolveIdentities), before any informer starts.
+type Config struct {
+	Options *CompletedOptions
+
+	// KubeconfigLoader holds the --kubeconfig credentials, TokenReviewLoader
+	// those of --authentication-kubeconfig (nil without it). Both are read
+	// again when their files change.
+	KubeconfigLoader  *kubeconfig.Loader
+	TokenReviewLoader *kubeconfig.Loader
+	// Contact sees every answer kcp gives to any client below; KCPProbe is
+	// one cheap request (GET /version) it sends when kcp has been quiet.
+	Contact  *kcpcontact.Tracker
+	KCPProbe func(context.Context) error
+	// ClientConfig is what every client starts from: the shard base URL, the
+	// loader's credentials, the rate limit and the contact tracker.
+	ClientConfig *rest.Config
+	// ResolveIdentities reads the identity of the tenancy.kcp.io APIExport,
+	// once; until it has succeeded, KcpClusterClient cannot list Workspaces
+	// across all clusters.
+	ResolveIdentities func(context.Context) error
+
+	// KcpClusterClient and KcpSharedInformerFactory: Workspaces (read by
+	// every part), APIBindings and APIResourceSchemas (the controller) and
+	// LogicalClusters (the virtual workspace), each informer trimmed by
+	// trimForCache.
+	KcpClusterClient         kcpclientset.ClusterInterface
+	KcpSharedInformerFactory kcpinformers.SharedInformerFactory
+
+	// Set with --run-controller: the CRD informers, the clients reaching
+	// mount objects of any kind, and the Lease's client, one of its own so
+	// that no other traffic delays a renewal.
+	ApiExtensionsSharedInformerFactory kcpapiextensionsinformers.SharedInformerFactory
+	DynamicClusterClient               kcpdynamic.ClusterInterface
+	MetadataClusterClient              kcpmetadata.ClusterInterface
+	LeaseClusterClient                 kcpkubernetesclientset.ClusterInterface
+
+	// Set with --run-virtual-workspace: who may see which logical cluster
+	// (SubjectAccessReviews through a client of their own, rate-limited by
+	// --authorization-qps), and where bearer tokens are reviewed.
+	Authorizer        *authorization.Authorizer
+	TokenReviewConfig *rest.Config
+}
+
+// NewConfig builds the config from completed options.
+func NewConfig(o *CompletedOptions) (*Config, error) {
+	c := &Config{Options: o, Contact: kcpcontact.New()}
+	var err error
+	if c.KubeconfigLoader, err = kubeconfig.Load(o.Kubeconfig, o.Context); err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	if o.RunVirtualWorkspace && o.VirtualWorkspace.AuthenticationKubeconfig != "" {
+		if c.TokenReviewLoader, err = kubeconfig.Load(o.VirtualWorkspace.AuthenticationKubeconfig, ""); err != nil {
+			return nil, fmt.Errorf("--authentication-kubeconfig: %w", err)
+		}
+	}
+	c.ClientConfig = c.KubeconfigLoader.Config()
+	c.ClientConfig.Host = baseURL(c.ClientConfig.Host)
+	c.ClientConfig.QPS, c.ClientConfig.Burst = o.QPS, o.Burst
+	c.ClientConfig.UserAgent = "workspacemounts"
+	c.ClientConfig.Wrap(c.Contact.Wrap)
+	if c.KCPProbe, err = kcpProbe(c.ClientConfig); err != nil {
+		return nil, err
+	}
+
+	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
+	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(c.ClientConfig, map[string]string{tenancy: tenancy})
+	c.ResolveIdentities = resolve
+	if c.KcpClusterClient, err = kcpclientset.NewForConfig(identityConfig); err != nil {
+		return nil, err
+	}
+	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(trimForCache))
+
+	if o.RunController {
+		apiExtensionsClient, err := kcpapiextensionsclientset.NewForConfig(c.ClientConfig)
+		if err != nil {
+			return nil, err
+		}
+		c.ApiExtensionsSharedInformerFactory = kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0,
+			kcpapiextensionsinformers.WithTransform(trimForCache))
+		if c.DynamicClusterClient, err = kcpdynamic.NewForConfig(c.ClientConfig); err != nil {
+			return nil, err
+		}
+		if c.MetadataClusterClient, err = kcpmetadata.NewForConfig(c.ClientConfig); err != nil {
+			return nil, err
+		}
+		if o.LeaderElection.Enabled {
+			if c.LeaseClusterClient, err = kcpkubernetesclientset.NewForConfig(rest.CopyConfig(c.ClientConfig)); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	if o.RunVirtualWorkspace {
+		reviewConfig := rest.CopyConfig(c.ClientConfig)
+		reviewConfig.QPS, reviewConfig.Burst = o.VirtualWorkspace.AuthorizationQPS, o.VirtualWorkspace.AuthorizationBurst
+		review, err := authorization.NewSubjectAccessReviewer(reviewConfig)
+		if err != nil {
+			return nil, err
+		}
+		logicalClusters := c.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer().GetIndexer()
+		c.Authorizer = authorization.New(authorization.NewReviews(review, o.VirtualWorkspace.Authorization), func(cluster logicalcluster.Name) bool {
+			_, exists, err := logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
+			return exists && err == nil
+		})
+		c.TokenReviewConfig = tokenReviewConfig(c.ClientConfig, c.TokenReviewLoader)
+	}
+	return c, nil
+}
+
+// CompletedConfig is a Config that New can build the server from; only
+// Complete makes one.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+type completedConfig struct {
+	*Config
+}
+
+// Complete makes the CompletedConfig that New takes, as kcp's
+// Config.Complete; NewConfig has left nothing to fill in.
+func (c *Config) Complete() CompletedConfig {
+	return CompletedConfig{&completedConfig{c}}
+}
+
+// tokenReviewConfig is where bearer tokens are reviewed: with the
+// --authentication-kubeconfig's credentials if given (loader), else with the
+// plugin's own, in root unless the URL names a cluster.
+func tokenReviewConfig(cfg *rest.Config, loader *kubeconfig.Loader) *rest.Config {
+	if loader != nil {
+		cfg = loader.Config()
+	}
+	cfg = rest.CopyConfig(cfg)
+	if !strings.Contains(cfg.Host, "/clusters/") {
+		cfg.Host = strings.TrimSuffix(cfg.Host, "/") + core.RootCluster.Path().RequestPath()
+	}
+	return cfg
+}

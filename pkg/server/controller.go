@@ -1,0 +1,67 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+)
+
+// installController installs the controller writing the mount status of
+// every mounted Workspace. It starts once the caches it reads have synced,
+// and, with --leader-elect, only while this replica holds the lease.
+func (s *Server) installController(workspaces cache.SharedIndexInformer) (part, error) {
+	informers := workspacemounts.Informers{
+		Workspaces:         workspaces,
+		CRDs:               s.ApiExtensionsSharedInformerFactory.Apiextensions().V1().CustomResourceDefinitions().Informer(),
+		APIBindings:        s.KcpSharedInformerFactory.Apis().V1alpha1().APIBindings().Informer(),
+		APIResourceSchemas: s.KcpSharedInformerFactory.Apis().V1alpha1().APIResourceSchemas().Informer(),
+	}
+	if err := workspacemounts.InstallIndexers(informers); err != nil {
+		return part{}, err
+	}
+	clients := workspacemounts.Clients{KCP: s.KcpClusterClient, Dynamic: s.DynamicClusterClient, Metadata: s.MetadataClusterClient}
+	synced := []cache.InformerSynced{informers.Workspaces.HasSynced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced}
+
+	// A new controller each run (each term as leader): it starts from the
+	// informer caches and reconciles every Workspace once.
+	run := func(ctx context.Context) error {
+		controller, err := workspacemounts.NewController(clients, informers,
+			workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, Routing: s.routing})
+		if err != nil {
+			return err
+		}
+		return controller.Start(ctx, s.Options.WorkspaceWorkers)
+	}
+	return part{
+		name:     workspacemounts.ControllerName,
+		afterKCP: true,
+		start: func(ctx context.Context) error {
+			if !cache.WaitForNamedCacheSync(workspacemounts.ControllerName, ctx.Done(), synced...) {
+				return nil // stopping
+			}
+			if s.Options.LeaderElection.Enabled {
+				return runAsLeader(ctx, &s.Options.LeaderElection, s.LeaseClusterClient, run)
+			}
+			return run(ctx)
+		},
+		hasSynced: synced,
+	}, nil
+}

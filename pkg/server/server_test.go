@@ -1,0 +1,167 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// kubeconfigFor writes a kubeconfig reaching server with a token.
+func kubeconfigFor(t *testing.T, server string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: kcp, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: kcp, user: u}}]
+current-context: c
+`, server)), 0o600))
+	return path
+}
+
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	listener, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer listener.Close()
+	return listener.Addr().String()
+}
+
+func newServer(t *testing.T, o *Options) *Server {
+	t.Helper()
+	completed, err := o.Complete()
+	require.NoError(t, err)
+	config, err := NewConfig(completed)
+	require.NoError(t, err)
+	s, err := New(config.Complete())
+	require.NoError(t, err)
+	return s
+}
+
+func partNames(s *Server) []string {
+	var names []string
+	for _, p := range s.parts {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// TestNewInstallsWhatTheOptionsAskFor: each part once, in its start order,
+// and only those the options ask for; Complete leaves the options as they
+// are.
+func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
+	t.Parallel()
+	base := func() *Options {
+		o := NewOptions()
+		o.Kubeconfig = kubeconfigFor(t, "https://127.0.0.1:1/clusters/root")
+		o.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = t.TempDir()
+		return o
+	}
+
+	o := base()
+	s := newServer(t, o)
+	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace", "workspacemounts"}, partNames(s))
+	require.Equal(t, "https://127.0.0.1:1", s.ClientConfig.Host, "the shard base URL")
+	require.NotNil(t, s.LeaseClusterClient)
+	require.Empty(t, o.VirtualWorkspace.SecureServing.ServerCert.CertKey.CertFile, "the options are left as they are")
+	require.NotEmpty(t, s.Options.VirtualWorkspace.SecureServing.ServerCert.CertKey.CertFile, "a self-signed pair in --cert-dir")
+
+	o = base()
+	o.RunController = false
+	o.MetricsBindAddress = "0"
+	o.VirtualWorkspace.AuthenticationKubeconfig = o.Kubeconfig
+	s = newServer(t, o)
+	require.Equal(t, []string{"kubeconfig-reloader", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace"}, partNames(s))
+	require.Nil(t, s.ApiExtensionsSharedInformerFactory)
+
+	o = base()
+	o.RunVirtualWorkspace = false
+	o.LeaderElection.Enabled = false
+	s = newServer(t, o)
+	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kcp-contact", "workspacemounts"}, partNames(s))
+	require.Nil(t, s.LeaseClusterClient)
+	require.Nil(t, s.Authorizer)
+
+	o = base()
+	o.WorkspaceWorkers = 0
+	_, err := o.Complete()
+	require.ErrorContains(t, err, "--workspace-workers")
+}
+
+// TestRunWhileKCPIsAway: the process is alive and says why it is not ready
+// while kcp does not answer, and stops when asked.
+func TestRunWhileKCPIsAway(t *testing.T) {
+	t.Parallel()
+	o := NewOptions()
+	o.Kubeconfig = kubeconfigFor(t, "https://127.0.0.1:1")
+	o.MetricsBindAddress = freeAddress(t)
+	vwAddress := freeAddress(t)
+	_, port, err := net.SplitHostPort(vwAddress)
+	require.NoError(t, err)
+	_, err = fmt.Sscan(port, &o.VirtualWorkspace.SecureServing.BindPort)
+	require.NoError(t, err)
+	o.VirtualWorkspace.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
+	o.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = t.TempDir()
+	s := newServer(t, o)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+
+	get := func(path string) (int, string, error) {
+		resp, err := http.Get("http://" + o.MetricsBindAddress + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), err
+	}
+	require.Eventually(t, func() bool {
+		code, _, err := get("/livez")
+		return err == nil && code == http.StatusOK
+	}, 10*time.Second, 50*time.Millisecond, "/livez answers while kcp is away")
+	code, body, err := get("/readyz?verbose")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusInternalServerError, code)
+	require.Contains(t, body, "[-]caches-synced failed")
+	require.EqualError(t, s.ready(), "waiting for kcp to answer")
+	code, body, err = get("/metrics")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "workspacemounts_")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return within 10s of its context ending")
+	}
+}
