@@ -73,13 +73,15 @@ func TestNewConfigWithWildcardIdentities(t *testing.T) {
 			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Success"}`))
 		}
 	}))
-	defer kcp.Close()
+	t.Cleanup(kcp.Close)
 
 	cfg, resolve := NewConfigWithWildcardIdentities(&rest.Config{Host: kcp.URL}, map[string]string{"tenancy.kcp.io": "tenancy.kcp.io"})
 	client, err := rest.HTTPClientFor(cfg)
 	require.NoError(t, err)
 	get := func(path string) error {
-		resp, err := client.Get(kcp.URL + path)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, kcp.URL+path, http.NoBody)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
 		if err == nil {
 			_ = resp.Body.Close()
 		}
@@ -94,11 +96,12 @@ func TestNewConfigWithWildcardIdentities(t *testing.T) {
 	require.NoError(t, get(workspaces))
 
 	mu.Lock()
-	defer mu.Unlock()
+	got := paths
+	mu.Unlock()
 	require.Equal(t, []string{
 		"/clusters/root/apis/tenancy.kcp.io/v1alpha1/workspaces",
 		"/clusters/root/apis/apis.kcp.io/v1alpha1/apiexports/tenancy.kcp.io",
 		"/clusters/root/apis/apis.kcp.io/v1alpha1/apiexports/tenancy.kcp.io",
 		workspaces + ":abc",
-	}, paths)
+	}, got)
 }

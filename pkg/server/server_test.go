@@ -64,7 +64,7 @@ func newServer(t *testing.T, o *Options) *Server {
 }
 
 func partNames(s *Server) []string {
-	var names []string
+	names := make([]string, 0, len(s.parts))
 	for _, p := range s.parts {
 		names = append(names, p.name)
 	}
@@ -130,12 +130,16 @@ func TestRunWhileKCPIsAway(t *testing.T) {
 	s := newServer(t, o)
 
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	t.Cleanup(cancel)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 
 	get := func(path string) (int, string, error) {
-		resp, err := http.Get("http://" + o.MetricsBindAddress + path)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.MetricsBindAddress+path, http.NoBody)
+		if err != nil {
+			return 0, "", err
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return 0, "", err
 		}
