@@ -80,6 +80,11 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 		o := NewOptions()
 		o.Kubeconfig = kubeconfigFor(t, "https://127.0.0.1:1/clusters/root")
 		o.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = t.TempDir()
+		// New binds the virtual workspace's port: a free one for each.
+		listener, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = listener.Close() })
+		o.VirtualWorkspace.SecureServing.Listener = listener
 		return o
 	}
 

@@ -43,6 +43,10 @@ limitations under the License.
 // MemorySampler read a process's memory from /proc, and ScrapeMetrics parses
 // a Prometheus endpoint (kcp's or the plugin's) with expfmt.
 //
+// StartPrometheus runs a real Prometheus (<repo>/bin/prometheus, built from
+// hack/prometheus; or $PROMETHEUS_BINARY) scraping a plugin with rule files
+// loaded, and asks its HTTP API for values and alerts.
+//
 // Helpers never delete what they create: with kcp v0.28.1, deleting a
 // mount object's CRD or APIBinding while a Workspace still mounts it can
 // crash the server, and a shared server is torn down as a whole anyway. Use
