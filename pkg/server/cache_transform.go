@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
@@ -39,8 +40,12 @@ func trimForCache(obj interface{}) (interface{}, error) {
 	case *tenancyv1alpha1.Workspace:
 		workspacemounts.TrimWorkspace(obj)
 	case *corev1alpha1.LogicalCluster:
-		// Only whether it exists is read.
-		obj.Annotations = map[string]string{logicalcluster.AnnotationKey: obj.Annotations[logicalcluster.AnnotationKey]}
+		// Whether it exists, and its path.
+		annotations := map[string]string{logicalcluster.AnnotationKey: obj.Annotations[logicalcluster.AnnotationKey]}
+		if path, ok := obj.Annotations[core.LogicalClusterPathAnnotationKey]; ok {
+			annotations[core.LogicalClusterPathAnnotationKey] = path
+		}
+		obj.Annotations = annotations
 		obj.Labels, obj.OwnerReferences, obj.Finalizers = nil, nil, nil
 		obj.Spec, obj.Status = corev1alpha1.LogicalClusterSpec{}, corev1alpha1.LogicalClusterStatus{}
 	}

@@ -23,6 +23,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
@@ -81,4 +82,31 @@ func TestTrimForCache(t *testing.T) {
 	obj, err = trimForCache(unmounted)
 	require.NoError(t, err)
 	require.Equal(t, tenancyv1alpha1.WorkspaceSpec{Cluster: "c3"}, obj.(*tenancyv1alpha1.Workspace).Spec, "the URL of a Workspace without spec.mount is kcp's alone")
+}
+
+// TestTrimLogicalCluster: a LogicalCluster keeps only what the virtual
+// workspace reads: that it exists, and its path.
+func TestTrimLogicalCluster(t *testing.T) {
+	t.Parallel()
+	lc := &corev1alpha1.LogicalCluster{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: corev1alpha1.LogicalClusterName, ResourceVersion: "3",
+			Annotations: map[string]string{"kcp.io/cluster": "c1", "kcp.io/path": "root:org", "tenancy.kcp.io/owner": "{}"},
+			Labels:      map[string]string{"a": "b"},
+			Finalizers:  []string{"f"},
+		},
+		Spec:   corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Name: "org"}},
+		Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady},
+	}
+	obj, err := trimForCache(lc)
+	require.NoError(t, err)
+	require.Equal(t, &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{
+		Name: corev1alpha1.LogicalClusterName, ResourceVersion: "3",
+		Annotations: map[string]string{"kcp.io/cluster": "c1", "kcp.io/path": "root:org"},
+	}}, obj)
+
+	root := &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: corev1alpha1.LogicalClusterName, Annotations: map[string]string{"kcp.io/cluster": "root"}}}
+	obj, err = trimForCache(root)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"kcp.io/cluster": "root"}, obj.(*corev1alpha1.LogicalCluster).Annotations, "no path: none made up")
 }

@@ -39,6 +39,9 @@ func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (
 	if err != nil {
 		return part{}, fmt.Errorf("virtual workspace: %w", err)
 	}
+	if err := store.AddClusterPaths(logicalClusters); err != nil {
+		return part{}, fmt.Errorf("virtual workspace: %w", err)
+	}
 	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(workspaces.GetIndexer())
 	server, err := apiserver.New(s.Options.VirtualWorkspace, apiserver.Dependencies{
 		Store:      store,

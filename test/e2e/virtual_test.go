@@ -77,7 +77,7 @@ func TestVirtualKubectlGet(t *testing.T) {
 			k := newKubectl(t, route, adminContext)
 
 			out := k.ok(cluster, "get", "workspacemounts")
-			require.Equal(t, []string{"NAME", "KIND", "MOUNT", "PHASE", "READY", "WORKSPACE", "AGE"}, header(out), out)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE"}, header(out), out)
 			rows := rowsByName(tableRows(t, out))
 			require.Len(t, rows, len(mounts), out)
 			for name, m := range want {
@@ -87,12 +87,17 @@ func TestVirtualKubectlGet(t *testing.T) {
 				require.Equal(t, m.object, row["MOUNT"], out)
 				require.Equal(t, string(m.want.phase), row["PHASE"], out)
 				require.Equal(t, fmt.Sprint(m.want.ready), row["READY"], out)
+				require.Equal(t, org.path.Join(name).String(), row["WORKSPACE"], "the Workspace's path\n%s", out)
 				require.Regexp(t, `^\d+[smh]`, row["AGE"], out)
 			}
 
+			// The path as a field selector, and as kcp's annotation.
+			require.Equal(t, []string{"ready"}, k.names(cluster, "get", "wsm", "--field-selector", "status.workspacePath="+org.path.Join("ready").String()))
+			require.Equal(t, org.path.String(), k.ok(cluster, "get", "wsm", "ready", "-o", `jsonpath={.metadata.annotations.kcp\.io/path}`))
+
 			// Labels as columns (from the rows' object metadata).
 			out = k.ok(cluster, "get", "wsm", "-L", "env", "--show-labels")
-			require.Equal(t, []string{"NAME", "KIND", "MOUNT", "PHASE", "READY", "WORKSPACE", "AGE", "ENV", "LABELS"}, header(out), out)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "ENV", "LABELS"}, header(out), out)
 			rows = rowsByName(tableRows(t, out))
 			require.Equal(t, "prod", rows["ready"]["ENV"], out)
 			require.Equal(t, "env=prod,tier=gold", rows["ready"]["LABELS"], out)
@@ -113,15 +118,16 @@ func TestVirtualKubectlGet(t *testing.T) {
 			out = k.ok(cluster, "get", "wsm", "connecting")
 			table := tableRows(t, out)
 			require.Len(t, table, 1, out)
-			require.Equal(t, map[string]string{"NAME": "connecting", "KIND": "KubeCluster", "MOUNT": "connecting-cluster", "PHASE": "Connecting", "READY": "false",
-				"WORKSPACE": table[0]["WORKSPACE"], "AGE": table[0]["AGE"]}, table[0])
-			require.NotEmpty(t, table[0]["WORKSPACE"], "kcp's phase of the Workspace, or <none>")
+			require.Equal(t, map[string]string{"NAME": "connecting", "WORKSPACE": org.path.Join("connecting").String(), "KIND": "KubeCluster",
+				"MOUNT": "connecting-cluster", "PHASE": "Connecting", "READY": "false",
+				"KCP-PHASE": table[0]["KCP-PHASE"], "AGE": table[0]["AGE"]}, table[0])
+			require.NotEmpty(t, table[0]["KCP-PHASE"], "kcp's phase of the Workspace, or <none>")
 			stderr := k.fails(cluster, "get", "wsm", "does-not-exist")
 			require.Contains(t, stderr, `workspacemounts.workspacemounts.io "does-not-exist" not found`)
 
 			// -o wide: CLUSTER, URL (empty when unset) and REASON.
 			out = k.ok(cluster, "get", "wsm", "-o", "wide")
-			require.Equal(t, []string{"NAME", "KIND", "MOUNT", "PHASE", "READY", "WORKSPACE", "AGE", "CLUSTER", "URL", "REASON"}, header(out), out)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "URL", "REASON"}, header(out), out)
 			rows = rowsByName(tableRows(t, out))
 			require.Len(t, rows, len(mounts), out)
 			for name, m := range want {
@@ -173,7 +179,7 @@ func TestVirtualKubectlGet(t *testing.T) {
 			// Paging: one object a page, every row once, one header.
 			r := k.run(cluster, "get", "wsm", "--chunk-size=1", "-v=6")
 			require.NoError(t, r.err, "%s", r)
-			require.Equal(t, []string{"NAME", "KIND", "MOUNT", "PHASE", "READY", "WORKSPACE", "AGE"}, header(r.stdout), r.stdout)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE"}, header(r.stdout), r.stdout)
 			require.Equal(t, []string{"connecting", "missing", "no-url", "ready"}, column(tableRows(t, r.stdout), "NAME"), r.stdout)
 			pages := regexp.MustCompile(`GET \S+/workspacemounts\?\S*limit=1\S* 200 OK`).FindAllString(r.stderr, -1)
 			require.Len(t, pages, len(mounts), "one request per object:\n%s", r.stderr)
@@ -289,7 +295,7 @@ func TestVirtualPathForms(t *testing.T) {
 
 			// * lists across clusters, this test's among others'.
 			out := k.ok("*", "get", "wsm", "-o", "wide")
-			require.Equal(t, []string{"NAME", "KIND", "MOUNT", "PHASE", "READY", "WORKSPACE", "AGE", "CLUSTER", "URL", "REASON"}, header(out), out)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "URL", "REASON"}, header(out), out)
 			mine := map[string][]string{}
 			for _, row := range tableRows(t, out) {
 				if row["CLUSTER"] == org.cluster.String() || row["CLUSTER"] == team.cluster.String() {
@@ -327,16 +333,16 @@ type watchLine struct {
 
 // watchLines parses the table output of kubectl get -w --output-watch-events.
 // Every row is printed as it comes, so the columns are split by blanks (none
-// of EVENT NAME KIND MOUNT PHASE READY WORKSPACE AGE is empty: kubectl prints
-// <none> for a Workspace without phase).
+// of EVENT NAME WORKSPACE KIND MOUNT PHASE READY KCP-PHASE AGE is empty:
+// kubectl prints <none> for a path or a phase not known).
 func watchLines(out string) []watchLine {
 	var result []watchLine
 	for _, line := range strings.Split(out, "\n") {
 		fields := strings.Fields(line)
-		if len(fields) < 7 || fields[0] == "EVENT" {
+		if len(fields) < 9 || fields[0] == "EVENT" {
 			continue
 		}
-		result = append(result, watchLine{event: fields[0], name: fields[1], phase: fields[4], ready: fields[5]})
+		result = append(result, watchLine{event: fields[0], name: fields[1], phase: fields[5], ready: fields[6]})
 	}
 	return result
 }

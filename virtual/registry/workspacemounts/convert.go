@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -38,7 +39,10 @@ const ReasonPending = mount.ReasonPending
 
 // FromWorkspace returns the WorkspaceMount of a Workspace, or nil for a
 // Workspace that is not mounted. Invalidly mounted Workspaces are included.
-func FromWorkspace(ws *tenancyv1alpha1.Workspace) *wsmv1alpha1.WorkspaceMount {
+// clusterPath is the path of the logical cluster holding the Workspace
+// object (empty: not known): it becomes the annotation kcp.io/path, as kcp
+// puts it on objects, and, joined with the name, status.workspacePath.
+func FromWorkspace(ws *tenancyv1alpha1.Workspace, clusterPath logicalcluster.Path) *wsmv1alpha1.WorkspaceMount {
 	ref, err := mount.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
 		return nil
@@ -55,6 +59,10 @@ func FromWorkspace(ws *tenancyv1alpha1.Workspace) *wsmv1alpha1.WorkspaceMount {
 		},
 		Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref)},
 		Status: wsmv1alpha1.WorkspaceMountStatus{WorkspacePhase: string(ws.Status.Phase)},
+	}
+	if !clusterPath.Empty() {
+		wsm.Annotations[core.LogicalClusterPathAnnotationKey] = clusterPath.String()
+		wsm.Status.WorkspacePath = clusterPath.Join(ws.Name).String()
 	}
 	status := mount.CurrentStatus(ws.Annotations)
 	wsm.Status.Phase = string(status.Phase)

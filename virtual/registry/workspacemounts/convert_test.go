@@ -228,7 +228,7 @@ func TestFromWorkspace(t *testing.T) {
 			t.Parallel()
 			ws := tc.ws()
 			pristine := ws.DeepCopy()
-			got := FromWorkspace(ws)
+			got := FromWorkspace(ws, logicalcluster.Path{})
 			require.Equal(t, pristine, ws, "FromWorkspace changed the Workspace")
 			if tc.want == nil {
 				require.Nil(t, got)
@@ -250,9 +250,25 @@ func TestFromWorkspace(t *testing.T) {
 func TestFromWorkspaceDoesNotAliasTheStatusTime(t *testing.T) {
 	t.Parallel()
 	ws := mounted("root", "a", mount.PhaseReady, nil)
-	wsm := FromWorkspace(ws)
+	wsm := FromWorkspace(ws, logicalcluster.Path{})
 	require.NotNil(t, wsm.Status.LastTransitionTime)
 	wsm.Status.LastTransitionTime.Time = time.Time{}
-	again := FromWorkspace(ws)
+	again := FromWorkspace(ws, logicalcluster.Path{})
 	require.False(t, again.Status.LastTransitionTime.IsZero())
+}
+
+// TestFromWorkspaceWithItsClusterPath: the cluster's path is the annotation
+// kcp.io/path, as kcp puts it on objects; joined with the name, the
+// Workspace's own path.
+func TestFromWorkspaceWithItsClusterPath(t *testing.T) {
+	t.Parallel()
+	ws := mounted("c1", "team-a", mount.PhaseReady, nil)
+	wsm := FromWorkspace(ws, logicalcluster.NewPath("root:org"))
+	require.Equal(t, "root:org", wsm.Annotations["kcp.io/path"])
+	require.Equal(t, "c1", wsm.Annotations[logicalcluster.AnnotationKey])
+	require.Equal(t, "root:org:team-a", wsm.Status.WorkspacePath)
+
+	wsm = FromWorkspace(ws, logicalcluster.Path{})
+	require.NotContains(t, wsm.Annotations, "kcp.io/path")
+	require.Empty(t, wsm.Status.WorkspacePath)
 }

@@ -284,9 +284,10 @@ func selectorPredicate(target clusterpath.Target, options *metainternalversion.L
 // fieldSet is what field selectors match on.
 func fieldSet(wsm *wsmv1alpha1.WorkspaceMount) fields.Set {
 	return fields.Set{
-		"metadata.name":        wsm.Name,
-		wsmv1alpha1.FieldPhase: wsm.Status.Phase,
-		wsmv1alpha1.FieldReady: strconv.FormatBool(wsm.Status.Ready),
+		"metadata.name":                wsm.Name,
+		wsmv1alpha1.FieldPhase:         wsm.Status.Phase,
+		wsmv1alpha1.FieldReady:         strconv.FormatBool(wsm.Status.Ready),
+		wsmv1alpha1.FieldWorkspacePath: wsm.Status.WorkspacePath,
 	}
 }
 

@@ -29,6 +29,8 @@ import (
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
@@ -44,6 +46,10 @@ type Store struct {
 	lastSyncResourceVersion func() string
 	// synced is set once the informer's first list is in the store.
 	synced bool
+	// workspaces is the Workspace informer's cache; logicalClusters the
+	// LogicalCluster informer's, nil until AddClusterPaths.
+	workspaces      cache.Indexer
+	logicalClusters cache.Indexer
 
 	items           map[string]*wsmv1alpha1.WorkspaceMount // by key cluster|name
 	byCluster       map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount
@@ -88,6 +94,7 @@ func NewStore(workspaces cache.SharedIndexInformer) (*Store, error) {
 	s.lock.Lock()
 	defer s.lock.Unlock() // the handlers wait until hasSynced is set
 	s.lastSyncResourceVersion = workspaces.LastSyncResourceVersion
+	s.workspaces = workspaces.GetIndexer()
 	registration, err := workspaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    s.upsert,
 		UpdateFunc: func(_, obj interface{}) { s.upsert(obj) },
@@ -98,6 +105,78 @@ func NewStore(workspaces cache.SharedIndexInformer) (*Store, error) {
 	}
 	s.hasSynced = registration.HasSynced
 	return s, nil
+}
+
+// AddClusterPaths has the store read the path of each logical cluster
+// (kcp.io/path) from a LogicalCluster informer, which the caller starts:
+// every WorkspaceMount carries its path (FromWorkspace). Call it before the
+// informers start. The store has synced once both informers have; a cluster
+// whose LogicalCluster comes after its Workspaces gets their WorkspaceMounts
+// again then.
+func (s *Store) AddClusterPaths(logicalClusters cache.SharedIndexInformer) error {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	registration, err := logicalClusters.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: s.clusterPathKnown,
+		UpdateFunc: func(old, obj interface{}) {
+			if clusterPathOf(old) != clusterPathOf(obj) {
+				s.clusterPathKnown(obj)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.logicalClusters = logicalClusters.GetIndexer()
+	workspacesSynced := s.hasSynced
+	s.hasSynced = func() bool { return workspacesSynced() && registration.HasSynced() }
+	return nil
+}
+
+// clusterPathOf is a LogicalCluster's kcp.io/path, empty for anything else.
+func clusterPathOf(obj interface{}) string {
+	if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok {
+		return lc.Annotations[core.LogicalClusterPathAnnotationKey]
+	}
+	return ""
+}
+
+// clusterPathKnown converts the Workspaces of a LogicalCluster's cluster
+// again, now that its path is known.
+func (s *Store) clusterPathKnown(obj interface{}) {
+	lc, ok := obj.(*corev1alpha1.LogicalCluster)
+	if !ok || clusterPathOf(lc) == "" {
+		return
+	}
+	cluster := logicalcluster.From(lc).String()
+	workspaces, err := s.workspaces.ByIndex(kcpcache.ClusterIndexName, cluster)
+	if err != nil { // an informer without kcp's cluster index
+		workspaces = nil
+		for _, obj := range s.workspaces.List() {
+			if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok && logicalcluster.From(ws).String() == cluster {
+				workspaces = append(workspaces, ws)
+			}
+		}
+	}
+	for _, ws := range workspaces {
+		s.upsert(ws)
+	}
+}
+
+// clusterPath is the path of a logical cluster, empty when not known: root's
+// LogicalCluster carries none.
+func (s *Store) clusterPath(cluster logicalcluster.Name) logicalcluster.Path {
+	if cluster == core.RootCluster {
+		return core.RootCluster.Path()
+	}
+	if s.logicalClusters == nil {
+		return logicalcluster.Path{}
+	}
+	obj, exists, err := s.logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
+	if err != nil || !exists {
+		return logicalcluster.Path{}
+	}
+	return logicalcluster.NewPath(clusterPathOf(obj))
 }
 
 // HasSynced tells whether the store has seen every Workspace of the informer's first list.
@@ -148,7 +227,7 @@ func (s *Store) upsert(obj interface{}) {
 	if err != nil {
 		return
 	}
-	wsm := FromWorkspace(ws)
+	wsm := FromWorkspace(ws, s.clusterPath(logicalcluster.From(ws)))
 
 	s.lock.Lock()
 	defer s.lock.Unlock()

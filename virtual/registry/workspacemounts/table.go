@@ -29,17 +29,19 @@ import (
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
-// tableConvertor renders WorkspaceMounts for kubectl get: NAME, KIND, MOUNT,
-// PHASE, READY, AGE, and with -o wide CLUSTER, URL, REASON.
+// tableConvertor renders WorkspaceMounts for kubectl get: NAME, WORKSPACE
+// (the path), KIND, MOUNT, PHASE, READY, KCP-PHASE, AGE, and with -o wide
+// CLUSTER, URL, REASON.
 type tableConvertor struct{}
 
 var columns = []metav1.TableColumnDefinition{
 	{Name: "Name", Type: "string", Format: "name", Description: "Name of the Workspace."},
+	{Name: "Workspace", Type: "string", Description: "Path of the Workspace (root:org:ws): unambiguous at *, where two rows may share a name."},
 	{Name: "Kind", Type: "string", Description: "Kind of the mount object."},
 	{Name: "Mount", Type: "string", Description: "Name of the mount object (namespace/name when namespaced)."},
 	{Name: "Phase", Type: "string", Description: "Phase of the mount: Ready, Initializing, Connecting, Unknown, NotFound or Invalid."},
 	{Name: "Ready", Type: "boolean", Description: "Whether traffic can flow to the mount."},
-	{Name: "Workspace", Type: "string", Description: "kcp's own phase of the Workspace (Ready, Unavailable, Scheduling...): kcp's verdict, beside the mount's."},
+	{Name: "Kcp-Phase", Type: "string", Description: "kcp's own phase of the Workspace (Ready, Unavailable, Scheduling...): kcp's verdict, beside the mount's."},
 	{Name: "Age", Type: "string", Description: "Age of the Workspace."},
 	{Name: "Cluster", Type: "string", Priority: 1, Description: "Logical cluster holding the Workspace object."},
 	{Name: "URL", Type: "string", Priority: 1, Description: "URL of the mount."},
@@ -78,20 +80,20 @@ func row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
 	}
 	return metav1.TableRow{
 		Cells: []interface{}{
-			wsm.Name, ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready, workspacePhase(wsm),
+			wsm.Name, orNone(wsm.Status.WorkspacePath), ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready, orNone(wsm.Status.WorkspacePhase),
 			age(wsm.CreationTimestamp), logicalcluster.From(wsm).String(), wsm.Status.URL, wsm.Status.Reason,
 		},
 		Object: runtime.RawExtension{Object: wsm},
 	}
 }
 
-// workspacePhase is kcp's phase of the Workspace; kubectl prints <none>
-// where kcp has set none.
-func workspacePhase(wsm *wsmv1alpha1.WorkspaceMount) interface{} {
-	if wsm.Status.WorkspacePhase == "" {
+// orNone is a cell kubectl prints as <none> when empty: kcp's phase before
+// kcp has set one, the path before the cluster's is known.
+func orNone(value string) interface{} {
+	if value == "" {
 		return nil
 	}
-	return wsm.Status.WorkspacePhase
+	return value
 }
 
 func age(created metav1.Time) string {

@@ -40,6 +40,7 @@ func tableObject(cluster, name string, age time.Duration) *wsmv1alpha1.Workspace
 		Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "kc"}},
 		Status: wsmv1alpha1.WorkspaceMountStatus{
 			Phase: "Ready", Ready: true, URL: "https://kc.example.io", Reason: "MountReady", WorkspacePhase: "Unavailable",
+			WorkspacePath: "root:org:" + name,
 		},
 	}
 	if age > 0 {
@@ -64,11 +65,11 @@ func TestConvertToTable(t *testing.T) {
 			require.NotEmpty(t, c.Description, c.Name)
 			require.Contains(t, []string{"string", "boolean"}, c.Type, c.Name)
 		}
-		require.Equal(t, []string{"Name", "Kind", "Mount", "Phase", "Ready", "Workspace", "Age", "Cluster", "URL", "Reason"}, names)
+		require.Equal(t, []string{"Name", "Workspace", "Kind", "Mount", "Phase", "Ready", "Kcp-Phase", "Age", "Cluster", "URL", "Reason"}, names)
 		for _, name := range []string{"Cluster", "URL", "Reason"} {
 			require.True(t, wide[name], "%s is a wide column", name)
 		}
-		for _, name := range []string{"Name", "Kind", "Mount", "Phase", "Ready", "Workspace", "Age"} {
+		for _, name := range []string{"Name", "Workspace", "Kind", "Mount", "Phase", "Ready", "Kcp-Phase", "Age"} {
 			require.False(t, wide[name], "%s is a default column", name)
 		}
 		require.Equal(t, "name", table.ColumnDefinitions[0].Format)
@@ -81,7 +82,7 @@ func TestConvertToTable(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "17", table.ResourceVersion)
 		require.Len(t, table.Rows, 1)
-		require.Equal(t, []interface{}{"a", "KubeCluster", "kc", "Ready", true, "Unavailable", "3h", "c1", "https://kc.example.io", "MountReady"}, table.Rows[0].Cells)
+		require.Equal(t, []interface{}{"a", "root:org:a", "KubeCluster", "kc", "Ready", true, "Unavailable", "3h", "c1", "https://kc.example.io", "MountReady"}, table.Rows[0].Cells)
 		require.Same(t, wsm, table.Rows[0].Object.Object)
 		require.Len(t, table.Rows[0].Cells, len(table.ColumnDefinitions))
 	})
@@ -93,7 +94,7 @@ func TestConvertToTable(t *testing.T) {
 		wsm.Status = wsmv1alpha1.WorkspaceMountStatus{Phase: "Unknown", Reason: ReasonPending}
 		table, err := convertor.ConvertToTable(context.Background(), wsm, nil)
 		require.NoError(t, err)
-		require.Equal(t, []interface{}{"b", "KubeCluster", "ns/kc", "Unknown", false, nil, "<unknown>", "c2", "", "Pending"}, table.Rows[0].Cells)
+		require.Equal(t, []interface{}{"b", nil, "KubeCluster", "ns/kc", "Unknown", false, nil, "<unknown>", "c2", "", "Pending"}, table.Rows[0].Cells)
 	})
 
 	t.Run("no headers", func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestConvertToTable(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, table.ColumnDefinitions)
 		require.Len(t, table.Rows, 1)
-		require.Len(t, table.Rows[0].Cells, 10)
+		require.Len(t, table.Rows[0].Cells, 11)
 	})
 
 	t.Run("list", func(t *testing.T) {
@@ -117,13 +118,14 @@ func TestConvertToTable(t *testing.T) {
 		require.Equal(t, "99", table.ResourceVersion)
 		require.Equal(t, "token", table.Continue)
 		require.Equal(t, &remaining, table.RemainingItemCount)
-		require.Len(t, table.ColumnDefinitions, 10)
+		require.Len(t, table.ColumnDefinitions, 11)
 		require.Len(t, table.Rows, 2)
 		require.Equal(t, "a", table.Rows[0].Cells[0])
-		require.Equal(t, "60m", table.Rows[0].Cells[6])
+		require.Equal(t, "60m", table.Rows[0].Cells[7])
 		require.Equal(t, "b", table.Rows[1].Cells[0])
-		require.Equal(t, "c2", table.Rows[1].Cells[7])
-		require.Equal(t, "2m", table.Rows[1].Cells[6])
+		require.Equal(t, "root:org:b", table.Rows[1].Cells[1])
+		require.Equal(t, "c2", table.Rows[1].Cells[8])
+		require.Equal(t, "2m", table.Rows[1].Cells[7])
 		require.Same(t, &list.Items[1], table.Rows[1].Object.Object)
 	})
 

@@ -42,8 +42,9 @@ const (
 
 // Field selectors the list and watch accept, besides metadata.name.
 const (
-	FieldPhase = "status.phase"
-	FieldReady = "status.ready"
+	FieldPhase         = "status.phase"
+	FieldReady         = "status.ready"
+	FieldWorkspacePath = "status.workspacePath"
 )
 
 // AddToScheme registers the types, the meta/v1 options, and the field
@@ -53,10 +54,10 @@ func AddToScheme(scheme *runtime.Scheme) error {
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind(Kind), func(label, value string) (string, string, error) {
 		switch label {
-		case "metadata.name", FieldPhase, FieldReady:
+		case "metadata.name", FieldPhase, FieldReady, FieldWorkspacePath:
 			return label, value, nil
 		default:
-			return "", "", fmt.Errorf("field label not supported: %s (supported: metadata.name, %s, %s)", label, FieldPhase, FieldReady)
+			return "", "", fmt.Errorf("field label not supported: %s (supported: metadata.name, %s, %s, %s)", label, FieldPhase, FieldReady, FieldWorkspacePath)
 		}
 	})
 }

@@ -81,6 +81,10 @@ type WorkspaceMountStatus struct {
 	Conditions []MountCondition `json:"conditions,omitempty"`
 	// The Workspace's own status.phase: kcp's verdict, beside the mount's.
 	WorkspacePhase string `json:"workspacePhase,omitempty"`
+	// The Workspace's path, e.g. root:org:team:ws: the kcp.io/path of the
+	// logical cluster holding the Workspace object, joined with its name.
+	// Empty until that cluster's path is known.
+	WorkspacePath string `json:"workspacePath,omitempty"`
 }
 
 // MountCondition is one of the mount object's conditions.

@@ -380,6 +380,13 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 							Format:      "",
 						},
 					},
+					"workspacePath": {
+						SchemaProps: spec.SchemaProps{
+							Description: "The Workspace's path, e.g. root:org:team:ws: the kcp.io/path of the logical cluster holding the Workspace object, joined with its name. Empty until that cluster's path is known.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"phase", "ready", "reason"},
 			},
