@@ -155,30 +155,23 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// CompletedOptions are valid Options with what follows from them settled (the
-// virtual workspace's serving certificate); only Complete makes them.
+// CompletedOptions are valid Options; only Complete makes them.
 type CompletedOptions struct {
 	*completedOptions
 }
 
 type completedOptions struct {
 	Options
-	// VirtualWorkspace is Options.VirtualWorkspace completed.
-	VirtualWorkspace apiserver.CompletedOptions
 }
 
-// Complete validates the options and completes them; o is left as it is.
+// Complete validates the options and returns a copy of them. It writes and
+// logs nothing: a start that is refused (a missing kubeconfig, kcp's in-tree
+// mounts controller beside --workspace-url) says so in one line. The virtual
+// workspace's serving certificate is settled when it starts
+// (apiserver.Options.Complete).
 func (o *Options) Complete() (*CompletedOptions, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	completed := &completedOptions{Options: *o}
-	if o.RunVirtualWorkspace {
-		vw, err := o.VirtualWorkspace.Complete()
-		if err != nil {
-			return nil, err
-		}
-		completed.VirtualWorkspace = vw
-	}
-	return &CompletedOptions{completed}, nil
+	return &CompletedOptions{&completedOptions{Options: *o}}, nil
 }

@@ -72,19 +72,13 @@ func partNames(s *Server) []string {
 }
 
 // TestNewInstallsWhatTheOptionsAskFor: each part once, in its start order,
-// and only those the options ask for; Complete leaves the options as they
-// are.
+// and only those the options ask for; nothing is written before Run.
 func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 	t.Parallel()
 	base := func() *Options {
 		o := NewOptions()
 		o.Kubeconfig = kubeconfigFor(t, "https://127.0.0.1:1/clusters/root")
 		o.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = t.TempDir()
-		// New binds the virtual workspace's port: a free one for each.
-		listener, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = listener.Close() })
-		o.VirtualWorkspace.SecureServing.Listener = listener
 		return o
 	}
 
@@ -93,8 +87,9 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace", "workspacemounts"}, partNames(s))
 	require.Equal(t, "https://127.0.0.1:1", s.ClientConfig.Host, "the shard base URL")
 	require.NotNil(t, s.LeaseClusterClient)
-	require.Empty(t, o.VirtualWorkspace.SecureServing.ServerCert.CertKey.CertFile, "the options are left as they are")
-	require.NotEmpty(t, s.Options.VirtualWorkspace.SecureServing.ServerCert.CertKey.CertFile, "a self-signed pair in --cert-dir")
+	entries, err := os.ReadDir(o.VirtualWorkspace.SecureServing.ServerCert.CertDirectory)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing written before Run: a refused start writes nothing")
 
 	o = base()
 	o.RunController = false
@@ -114,7 +109,7 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 
 	o = base()
 	o.WorkspaceWorkers = 0
-	_, err := o.Complete()
+	_, err = o.Complete()
 	require.ErrorContains(t, err, "--workspace-workers")
 }
 

@@ -31,8 +31,11 @@ import (
 )
 
 // installVirtualWorkspace installs the virtual workspace over the Workspace
-// and LogicalCluster informers. It serves from the start (once kcp has
-// answered): until the caches sync, its /readyz fails and reads get 503.
+// and LogicalCluster informers. It serves from its start (once kcp has
+// answered): until the caches sync, its /readyz fails and reads get 503. The
+// server itself is built then, with its serving certificate (a self-signed
+// one is written to --cert-dir and logged), so that a refused start writes
+// nothing.
 func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (part, error) {
 	logicalClusters := s.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer()
 	store, err := wsmregistry.NewStore(workspaces)
@@ -43,7 +46,7 @@ func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (
 		return part{}, fmt.Errorf("virtual workspace: %w", err)
 	}
 	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(workspaces.GetIndexer())
-	server, err := apiserver.New(s.Options.VirtualWorkspace, apiserver.Dependencies{
+	deps := apiserver.Dependencies{
 		Store:      store,
 		Authorizer: s.Authorizer,
 		GetWorkspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
@@ -52,14 +55,19 @@ func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (
 		ClustersSynced:    logicalClusters.HasSynced,
 		TokenReviewConfig: s.TokenReviewConfig,
 		KCPLastContact:    s.Contact.Since,
-	})
-	if err != nil {
-		return part{}, fmt.Errorf("virtual workspace: %w", err)
 	}
 	return part{
 		name:     apiserver.Name,
 		afterKCP: true,
 		start: func(ctx context.Context) error {
+			completed, err := s.Options.VirtualWorkspace.Complete()
+			if err != nil {
+				return fmt.Errorf("virtual workspace: %w", err)
+			}
+			server, err := apiserver.New(completed, deps)
+			if err != nil {
+				return fmt.Errorf("virtual workspace: %w", err)
+			}
 			store.StopWatchesWhenDone(ctx)
 			return apiserver.Run(ctx, server)
 		},
