@@ -1,0 +1,213 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package shards keeps one runner going per kcp shard. It watches the Shard
+// objects in root, as kcp's front-proxy does (pkg/proxy/index), and runs,
+// for each Shard, a function with a rest config made from the credentials
+// every shard accepts (--shards-kubeconfig), the server replaced by the
+// Shard's spec.baseURL. A Shard added starts a runner, one deleted stops it,
+// a changed baseURL restarts it. A runner that fails is started again with
+// backoff and never stops the others; one shard never has two runners at
+// once: a new one starts only once the old one has returned.
+package shards
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+)
+
+// Shard is one kcp shard as a runner sees it.
+type Shard struct {
+	Name    string
+	BaseURL string
+	// Config reaches the shard's base URL with the shards' credentials.
+	Config *rest.Config
+}
+
+// RunFunc runs the work of one shard until ctx is done; an error has it
+// started again after a backoff.
+type RunFunc func(ctx context.Context, shard Shard) error
+
+// Runners keeps a RunFunc going per Shard.
+type Runners struct {
+	credentials *rest.Config
+	run         RunFunc
+	backoff     wait.Backoff
+
+	lock    sync.Mutex
+	running map[string]*runner
+	// last is each shard's newest runner, also once it was told to stop:
+	// the next one for that shard starts after it has returned.
+	last map[string]*runner
+	wg   sync.WaitGroup
+}
+
+// runner is one shard's RunFunc, started as a goroutine.
+type runner struct {
+	baseURL string
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// New returns runners of run, one per shard, with credentials (their server
+// is replaced per shard).
+func New(credentials *rest.Config, run RunFunc) *Runners {
+	return &Runners{
+		credentials: credentials,
+		run:         run,
+		backoff:     wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second},
+		running:     map[string]*runner{},
+		last:        map[string]*runner{},
+	}
+}
+
+// Start follows the Shard informer (which the caller starts) until ctx is
+// done, then stops every runner; Wait waits for them.
+func (r *Runners) Start(ctx context.Context, shards cache.SharedIndexInformer) error {
+	registration, err := shards.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { r.upsert(ctx, obj) },
+		UpdateFunc: func(_, obj interface{}) { r.upsert(ctx, obj) },
+		DeleteFunc: func(obj interface{}) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if shard, ok := obj.(*corev1alpha1.Shard); ok {
+				r.stop(ctx, shard.Name)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	context.AfterFunc(ctx, func() {
+		_ = shards.RemoveEventHandler(registration)
+		r.lock.Lock()
+		defer r.lock.Unlock()
+		for _, running := range r.running {
+			running.cancel()
+		}
+	})
+	return nil
+}
+
+// Wait returns once every runner has returned; call it after ctx is done.
+func (r *Runners) Wait() { r.wg.Wait() }
+
+// Names are the shards with a runner, for logs and metrics.
+func (r *Runners) Names() []string {
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	names := make([]string, 0, len(r.running))
+	for name := range r.running {
+		names = append(names, name)
+	}
+	return names
+}
+
+func (r *Runners) upsert(ctx context.Context, obj interface{}) {
+	shard, ok := obj.(*corev1alpha1.Shard)
+	if !ok || ctx.Err() != nil {
+		return
+	}
+	logger := klog.FromContext(ctx).WithValues("shard", shard.Name)
+	baseURL := strings.TrimSuffix(shard.Spec.BaseURL, "/")
+	if baseURL == "" {
+		logger.Info("Shard without spec.baseURL: not reached until it has one")
+		r.stop(ctx, shard.Name)
+		return
+	}
+
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	if current := r.running[shard.Name]; current != nil {
+		if current.baseURL == baseURL {
+			return
+		}
+		logger.Info("the Shard's baseURL changed: restarting its runner", "from", current.baseURL, "to", baseURL)
+		current.cancel()
+	} else {
+		logger.Info("a new Shard: starting its runner", "baseURL", baseURL)
+	}
+	previous := r.last[shard.Name]
+	config := rest.CopyConfig(r.credentials)
+	config.Host = baseURL
+	runCtx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
+	next := &runner{baseURL: baseURL, cancel: cancel, done: make(chan struct{})}
+	r.running[shard.Name], r.last[shard.Name] = next, next
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer r.forget(shard.Name, next)
+		defer close(next.done)
+		defer cancel()
+		if previous != nil {
+			<-previous.done // one runner per shard at a time
+		}
+		r.runUntilDone(runCtx, Shard{Name: shard.Name, BaseURL: baseURL, Config: config})
+	}()
+}
+
+// runUntilDone runs one shard's work, again after each failure, until ctx is done.
+func (r *Runners) runUntilDone(ctx context.Context, shard Shard) {
+	logger := klog.FromContext(ctx)
+	backoff := r.backoff
+	for {
+		began := time.Now()
+		err := r.run(ctx, shard)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(began) > backoff.Cap {
+			backoff = r.backoff // it ran a good while: a new failure, not the same one
+		}
+		delay := backoff.Step()
+		logger.Error(err, "the shard's runner failed; starting it again", "retryIn", delay.Round(100*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+// forget drops a runner that has returned, unless a newer one took its place.
+func (r *Runners) forget(name string, done *runner) {
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	if r.last[name] == done {
+		delete(r.last, name)
+	}
+}
+
+func (r *Runners) stop(ctx context.Context, name string) {
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	if running, found := r.running[name]; found {
+		klog.FromContext(ctx).Info("the Shard is gone: stopping its runner", "shard", name)
+		running.cancel()
+		delete(r.running, name)
+	}
+}
