@@ -24,30 +24,21 @@ import (
 	"k8s.io/client-go/rest"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
-	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
-	kcpapiextensionsinformers "github.com/kcp-dev/client-go/apiextensions/informers"
-	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
-	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
-	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
-	kcpinformers "github.com/kcp-dev/sdk/client/informers/externalversions"
 
-	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
 // Config is what the parts of the process are built from: the credentials
-// (followed as their files change), the clients of kcp and the shared
-// informer factories. NewConfig asks kcp nothing, so that the process starts,
-// serves its health and waits while kcp is away; the identity under which kcp
-// serves Workspaces across all clusters is read once kcp answers
-// (ResolveIdentities), before any informer starts.
+// (followed as their files change), the process-wide clients (the Lease,
+// reviews of tokens and access) and, in a ShardConfig, what reads and writes
+// the shard. NewConfig asks kcp nothing, so that the process starts, serves
+// its health and waits while kcp is away.
 type Config struct {
 	Options *CompletedOptions
 
@@ -63,25 +54,12 @@ type Config struct {
 	// ClientConfig is what every client starts from: the shard base URL, the
 	// loader's credentials, the rate limit and the contact tracker.
 	ClientConfig *rest.Config
-	// ResolveIdentities reads the identity of the tenancy.kcp.io APIExport,
-	// once; until it has succeeded, KcpClusterClient cannot list Workspaces
-	// across all clusters.
-	ResolveIdentities func(context.Context) error
+	// ShardConfig reads and writes the one shard of --kubeconfig.
+	*ShardConfig
 
-	// KcpClusterClient and KcpSharedInformerFactory: Workspaces (read by
-	// every part), APIBindings and APIResourceSchemas (the controller) and
-	// LogicalClusters (the virtual workspace), each informer trimmed by
-	// trimForCache.
-	KcpClusterClient         kcpclientset.ClusterInterface
-	KcpSharedInformerFactory kcpinformers.SharedInformerFactory
-
-	// Set with --run-controller: the CRD informers, the clients reaching
-	// mount objects of any kind, and the Lease's client, one of its own so
-	// that no other traffic delays a renewal.
-	ApiExtensionsSharedInformerFactory kcpapiextensionsinformers.SharedInformerFactory
-	DynamicClusterClient               kcpdynamic.ClusterInterface
-	MetadataClusterClient              kcpmetadata.ClusterInterface
-	LeaseClusterClient                 kcpkubernetesclientset.ClusterInterface
+	// LeaseClusterClient (with --run-controller and --leader-elect) is a
+	// client of its own, so that no other traffic delays a renewal.
+	LeaseClusterClient kcpkubernetesclientset.ClusterInterface
 
 	// Set with --run-virtual-workspace: who may see which logical cluster
 	// (SubjectAccessReviews through a client of their own, rate-limited by
@@ -111,31 +89,12 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 		return nil, err
 	}
 
-	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
-	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(c.ClientConfig, map[string]string{tenancy: tenancy})
-	c.ResolveIdentities = resolve
-	if c.KcpClusterClient, err = kcpclientset.NewForConfig(identityConfig); err != nil {
+	if c.ShardConfig, err = NewShardConfig(c.ClientConfig, o.RunController); err != nil {
 		return nil, err
 	}
-	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(trimForCache))
-
-	if o.RunController {
-		apiExtensionsClient, err := kcpapiextensionsclientset.NewForConfig(c.ClientConfig)
-		if err != nil {
+	if o.RunController && o.LeaderElection.Enabled {
+		if c.LeaseClusterClient, err = kcpkubernetesclientset.NewForConfig(rest.CopyConfig(c.ClientConfig)); err != nil {
 			return nil, err
-		}
-		c.ApiExtensionsSharedInformerFactory = kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0,
-			kcpapiextensionsinformers.WithTransform(trimForCache))
-		if c.DynamicClusterClient, err = kcpdynamic.NewForConfig(c.ClientConfig); err != nil {
-			return nil, err
-		}
-		if c.MetadataClusterClient, err = kcpmetadata.NewForConfig(c.ClientConfig); err != nil {
-			return nil, err
-		}
-		if o.LeaderElection.Enabled {
-			if c.LeaseClusterClient, err = kcpkubernetesclientset.NewForConfig(rest.CopyConfig(c.ClientConfig)); err != nil {
-				return nil, err
-			}
 		}
 	}
 
