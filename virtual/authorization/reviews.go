@@ -71,6 +71,20 @@ func NewSubjectAccessReviewer(cfg *rest.Config) (ReviewFunc, error) {
 	}, nil
 }
 
+// ReviewByShard sends each review to the shard holding its cluster, as
+// shardOf tells (from the shards' LogicalCluster caches): a shard answers
+// SubjectAccessReviews only for its own logical clusters. A cluster no shard
+// holds is an error, which the caller takes as a denial.
+func ReviewByShard(shardOf func(cluster logicalcluster.Name) (ReviewFunc, bool)) ReviewFunc {
+	return func(ctx context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+		review, found := shardOf(cluster)
+		if !found {
+			return false, fmt.Errorf("no shard holds logical cluster %s", cluster)
+		}
+		return review(ctx, cluster, spec)
+	}
+}
+
 // ReviewOptions bound what the reviews cost, whatever the requests.
 type ReviewOptions struct {
 	// AllowTTL and DenyTTL are how long an answer is fresh.

@@ -439,3 +439,33 @@ func TestReviewsStaleRefreshIsBounded(t *testing.T) {
 	close(gate)
 	require.Eventually(t, func() bool { return r.perUserState() == 0 }, 5*time.Second, 10*time.Millisecond)
 }
+
+// TestReviewByShard: each review reaches the shard holding its cluster, and
+// only that one; a cluster no shard holds is an error, never an answer.
+func TestReviewByShard(t *testing.T) {
+	t.Parallel()
+	asked := map[string][]logicalcluster.Name{}
+	shardReview := func(shard string, allowed bool) ReviewFunc {
+		return func(_ context.Context, cluster logicalcluster.Name, _ authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+			asked[shard] = append(asked[shard], cluster)
+			return allowed, nil
+		}
+	}
+	shards := map[logicalcluster.Name]ReviewFunc{"c-root": shardReview("root", true), "c-two": shardReview("shard-2", false)}
+	review := ReviewByShard(func(cluster logicalcluster.Name) (ReviewFunc, bool) {
+		r, found := shards[cluster]
+		return r, found
+	})
+	spec := authorizationv1.SubjectAccessReviewSpec{User: "alice"}
+
+	allowed, err := review(t.Context(), "c-root", spec)
+	require.NoError(t, err)
+	require.True(t, allowed)
+	allowed, err = review(t.Context(), "c-two", spec)
+	require.NoError(t, err)
+	require.False(t, allowed)
+	allowed, err = review(t.Context(), "c-nowhere", spec)
+	require.ErrorContains(t, err, "no shard holds logical cluster c-nowhere")
+	require.False(t, allowed)
+	require.Equal(t, map[string][]logicalcluster.Name{"root": {"c-root"}, "shard-2": {"c-two"}}, asked)
+}
