@@ -130,9 +130,11 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil //nolint:nilerr // it fails only when ctx is done: stopping
 		}
 		if !routingKnown {
-			if s.routing, _, err = routingOptions(ctx, s.Options, s.ClientConfig, true); err != nil {
+			routing, _, err := routingOptions(ctx, s.Options, s.ClientConfig, true)
+			if err != nil {
 				return err
 			}
+			s.routing = routing
 		}
 		s.setNotReady("the informer caches have not synced yet")
 		s.KcpSharedInformerFactory.Start(ctx.Done())
