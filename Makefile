@@ -7,6 +7,8 @@ SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
 BIN := $(abspath bin)
 KCP := $(BIN)/kcp
+CACHE_SERVER := $(BIN)/cache-server
+KCP_FRONT_PROXY := $(BIN)/kcp-front-proxy
 PROMETHEUS := $(BIN)/prometheus
 PROMTOOL := $(BIN)/promtool
 WORKSPACEMOUNTS := $(BIN)/workspacemounts
@@ -24,6 +26,8 @@ FUZZTIME ?= 5s
 BENCH_WORKSPACES ?= 1000
 
 export KCP_BINARY := $(KCP)
+export CACHE_SERVER_BINARY := $(CACHE_SERVER)
+export KCP_FRONT_PROXY_BINARY := $(KCP_FRONT_PROXY)
 export WORKSPACEMOUNTS_BINARY := $(WORKSPACEMOUNTS)
 export PROMETHEUS_BINARY := $(PROMETHEUS)
 
@@ -41,6 +45,14 @@ $(WORKSPACEMOUNTS):
 # kcp v0.28.1, the newest kcp server the module proxy serves whole; its own module pins its Kubernetes fork.
 $(KCP): hack/kcp/go.mod hack/kcp/go.sum
 	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/kcp
+
+# The cache server and the front-proxy of the same kcp, for the two-shard kcp
+# the tests start (test/framework StartSharded).
+$(CACHE_SERVER): hack/kcp/go.mod hack/kcp/go.sum
+	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/cache-server
+
+$(KCP_FRONT_PROXY): hack/kcp/go.mod hack/kcp/go.sum
+	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/kcp-front-proxy
 
 # Prometheus and promtool v0.316.0 (Prometheus 3.16), in a module of their own
 # (hack/prometheus); remove_all_sd leaves out the service discovery of every
