@@ -568,6 +568,13 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
+// started tells whether a process of s was started.
+func (s *Server) started() bool {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	return s.proc != nil
+}
+
 // current returns the latest process, or an error once Stop was called.
 func (s *Server) current() (*process, error) {
 	s.lock.Lock()
