@@ -118,8 +118,8 @@ type Server struct {
 }
 
 // readinessProbe tells, asked again and again after a process started,
-// whether it serves yet, and if not, why not. An error ends the wait.
-type readinessProbe func(ctx context.Context) (ready bool, state string, err error)
+// whether it serves yet, and if not, why not.
+type readinessProbe func(ctx context.Context) (ready bool, state string)
 
 // process is one kcp process of a Server.
 type process struct {
@@ -297,10 +297,7 @@ func (s *Server) waitForReady(ctx context.Context, p *process, began time.Time) 
 		case <-ticker.C:
 		}
 
-		ok, state, err := ready(ctx)
-		if err != nil {
-			return err
-		}
+		ok, state := ready(ctx)
 		if ok {
 			s.ReadyAfter = time.Since(began)
 			return nil
@@ -314,10 +311,10 @@ func (s *Server) waitForReady(ctx context.Context, p *process, began time.Time) 
 // sets KubeconfigAfter.
 func (s *Server) adminKubeconfigProbe(began time.Time) readinessProbe {
 	var client *http.Client
-	return func(ctx context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string) {
 		if client == nil {
 			if _, err := os.Stat(s.KubeconfigPath); err != nil {
-				return false, "admin.kubeconfig not written yet", nil
+				return false, "admin.kubeconfig not written yet"
 			}
 			// kcp rewrites admin.kubeconfig on every start, so a stale one in a
 			// reused root directory fails here until then. One of an earlier
@@ -325,16 +322,15 @@ func (s *Server) adminKubeconfigProbe(began time.Time) readinessProbe {
 			// shard-base token stays.
 			cfg, err := s.BaseConfig(readinessContext)
 			if err != nil {
-				return false, err.Error(), nil
+				return false, err.Error()
 			}
 			if client, err = rest.HTTPClientFor(cfg); err != nil {
-				return false, "", fmt.Errorf("creating HTTP client for kcp: %w", err)
+				return false, "creating an HTTP client for kcp: " + err.Error()
 			}
 			client.Timeout = 5 * time.Second
 			s.KubeconfigAfter = time.Since(began)
 		}
-		ok, state := probe(ctx, client, s.BaseURL+"/readyz")
-		return ok, state, nil
+		return probe(ctx, client, s.BaseURL+"/readyz")
 	}
 }
 

@@ -422,7 +422,7 @@ func (s *ShardedServer) writeMappingFile(path string) error {
 		return pathMapping{Path: path, Backend: backend, BackendServerCA: backendCA,
 			ProxyClientCert: s.PKI.ProxyClientCertFile, ProxyClientKey: s.PKI.ProxyClientKeyFile}
 	}
-	var mappings []pathMapping
+	mappings := make([]pathMapping, 0, len(s.opts.ServiceMappings)+2)
 	for _, m := range s.opts.ServiceMappings {
 		mappings = append(mappings, mapping("/services/"+m.Name+"/", m.Backend, m.BackendCAFile))
 	}
@@ -451,9 +451,8 @@ func (s *ShardedServer) newProcess(name, binary, baseURL, readyPath string, args
 		return nil, fmt.Errorf("creating the root directory of %s: %w", name, err)
 	}
 	p.newProbe = func(time.Time) readinessProbe {
-		return func(ctx context.Context) (bool, string, error) {
-			ok, state := probe(ctx, s.admin, baseURL+readyPath)
-			return ok, state, nil
+		return func(ctx context.Context) (bool, string) {
+			return probe(ctx, s.admin, baseURL+readyPath)
 		}
 	}
 	return p, nil
@@ -531,10 +530,7 @@ func localURL(port int) string {
 // waitForShards waits until root has a Shard object for every shard, and
 // the cache server has them too.
 func (s *ShardedServer) waitForShards(ctx context.Context) error {
-	var want []string
-	for _, shard := range s.Shards() {
-		want = append(want, shard.Name)
-	}
+	want := s.shardNames()
 	slices.Sort(want)
 	root, err := kcpclientset.NewForConfig(s.AdminConfig(s.shards[0].BaseURL))
 	if err != nil {
@@ -580,11 +576,7 @@ func (s *ShardedServer) waitForShards(ctx context.Context) error {
 // server. AdminKubeconfigPath gets its context. If the shard does not
 // become ready, it is stopped, and its root directory stays.
 func (s *ShardedServer) AddShard(ctx context.Context, name string) (*Shard, error) {
-	var names []string
-	for _, shard := range s.Shards() {
-		names = append(names, shard.Name)
-	}
-	if err := checkShardName(name, names); err != nil {
+	if err := checkShardName(name, s.shardNames()); err != nil {
 		return nil, err
 	}
 	ports, err := freePorts(ctx, 3)
@@ -612,6 +604,16 @@ func (s *ShardedServer) Shards() []*Shard {
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	return slices.Clone(s.shards)
+}
+
+// shardNames returns the names of the shards, in the order of Shards.
+func (s *ShardedServer) shardNames() []string {
+	shards := s.Shards()
+	names := make([]string, 0, len(shards))
+	for _, shard := range shards {
+		names = append(names, shard.Name)
+	}
+	return names
 }
 
 // Shard returns the shard name, nil if there is none of that name.
@@ -707,8 +709,9 @@ func (s *ShardedServer) ShardOf(ctx context.Context, cluster logicalcluster.Name
 // CheckRunning returns nil while every process runs, else an error naming
 // each that does not (as Server.CheckRunning).
 func (s *ShardedServer) CheckRunning() error {
-	var errs []error
-	for _, p := range s.Processes() {
+	processes := s.Processes()
+	errs := make([]error, 0, len(processes))
+	for _, p := range processes {
 		errs = append(errs, p.CheckRunning())
 	}
 	return errors.Join(errs...)
@@ -750,8 +753,8 @@ func (s *ShardedServer) Stop() error {
 
 // stopProcesses stops every process started, in the reverse order.
 func (s *ShardedServer) stopProcesses() error {
-	var errs []error
 	processes := s.Processes()
+	errs := make([]error, 0, len(processes))
 	for i := len(processes) - 1; i >= 0; i-- {
 		if p := processes[i]; p.started() {
 			errs = append(errs, p.Stop())

@@ -17,6 +17,7 @@ limitations under the License.
 package framework
 
 import (
+	"bytes"
 	"crypto/x509"
 	"encoding/csv"
 	"os"
@@ -75,10 +76,9 @@ func TestShardedPKI(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 
-	f, err := os.Open(p.TokenFile)
+	tokens, err := os.ReadFile(p.TokenFile)
 	require.NoError(t, err)
-	defer f.Close()
-	reader := csv.NewReader(f)
+	reader := csv.NewReader(bytes.NewReader(tokens))
 	reader.FieldsPerRecord = -1
 	records, err := reader.ReadAll()
 	require.NoError(t, err)
