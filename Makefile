@@ -107,8 +107,12 @@ test-fuzz: ## Every Go fuzz target for FUZZTIME (5s; FUZZTIME=10m for a longer r
 	done
 
 .PHONY: test-e2e
-test-e2e: $(KCP) $(WORKSPACEMOUNTS) $(PROMETHEUS) ## End-to-end tests against a real kcp (and Prometheus) started by the tests.
+test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) $(PROMETHEUS) ## End-to-end tests against a real kcp, a sharded one (and Prometheus) started by the tests.
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
+
+.PHONY: test-sharded
+test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) ## The sharded kcp of the tests (test/framework StartSharded): its smoke test, and a shard added at run time.
+	WORKSPACEMOUNTS_E2E_ADD_SHARD=1 $(GO) test -tags e2e -race -count=1 -run '^TestShardedServer' $(GOTESTFLAGS) ./test/framework/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .golangci.yaml.

@@ -67,7 +67,7 @@ type ShardedOptions struct {
 	// removes. A given directory is never removed.
 	RootDir string
 	// Shards names the shards beside the root shard, started in this order.
-	// Default: "shard-2".
+	// Default (nil): "shard-2"; empty: the root shard alone.
 	Shards []string
 	// FeatureGates is passed to every shard as --feature-gates, e.g.
 	// "WorkspaceMounts=true".
