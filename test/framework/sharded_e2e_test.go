@@ -84,8 +84,8 @@ func TestShardedServer(t *testing.T) {
 	childCluster, _ := s.CreateWorkspaceOnShard(t, RootPath.Join(parent), "child", RootShard)
 
 	identity := APIExportIdentityHash(t, s.FrontProxyConfig(), RootPath, tenancyv1alpha1.SchemeGroupVersion.Group)
-	listWorkspaces := func(ctx context.Context, shard string) ([]string, error) {
-		cfg := clients.WithWildcardIdentities(s.AdminConfig(s.Shard(shard).BaseURL), map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: identity})
+	listWorkspacesAs := func(ctx context.Context, cfg *rest.Config) ([]string, error) {
+		cfg = clients.WithWildcardIdentities(cfg, map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: identity})
 		client, err := kcpclientset.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
@@ -100,6 +100,9 @@ func TestShardedServer(t *testing.T) {
 		}
 		return workspaces, nil
 	}
+	listWorkspaces := func(ctx context.Context, shard string) ([]string, error) {
+		return listWorkspacesAs(ctx, s.AdminConfig(s.Shard(shard).BaseURL))
+	}
 	// A Workspace object is stored with its parent's logical cluster.
 	onRoot, err := listWorkspaces(t.Context(), RootShard)
 	require.NoError(t, err)
@@ -108,6 +111,12 @@ func TestShardedServer(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{parentCluster.Path().Join("child").String()}, onShard2)
 	t.Logf("Workspaces on the root shard: %v; on shard-2: %v (child's cluster %s)", onRoot, onShard2, childCluster)
+	// kcp's own admin.kubeconfig of a shard works there too.
+	own, err := s.Shard("shard-2").BaseConfig("shard-base")
+	require.NoError(t, err)
+	withOwn, err := listWorkspacesAs(t.Context(), own)
+	require.NoError(t, err)
+	require.Equal(t, onShard2, withOwn)
 
 	checkUserTokens(t, s)
 	checkServiceMapping(t, s, backendPort)
