@@ -65,6 +65,8 @@ limitations under the License.
 // to a backend, e.g. a virtual workspace, which then trusts
 // ShardedPKI.RequestHeaderCAFile for the user in X-Remote-* headers.
 // LogTails shows the last lines of every process's log, Memory their memory.
+// The front-proxy passes on X-Remote-* headers that a client sends (see
+// ShardedServer): keep them out of the requests of access-control tests.
 //
 // What it costs, measured on the 2-core machine the tests run on (with
 // another end-to-end run beside): a two-shard kcp is ready 48 to 60s after
