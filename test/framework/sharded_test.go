@@ -22,6 +22,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -187,4 +188,41 @@ func readCA(t *testing.T, path string) *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AddCert(readCert(t, path))
 	return pool
+}
+
+// TestStartShardedEarlyExit: a process that exits at start fails
+// StartSharded with its log's tail; the given root directory stays with
+// what was written for the processes.
+func TestStartShardedEarlyExit(t *testing.T) {
+	t.Parallel()
+
+	binary := fakeKCP(t, `echo "the log says why"; exit 3`)
+	dir := t.TempDir()
+	_, err := StartSharded(t.Context(), ShardedOptions{KCPBinary: binary, CacheServerBinary: binary, FrontProxyBinary: binary, RootDir: dir})
+	require.ErrorContains(t, err, "cache-server exited before it became ready")
+	require.ErrorContains(t, err, "the log says why")
+	require.ErrorContains(t, err, "exit status 3")
+	require.ErrorContains(t, err, "kept for inspection: "+dir)
+	for _, file := range []string{"pki/admin.crt", "kubeconfigs/admin.kubeconfig", "kubeconfigs/root-shard.kubeconfig", "front-proxy-mapping.yaml", "cache-server.log"} {
+		require.FileExists(t, filepath.Join(dir, file))
+	}
+}
+
+// TestStartShardedRetriesTakenPorts: a port taken meanwhile makes
+// StartSharded try again with new ports, in a new root directory.
+func TestStartShardedRetriesTakenPorts(t *testing.T) {
+	t.Parallel()
+
+	runs := filepath.Join(t.TempDir(), "runs")
+	binary := fakeKCP(t, `echo "$PWD" >> `+runs+`; echo "listen tcp 127.0.0.1:1234: bind: address already in use"; exit 1`)
+	_, err := StartSharded(t.Context(), ShardedOptions{KCPBinary: binary, CacheServerBinary: binary, FrontProxyBinary: binary})
+	require.ErrorIs(t, err, errPortInUse)
+	data, err := os.ReadFile(runs)
+	require.NoError(t, err)
+	dirs := strings.Fields(string(data))
+	require.Len(t, dirs, startAttempts)
+	require.NotEqual(t, dirs[0], dirs[1])
+	for _, dir := range dirs {
+		require.NoDirExists(t, filepath.Dir(dir), "the root directory of a failed attempt is removed")
+	}
 }
