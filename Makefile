@@ -7,6 +7,8 @@ SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
 BIN := $(abspath bin)
 KCP := $(BIN)/kcp
+CACHE_SERVER := $(BIN)/cache-server
+KCP_FRONT_PROXY := $(BIN)/kcp-front-proxy
 PROMETHEUS := $(BIN)/prometheus
 PROMTOOL := $(BIN)/promtool
 WORKSPACEMOUNTS := $(BIN)/workspacemounts
@@ -24,6 +26,8 @@ FUZZTIME ?= 5s
 BENCH_WORKSPACES ?= 1000
 
 export KCP_BINARY := $(KCP)
+export CACHE_SERVER_BINARY := $(CACHE_SERVER)
+export KCP_FRONT_PROXY_BINARY := $(KCP_FRONT_PROXY)
 export WORKSPACEMOUNTS_BINARY := $(WORKSPACEMOUNTS)
 export PROMETHEUS_BINARY := $(PROMETHEUS)
 
@@ -41,6 +45,14 @@ $(WORKSPACEMOUNTS):
 # kcp v0.28.1, the newest kcp server the module proxy serves whole; its own module pins its Kubernetes fork.
 $(KCP): hack/kcp/go.mod hack/kcp/go.sum
 	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/kcp
+
+# The cache server and the front-proxy of the same kcp, for the two-shard kcp
+# the tests start (test/framework StartSharded).
+$(CACHE_SERVER): hack/kcp/go.mod hack/kcp/go.sum
+	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/cache-server
+
+$(KCP_FRONT_PROXY): hack/kcp/go.mod hack/kcp/go.sum
+	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/kcp-front-proxy
 
 # Prometheus and promtool v0.316.0 (Prometheus 3.16), in a module of their own
 # (hack/prometheus); remove_all_sd leaves out the service discovery of every
@@ -95,8 +107,12 @@ test-fuzz: ## Every Go fuzz target for FUZZTIME (5s; FUZZTIME=10m for a longer r
 	done
 
 .PHONY: test-e2e
-test-e2e: $(KCP) $(WORKSPACEMOUNTS) $(PROMETHEUS) ## End-to-end tests against a real kcp (and Prometheus) started by the tests.
+test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) $(PROMETHEUS) ## End-to-end tests against a real kcp, a sharded one (and Prometheus) started by the tests.
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
+
+.PHONY: test-sharded
+test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) ## The sharded kcp of the tests (test/framework StartSharded): its smoke test, and a shard added at run time.
+	WORKSPACEMOUNTS_E2E_ADD_SHARD=1 $(GO) test -tags e2e -race -count=1 -run '^TestShardedServer' $(GOTESTFLAGS) ./test/framework/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .golangci.yaml.

@@ -31,23 +31,31 @@ const modulePath = "github.com/workspacemounts/workspacemounts"
 
 // binary returns the kcp executable to run.
 func (o Options) binary() (string, error) {
-	binary := o.Binary
+	return findBinary(o.Binary, "KCP_BINARY", "kcp")
+}
+
+// findBinary returns the kcp command (kcp, cache-server, kcp-front-proxy)
+// to run: the executable given, else the one $envVar names, else <repo
+// root>/bin/<name>, checking that it is an executable file. The errors say
+// how to build it from hack/kcp.
+func findBinary(given, envVar, name string) (string, error) {
+	binary := given
 	if binary == "" {
-		binary = os.Getenv("KCP_BINARY")
+		binary = os.Getenv(envVar)
 	}
 	if binary == "" {
 		root, err := RepoRoot()
 		if err != nil {
-			return "", fmt.Errorf("finding the kcp binary (set KCP_BINARY to skip this): %w", err)
+			return "", fmt.Errorf("finding the %s binary (set %s to skip this): %w", name, envVar, err)
 		}
-		binary = filepath.Join(root, "bin", "kcp")
+		binary = filepath.Join(root, "bin", name)
 	}
 	info, err := os.Stat(binary) //nolint:gosec // G703: the binary to run is the caller's choice.
 	if err != nil {
-		return "", fmt.Errorf("kcp binary: %w (build it with `cd hack/kcp && go build -o ../../bin/kcp github.com/kcp-dev/kcp/cmd/kcp`, or set KCP_BINARY)", err)
+		return "", fmt.Errorf("%s binary: %w (build it with `cd hack/kcp && go build -o ../../bin/%s github.com/kcp-dev/kcp/cmd/%s`, or set %s)", name, err, name, name, envVar)
 	}
 	if info.IsDir() || info.Mode()&0o111 == 0 {
-		return "", fmt.Errorf("kcp binary %s is not an executable file", binary)
+		return "", fmt.Errorf("%s binary %s is not an executable file", name, binary)
 	}
 	return binary, nil
 }

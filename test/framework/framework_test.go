@@ -436,3 +436,18 @@ func processState(t *testing.T, pid int) string {
 	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
 	return fields[0]
 }
+
+// TestLogTailsServers: LogTails shows each kcp process by name, whether it
+// runs, its log file and the last lines of its log.
+func TestLogTailsServers(t *testing.T) {
+	t.Parallel()
+
+	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	tails := LogTails{Lines: 1, Servers: []*Server{s}}
+	require.Contains(t, tails.String(), fmt.Sprintf("--- last 1 lines of kcp (running, %s) ---\nfake kcp pid %d serving", s.LogPath, s.Pid()))
+
+	require.NoError(t, s.StopProcess())
+	require.Contains(t, tails.String(), "(kcp at "+s.BaseURL+" is not running: stopped by StopProcess, ")
+}

@@ -17,6 +17,7 @@ limitations under the License.
 package framework
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -63,4 +64,34 @@ func (b *tailBuffer) lastLines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// LogTails formats, for a failure message, whether each kcp process
+// (Server) and plugin still runs and the last lines of its log. It reads
+// the logs only when it is formatted, so that a message built before a wait
+// shows them as they are when the wait fails.
+type LogTails struct {
+	// Lines is how many lines of each log to show.
+	Lines   int
+	Servers []*Server
+	Plugins []*Plugin
+}
+
+func (l LogTails) String() string {
+	var b strings.Builder
+	for _, s := range l.Servers {
+		state := "running"
+		if err := s.CheckRunning(); err != nil {
+			state, _, _ = strings.Cut(err.Error(), "\n")
+		}
+		fmt.Fprintf(&b, "\n--- last %d lines of %s (%s, %s) ---\n%s\n", l.Lines, s.name, state, s.LogPath, s.LogTail(l.Lines))
+	}
+	for _, p := range l.Plugins {
+		state := "running"
+		if err := p.CheckRunning(); err != nil {
+			state = fmt.Sprintf("exited: %v", p.ExitErr())
+		}
+		fmt.Fprintf(&b, "\n--- last %d lines of %s (%s, %s) ---\n%s\n", l.Lines, p.Name, state, p.LogPath, p.LogTail(l.Lines))
+	}
+	return b.String()
 }

@@ -288,25 +288,3 @@ func (p *Plugin) LogTail(n int) string {
 func (p *Plugin) PrintLogTail(w io.Writer, n int) {
 	fmt.Fprintf(w, "last lines of %s's log (%s):\n%s\n", p.Name, p.LogPath, p.LogTail(n))
 }
-
-// LogTails formats, for a failure message, whether each plugin still runs and
-// the last lines of its log. It reads the logs only when it is formatted, so
-// that a message built before a wait shows them as they are when the wait
-// fails.
-type LogTails struct {
-	// Lines is how many lines of each log to show.
-	Lines   int
-	Plugins []*Plugin
-}
-
-func (l LogTails) String() string {
-	var b strings.Builder
-	for _, p := range l.Plugins {
-		state := "running"
-		if err := p.CheckRunning(); err != nil {
-			state = fmt.Sprintf("exited: %v", p.ExitErr())
-		}
-		fmt.Fprintf(&b, "\n--- last %d lines of %s (%s, %s) ---\n%s\n", l.Lines, p.Name, state, p.LogPath, p.LogTail(l.Lines))
-	}
-	return b.String()
-}

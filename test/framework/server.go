@@ -74,12 +74,17 @@ type Options struct {
 // temporary root directory. It can be stopped and started again on the same
 // address, ports and root directory (Restart, StopProcess or Kill and
 // StartAgain), and paused (Pause, Resume).
+//
+// The processes of a ShardedServer (each shard, the cache server, the
+// front-proxy) are Servers too; there the name in messages is the process's
+// (e.g. "shard-2"), and only the shards write an admin.kubeconfig.
 type Server struct {
 	// RootDir is kcp's --root-directory.
 	RootDir string
 	// KubeconfigPath is the admin.kubeconfig written by kcp. kcp rewrites it on
 	// every start: the shard-base and system:admin contexts keep their token
-	// (its hash is in the root directory), root and base get a new one.
+	// (its hash is in the root directory), root and base get a new one. Empty
+	// for the cache server and the front-proxy of a ShardedServer.
 	KubeconfigPath string
 	// BaseURL is the shard's base URL, e.g. https://127.0.0.1:41234, without a /clusters/... path.
 	BaseURL string
@@ -94,9 +99,11 @@ type Server struct {
 	// ReadyAfter is how long after the latest process start /readyz first succeeded.
 	ReadyAfter time.Duration
 
+	name       string // names the process in messages: "kcp", or a ShardedServer's "root", "cache-server", ...
 	binary     string
-	args       []string  // the `kcp start` command line, the same for every start
-	logWriter  io.Writer // Options.LogWriter, nil for LogPath
+	args       []string                             // the arguments, the same for every start
+	newProbe   func(began time.Time) readinessProbe // makes the readiness check of each start
+	logWriter  io.Writer                            // Options.LogWriter, nil for LogPath
 	ownRootDir bool
 	tail       *tailBuffer // the output of every start
 
@@ -110,8 +117,13 @@ type Server struct {
 	stopErr  error
 }
 
+// readinessProbe tells, asked again and again after a process started,
+// whether it serves yet, and if not, why not.
+type readinessProbe func(ctx context.Context) (ready bool, state string)
+
 // process is one kcp process of a Server.
 type process struct {
+	name    string // the Server's
 	cmd     *exec.Cmd
 	logFile *os.File    // closed when the process has exited, nil with Options.LogWriter
 	tail    *tailBuffer // this process's output only
@@ -147,10 +159,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 	s := &Server{
 		RootDir:   opts.RootDir,
+		name:      "kcp",
 		binary:    binary,
 		logWriter: opts.LogWriter,
 		tail:      newTailBuffer(logTailBytes),
 	}
+	s.newProbe = s.adminKubeconfigProbe
 	if s.RootDir == "" {
 		dir, err := os.MkdirTemp("", "kcp-e2e-")
 		if err != nil {
@@ -199,7 +213,7 @@ func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// launch starts a kcp process with s.args and waits until it is ready. If it
+// launch starts a process with s.args and waits until it is ready. If it
 // does not become ready, the process is stopped, and the error wraps
 // errPortInUse if a port was taken.
 func (s *Server) launch(ctx context.Context) error {
@@ -208,7 +222,7 @@ func (s *Server) launch(ctx context.Context) error {
 	first := s.starts == 1
 	s.lock.Unlock()
 
-	p := &process{tail: newTailBuffer(logTailBytes), exited: make(chan struct{})}
+	p := &process{name: s.name, tail: newTailBuffer(logTailBytes), exited: make(chan struct{})}
 	logWriter := s.logWriter
 	if logWriter == nil {
 		// The first start begins the log, later ones add to it.
@@ -218,17 +232,17 @@ func (s *Server) launch(ctx context.Context) error {
 		}
 		var err error
 		if p.logFile, err = os.OpenFile(s.LogPath, flags, 0o644); err != nil {
-			return fmt.Errorf("opening kcp log file: %w", err)
+			return fmt.Errorf("opening the log file of %s: %w", s.name, err)
 		}
 		logWriter = p.logFile
 	}
 	out := io.MultiWriter(logWriter, s.tail, p.tail)
 	if !first {
-		_, _ = fmt.Fprintf(out, "=== test framework: kcp started again (start %d) at %s ===\n", s.starts, time.Now().Format(time.RFC3339))
+		_, _ = fmt.Fprintf(out, "=== test framework: %s started again (start %d) at %s ===\n", s.name, s.starts, time.Now().Format(time.RFC3339))
 	}
 
-	// Not ctx: exec.CommandContext would SIGKILL kcp when ctx is done, but kcp
-	// must outlive ctx, and Stop gives it the chance to shut down cleanly.
+	// Not ctx: exec.CommandContext would SIGKILL the process when ctx is done,
+	// but it must outlive ctx, and Stop gives it the chance to shut down cleanly.
 	p.cmd = exec.CommandContext(context.Background(), s.binary, s.args...) //nolint:gosec // G204: the binary and its flags are the caller's (Options).
 	p.cmd.Dir = s.RootDir
 	p.cmd.Stdout = out
@@ -259,8 +273,8 @@ func (s *Server) launch(ctx context.Context) error {
 	return nil
 }
 
-// waitForReady polls until admin.kubeconfig exists for this server and /readyz
-// of process p succeeds with its shard-admin credentials.
+// waitForReady asks a new readiness probe every 100ms until process p is
+// ready, has exited, or readyTimeout or ctx is over.
 func (s *Server) waitForReady(ctx context.Context, p *process, began time.Time) error {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
@@ -268,24 +282,39 @@ func (s *Server) waitForReady(ctx context.Context, p *process, began time.Time) 
 	ticker := time.NewTicker(100 * time.Millisecond)
 	defer ticker.Stop()
 
-	lastState := "admin.kubeconfig not written yet"
-	var client *http.Client
+	ready := s.newProbe(began)
+	lastState := "not asked yet"
 	for {
 		select {
 		case <-p.exited:
-			err := fmt.Errorf("kcp exited before it became ready (%s): %v\n%s", lastState, p.waitErr, p.tail.lastLines(40))
+			err := fmt.Errorf("%s exited before it became ready (%s): %v\n%s", s.name, lastState, p.waitErr, p.tail.lastLines(40))
 			if strings.Contains(p.tail.String(), "address already in use") {
 				err = fmt.Errorf("%w: %w", errPortInUse, err)
 			}
 			return err
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for kcp at %s to become ready (%s): %w\n%s", s.BaseURL, lastState, context.Cause(ctx), p.tail.lastLines(40))
+			return fmt.Errorf("waiting for %s at %s to become ready (%s): %w\n%s", s.name, s.BaseURL, lastState, context.Cause(ctx), p.tail.lastLines(40))
 		case <-ticker.C:
 		}
 
+		ok, state := ready(ctx)
+		if ok {
+			s.ReadyAfter = time.Since(began)
+			return nil
+		}
+		lastState = state
+	}
+}
+
+// adminKubeconfigProbe is kcp's readiness: admin.kubeconfig is written for
+// this server, and /readyz succeeds with its shard-base credentials. It
+// sets KubeconfigAfter.
+func (s *Server) adminKubeconfigProbe(began time.Time) readinessProbe {
+	var client *http.Client
+	return func(ctx context.Context) (bool, string) {
 		if client == nil {
 			if _, err := os.Stat(s.KubeconfigPath); err != nil {
-				continue
+				return false, "admin.kubeconfig not written yet"
 			}
 			// kcp rewrites admin.kubeconfig on every start, so a stale one in a
 			// reused root directory fails here until then. One of an earlier
@@ -293,22 +322,15 @@ func (s *Server) waitForReady(ctx context.Context, p *process, began time.Time) 
 			// shard-base token stays.
 			cfg, err := s.BaseConfig(readinessContext)
 			if err != nil {
-				lastState = err.Error()
-				continue
+				return false, err.Error()
 			}
 			if client, err = rest.HTTPClientFor(cfg); err != nil {
-				return fmt.Errorf("creating HTTP client for kcp: %w", err)
+				return false, "creating an HTTP client for kcp: " + err.Error()
 			}
 			client.Timeout = 5 * time.Second
 			s.KubeconfigAfter = time.Since(began)
 		}
-
-		ok, state := probe(ctx, client, s.BaseURL+"/readyz")
-		if ok {
-			s.ReadyAfter = time.Since(began)
-			return nil
-		}
-		lastState = state
+		return probe(ctx, client, s.BaseURL+"/readyz")
 	}
 }
 
@@ -350,6 +372,9 @@ func probe(ctx context.Context, client *http.Client, url string) (bool, string) 
 //
 // Client-side rate limiting is relaxed (QPS 1000, burst 2000) for tests.
 func (s *Server) Config(contextName string) (*rest.Config, error) {
+	if s.KubeconfigPath == "" {
+		return nil, fmt.Errorf("%s writes no admin.kubeconfig", s.name)
+	}
 	raw, err := clientcmd.LoadFromFile(s.KubeconfigPath)
 	if err != nil {
 		return nil, fmt.Errorf("loading kcp admin kubeconfig: %w", err)
@@ -381,6 +406,13 @@ func (s *Server) BaseConfig(contextName string) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// Name names the process in messages: "kcp" for Start's, the process's
+// name for those of a ShardedServer ("root", "shard-2", "cache-server",
+// "front-proxy").
+func (s *Server) Name() string {
+	return s.name
+}
+
 // CheckRunning returns nil while the kcp process runs (paused or not), else
 // an error with its exit status and the tail of its log; after StopProcess or
 // Kill, an error saying so, until StartAgain.
@@ -391,16 +423,16 @@ func (s *Server) CheckRunning() error {
 	select {
 	case <-p.exited:
 		if stopped != "" {
-			return fmt.Errorf("kcp at %s is not running: %s", s.BaseURL, stopped)
+			return fmt.Errorf("%s at %s is not running: %s", s.name, s.BaseURL, stopped)
 		}
-		return fmt.Errorf("kcp at %s exited: %v\n%s", s.BaseURL, p.waitErr, s.LogTail(40))
+		return fmt.Errorf("%s at %s exited: %v\n%s", s.name, s.BaseURL, p.waitErr, s.LogTail(40))
 	default:
 		return nil
 	}
 }
 
 // LogTail returns the last n lines of kcp's output (of at most the last 64
-// KiB), across restarts: a line "=== test framework: kcp started again ..."
+// KiB), across restarts: a line "=== test framework: <name> started again ..."
 // marks each start after the first.
 func (s *Server) LogTail(n int) string {
 	return s.tail.lastLines(n)
@@ -447,7 +479,7 @@ func (s *Server) Kill() error {
 	select {
 	case <-p.exited:
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("kcp (pid %d) did not exit within 10s of SIGKILL", p.cmd.Process.Pid)
+		return fmt.Errorf("%s (pid %d) did not exit within 10s of SIGKILL", s.name, p.cmd.Process.Pid)
 	}
 	s.setStopped("killed by Kill")
 	return nil
@@ -467,7 +499,7 @@ func (s *Server) StartAgain(ctx context.Context) error {
 	select {
 	case <-p.exited:
 	default:
-		return fmt.Errorf("kcp at %s is still running (pid %d): stop it first", s.BaseURL, p.cmd.Process.Pid)
+		return fmt.Errorf("%s at %s is still running (pid %d): stop it first", s.name, s.BaseURL, p.cmd.Process.Pid)
 	}
 	for attempt := 1; ; attempt++ {
 		err := s.launch(ctx)
@@ -532,12 +564,19 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
+// started tells whether a process of s was started.
+func (s *Server) started() bool {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	return s.proc != nil
+}
+
 // current returns the latest process, or an error once Stop was called.
 func (s *Server) current() (*process, error) {
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("kcp at %s was stopped for good (Stop)", s.BaseURL)
+		return nil, fmt.Errorf("%s at %s was stopped for good (Stop)", s.name, s.BaseURL)
 	}
 	return s.proc, nil
 }
@@ -556,7 +595,7 @@ func (s *Server) exitedByItself(p *process) error {
 	if stopped != "" {
 		return nil
 	}
-	return fmt.Errorf("kcp at %s had exited by itself: %v\n%s", s.BaseURL, p.waitErr, s.LogTail(40))
+	return fmt.Errorf("%s at %s had exited by itself: %v\n%s", s.name, s.BaseURL, p.waitErr, s.LogTail(40))
 }
 
 func (s *Server) setStopped(why string) {
@@ -571,11 +610,11 @@ func (s *Server) setStopped(why string) {
 func (p *process) signal(sig syscall.Signal) error {
 	select {
 	case <-p.exited:
-		return fmt.Errorf("kcp (pid %d) has exited: %v", p.cmd.Process.Pid, p.waitErr)
+		return fmt.Errorf("%s (pid %d) has exited: %v", p.name, p.cmd.Process.Pid, p.waitErr)
 	default:
 	}
 	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending %s to kcp: %w", sig, err)
+		return fmt.Errorf("sending %s to %s: %w", sig, p.name, err)
 	}
 	return nil
 }
@@ -590,7 +629,7 @@ func (p *process) terminate() error {
 	default:
 	}
 	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGTERM to kcp: %w", err)
+		return fmt.Errorf("sending SIGTERM to %s: %w", p.name, err)
 	}
 	_ = syscall.Kill(pgid, syscall.SIGCONT)
 	select {
@@ -599,13 +638,13 @@ func (p *process) terminate() error {
 	case <-time.After(stopTimeout):
 	}
 	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGKILL to kcp: %w", err)
+		return fmt.Errorf("sending SIGKILL to %s: %w", p.name, err)
 	}
 	select {
 	case <-p.exited:
-		return fmt.Errorf("kcp did not stop within %s after SIGTERM and was killed", stopTimeout)
+		return fmt.Errorf("%s did not stop within %s after SIGTERM and was killed", p.name, stopTimeout)
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("kcp (pid %d) did not exit even after SIGKILL", p.cmd.Process.Pid)
+		return fmt.Errorf("%s (pid %d) did not exit even after SIGKILL", p.name, p.cmd.Process.Pid)
 	}
 }
 
@@ -621,9 +660,6 @@ func (s *Server) removeOwnRootDir() {
 	}
 }
 
-// freePorts returns n distinct free TCP ports on 127.0.0.1. They are free when
-// returned, but another process may take one before kcp binds it; Start retries
-// then.
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort(ctx context.Context) (int, error) {
 	ports, err := freePorts(ctx, 1)
@@ -633,6 +669,9 @@ func FreePort(ctx context.Context) (int, error) {
 	return ports[0], nil
 }
 
+// freePorts returns n distinct free TCP ports on 127.0.0.1. They are free when
+// returned, but another process may take one before kcp binds it; Start retries
+// then.
 func freePorts(ctx context.Context, n int) ([]int, error) {
 	// Keep the listeners open until all ports are picked, so that they differ.
 	var listeners []net.Listener

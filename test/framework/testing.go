@@ -18,6 +18,8 @@ package framework
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,6 +49,44 @@ func StartT(t testing.TB, opts Options) *Server {
 		}
 	})
 	return s
+}
+
+// StartShardedT starts a sharded kcp private to the test (StartSharded)
+// and stops it when the test ends. It fails the test if the sharded kcp
+// does not become ready, and reports an error if a process of it is not
+// running when the test ends; if the test failed, it logs the last lines of
+// every process's log first.
+func StartShardedT(t testing.TB, opts ShardedOptions) *ShardedServer {
+	t.Helper()
+
+	s, err := StartSharded(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("starting the sharded kcp: %v", err)
+	}
+	t.Logf("sharded kcp ready after %s (%s), front-proxy at %s, root directory %s",
+		s.ReadyAfter.Round(time.Millisecond), readyAfter(s.Processes()), s.FrontProxyURL, s.RootDir)
+	t.Cleanup(func() {
+		if err := s.CheckRunning(); err != nil {
+			t.Errorf("the sharded kcp did not run until the test ended: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("%s", s.LogTails(40))
+		}
+		if err := s.Stop(); err != nil {
+			t.Errorf("stopping the sharded kcp: %v", err)
+		}
+	})
+	return s
+}
+
+// readyAfter lists how long each process took to become ready, and where
+// it serves.
+func readyAfter(processes []*Server) string {
+	parts := make([]string, 0, len(processes))
+	for _, p := range processes {
+		parts = append(parts, fmt.Sprintf("%s at %s after %s", p.Name(), p.BaseURL, p.ReadyAfter.Round(time.Millisecond)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // pluginLogLines is how many lines of the plugin's log StartPluginT logs

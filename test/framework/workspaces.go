@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
@@ -38,6 +39,17 @@ type WorkspaceOption func(*tenancyv1alpha1.Workspace)
 func WithType(path logicalcluster.Path, name string) WorkspaceOption {
 	return func(ws *tenancyv1alpha1.Workspace) {
 		ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Path: path.String(), Name: tenancyv1alpha1.WorkspaceTypeName(name)}
+	}
+}
+
+// OnShard places the workspace on the shard of that name: its
+// spec.location.selector selects the Shard labelled name=<shard>, as kcp
+// labels every Shard. Without it kcp picks one of the shards at random.
+func OnShard(shard string) WorkspaceOption {
+	return func(ws *tenancyv1alpha1.Workspace) {
+		ws.Spec.Location = &tenancyv1alpha1.WorkspaceLocation{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": shard}},
+		}
 	}
 }
 
@@ -89,6 +101,34 @@ func CreateWorkspace(t testing.TB, cfg *rest.Config, parent logicalcluster.Path,
 	return logicalcluster.Name(ws.Spec.Cluster), ws
 }
 
+// WaitForWorkspacePath waits until requests to the workspace path reach its
+// logical cluster through cfg's server, and returns the cluster's name.
+// Only a front-proxy resolves paths across shards, from an index it fills
+// by watching every shard, a moment after the Workspace is Ready; before,
+// and while the shard is away, it refuses the path. cfg must be a base
+// config.
+func WaitForWorkspacePath(t testing.TB, cfg *rest.Config, path logicalcluster.Path) logicalcluster.Name {
+	t.Helper()
+
+	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
+	if err != nil {
+		t.Fatalf("creating kcp clientset: %v", err)
+	}
+	var cluster *corev1alpha1.LogicalCluster
+	err = poll(context.Background(), WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+		cluster, err = client.Cluster(path).CoreV1alpha1().LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		got := cluster.Annotations[core.LogicalClusterPathAnnotationKey]
+		return got == path.String(), fmt.Sprintf("reached the logical cluster of %q", got)
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s to be served at %s: %v", path, cfg.Host, err)
+	}
+	return logicalcluster.From(cluster)
+}
+
 // workspaceState summarizes why a workspace is not ready.
 func workspaceState(ws *tenancyv1alpha1.Workspace) string {
 	state := fmt.Sprintf("phase %q, cluster %q", ws.Status.Phase, ws.Spec.Cluster)
@@ -106,4 +146,28 @@ func clusterAwareConfig(cfg *rest.Config) *rest.Config {
 		cfg.Host = cfg.Host[:i]
 	}
 	return cfg
+}
+
+// CreateWorkspaceOnShard creates the workspace parent:name on shard through
+// the front-proxy (CreateWorkspace with OnShard), waits until it is Ready
+// and its path is served through the front-proxy (WaitForWorkspacePath),
+// checks that its logical cluster is on shard, and returns the cluster's
+// name and the Workspace. The parent may be on any shard.
+func (s *ShardedServer) CreateWorkspaceOnShard(t testing.TB, parent logicalcluster.Path, name, shard string, opts ...WorkspaceOption) (logicalcluster.Name, *tenancyv1alpha1.Workspace) {
+	t.Helper()
+
+	cfg := s.FrontProxyConfig()
+	cluster, ws := CreateWorkspace(t, cfg, parent, name, append(opts, OnShard(shard))...)
+	WaitForWorkspacePath(t, cfg, parent.Join(name))
+
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+	got, err := s.ShardOf(ctx, cluster)
+	if err != nil {
+		t.Fatalf("finding the shard of workspace %s (%s): %v", parent.Join(name), cluster, err)
+	}
+	if got != shard {
+		t.Fatalf("workspace %s (%s) is on shard %s, not %s", parent.Join(name), cluster, got, shard)
+	}
+	return cluster, ws
 }
