@@ -80,11 +80,12 @@ func WithWildcardIdentities(cfg *rest.Config, identities map[string]string) *res
 
 // NewConfigWithWildcardIdentities is WithWildcardIdentities with the
 // identities read later, as kcp's bootstrap.NewConfigWithWildcardIdentities:
-// exports names, for each group, its APIExport in root. Clients can be built
-// on the returned config at once; resolve reads the identities (one attempt),
-// and until it has succeeded, a request across all clusters to one of the
-// groups fails without reaching kcp.
-func NewConfigWithWildcardIdentities(cfg *rest.Config, exports map[string]string) (identityConfig *rest.Config, resolve func(ctx context.Context) error) {
+// exports names, for each group, its APIExport in root, which root reaches
+// (the root shard's base URL: another shard does not hold root). Clients can
+// be built on the returned config at once; resolve reads the identities (one
+// attempt), and until it has succeeded, a request across all clusters to one
+// of the groups fails without reaching kcp.
+func NewConfigWithWildcardIdentities(cfg, root *rest.Config, exports map[string]string) (identityConfig *rest.Config, resolve func(ctx context.Context) error) {
 	ids := &lazyIdentities{}
 	identityConfig = rest.CopyConfig(cfg)
 	identityConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -96,7 +97,7 @@ func NewConfigWithWildcardIdentities(cfg *rest.Config, exports map[string]string
 		}
 		identities := make(map[string]string, len(exports))
 		for group, export := range exports {
-			identity, err := APIExportIdentity(ctx, cfg, export)
+			identity, err := APIExportIdentity(ctx, root, export)
 			if err != nil {
 				return err
 			}

@@ -75,7 +75,7 @@ func TestNewConfigWithWildcardIdentities(t *testing.T) {
 	}))
 	t.Cleanup(kcp.Close)
 
-	cfg, resolve := NewConfigWithWildcardIdentities(&rest.Config{Host: kcp.URL}, map[string]string{"tenancy.kcp.io": "tenancy.kcp.io"})
+	cfg, resolve := NewConfigWithWildcardIdentities(&rest.Config{Host: kcp.URL}, &rest.Config{Host: kcp.URL}, map[string]string{"tenancy.kcp.io": "tenancy.kcp.io"})
 	client, err := rest.HTTPClientFor(cfg)
 	require.NoError(t, err)
 	get := func(path string) error {

@@ -89,7 +89,7 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 		return nil, err
 	}
 
-	if c.ShardConfig, err = NewShardConfig(c.ClientConfig, o.RunController); err != nil {
+	if c.ShardConfig, err = NewShardConfig(c.ClientConfig, c.ClientConfig, o.RunController); err != nil {
 		return nil, err
 	}
 	if o.RunController && o.LeaderElection.Enabled {

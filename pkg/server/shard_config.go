@@ -59,11 +59,12 @@ type ShardConfig struct {
 }
 
 // NewShardConfig builds the clients of the shard cfg reaches; with
-// controller, also those the controller needs.
-func NewShardConfig(cfg *rest.Config, controller bool) (*ShardConfig, error) {
+// controller, also those the controller needs. root reaches the root shard,
+// where the identities are read.
+func NewShardConfig(cfg, root *rest.Config, controller bool) (*ShardConfig, error) {
 	c := &ShardConfig{ClientConfig: cfg}
 	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
-	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(cfg, map[string]string{tenancy: tenancy})
+	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(cfg, root, map[string]string{tenancy: tenancy})
 	c.ResolveIdentities = resolve
 	var err error
 	if c.KcpClusterClient, err = kcpclientset.NewForConfig(identityConfig); err != nil {
