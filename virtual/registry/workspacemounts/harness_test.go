@@ -177,7 +177,7 @@ func (h *harness) flush() string {
 func (h *harness) storeResourceVersion() string {
 	h.store.lock.RLock()
 	defer h.store.lock.RUnlock()
-	return h.store.resourceVersion
+	return h.store.versionLocked()
 }
 
 // workspace is an unmounted Workspace in a logical cluster.

@@ -25,27 +25,20 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kcp-dev/logicalcluster/v3"
-
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
 // benchmarkStore is a synced store of n mounted Workspaces over n/100 clusters,
 // filled without an informer.
 func benchmarkStore(b *testing.B, n int) *Store {
 	b.Helper()
-	s := &Store{
-		hasSynced: func() bool { return true }, synced: true,
-		items:     map[string]*wsmv1alpha1.WorkspaceMount{},
-		byCluster: map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount{},
-		watchers:  map[*watcher]struct{}{},
-		sorted:    map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount{},
-	}
+	s := newStore()
+	src := &source{hasSynced: func() bool { return true }, synced: true}
+	s.sources[""] = src
 	for i := range n {
 		ws := mounted(fmt.Sprintf("cluster-%03d", i%max(1, n/100)), fmt.Sprintf("mount-%05d", i), mount.PhaseReady, map[string]string{"team": "a"})
 		ws.ResourceVersion = fmt.Sprint(i + 1)
-		s.upsert(ws)
+		s.upsert(src, ws)
 	}
 	return s
 }

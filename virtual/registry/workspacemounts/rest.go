@@ -211,9 +211,9 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	}
 	sendInitialEvents := options.SendInitialEvents != nil && *options.SendInitialEvents
 	initial := sendInitialEvents || options.ResourceVersion == "" || options.ResourceVersion == "0"
-	var since uint64
+	var since map[string]uint64
 	if !initial {
-		if since = parseResourceVersion(options.ResourceVersion); since == 0 {
+		if since = parseVersion(options.ResourceVersion); since == nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", options.ResourceVersion))
 		}
 	}

@@ -106,12 +106,12 @@ func TestStoreRemovesTombstones(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
 	// A tombstone, as the informer hands out when it missed the deletion.
-	h.store.remove(cacheTombstone("c1|a", mounted("c1", "a", mount.PhaseReady, nil)))
+	h.store.remove(h.store.sources[""], cacheTombstone("c1|a", mounted("c1", "a", mount.PhaseReady, nil)))
 	_, found := h.store.get("c1", "a")
 	require.False(t, found)
 	// Objects of other types, and unknown keys, are ignored.
-	h.store.upsert("not a workspace")
-	h.store.remove(cacheTombstone("c9|nope", nil))
+	h.store.upsert(h.store.sources[""], "not a workspace")
+	h.store.remove(h.store.sources[""], cacheTombstone("c9|nope", nil))
 }
 
 func TestGet(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -36,35 +37,54 @@ import (
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
-// Store holds the WorkspaceMount of every mounted Workspace, derived from a
-// Workspace informer, and fans changes out to watchers. Objects in the store
-// are never modified: readers may hand them out as they are.
+// Store holds the WorkspaceMount of every mounted Workspace, derived from
+// the Workspace informers of one or more shards (its sources), and fans
+// changes out to watchers. Objects in the store are never modified: readers
+// may hand them out as they are.
+//
+// Its resource version is a vector of its sources' (each shard's etcd
+// revision of the newest Workspace seen), so that every replica gives the
+// same version to the same state: with one source it is that source's
+// number, as kcp's own; with more, "name=rv,..." sorted by name. A watch
+// from a version replays, per source, the changes after it; a version that
+// does not name every source, or one older than a source's kept history,
+// gets 410 Gone, and the client lists again.
 type Store struct {
 	lock sync.RWMutex
-	// hasSynced is the informer registration's; lastSyncResourceVersion the informer's.
-	hasSynced               func() bool
-	lastSyncResourceVersion func() string
-	// synced is set once the informer's first list is in the store.
-	synced bool
-	// workspaces is the Workspace informer's cache; logicalClusters the
-	// LogicalCluster informer's, nil until AddClusterPaths.
-	workspaces      cache.Indexer
-	logicalClusters cache.Indexer
+	// sources by name ("" for the one of NewStore).
+	sources map[string]*source
 
-	items           map[string]*wsmv1alpha1.WorkspaceMount // by key cluster|name
-	byCluster       map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount
-	resourceVersion string // of the newest Workspace seen
-	watchers        map[*watcher]struct{}
+	items     map[string]*wsmv1alpha1.WorkspaceMount // by key cluster|name
+	sourceOf  map[string]*source                     // by the same key
+	byCluster map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount
+	watchers  map[*watcher]struct{}
 
 	// history holds the last changes, oldest first, so that a watch from a
 	// list's resource version gets what happened in between. Every change
-	// after historyStart is in it.
-	history      []recordedChange
-	historyStart uint64
+	// of a source after its historyStart is in it.
+	history []recordedChange
 
 	// sorted caches the sorted lists handed out, per cluster and for all
 	// (allClusters), until a change in them: a steady list costs no sort.
 	sorted map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount
+}
+
+// source is one shard's Workspace informer (and LogicalCluster informer,
+// for the paths).
+type source struct {
+	name string
+	// hasSynced is the handler registrations'; lastSyncResourceVersion the
+	// Workspace informer's.
+	hasSynced               func() bool
+	lastSyncResourceVersion func() string
+	// synced is set once the informer's first list is in the store.
+	synced bool
+	// resourceVersion is that of the newest Workspace seen.
+	resourceVersion uint64
+	historyStart    uint64
+	workspaces      cache.Indexer
+	// logicalClusters is nil until AddClusterPaths.
+	logicalClusters cache.Indexer
 }
 
 // allClusters is the key of the sorted list of all clusters.
@@ -74,62 +94,137 @@ const allClusters = logicalcluster.Name("")
 const historySize = 1000
 
 type recordedChange struct {
+	source *source
+	// resourceVersion is the source's right after the change.
 	resourceVersion uint64
 	change
 }
 
-// change is one event for watchers: old is nil for an addition, new for a deletion.
+// change is one event for watchers: old is nil for an addition, new for a
+// deletion. version is the store's right after it ("" for the initial
+// events of a watch, which keep their objects' own).
 type change struct {
 	old, new *wsmv1alpha1.WorkspaceMount
+	version  string
 }
 
-// NewStore fills a store from a Workspace informer, which the caller starts.
+// NewStore fills a store from one Workspace informer, which the caller
+// starts: the store of a single shard.
 func NewStore(workspaces cache.SharedIndexInformer) (*Store, error) {
-	s := &Store{
+	s := newStore()
+	if err := s.AddShard("", workspaces, nil); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewShardedStore is a store without sources yet: AddShard adds them.
+func NewShardedStore() *Store { return newStore() }
+
+func newStore() *Store {
+	return &Store{
+		sources:   map[string]*source{},
 		items:     map[string]*wsmv1alpha1.WorkspaceMount{},
+		sourceOf:  map[string]*source{},
 		byCluster: map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount{},
 		watchers:  map[*watcher]struct{}{},
 		sorted:    map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount{},
 	}
+}
+
+// AddShard adds a shard's Workspace informer, and optionally its
+// LogicalCluster informer for the paths (AddClusterPaths), as a source;
+// the caller starts them. A watch from a version before it must list again.
+func (s *Store) AddShard(name string, workspaces, logicalClusters cache.SharedIndexInformer) error {
 	s.lock.Lock()
-	defer s.lock.Unlock() // the handlers wait until hasSynced is set
-	s.lastSyncResourceVersion = workspaces.LastSyncResourceVersion
-	s.workspaces = workspaces.GetIndexer()
+	defer s.lock.Unlock() // the handlers wait until the source is complete
+	if _, exists := s.sources[name]; exists {
+		return fmt.Errorf("shard %q is a source already", name)
+	}
+	src := &source{name: name, lastSyncResourceVersion: workspaces.LastSyncResourceVersion, workspaces: workspaces.GetIndexer()}
 	registration, err := workspaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    s.upsert,
-		UpdateFunc: func(_, obj interface{}) { s.upsert(obj) },
-		DeleteFunc: s.remove,
+		AddFunc:    func(obj interface{}) { s.upsert(src, obj) },
+		UpdateFunc: func(_, obj interface{}) { s.upsert(src, obj) },
+		DeleteFunc: func(obj interface{}) { s.remove(src, obj) },
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.hasSynced = registration.HasSynced
-	return s, nil
+	src.hasSynced = registration.HasSynced
+	s.sources[name] = src
+	if logicalClusters != nil {
+		return s.addClusterPathsLocked(src, logicalClusters)
+	}
+	return nil
+}
+
+// RemoveShard drops a source and its objects (DELETED for the watchers).
+// The informers are the caller's to stop; a watch from a version before it
+// must list again.
+func (s *Store) RemoveShard(name string) {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	src, found := s.sources[name]
+	if !found {
+		return
+	}
+	delete(s.sources, name)
+	var gone []*wsmv1alpha1.WorkspaceMount
+	for key, from := range s.sourceOf {
+		if from == src {
+			gone = append(gone, s.items[key])
+		}
+	}
+	sortByClusterAndName(gone)
+	version := s.versionLocked()
+	for _, old := range gone {
+		key := kcpcache.ToClusterAwareKey(logicalcluster.From(old).String(), "", old.Name)
+		s.deleteLocked(key, old)
+		s.pushLocked(change{old: old, version: version})
+	}
+	s.forgetHistoryLocked()
+}
+
+// forgetHistoryLocked empties the history: the sources changed, and a
+// version from before names other ones.
+func (s *Store) forgetHistoryLocked() {
+	s.history = nil
+	for _, src := range s.sources {
+		src.historyStart = src.resourceVersion
+	}
 }
 
 // AddClusterPaths has the store read the path of each logical cluster
-// (kcp.io/path) from a LogicalCluster informer, which the caller starts:
-// every WorkspaceMount carries its path (FromWorkspace). Call it before the
-// informers start. The store has synced once both informers have; a cluster
-// whose LogicalCluster comes after its Workspaces gets their WorkspaceMounts
-// again then.
+// (kcp.io/path) from the LogicalCluster informer of NewStore's shard, which
+// the caller starts: every WorkspaceMount carries its path (FromWorkspace).
+// Call it before the informers start. The store has synced once both
+// informers have; a cluster whose LogicalCluster comes after its Workspaces
+// gets their WorkspaceMounts again then.
 func (s *Store) AddClusterPaths(logicalClusters cache.SharedIndexInformer) error {
 	s.lock.Lock()
 	defer s.lock.Unlock()
+	src, found := s.sources[""]
+	if !found {
+		return errors.New("AddClusterPaths is for the store of NewStore; AddShard takes the LogicalCluster informer of each shard")
+	}
+	return s.addClusterPathsLocked(src, logicalClusters)
+}
+
+func (s *Store) addClusterPathsLocked(src *source, logicalClusters cache.SharedIndexInformer) error {
 	registration, err := logicalClusters.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: s.clusterPathKnown,
+		AddFunc: func(obj interface{}) { s.clusterPathKnown(src, obj) },
 		UpdateFunc: func(old, obj interface{}) {
 			if clusterPathOf(old) != clusterPathOf(obj) {
-				s.clusterPathKnown(obj)
+				s.clusterPathKnown(src, obj)
 			}
 		},
 	})
 	if err != nil {
 		return err
 	}
-	s.logicalClusters = logicalClusters.GetIndexer()
-	workspacesSynced := s.hasSynced
-	s.hasSynced = func() bool { return workspacesSynced() && registration.HasSynced() }
+	src.logicalClusters = logicalClusters.GetIndexer()
+	workspacesSynced := src.hasSynced
+	src.hasSynced = func() bool { return workspacesSynced() && registration.HasSynced() }
 	return nil
 }
 
@@ -143,82 +238,137 @@ func clusterPathOf(obj interface{}) string {
 
 // clusterPathKnown converts the Workspaces of a LogicalCluster's cluster
 // again, now that its path is known.
-func (s *Store) clusterPathKnown(obj interface{}) {
+func (s *Store) clusterPathKnown(src *source, obj interface{}) {
 	lc, ok := obj.(*corev1alpha1.LogicalCluster)
 	if !ok || clusterPathOf(lc) == "" {
 		return
 	}
 	cluster := logicalcluster.From(lc).String()
-	workspaces, err := s.workspaces.ByIndex(kcpcache.ClusterIndexName, cluster)
+	workspaces, err := src.workspaces.ByIndex(kcpcache.ClusterIndexName, cluster)
 	if err != nil { // an informer without kcp's cluster index
 		workspaces = nil
-		for _, obj := range s.workspaces.List() {
+		for _, obj := range src.workspaces.List() {
 			if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok && logicalcluster.From(ws).String() == cluster {
 				workspaces = append(workspaces, ws)
 			}
 		}
 	}
 	for _, ws := range workspaces {
-		s.upsert(ws)
+		s.upsert(src, ws)
 	}
 }
 
-// clusterPath is the path of a logical cluster, empty when not known: root's
-// LogicalCluster carries none.
-func (s *Store) clusterPath(cluster logicalcluster.Name) logicalcluster.Path {
+// clusterPath is the path of a logical cluster of src, empty when not
+// known: root's LogicalCluster carries none.
+func (src *source) clusterPath(cluster logicalcluster.Name) logicalcluster.Path {
 	if cluster == core.RootCluster {
 		return core.RootCluster.Path()
 	}
-	if s.logicalClusters == nil {
+	if src.logicalClusters == nil {
 		return logicalcluster.Path{}
 	}
-	obj, exists, err := s.logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
+	obj, exists, err := src.logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
 	if err != nil || !exists {
 		return logicalcluster.Path{}
 	}
 	return logicalcluster.NewPath(clusterPathOf(obj))
 }
 
-// HasSynced tells whether the store has seen every Workspace of the informer's first list.
+// HasSynced tells whether the store has seen every Workspace of the first
+// list of each of its sources (and has one).
 func (s *Store) HasSynced() bool {
 	s.lock.RLock()
-	synced := s.synced
+	synced := s.allSyncedLocked()
 	s.lock.RUnlock()
 	if synced {
 		return true
 	}
 	s.lock.Lock()
 	defer s.lock.Unlock()
-	return s.syncedLocked()
+	for _, src := range s.sources {
+		s.syncedLocked(src)
+	}
+	return s.allSyncedLocked()
 }
 
-// syncedLocked tells whether the informer's first list is in the store. The
-// first time it is, the history starts: this store cannot know what happened
-// before its informer's list (a restart, say), so a watch from an older
-// resource version must list again; and lists answer from the list's
+func (s *Store) allSyncedLocked() bool {
+	for _, src := range s.sources {
+		if !src.synced {
+			return false
+		}
+	}
+	return len(s.sources) > 0
+}
+
+// syncedLocked tells whether the source's first list is in the store. The
+// first time it is, its history starts: this store cannot know what
+// happened before its informer's list (a restart, say), so a watch from an
+// older resource version must list again; and lists answer from the list's
 // resource version on, so that a watch from one is not sent back to list.
-func (s *Store) syncedLocked() bool {
-	if s.synced {
+func (s *Store) syncedLocked(src *source) bool {
+	if src.synced {
 		return true
 	}
-	if s.hasSynced == nil || !s.hasSynced() {
+	if src.hasSynced == nil || !src.hasSynced() {
 		return false
 	}
-	s.synced = true
-	s.advanceLocked(s.lastSyncResourceVersion())
-	s.historyStart = max(s.historyStart, parseResourceVersion(s.resourceVersion))
+	src.synced = true
+	src.advance(src.lastSyncResourceVersion())
+	src.historyStart = max(src.historyStart, src.resourceVersion)
 	return true
 }
 
-// advanceLocked moves the store's resource version forward, never back: a
+// advance moves the source's resource version forward, never back: a
 // relist hands out Workspaces in no order, and a deletion its own revision.
-func (s *Store) advanceLocked(resourceVersion string) {
-	if n := parseResourceVersion(resourceVersion); n > 0 && n >= parseResourceVersion(s.resourceVersion) {
-		s.resourceVersion = resourceVersion
-	}
+func (src *source) advance(resourceVersion string) {
+	src.resourceVersion = max(src.resourceVersion, parseResourceVersion(resourceVersion))
 }
 
-func (s *Store) upsert(obj interface{}) {
+// versionLocked is the store's resource version: its one source's, or the
+// vector of all.
+func (s *Store) versionLocked() string {
+	if len(s.sources) == 1 {
+		for _, src := range s.sources {
+			return strconv.FormatUint(src.resourceVersion, 10)
+		}
+	}
+	names := make([]string, 0, len(s.sources))
+	for name := range s.sources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, name+"="+strconv.FormatUint(s.sources[name].resourceVersion, 10))
+	}
+	return strings.Join(parts, ",")
+}
+
+// parseVersion reads a resource version the store gave: a number (one
+// source, under the key ""), or name=number,... It returns nil for anything else.
+func parseVersion(rv string) map[string]uint64 {
+	if !strings.Contains(rv, "=") {
+		if n := parseResourceVersion(rv); n > 0 {
+			return map[string]uint64{"": n}
+		}
+		return nil
+	}
+	version := map[string]uint64{}
+	for _, part := range strings.Split(rv, ",") {
+		name, number, ok := strings.Cut(part, "=")
+		n, err := strconv.ParseUint(number, 10, 64)
+		if !ok || name == "" || err != nil {
+			return nil
+		}
+		if _, twice := version[name]; twice {
+			return nil
+		}
+		version[name] = n
+	}
+	return version
+}
+
+func (s *Store) upsert(src *source, obj interface{}) {
 	ws, ok := obj.(*tenancyv1alpha1.Workspace)
 	if !ok {
 		return
@@ -227,30 +377,33 @@ func (s *Store) upsert(obj interface{}) {
 	if err != nil {
 		return
 	}
-	wsm := FromWorkspace(ws, s.clusterPath(logicalcluster.From(ws)))
+	wsm := FromWorkspace(ws, src.clusterPath(logicalcluster.From(ws)))
 
 	s.lock.Lock()
 	defer s.lock.Unlock()
-	s.advanceLocked(ws.ResourceVersion)
+	if s.sources[src.name] != src {
+		return // removed
+	}
+	src.advance(ws.ResourceVersion)
 	old := s.items[key]
 	switch {
 	case wsm == nil && old == nil:
 		return
 	case wsm == nil:
 		s.deleteLocked(key, old)
-		s.dispatchLocked(change{old: old})
+		s.dispatchLocked(src, change{old: old})
 	case old == nil:
-		s.setLocked(key, wsm)
-		s.dispatchLocked(change{new: wsm})
+		s.setLocked(key, src, wsm)
+		s.dispatchLocked(src, change{new: wsm})
 	default:
-		s.setLocked(key, wsm)
+		s.setLocked(key, src, wsm)
 		if !sameExceptResourceVersion(old, wsm) {
-			s.dispatchLocked(change{old: old, new: wsm})
+			s.dispatchLocked(src, change{old: old, new: wsm})
 		}
 	}
 }
 
-func (s *Store) remove(obj interface{}) {
+func (s *Store) remove(src *source, obj interface{}) {
 	tombstone, isTombstone := obj.(cache.DeletedFinalStateUnknown)
 	if isTombstone {
 		obj = tombstone.Obj
@@ -261,23 +414,27 @@ func (s *Store) remove(obj interface{}) {
 	}
 	s.lock.Lock()
 	defer s.lock.Unlock()
+	if s.sources[src.name] != src {
+		return // removed
+	}
 	// A deletion happened at its own revision, a missed one (a tombstone of a
 	// relist) at the latest by the relist's.
 	if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok && !isTombstone {
-		s.advanceLocked(ws.ResourceVersion)
+		src.advance(ws.ResourceVersion)
 	} else {
-		s.advanceLocked(s.lastSyncResourceVersion())
+		src.advance(src.lastSyncResourceVersion())
 	}
 	if old, found := s.items[key]; found {
 		s.deleteLocked(key, old)
-		s.dispatchLocked(change{old: old})
+		s.dispatchLocked(src, change{old: old})
 	}
 }
 
-func (s *Store) setLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
+func (s *Store) setLocked(key string, src *source, wsm *wsmv1alpha1.WorkspaceMount) {
 	cluster := logicalcluster.From(wsm)
 	s.invalidateSortedLocked(cluster)
 	s.items[key] = wsm
+	s.sourceOf[key] = src
 	if s.byCluster[cluster] == nil {
 		s.byCluster[cluster] = map[string]*wsmv1alpha1.WorkspaceMount{}
 	}
@@ -288,37 +445,38 @@ func (s *Store) deleteLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
 	cluster := logicalcluster.From(wsm)
 	s.invalidateSortedLocked(cluster)
 	delete(s.items, key)
+	delete(s.sourceOf, key)
 	delete(s.byCluster[cluster], key)
 	if len(s.byCluster[cluster]) == 0 {
 		delete(s.byCluster, cluster)
 	}
 }
 
-func (s *Store) dispatchLocked(c change) {
-	s.recordLocked(c)
+// dispatchLocked gives a change of src the store's version, records it and
+// pushes it to the watchers.
+func (s *Store) dispatchLocked(src *source, c change) {
+	c.version = s.versionLocked()
+	s.recordLocked(src, c)
+	s.pushLocked(c)
+}
+
+func (s *Store) pushLocked(c change) {
 	for w := range s.watchers {
 		w.push(c)
 	}
 }
 
 // recordLocked keeps a change in the history, forgetting the oldest one when full.
-func (s *Store) recordLocked(c change) {
-	if !s.syncedLocked() {
-		return // the informer's first list: no watch can start before it
-	}
-	obj := c.new
-	if obj == nil {
-		obj = c.old
-	}
-	rv := parseResourceVersion(s.resourceVersion)
-	if rv == 0 {
-		rv = parseResourceVersion(obj.ResourceVersion)
+func (s *Store) recordLocked(src *source, c change) {
+	if !s.syncedLocked(src) {
+		return // the source's first list: no watch can start from before it
 	}
 	if len(s.history) == historySize {
-		s.historyStart = max(s.historyStart, s.history[0].resourceVersion)
+		oldest := s.history[0]
+		oldest.source.historyStart = max(oldest.source.historyStart, oldest.resourceVersion)
 		s.history = append(s.history[:0], s.history[1:]...)
 	}
-	s.history = append(s.history, recordedChange{resourceVersion: rv, change: c})
+	s.history = append(s.history, recordedChange{source: src, resourceVersion: src.resourceVersion, change: c})
 }
 
 // parseResourceVersion reads kcp's resource versions, which are numbers; 0 for anything else.
@@ -350,7 +508,7 @@ func (s *Store) get(cluster logicalcluster.Name, name string) (*wsmv1alpha1.Work
 func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount, string) {
 	s.lock.RLock()
 	sorted, cached := s.sorted[cluster]
-	resourceVersion := s.resourceVersion
+	resourceVersion := s.versionLocked()
 	s.lock.RUnlock()
 	if cached {
 		return sorted, resourceVersion
@@ -359,7 +517,7 @@ func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	if sorted, cached := s.sorted[cluster]; cached {
-		return sorted, s.resourceVersion
+		return sorted, s.versionLocked()
 	}
 	items := s.items
 	if cluster != "" {
@@ -371,7 +529,7 @@ func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount
 	}
 	sortByClusterAndName(sorted)
 	s.sorted[cluster] = sorted
-	return sorted, s.resourceVersion
+	return sorted, s.versionLocked()
 }
 
 // invalidateSortedLocked forgets the sorted lists a change in cluster affects.
@@ -407,9 +565,9 @@ var errResourceVersionTooOld = errors.New("too old resource version")
 
 // watch registers a watcher and hands it, atomically with the registration,
 // what it must send first: the whole store (initial, for a watch that starts
-// from the present state), or the changes recorded after resourceVersion
-// (since > 0). No change is lost or sent twice between the two.
-func (s *Store) watch(initial bool, since uint64, newWatcher func(first []change, resourceVersion string) *watcher) (*watcher, error) {
+// from the present state), or the changes recorded after the version since
+// (parseVersion's). No change is lost or sent twice between the two.
+func (s *Store) watch(initial bool, since map[string]uint64, newWatcher func(first []change, resourceVersion string) *watcher) (*watcher, error) {
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	var first []change
@@ -424,19 +582,45 @@ func (s *Store) watch(initial bool, since uint64, newWatcher func(first []change
 		for _, wsm := range items {
 			first = append(first, change{new: wsm})
 		}
-	case since > 0:
-		if since < s.historyStart {
-			return nil, fmt.Errorf("%w: %d (changes are kept from %d on)", errResourceVersionTooOld, since, s.historyStart)
+	default:
+		from, err := s.replayFromLocked(since)
+		if err != nil {
+			return nil, err
 		}
 		for _, r := range s.history {
-			if r.resourceVersion > since {
+			if r.resourceVersion > from[r.source] {
 				first = append(first, r.change)
 			}
 		}
 	}
-	w := newWatcher(first, s.resourceVersion)
+	w := newWatcher(first, s.versionLocked())
 	s.watchers[w] = struct{}{}
 	return w, nil
+}
+
+// replayFromLocked is, per source, the resource version a watch from since
+// replays the changes after, or why it cannot.
+func (s *Store) replayFromLocked(since map[string]uint64) (map[*source]uint64, error) {
+	if n, plain := since[""]; plain && len(since) == 1 && len(s.sources) == 1 {
+		for name := range s.sources {
+			since = map[string]uint64{name: n}
+		}
+	}
+	if len(since) != len(s.sources) {
+		return nil, fmt.Errorf("%w: it names other shards than the %d the store reads", errResourceVersionTooOld, len(s.sources))
+	}
+	from := make(map[*source]uint64, len(since))
+	for name, n := range since {
+		src, found := s.sources[name]
+		if !found {
+			return nil, fmt.Errorf("%w: it names shard %q, which the store does not read", errResourceVersionTooOld, name)
+		}
+		if n < src.historyStart {
+			return nil, fmt.Errorf("%w: %d (changes are kept from %d on)", errResourceVersionTooOld, n, src.historyStart)
+		}
+		from[src] = n
+	}
+	return from, nil
 }
 
 // clustersWithObjects splits clusters into those with objects in the store and those without.
@@ -497,7 +681,7 @@ func (s *Store) snapshotClusters(w *watcher, clusters []logicalcluster.Name) clu
 		}
 		snapshot.items[cluster] = items
 	}
-	snapshot.resourceVersion = s.resourceVersion
+	snapshot.resourceVersion = s.versionLocked()
 	snapshot.queued = len(w.incoming)
 	s.lock.RUnlock()
 	for _, items := range snapshot.items {

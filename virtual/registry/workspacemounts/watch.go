@@ -176,19 +176,29 @@ func (w *watcher) run() {
 func (w *watcher) translate(c change) (watch.Event, bool) {
 	wasIn := c.old != nil && w.shows(c.old)
 	isIn := c.new != nil && w.shows(c.new)
-	if c.new != nil {
-		w.resourceVersion = c.new.ResourceVersion
+	if c.version != "" {
+		w.resourceVersion = c.version
 	}
 	switch {
 	case isIn && wasIn:
-		return watch.Event{Type: watch.Modified, Object: shallowCopy(c.new)}, true
+		return watch.Event{Type: watch.Modified, Object: eventObject(c.new, c.version)}, true
 	case isIn:
-		return watch.Event{Type: watch.Added, Object: shallowCopy(c.new)}, true
+		return watch.Event{Type: watch.Added, Object: eventObject(c.new, c.version)}, true
 	case wasIn:
-		return watch.Event{Type: watch.Deleted, Object: shallowCopy(c.old)}, true
+		return watch.Event{Type: watch.Deleted, Object: eventObject(c.old, c.version)}, true
 	default:
 		return watch.Event{}, false
 	}
+}
+
+// eventObject is the object of an event: with the store's version at the
+// change, from which a client resumes (an initial event keeps its own).
+func eventObject(wsm *wsmv1alpha1.WorkspaceMount, version string) *wsmv1alpha1.WorkspaceMount {
+	object := shallowCopy(wsm)
+	if version != "" {
+		object.ResourceVersion = version
+	}
+	return object
 }
 
 // shows tells whether the client of this watcher sees wsm: it matches, and
