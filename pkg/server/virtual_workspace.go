@@ -19,6 +19,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"k8s.io/client-go/tools/cache"
 
@@ -35,7 +36,7 @@ import (
 // answered): until the caches sync, its /readyz fails and reads get 503. The
 // server itself is built then, with its serving certificate (a self-signed
 // one is written to --cert-dir and logged), so that a refused start writes
-// nothing.
+// nothing; the process is not ready before it is built and listening.
 func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (part, error) {
 	logicalClusters := s.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer()
 	store, err := wsmregistry.NewStore(workspaces)
@@ -56,6 +57,7 @@ func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (
 		TokenReviewConfig: s.TokenReviewConfig,
 		KCPLastContact:    s.Contact.Since,
 	}
+	var listening atomic.Bool
 	return part{
 		name:     apiserver.Name,
 		afterKCP: true,
@@ -64,13 +66,14 @@ func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (
 			if err != nil {
 				return fmt.Errorf("virtual workspace: %w", err)
 			}
-			server, err := apiserver.New(completed, deps)
+			server, err := apiserver.New(completed, deps) // binds the port
 			if err != nil {
 				return fmt.Errorf("virtual workspace: %w", err)
 			}
+			listening.Store(true)
 			store.StopWatchesWhenDone(ctx)
 			return apiserver.Run(ctx, server)
 		},
-		hasSynced: []cache.InformerSynced{store.HasSynced, logicalClusters.HasSynced},
+		hasSynced: []cache.InformerSynced{store.HasSynced, logicalClusters.HasSynced, listening.Load},
 	}, nil
 }

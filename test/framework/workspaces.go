@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -81,7 +82,29 @@ func CreateWorkspace(t testing.TB, cfg *rest.Config, parent logicalcluster.Path,
 
 	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
 	defer cancel()
-	if _, err := workspaces.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
+	// A kcp that just became ready may not have made root's WorkspaceTypes
+	// yet ("workspacetypes.tenancy.kcp.io "root:universal" not found"): the
+	// creation is tried again until WaitTimeout, unless kcp finds the
+	// Workspace invalid or already there.
+	var refused error
+	attempts := 0
+	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+		attempts++
+		_, err := workspaces.Create(ctx, ws, metav1.CreateOptions{})
+		switch {
+		case err == nil, attempts > 1 && apierrors.IsAlreadyExists(err): // an earlier attempt made it
+			return true, ""
+		case apierrors.IsInvalid(err), apierrors.IsAlreadyExists(err):
+			refused = err
+			return true, ""
+		default:
+			return false, err.Error()
+		}
+	})
+	if err == nil {
+		err = refused
+	}
+	if err != nil {
 		t.Fatalf("creating workspace %s: %v", parent.Join(name), err)
 	}
 
