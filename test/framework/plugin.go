@@ -18,7 +18,6 @@ package framework
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -66,8 +65,7 @@ type PluginOptions struct {
 // Plugin is the workspacemounts binary running `start` as a child process in
 // a process group of its own, so that a Ctrl-C reaches it only through Stop.
 type Plugin struct {
-	cmd     *exec.Cmd
-	logFile *os.File
+	*child
 
 	// Name names the plugin in messages.
 	Name string
@@ -84,9 +82,6 @@ type Plugin struct {
 	CAFile string
 	// MetricsURL is the metrics listener, http://127.0.0.1:<port>.
 	MetricsURL string
-
-	exited  chan struct{} // closed when the process has exited
-	waitErr error         // the result of cmd.Wait, set before exited is closed
 
 	stopOnce sync.Once
 	stopErr  error
@@ -136,10 +131,6 @@ func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
 	}
 	vwPort, metricsPort := ports[0], ports[1]
 	certDir := filepath.Join(opts.WorkDir, "certificates")
-	logFile, err := os.Create(opts.LogPath)
-	if err != nil {
-		return nil, fmt.Errorf("creating the plugin's log file: %w", err)
-	}
 	metricsAddress := "127.0.0.1:" + strconv.Itoa(metricsPort)
 	args := append([]string{"start",
 		"--kubeconfig", opts.Kubeconfig, "--context", "shard-base",
@@ -147,27 +138,17 @@ func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(vwPort), "--cert-dir", certDir,
 		"--metrics-bind-address", metricsAddress,
 	}, opts.ExtraArgs...)
-	// Not tied to a context: the plugin must outlive a cancelled context until
-	// Stop has asked it politely to shut down.
-	cmd := exec.CommandContext(context.Background(), opts.Binary, args...) //nolint:gosec // G204: the binary and its extra arguments are the caller's choice.
-	cmd.Dir = opts.WorkDir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = ChildProcessAttributes()
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, errors.Join(fmt.Errorf("starting %s: %w", opts.Binary, err), logFile.Close())
+	c, err := startChild(opts.Name, opts.Binary, args, opts.WorkDir, opts.LogPath)
+	if err != nil {
+		return nil, err
 	}
 	p := &Plugin{
-		cmd: cmd, Name: opts.Name, LogPath: opts.LogPath, Started: started, logFile: logFile, Memory: &MemorySampler{pid: cmd.Process.Pid},
+		child: c, Name: opts.Name, LogPath: opts.LogPath, Started: started, Memory: &MemorySampler{pid: c.cmd.Process.Pid},
 		VirtualWorkspaceURL: "https://127.0.0.1:" + strconv.Itoa(vwPort),
 		CAFile:              filepath.Join(certDir, "workspacemounts.crt"),
 		MetricsURL:          "http://" + metricsAddress,
-		exited:              make(chan struct{}),
 	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
 	go p.Memory.run(opts.MemoryInterval, p.exited)
 	return p, nil
 }
@@ -217,10 +198,7 @@ func (p *Plugin) ExitCode() int {
 // crash or SIGTERM to test a graceful stop without waiting for it as Stop
 // does. A process group that is gone already is no error.
 func (p *Plugin) Signal(sig syscall.Signal) error {
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending %s to %s: %w", sig, p.Name, err)
-	}
-	return nil
+	return p.signal(sig)
 }
 
 // ScrapeMetrics scrapes the plugin's /metrics.
@@ -233,40 +211,14 @@ var metricsClient = &http.Client{Timeout: 5 * time.Second}
 
 // CheckRunning returns nil while the plugin runs, else an error with its exit status.
 func (p *Plugin) CheckRunning() error {
-	select {
-	case <-p.exited:
-		return fmt.Errorf("%s exited: %v (log: %s)", p.Name, p.waitErr, p.LogPath)
-	default:
-		return nil
-	}
+	return p.checkRunning(p.LogPath)
 }
 
 // Stop sends SIGTERM to the plugin's process group, and SIGKILL if it has not
 // exited after 15s. It is safe to call more than once.
 func (p *Plugin) Stop() error {
-	p.stopOnce.Do(func() {
-		p.stopErr = p.terminate()
-		if err := p.logFile.Close(); err != nil {
-			p.stopErr = errors.Join(p.stopErr, err)
-		}
-	})
+	p.stopOnce.Do(func() { p.stopErr = p.stop(pluginStopTimeout) })
 	return p.stopErr
-}
-
-func (p *Plugin) terminate() error {
-	if err := p.Signal(syscall.SIGTERM); err != nil {
-		return err
-	}
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(pluginStopTimeout):
-	}
-	if err := p.Signal(syscall.SIGKILL); err != nil {
-		return err
-	}
-	<-p.exited
-	return fmt.Errorf("%s did not stop within %s after SIGTERM and was killed", p.Name, pluginStopTimeout)
 }
 
 // LogTail returns the last n lines of the plugin's log (of at most its last

@@ -25,12 +25,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -65,17 +63,13 @@ type PrometheusOptions struct {
 // group of its own, with a static scrape configuration, its TSDB in its work
 // directory, and its HTTP API on a free port of 127.0.0.1.
 type Prometheus struct {
-	cmd     *exec.Cmd
-	logFile *os.File
-	client  *http.Client
+	*child
+	client *http.Client
 
 	// URL is the HTTP API and UI, http://127.0.0.1:<port>.
 	URL string
 	// LogPath is the file Prometheus logs to.
 	LogPath string
-
-	exited  chan struct{} // closed when the process has exited
-	waitErr error         // the result of cmd.Wait, set before exited is closed
 
 	stopOnce sync.Once
 	stopErr  error
@@ -153,32 +147,16 @@ func StartPrometheus(ctx context.Context, opts PrometheusOptions) (*Prometheus, 
 	}
 	address := "127.0.0.1:" + strconv.Itoa(port)
 	logPath := filepath.Join(opts.WorkDir, "prometheus.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("creating Prometheus' log file: %w", err)
-	}
 	args := []string{
 		"--config.file=" + configPath,
 		"--storage.tsdb.path=" + filepath.Join(opts.WorkDir, "data"),
 		"--web.listen-address=" + address,
 	}
-	// Not tied to ctx: Stop asks Prometheus to shut down first.
-	cmd := exec.CommandContext(context.Background(), opts.Binary, args...) //nolint:gosec // G204: the binary is the caller's choice.
-	cmd.Dir = opts.WorkDir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = ChildProcessAttributes()
-	if err := cmd.Start(); err != nil {
-		return nil, errors.Join(fmt.Errorf("starting %s: %w", opts.Binary, err), logFile.Close())
+	c, err := startChild("prometheus", opts.Binary, args, opts.WorkDir, logPath)
+	if err != nil {
+		return nil, err
 	}
-	p := &Prometheus{
-		cmd: cmd, logFile: logFile, client: &http.Client{Timeout: 10 * time.Second},
-		URL: "http://" + address, LogPath: logPath,
-		exited: make(chan struct{}),
-	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &Prometheus{child: c, client: &http.Client{Timeout: 10 * time.Second}, URL: "http://" + address, LogPath: logPath}
 
 	err = poll(ctx, prometheusReadyTimeout, 100*time.Millisecond, func(ctx context.Context) (bool, string) {
 		if err := p.CheckRunning(); err != nil {
@@ -194,12 +172,7 @@ func StartPrometheus(ctx context.Context, opts PrometheusOptions) (*Prometheus, 
 
 // CheckRunning returns nil while Prometheus runs, else an error with its exit status.
 func (p *Prometheus) CheckRunning() error {
-	select {
-	case <-p.exited:
-		return fmt.Errorf("prometheus exited: %v (log: %s)", p.waitErr, p.LogPath)
-	default:
-		return nil
-	}
+	return p.checkRunning(p.LogPath)
 }
 
 // Query evaluates expr at the current time (/api/v1/query) and returns the
@@ -287,28 +260,6 @@ func (p *Prometheus) PrintLogTail(w io.Writer, n int) {
 // Stop sends SIGTERM to Prometheus' process group, and SIGKILL if it has not
 // exited after 15s. It is safe to call more than once.
 func (p *Prometheus) Stop() error {
-	p.stopOnce.Do(func() {
-		p.stopErr = p.terminate()
-		if err := p.logFile.Close(); err != nil {
-			p.stopErr = errors.Join(p.stopErr, err)
-		}
-	})
+	p.stopOnce.Do(func() { p.stopErr = p.stop(prometheusStopTimeout) })
 	return p.stopErr
-}
-
-func (p *Prometheus) terminate() error {
-	pgid := -p.cmd.Process.Pid
-	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGTERM to Prometheus: %w", err)
-	}
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(prometheusStopTimeout):
-	}
-	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGKILL to Prometheus: %w", err)
-	}
-	<-p.exited
-	return fmt.Errorf("prometheus did not stop within %s after SIGTERM and was killed", prometheusStopTimeout)
 }
