@@ -226,6 +226,7 @@ func TestMountCollectorCardinality(t *testing.T) {
 // TestMountInformersAcrossShards: the mount informer gauges sum the
 // controllers of all shards, and a shard forgotten leaves the sums.
 func TestMountInformersAcrossShards(t *testing.T) {
+	t.Parallel()
 	Register()
 	gauge := func(g k8smetrics.GaugeMetric) float64 {
 		value, err := testutil.GetGaugeMetricValue(g)

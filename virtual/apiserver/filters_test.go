@@ -331,7 +331,7 @@ func TestStaleShards(t *testing.T) {
 	var served bool
 	handler := withStaleShardWarnings(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }), shards)
 	var got warnings
-	req := httptest.NewRequest(http.MethodGet, "/clusters/*/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/clusters/*/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody)
 	handler.ServeHTTP(httptest.NewRecorder(), req.WithContext(warning.WithWarningRecorder(req.Context(), &got)))
 	require.True(t, served)
 	require.Equal(t, warnings{
