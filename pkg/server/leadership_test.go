@@ -46,7 +46,7 @@ func TestLeadership(t *testing.T) {
 		}
 	}
 	shardCtx, stopShards := context.WithCancel(t.Context())
-	defer stopShards()
+	t.Cleanup(stopShards)
 	done := make(chan struct{}, 3)
 	for _, name := range []string{"root", "shard-2"} {
 		go func() { l.whileLeading(shardCtx, controller(name)); done <- struct{}{} }()
@@ -88,7 +88,7 @@ func TestLeadershipRetries(t *testing.T) {
 	t.Parallel()
 	l := newLeadership()
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	t.Cleanup(cancel)
 	go func() { _ = l.lead(ctx) }()
 	var attempts atomic.Int32
 	go l.whileLeading(ctx, func(ctx context.Context) error {

@@ -48,7 +48,9 @@ func servedShard(t *testing.T, name string, clusters ...string) *shard {
 		require.NoError(t, workspaces.Add(&tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "child-of-" + cluster, Annotations: annotations}}))
 	}
 	s := &shard{name: name, contact: kcpcontact.NewForShard(name), started: time.Now(),
-		review: func(context.Context, logicalcluster.Name, authorizationv1.SubjectAccessReviewSpec) (bool, error) { return name == "shard-2", nil }}
+		review: func(context.Context, logicalcluster.Name, authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+			return name == "shard-2", nil
+		}}
 	s.setSynced(workspaces, logicalClusters)
 	return s
 }
@@ -91,7 +93,8 @@ func TestShards(t *testing.T) {
 	shardObject := func(name, baseURL string) interface{} {
 		return &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1alpha1.ShardSpec{BaseURL: baseURL}}
 	}
-	objects := []interface{}{shardObject("root", "https://root"), shardObject("shard-2", "https://two"), shardObject("shard-3", "https://three")}
+	objects := make([]interface{}, 0, 4)
+	objects = append(objects, shardObject("root", "https://root"), shardObject("shard-2", "https://two"), shardObject("shard-3", "https://three"))
 	require.False(t, shards.syncedOrLate(objects, time.Minute), "shard-3 is still syncing")
 	require.True(t, shards.syncedOrLate(objects, 0), "shard-3 had its grace")
 	require.False(t, shards.syncedOrLate(append(objects, shardObject("shard-4", "https://four")), 0), "shard-4's runner has not started")
