@@ -130,8 +130,22 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 // while kcp does not answer, and stops when asked.
 func TestRunWhileKCPIsAway(t *testing.T) {
 	t.Parallel()
-	o := NewOptions()
-	o.Kubeconfig = kubeconfigFor(t, "https://127.0.0.1:1")
+	t.Run("one shard", func(t *testing.T) {
+		t.Parallel()
+		o := NewOptions()
+		o.Kubeconfig = kubeconfigFor(t, "https://127.0.0.1:1")
+		runWhileKCPIsAway(t, o)
+	})
+	t.Run("sharded", func(t *testing.T) {
+		t.Parallel()
+		o := NewOptions()
+		o.RootKubeconfig, o.ShardsKubeconfig = kubeconfigFor(t, "https://127.0.0.1:1"), kubeconfigFor(t, "https://127.0.0.1:1")
+		runWhileKCPIsAway(t, o)
+	})
+}
+
+func runWhileKCPIsAway(t *testing.T, o *Options) {
+	t.Helper()
 	o.MetricsBindAddress = freeAddress(t)
 	vwAddress := freeAddress(t)
 	_, port, err := net.SplitHostPort(vwAddress)
