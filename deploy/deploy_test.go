@@ -535,6 +535,7 @@ func TestAlertRules(t *testing.T) {
 	for _, name := range []string{
 		"WorkspaceMountsNotReady", "WorkspaceMountsReconcileErrors", "WorkspaceMountsNoLeader",
 		"WorkspaceMountsMultipleLeaders", "WorkspaceMountsWorkqueueBacklog", "WorkspaceMountsDown",
+		"WorkspaceMountsShardUnreachable", "WorkspaceMountsShardNotSynced",
 	} {
 		require.True(t, seen[name], "alert %s is missing", name)
 	}

@@ -44,6 +44,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
@@ -88,8 +89,9 @@ var targetLabels = []string{"namespace", "job", "instance", "pod", "service", "e
 // exercise creates, in this process's legacy registry (the one the plugin's
 // /metrics serves), every series the plugin can export: its own metrics with
 // every value of their closed labels, both work queues, the mount gauges over
-// one mounted Workspace, and one request of the virtual workspace. The
-// registry, not a list copied from the code, is then the inventory.
+// one mounted Workspace, the per-shard gauges of one shard of a sharded kcp,
+// and one request of the virtual workspace. The registry, not a list copied
+// from the code, is then the inventory.
 func exercise() {
 	metrics.Register()
 	for _, queue := range []string{metrics.QueueMounts, metrics.QueueWorkspaces} {
@@ -127,6 +129,11 @@ func exercise() {
 		panic(err)
 	}
 	metrics.RegisterMountCollector(store)
+
+	// A shard of a sharded kcp: its contact tracker's series, and whether it
+	// is served (both from its runner's start to the Shard's deletion).
+	kcpcontact.NewForShard("root")
+	metrics.ShardSynced.WithLabelValues("root").Set(1)
 
 	apimetrics.Register()
 	apimetrics.MonitorRequest(httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/clusters/*/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody),
@@ -237,6 +244,8 @@ func TestInventory(t *testing.T) {
 	require.ElementsMatch(t, []string{metrics.PatchApplied, metrics.PatchConflict, metrics.PatchError}, inv.series["workspacemounts_workspace_status_patches_total"]["result"])
 	require.Contains(t, inv.series["workspacemounts_ready_workspaces"], "kind")
 	require.Contains(t, inv.series["apiserver_request_total"], "code")
+	require.Contains(t, inv.series["workspacemounts_shard_last_contact_timestamp_seconds"], "shard")
+	require.Contains(t, inv.series["workspacemounts_shard_synced"], "shard")
 	require.Contains(t, inv.series, "workqueue_queue_duration_seconds_bucket")
 	for _, name := range pluginFamilies(t) {
 		require.NotEmpty(t, inv.families[name].GetMetric(), "%s has no series", name)

@@ -68,6 +68,17 @@ const (
 	WorkspacesQueueName = "workspacemounts-workspaces"
 )
 
+// QueueName is the name of a queue of the controller of a shard: the
+// queue's name, with "/<shard>" for one of the controllers of a sharded
+// kcp, so that each shard's queues have their own workqueue series (the
+// gauges of two queues of one name would overwrite each other).
+func QueueName(queue, shard string) string {
+	if shard == "" {
+		return queue
+	}
+	return queue + "/" + shard
+}
+
 // maxRetryDelay caps how long a key that keeps failing waits before its next
 // try. client-go's default goes to 1000s: after kcp comes back from an
 // outage, the Workspace cache catches up late (a reflector backs off up to
@@ -126,6 +137,8 @@ type Options struct {
 // Controller writes the mount status of every mounted Workspace as annotations.
 // See README.md for the design.
 type Controller struct {
+	// shard is Options.Shard, "" with one shard.
+	shard           string
 	mountsQueue     workqueue.TypedRateLimitingInterface[string]
 	workspacesQueue workqueue.TypedRateLimitingInterface[string]
 
@@ -181,13 +194,14 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
+		shard: options.Shard,
 		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			retryRateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: MountsQueueName},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName(MountsQueueName, options.Shard)},
 		),
 		workspacesQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			retryRateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: WorkspacesQueueName},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName(WorkspacesQueueName, options.Shard)},
 		),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
@@ -462,9 +476,9 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 			}, time.Second)
 		}()
 	}
-	run(c.mountsQueue, MountsQueueName, metrics.QueueMounts, c.kinds.reconcile)
+	run(c.mountsQueue, QueueName(MountsQueueName, c.shard), metrics.QueueMounts, c.kinds.reconcile)
 	for range workspaceWorkers {
-		run(c.workspacesQueue, WorkspacesQueueName, metrics.QueueWorkspaces, c.processWorkspace)
+		run(c.workspacesQueue, QueueName(WorkspacesQueueName, c.shard), metrics.QueueWorkspaces, c.processWorkspace)
 	}
 	<-ctx.Done()
 	// Shutting the queues down ends the workers' Get; each finishes its item first.

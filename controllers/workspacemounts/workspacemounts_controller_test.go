@@ -344,3 +344,9 @@ func TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace(t *testing.T)
 		require.False(t, p.conflicted)
 	}
 }
+
+func TestQueueName(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "workspacemounts-workspaces", QueueName(WorkspacesQueueName, ""), "one shard: the queue's name")
+	require.Equal(t, "workspacemounts-mounts/shard-2", QueueName(MountsQueueName, "shard-2"), "a sharded kcp: a queue per shard, its own series")
+}

@@ -23,6 +23,15 @@ limitations under the License.
 // (virtual_workspace.go), metrics and health (metrics_server.go) -> Run.
 // kcp going away is not a failure: Run waits for it (kcp.go) and the parts go
 // on from what they last knew.
+//
+// With --kubeconfig the process serves one shard (its ShardConfig,
+// shard_config.go). With --root-kubeconfig and --shards-kubeconfig it serves
+// a sharded kcp (sharded.go): it follows the Shard objects in root
+// (pkg/shards) and runs, per shard, that shard's clients, informers and
+// source of the virtual workspace's store; the virtual workspace looks
+// paths, clusters and access up on the shard holding them (shard_set.go).
+// One Lease in root elects one leader for all shards, whose term each
+// shard's controller runs in (leadership.go): never two writers for a shard.
 package server
 
 import (

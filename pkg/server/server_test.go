@@ -107,6 +107,19 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 	require.Nil(t, s.LeaseClusterClient)
 	require.Nil(t, s.Authorizer)
 
+	// A sharded kcp: the root shard's clients, the Shards followed; no
+	// shard's informers before they are found.
+	o = base()
+	o.RootKubeconfig, o.ShardsKubeconfig, o.Kubeconfig = o.Kubeconfig, kubeconfigFor(t, "https://127.0.0.1:2"), ""
+	s = newServer(t, o)
+	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace", "workspacemounts", "shards"},
+		partNames(s))
+	require.Nil(t, s.ShardConfig, "each shard gets its own as it is found")
+	require.NotNil(t, s.Sharded)
+	require.NotNil(t, s.store, "the shards join the virtual workspace's store")
+	require.Equal(t, "https://127.0.0.1:1", s.ClientConfig.Host, "root's base URL")
+	require.NotNil(t, s.LeaseClusterClient, "one Lease, in root")
+
 	o = base()
 	o.WorkspaceWorkers = 0
 	_, err = o.Complete()
@@ -117,8 +130,22 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 // while kcp does not answer, and stops when asked.
 func TestRunWhileKCPIsAway(t *testing.T) {
 	t.Parallel()
-	o := NewOptions()
-	o.Kubeconfig = kubeconfigFor(t, "https://127.0.0.1:1")
+	t.Run("one shard", func(t *testing.T) {
+		t.Parallel()
+		o := NewOptions()
+		o.Kubeconfig = kubeconfigFor(t, "https://127.0.0.1:1")
+		runWhileKCPIsAway(t, o)
+	})
+	t.Run("sharded", func(t *testing.T) {
+		t.Parallel()
+		o := NewOptions()
+		o.RootKubeconfig, o.ShardsKubeconfig = kubeconfigFor(t, "https://127.0.0.1:1"), kubeconfigFor(t, "https://127.0.0.1:1")
+		runWhileKCPIsAway(t, o)
+	})
+}
+
+func runWhileKCPIsAway(t *testing.T, o *Options) {
+	t.Helper()
 	o.MetricsBindAddress = freeAddress(t)
 	vwAddress := freeAddress(t)
 	_, port, err := net.SplitHostPort(vwAddress)
