@@ -43,6 +43,7 @@ import (
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -126,13 +127,14 @@ func TestVirtualKubectlGet(t *testing.T) {
 			stderr := k.fails(cluster, "get", "wsm", "does-not-exist")
 			require.Contains(t, stderr, `workspacemounts.workspacemounts.io "does-not-exist" not found`)
 
-			// -o wide: CLUSTER, URL (empty when unset) and REASON.
+			// -o wide: CLUSTER, SHARD (empty with a single shard), URL (empty when unset) and REASON.
 			out = k.ok(cluster, "get", "wsm", "-o", "wide")
-			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "URL", "REASON"}, header(out), out)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "SHARD", "URL", "REASON"}, header(out), out)
 			rows = rowsByName(tableRows(t, out))
 			require.Len(t, rows, len(mounts), out)
 			for name, m := range want {
 				require.Equal(t, cluster, rows[name]["CLUSTER"], out)
+				require.Contains(t, []string{"", "<none>"}, rows[name]["SHARD"], out)
 				require.Equal(t, m.want.url, rows[name]["URL"], out)
 				require.Equal(t, m.want.reason, rows[name]["REASON"], out)
 			}
@@ -218,7 +220,7 @@ func (k kubectl) names(cluster string, args ...string) []string {
 }
 
 // checkYAML gets a WorkspaceMount with -o yaml and checks what is common to
-// all (type, identity from the Workspace, kcp.io/cluster, workspacePhase),
+// all (type, identity from the Workspace, kcp.io/cluster and kcp.io/path, workspacePhase),
 // then the rest with check. The Workspace's phase is kcp's, which may move
 // meanwhile: the check is repeated until both agree.
 func checkYAML(t *testing.T, k kubectl, org vwOrg, name string, check func(*testing.T, *wsmv1alpha1.WorkspaceMount)) {
@@ -232,7 +234,7 @@ func checkYAML(t *testing.T, k kubectl, org vwOrg, name string, check func(*test
 	require.Equal(t, "workspacemounts.io/v1alpha1", wsm.APIVersion)
 	require.Equal(t, "WorkspaceMount", wsm.Kind)
 	require.Equal(t, name, wsm.Name)
-	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: org.cluster.String()}, wsm.Annotations)
+	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: org.cluster.String(), core.LogicalClusterPathAnnotationKey: org.path.String()}, wsm.Annotations)
 	check(t, &wsm)
 
 	framework.Eventually(t, func() (bool, string) {
@@ -296,7 +298,7 @@ func TestVirtualPathForms(t *testing.T) {
 
 			// * lists across clusters, this test's among others'.
 			out := k.ok("*", "get", "wsm", "-o", "wide")
-			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "URL", "REASON"}, header(out), out)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "SHARD", "URL", "REASON"}, header(out), out)
 			mine := map[string][]string{}
 			for _, row := range tableRows(t, out) {
 				if row["CLUSTER"] == org.cluster.String() || row["CLUSTER"] == team.cluster.String() {
