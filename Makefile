@@ -135,9 +135,12 @@ bench-virtual: build ## The virtual workspace with N mounted Workspaces, Ready f
 bench-tenants: build ## The virtual workspace under 50 tenants, a flood of made-up cluster names and an honest user: reviews, latency, memory.
 	$(GO) run ./test/bench/tenants
 
+# make run SHARDS=2: a sharded kcp (root shard, shard-2, cache server, front-proxy) instead.
+SHARDS ?= 1
+
 .PHONY: run
-run: build ## Start a local kcp, the plugin and a demo.
-	hack/run.sh
+run: build $(if $(filter-out 1,$(SHARDS)),$(CACHE_SERVER) $(KCP_FRONT_PROXY)) ## Start a local kcp, the plugin and a demo (SHARDS=2: a sharded kcp).
+	$(if $(filter-out 1,$(SHARDS)),SHARDS=$(SHARDS) GO=$(GO) hack/run-sharded.sh,hack/run.sh)
 
 .PHONY: test-run
 test-run: build ## make run, exercised: starts it, runs the kubectl line it prints, stops it.
