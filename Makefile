@@ -131,6 +131,13 @@ bench-routing: build ## Time until N mounted Workspaces have the right spec.URL 
 bench-virtual: build ## The virtual workspace with N mounted Workspaces, Ready from the start: lists at * against kcp's, and watchers (in-tree controller off).
 	$(GO) run ./test/bench/virtual --workspaces $(BENCH_WORKSPACES)
 
+# make bench-sharded BENCH_SHARDED_WORKSPACES=5000 (per shard)
+BENCH_SHARDED_WORKSPACES ?= 5000
+
+.PHONY: bench-sharded
+bench-sharded: build $(CACHE_SERVER) $(KCP_FRONT_PROXY) ## The plugin in sharded mode on a two-shard kcp with N mounted Workspaces per shard: flips per shard, lists at * through the front-proxy, memory.
+	$(GO) run ./test/bench/sharded --workspaces $(BENCH_SHARDED_WORKSPACES)
+
 .PHONY: bench-tenants
 bench-tenants: build ## The virtual workspace under 50 tenants, a flood of made-up cluster names and an honest user: reviews, latency, memory.
 	$(GO) run ./test/bench/tenants
