@@ -150,8 +150,8 @@ run: build $(if $(filter-out 1,$(SHARDS)),$(CACHE_SERVER) $(KCP_FRONT_PROXY)) ##
 	$(if $(filter-out 1,$(SHARDS)),SHARDS=$(SHARDS) GO=$(GO) hack/run-sharded.sh,hack/run.sh)
 
 .PHONY: test-run
-test-run: build ## make run, exercised: starts it, runs the kubectl line it prints, stops it.
-	hack/test-run.sh
+test-run: build $(if $(filter-out 1,$(SHARDS)),$(CACHE_SERVER) $(KCP_FRONT_PROXY)) ## make run, exercised: starts it, runs the kubectl line it prints, stops it (SHARDS=2: make run SHARDS=2).
+	SHARDS=$(SHARDS) hack/test-run.sh
 
 .PHONY: clean
 clean: ## Remove binaries and the local kcp state.
