@@ -51,6 +51,8 @@ import (
 // is given.
 type mountInformers struct {
 	limit int
+	// shard names the controller's shard in the metrics ("" with one).
+	shard string
 	// start starts an informer for a resource; stop it with the returned function.
 	start func(ctx context.Context, resource restmapping.Resource) (stop func(), err error)
 
@@ -59,9 +61,10 @@ type mountInformers struct {
 	denied  map[string]bool
 }
 
-func newMountInformers(client kcpmetadata.ClusterInterface, limit int, onEvent func(restmapping.Resource, interface{})) *mountInformers {
+func newMountInformers(client kcpmetadata.ClusterInterface, limit int, shard string, onEvent func(restmapping.Resource, interface{})) *mountInformers {
 	return &mountInformers{
 		limit: limit,
+		shard: shard,
 		start: func(ctx context.Context, resource restmapping.Resource) (func(), error) {
 			return startMetadataInformer(ctx, client, resource, onEvent)
 		},
@@ -114,8 +117,7 @@ func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource
 		m.running[key] = stop
 	}
 	m.denied = denied
-	metrics.MountKindsWatched.Set(float64(len(m.running)))
-	metrics.MountInformersDenied.Set(float64(len(denied)))
+	metrics.SetMountInformers(m.shard, len(m.running), len(denied))
 	return denied
 }
 

@@ -118,6 +118,9 @@ type Options struct {
 	MaxMountInformers int
 	// Routing is what the controller keeps beside the annotations.
 	Routing RoutingOptions
+	// Shard names the shard the controller writes, with a sharded kcp (one
+	// controller per shard): the mount informer gauges sum them.
+	Shard string
 }
 
 // Controller writes the mount status of every mounted Workspace as annotations.
@@ -199,7 +202,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
-	c.mountInformers = newMountInformers(clients.Metadata, options.MaxMountInformers, c.enqueueMountObject)
+	c.mountInformers = newMountInformers(clients.Metadata, options.MaxMountInformers, options.Shard, c.enqueueMountObject)
 	c.kinds = &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
 			return indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountKind, key)

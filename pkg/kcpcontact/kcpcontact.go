@@ -37,11 +37,21 @@ import (
 type Tracker struct {
 	last atomic.Int64 // unix nanoseconds; 0 until the first answer
 	now  func() time.Time
+	// gauge is the metric set at each answer.
+	gauge interface{ Set(float64) }
+	// what is named in the logs: kcp, or one of its shards.
+	what string
 }
 
 // New returns a tracker that has not seen kcp yet.
 func New() *Tracker {
-	return &Tracker{now: time.Now}
+	return &Tracker{now: time.Now, gauge: metrics.KCPLastContact, what: "kcp"}
+}
+
+// NewForShard returns a tracker of one shard of a sharded kcp, which keeps
+// workspacemounts_shard_last_contact_timestamp_seconds{shard}.
+func NewForShard(shard string) *Tracker {
+	return &Tracker{now: time.Now, gauge: metrics.ShardLastContact.WithLabelValues(shard), what: "the shard"}
 }
 
 // LastContact is when kcp last answered; the zero time if it never did.
@@ -64,7 +74,7 @@ func (t *Tracker) Since() (time.Duration, bool) {
 // observe records an answer at at.
 func (t *Tracker) observe(at time.Time) {
 	t.last.Store(at.UnixNano())
-	metrics.KCPLastContact.Set(float64(at.UnixNano()) / 1e9)
+	t.gauge.Set(float64(at.UnixNano()) / 1e9)
 }
 
 // Wrap records every answer of kcp that goes through rt; it fits
@@ -109,12 +119,12 @@ func (t *Tracker) Run(ctx context.Context, interval time.Duration, probe func(co
 				if since, ok := t.Since(); ok {
 					last = since.Round(time.Second).String() + " ago"
 				}
-				logger.Error(err, "kcp does not answer: the virtual workspace serves what it last knew, and the controller writes again once kcp answers",
+				logger.Error(err, t.what+" does not answer: the virtual workspace serves what it last knew, and the controller writes again once it answers",
 					"lastContact", last)
 			}
 		}
 		if since, ok := t.Since(); !downSince.IsZero() && ok && since < interval {
-			logger.Info("kcp answers again", "unreachableFor", t.now().Sub(downSince).Round(time.Second))
+			logger.Info(t.what+" answers again", "unreachableFor", t.now().Sub(downSince).Round(time.Second))
 			downSince = time.Time{}
 		}
 		select {

@@ -102,6 +102,22 @@ func (l *Loader) Config() *rest.Config {
 	}
 }
 
+// CredentialsConfig is Config for a kubeconfig whose server the clients
+// replace (--shards-kubeconfig: each Shard's baseURL): its transport sends
+// each request with the current credentials to the host the request names,
+// also when the kubeconfig's own server has moved.
+func (l *Loader) CredentialsConfig() *rest.Config {
+	config := l.Config()
+	config.Transport = credentialsOnly{l}
+	return config
+}
+
+type credentialsOnly struct{ loader *Loader }
+
+func (c credentialsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	return c.loader.current.Load().transport.RoundTrip(req)
+}
+
 // RoundTrip sends the request with the current credentials, to the current
 // server when the kubeconfig has moved it.
 func (l *Loader) RoundTrip(req *http.Request) (*http.Response, error) {

@@ -26,6 +26,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -198,6 +199,22 @@ current-context: admin
 	write(moved.URL, "two")
 	require.True(t, loader.Reload(context.Background()))
 	require.Equal(t, "moved Bearer two /clusters/root", get())
+
+	// The credentials alone (--shards-kubeconfig): each request goes to the
+	// host it names, with the current credentials.
+	shards, err := rest.HTTPClientFor(loader.CredentialsConfig())
+	require.NoError(t, err)
+	for _, server := range []*httptest.Server{old, moved} {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, server.URL+"/clusters/root", http.NoBody)
+		require.NoError(t, err)
+		resp, err := shards.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		require.Contains(t, string(body), " Bearer two /clusters/root")
+		require.True(t, strings.HasPrefix(string(body), map[*httptest.Server]string{old: "old", moved: "moved"}[server]), "sent where it names: %s", body)
+	}
 }
 
 // TestReloadIgnoresOtherContexts: kcp rewrites its admin.kubeconfig at every

@@ -20,7 +20,6 @@ import (
 	"sort"
 	"sync"
 
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
@@ -61,7 +60,7 @@ var (
 // kindLimit()+1 kind values, whatever the Workspaces hold.
 type mountCollector struct {
 	metrics.BaseStableCollector
-	store cache.Store
+	store WorkspaceLister
 	// kindLimit is the most kind values, --max-mount-informers: the
 	// controller never resolves more kinds than it has informers.
 	kindLimit func() int
@@ -81,9 +80,15 @@ type parsedMount struct {
 
 var collectorOnce sync.Once
 
-// RegisterMountCollector registers the mounted and ready gauges over a
-// Workspace informer's store. Only the first call in a process counts.
-func RegisterMountCollector(store cache.Store) {
+// WorkspaceLister lists Workspaces: a Workspace informer's store, or those
+// of every shard of a sharded kcp.
+type WorkspaceLister interface {
+	List() []interface{}
+}
+
+// RegisterMountCollector registers the mounted and ready gauges over the
+// Workspaces store lists. Only the first call in a process counts.
+func RegisterMountCollector(store WorkspaceLister) {
 	collectorOnce.Do(func() {
 		legacyregistry.CustomMustRegister(&mountCollector{store: store, kindLimit: MountInformerLimit, parsed: map[string]parsedMount{}})
 	})

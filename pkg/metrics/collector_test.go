@@ -222,3 +222,27 @@ func TestMountCollectorCardinality(t *testing.T) {
 		})
 	}
 }
+
+// TestMountInformersAcrossShards: the mount informer gauges sum the
+// controllers of all shards, and a shard forgotten leaves the sums.
+func TestMountInformersAcrossShards(t *testing.T) {
+	t.Parallel()
+	Register()
+	gauge := func(g k8smetrics.GaugeMetric) float64 {
+		value, err := testutil.GetGaugeMetricValue(g)
+		require.NoError(t, err)
+		return value
+	}
+	SetMountInformers("root", 3, 1)
+	SetMountInformers("shard-2", 2, 0)
+	require.InDelta(t, 5, gauge(MountKindsWatched), 0)
+	require.InDelta(t, 1, gauge(MountInformersDenied), 0)
+	SetMountInformers("shard-2", 1, 2)
+	require.InDelta(t, 4, gauge(MountKindsWatched), 0)
+	require.InDelta(t, 3, gauge(MountInformersDenied), 0)
+	ForgetShard("shard-2")
+	require.InDelta(t, 3, gauge(MountKindsWatched), 0)
+	require.InDelta(t, 1, gauge(MountInformersDenied), 0)
+	ForgetShard("root")
+	require.InDelta(t, 0, gauge(MountKindsWatched), 0)
+}

@@ -137,6 +137,20 @@ var (
 			"a probe asks when nothing else did for 10s). 0 until the first answer.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	// ShardLastContact is, with a sharded kcp, when each shard last answered.
+	ShardLastContact = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "shard_last_contact_timestamp_seconds",
+		Help: "With a sharded kcp (--root-kubeconfig): Unix time at which the shard last answered this process (as kcp_last_contact_timestamp_seconds, " +
+			"per shard). While a shard does not answer, its WorkspaceMounts are served as last known and its Workspaces are not written.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"shard"})
+	// ShardSynced is, with a sharded kcp, 1 for each shard served.
+	ShardSynced = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "shard_synced",
+		Help: "With a sharded kcp (--root-kubeconfig): 1 once the shard's informer caches have synced and it is served and written, " +
+			"0 while it starts; no series for a Shard deleted.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"shard"})
 	// Leader is 1 on the replica that holds the lease.
 	Leader = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "leader",
@@ -151,7 +165,7 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
-			MountKindsWatched, MountInformersDenied, MountInformersLimit, Leader, KCPLastContact)
+			MountKindsWatched, MountInformersDenied, MountInformersLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced)
 		// Every result from the start, at 0: a sum over both patch
 		// counters (the patch errors alert) needs both series.
 		for _, result := range []string{PatchApplied, PatchConflict, PatchError} {
@@ -182,6 +196,46 @@ func SetMountInformerLimit(limit int) {
 // MountInformerLimit returns what SetMountInformerLimit recorded.
 func MountInformerLimit() int {
 	return int(mountInformerLimit.Load())
+}
+
+// ForgetShard drops the series of a shard that is no longer served, and its
+// controller's mount informers from the sums.
+func ForgetShard(shard string) {
+	ShardLastContact.DeleteLabelValues(shard)
+	ShardSynced.DeleteLabelValues(shard)
+	mountInformers.Lock()
+	defer mountInformers.Unlock()
+	delete(mountInformers.watched, shard)
+	delete(mountInformers.denied, shard)
+	mountInformers.publishLocked()
+}
+
+// mountInformers are the mount informer counts of each controller (one per
+// shard), summed into mount_kinds_watched and mount_informers_denied.
+var mountInformers = mountInformerCounts{watched: map[string]int{}, denied: map[string]int{}}
+
+type mountInformerCounts struct {
+	sync.Mutex
+	watched, denied map[string]int
+}
+
+// SetMountInformers records the mount informers of the controller of shard
+// ("" with one shard): running, and denied by --max-mount-informers.
+func SetMountInformers(shard string, watched, denied int) {
+	mountInformers.Lock()
+	defer mountInformers.Unlock()
+	mountInformers.watched[shard], mountInformers.denied[shard] = watched, denied
+	mountInformers.publishLocked()
+}
+
+func (c *mountInformerCounts) publishLocked() {
+	var watched, denied int
+	for shard := range c.watched {
+		watched += c.watched[shard]
+		denied += c.denied[shard]
+	}
+	MountKindsWatched.Set(float64(watched))
+	MountInformersDenied.Set(float64(denied))
 }
 
 // ObserveReconcile records one reconcile.

@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
@@ -42,20 +44,30 @@ import (
 type Config struct {
 	Options *CompletedOptions
 
-	// KubeconfigLoader holds the --kubeconfig credentials, TokenReviewLoader
-	// those of --authentication-kubeconfig (nil without it). Both are read
-	// again when their files change.
+	// KubeconfigLoader holds the --kubeconfig credentials (for a sharded
+	// kcp, --root-kubeconfig's), ShardsLoader those of --shards-kubeconfig
+	// (nil without), TokenReviewLoader those of --authentication-kubeconfig
+	// (nil without it). All are read again when their files change.
 	KubeconfigLoader  *kubeconfig.Loader
+	ShardsLoader      *kubeconfig.Loader
 	TokenReviewLoader *kubeconfig.Loader
 	// Contact sees every answer kcp gives to any client below; KCPProbe is
 	// one cheap request (GET /version) it sends when kcp has been quiet.
 	Contact  *kcpcontact.Tracker
 	KCPProbe func(context.Context) error
-	// ClientConfig is what every client starts from: the shard base URL, the
-	// loader's credentials, the rate limit and the contact tracker.
+	// ClientConfig is what every client starts from: the shard base URL (the
+	// root shard's for a sharded kcp), the loader's credentials, the rate
+	// limit and the contact tracker.
 	ClientConfig *rest.Config
-	// ShardConfig reads and writes the one shard of --kubeconfig.
+	// KCPReady asks kcp, once, what must be known before the informers
+	// start: the tenancy identity. Run waits until it succeeds.
+	KCPReady func(context.Context) error
+	// ShardConfig reads and writes the one shard of --kubeconfig; nil for
+	// a sharded kcp, where each shard gets one as it is found.
 	*ShardConfig
+	// Sharded (--root-kubeconfig) follows the Shards in root and serves
+	// them all; nil with --kubeconfig.
+	Sharded *ShardedConfig
 
 	// LeaseClusterClient (with --run-controller and --leader-elect) is a
 	// client of its own, so that no other traffic delays a renewal.
@@ -72,7 +84,14 @@ type Config struct {
 func NewConfig(o *CompletedOptions) (*Config, error) {
 	c := &Config{Options: o, Contact: kcpcontact.New()}
 	var err error
-	if c.KubeconfigLoader, err = kubeconfig.Load(o.Kubeconfig, o.Context); err != nil {
+	if o.Sharded() {
+		if c.KubeconfigLoader, err = kubeconfig.Load(o.RootKubeconfig, ""); err != nil {
+			return nil, fmt.Errorf("--root-kubeconfig: %w", err)
+		}
+		if c.ShardsLoader, err = kubeconfig.Load(o.ShardsKubeconfig, ""); err != nil {
+			return nil, fmt.Errorf("--shards-kubeconfig: %w", err)
+		}
+	} else if c.KubeconfigLoader, err = kubeconfig.Load(o.Kubeconfig, o.Context); err != nil {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
 	if o.RunVirtualWorkspace && o.VirtualWorkspace.AuthenticationKubeconfig != "" {
@@ -89,8 +108,16 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 		return nil, err
 	}
 
-	if c.ShardConfig, err = NewShardConfig(c.ClientConfig, c.ClientConfig, o.RunController); err != nil {
-		return nil, err
+	if o.Sharded() {
+		if c.Sharded, err = newShardedConfig(c.ClientConfig, c.ShardsLoader.CredentialsConfig()); err != nil {
+			return nil, err
+		}
+		c.KCPReady = c.Sharded.ResolveRootIdentities
+	} else {
+		if c.ShardConfig, err = NewShardConfig(c.ClientConfig, c.ClientConfig, o.RunController); err != nil {
+			return nil, err
+		}
+		c.KCPReady = c.ShardConfig.ResolveIdentities
 	}
 	if o.RunController && o.LeaderElection.Enabled {
 		if c.LeaseClusterClient, err = kcpkubernetesclientset.NewForConfig(rest.CopyConfig(c.ClientConfig)); err != nil {
@@ -101,18 +128,31 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 	if o.RunVirtualWorkspace {
 		reviewConfig := rest.CopyConfig(c.ClientConfig)
 		reviewConfig.QPS, reviewConfig.Burst = o.VirtualWorkspace.AuthorizationQPS, o.VirtualWorkspace.AuthorizationBurst
-		review, err := authorization.NewSubjectAccessReviewer(reviewConfig)
-		if err != nil {
-			return nil, err
+		if c.Sharded != nil {
+			// Each shard answers for its own logical clusters; the reviews
+			// of all shards share one rate limit.
+			c.Sharded.ReviewLimiter = flowcontrol.NewTokenBucketRateLimiter(reviewConfig.QPS, reviewConfig.Burst)
+			c.Authorizer = authorization.New(authorization.NewReviews(authorization.ReviewByShard(c.Sharded.Shards.ReviewerOf), o.VirtualWorkspace.Authorization),
+				c.Sharded.Shards.ClusterExists)
+		} else {
+			review, err := authorization.NewSubjectAccessReviewer(reviewConfig)
+			if err != nil {
+				return nil, err
+			}
+			logicalClusters := c.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer().GetIndexer()
+			c.Authorizer = authorization.New(authorization.NewReviews(review, o.VirtualWorkspace.Authorization), func(cluster logicalcluster.Name) bool {
+				return clusterExists(logicalClusters, cluster)
+			})
 		}
-		logicalClusters := c.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer().GetIndexer()
-		c.Authorizer = authorization.New(authorization.NewReviews(review, o.VirtualWorkspace.Authorization), func(cluster logicalcluster.Name) bool {
-			_, exists, err := logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
-			return exists && err == nil
-		})
 		c.TokenReviewConfig = tokenReviewConfig(c.ClientConfig, c.TokenReviewLoader)
 	}
 	return c, nil
+}
+
+// clusterExists tells whether a LogicalCluster cache holds the cluster.
+func clusterExists(logicalClusters cache.Indexer, cluster logicalcluster.Name) bool {
+	_, exists, err := logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
+	return exists && err == nil
 }
 
 // CompletedConfig is a Config that New can build the server from; only

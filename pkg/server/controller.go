@@ -26,35 +26,36 @@ import (
 
 // installController installs the controller writing the mount status of
 // every mounted Workspace. It starts once the caches it reads have synced,
-// and, with --leader-elect, only while this replica holds the lease.
-func (s *Server) installController(workspaces cache.SharedIndexInformer) (part, error) {
-	informers := workspacemounts.Informers{
-		Workspaces:         workspaces,
-		CRDs:               s.ApiExtensionsSharedInformerFactory.Apiextensions().V1().CustomResourceDefinitions().Informer(),
-		APIBindings:        s.KcpSharedInformerFactory.Apis().V1alpha1().APIBindings().Informer(),
-		APIResourceSchemas: s.KcpSharedInformerFactory.Apis().V1alpha1().APIResourceSchemas().Informer(),
+// and, with --leader-elect, only while this replica holds the lease. For a
+// sharded kcp, the term as leader is handed to one controller per shard
+// (runShard), each started once its shard has synced.
+func (s *Server) installController() (part, error) {
+	if s.Sharded != nil {
+		return part{
+			name:     workspacemounts.ControllerName,
+			afterKCP: true,
+			start: func(ctx context.Context) error {
+				if s.Options.LeaderElection.Enabled {
+					return runAsLeader(ctx, &s.Options.LeaderElection, s.LeaseClusterClient, s.leadership.lead)
+				}
+				return s.leadership.lead(ctx)
+			},
+		}, nil
 	}
-	if err := workspacemounts.InstallIndexers(informers); err != nil {
+	controller, err := newShardController(s.ShardConfig, s.workspaces)
+	if err != nil {
 		return part{}, err
 	}
-	clients := workspacemounts.Clients{KCP: s.KcpClusterClient, Dynamic: s.DynamicClusterClient, Metadata: s.MetadataClusterClient}
-	synced := []cache.InformerSynced{informers.Workspaces.HasSynced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced}
-
 	// A new controller each run (each term as leader): it starts from the
 	// informer caches and reconciles every Workspace once.
 	run := func(ctx context.Context) error {
-		controller, err := workspacemounts.NewController(clients, informers,
-			workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, Routing: s.routing})
-		if err != nil {
-			return err
-		}
-		return controller.Start(ctx, s.Options.WorkspaceWorkers)
+		return controller.run(ctx, s.controllerOptions(""), s.Options.WorkspaceWorkers)
 	}
 	return part{
 		name:     workspacemounts.ControllerName,
 		afterKCP: true,
 		start: func(ctx context.Context) error {
-			if !cache.WaitForNamedCacheSync(workspacemounts.ControllerName, ctx.Done(), synced...) {
+			if !cache.WaitForNamedCacheSync(workspacemounts.ControllerName, ctx.Done(), controller.synced...) {
 				return nil // stopping
 			}
 			if s.Options.LeaderElection.Enabled {
@@ -62,6 +63,6 @@ func (s *Server) installController(workspaces cache.SharedIndexInformer) (part, 
 			}
 			return run(ctx)
 		},
-		hasSynced: synced,
+		hasSynced: controller.synced,
 	}, nil
 }

@@ -51,7 +51,7 @@ func (s *Server) waitForKCP(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
 	for attempt := 1; ; attempt++ {
-		err := s.ResolveIdentities(ctx)
+		err := s.KCPReady(ctx)
 		if err == nil {
 			if attempt > 1 {
 				logger.Info("kcp answered, starting", "attempts", attempt)

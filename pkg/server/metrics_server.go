@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"k8s.io/apiserver/pkg/server/healthz"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
@@ -37,9 +36,9 @@ import (
 // with the health endpoints from the start, so that the process is alive, and
 // says why it is not ready, while it waits for kcp; nil with
 // --metrics-bind-address=0.
-func (s *Server) installMetrics(workspaces cache.SharedIndexInformer) *part {
+func (s *Server) installMetrics(workspaces metrics.WorkspaceLister) *part {
 	metrics.Register()
-	metrics.RegisterMountCollector(workspaces.GetStore())
+	metrics.RegisterMountCollector(workspaces)
 	if s.Options.MetricsBindAddress == "0" {
 		return nil
 	}

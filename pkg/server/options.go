@@ -32,6 +32,10 @@ import (
 type Options struct {
 	Kubeconfig string
 	Context    string
+	// RootKubeconfig and ShardsKubeconfig, instead of Kubeconfig, serve a
+	// sharded kcp, with the flags of kcp's front-proxy (see Sharded).
+	RootKubeconfig   string
+	ShardsKubeconfig string
 
 	WorkspaceWorkers int
 	QPS              float32
@@ -93,7 +97,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Kubeconfig of the kcp shard. Its credentials must read Workspaces, CRDs, APIBindings, APIResourceSchemas and mount objects across all "+
 			"logical clusters (system:masters, e.g. the shard-base context of kcp's admin.kubeconfig) and patch Workspaces. "+
 			"The server URL may carry a /clusters/<name> path; the shard base URL is used.")
-	fs.StringVar(&o.Context, "context", o.Context, "The kubeconfig context to use; the current context if empty.")
+	fs.StringVar(&o.Context, "context", o.Context, "The --kubeconfig context to use; the current context if empty.")
+	fs.StringVar(&o.RootKubeconfig, "root-kubeconfig", o.RootKubeconfig,
+		"Instead of --kubeconfig, for a sharded kcp (as kcp's front-proxy): kubeconfig of the root shard (its current context), "+
+			"where the Shard objects, the leader Lease and the tenancy APIExport are read and TokenReviews are sent. With --shards-kubeconfig.")
+	fs.StringVar(&o.ShardsKubeconfig, "shards-kubeconfig", o.ShardsKubeconfig,
+		"With --root-kubeconfig: kubeconfig whose current context's credentials every shard accepts, with the rights --kubeconfig needs; "+
+			"its server is replaced by each Shard's spec.baseURL. The shards are followed from the Shard objects in root as they come and go.")
 	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the workspaces queue (workspacemounts-workspaces), each reading one mount object and patching one Workspace at a time.")
 	fs.IntVar(&o.MaxMountInformers, "max-mount-informers", o.MaxMountInformers,
 		"Most mount resources (kind, version and APIExport identity) the controller watches, each with one informer across all clusters; "+
@@ -128,8 +138,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 // Validate tells what is wrong with the options.
 func (o *Options) Validate() error {
 	var errs []error
-	if o.Kubeconfig == "" {
-		errs = append(errs, errors.New("--kubeconfig is required"))
+	switch sharded := o.RootKubeconfig != "" || o.ShardsKubeconfig != ""; {
+	case sharded && o.Kubeconfig != "":
+		errs = append(errs, errors.New("--kubeconfig (one shard) and --root-kubeconfig/--shards-kubeconfig (a sharded kcp) exclude each other"))
+	case sharded && (o.RootKubeconfig == "" || o.ShardsKubeconfig == ""):
+		errs = append(errs, errors.New("--root-kubeconfig and --shards-kubeconfig go together"))
+	case sharded && o.Context != "":
+		errs = append(errs, errors.New("--context applies to --kubeconfig; --root-kubeconfig and --shards-kubeconfig use their current contexts"))
+	case !sharded && o.Kubeconfig == "":
+		errs = append(errs, errors.New("--kubeconfig (or, for a sharded kcp, --root-kubeconfig and --shards-kubeconfig) is required"))
 	}
 	if o.WorkspaceWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--workspace-workers must be at least 1, not %d", o.WorkspaceWorkers))
@@ -154,6 +171,10 @@ func (o *Options) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Sharded tells whether the options serve a sharded kcp: every Shard in
+// root, each with its own clients, informers and controller.
+func (o *Options) Sharded() bool { return o.RootKubeconfig != "" }
 
 // CompletedOptions are valid Options; only Complete makes them.
 type CompletedOptions struct {

@@ -51,7 +51,13 @@ func TestValidate(t *testing.T) {
 		change func(*Options)
 		want   string
 	}{
-		"no kubeconfig":   {func(o *Options) { o.Kubeconfig = "" }, "--kubeconfig is required"},
+		"no kubeconfig": {func(o *Options) { o.Kubeconfig = "" }, "--kubeconfig (or, for a sharded kcp, --root-kubeconfig and --shards-kubeconfig) is required"},
+		"both modes":    {func(o *Options) { o.RootKubeconfig, o.ShardsKubeconfig = "root", "shards" }, "exclude each other"},
+		"root alone":    {func(o *Options) { o.Kubeconfig, o.RootKubeconfig = "", "root" }, "go together"},
+		"shards alone":  {func(o *Options) { o.Kubeconfig, o.ShardsKubeconfig = "", "shards" }, "go together"},
+		"sharded context": {func(o *Options) {
+			o.Kubeconfig, o.RootKubeconfig, o.ShardsKubeconfig, o.Context = "", "root", "shards", "x"
+		}, "current contexts"},
 		"no workers":      {func(o *Options) { o.WorkspaceWorkers = 0 }, "--workspace-workers"},
 		"no qps":          {func(o *Options) { o.QPS = 0 }, "--kube-api-qps"},
 		"nothing to run":  {func(o *Options) { o.RunController, o.RunVirtualWorkspace = false, false }, "nothing to run"},
@@ -71,6 +77,12 @@ func TestValidate(t *testing.T) {
 	o.LeaderElection.Enabled = false
 	o.LeaderElection.ID = ""
 	require.NoError(t, o.Validate(), "lease settings do not matter without leader election")
+
+	o = valid()
+	o.Kubeconfig, o.RootKubeconfig, o.ShardsKubeconfig = "", "root", "shards"
+	require.NoError(t, o.Validate(), "a sharded kcp")
+	require.True(t, o.Sharded())
+	require.False(t, valid().Sharded())
 }
 
 func TestTokenReviewConfig(t *testing.T) {

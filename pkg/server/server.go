@@ -38,6 +38,8 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
 // Server is the process: its parts, installed by New, started by Run.
@@ -52,6 +54,20 @@ type Server struct {
 	// notReady says why the process is not ready (/readyz), nil once every
 	// part's caches have synced.
 	notReady atomic.Pointer[string]
+	// factories are the shared informer factories Run starts once kcp has
+	// answered (a sharded kcp's shards start their own).
+	factories []interface{ Start(stopCh <-chan struct{}) }
+	// workspaces is the Workspace informer of the one shard, nil for a
+	// sharded kcp.
+	workspaces cache.SharedIndexInformer
+
+	// For a sharded kcp: the virtual workspace's store (nil without it),
+	// which each shard joins once synced, the leader's terms the shards'
+	// controllers run in, and whether the process is stopping (a shard
+	// stopping then leaves its objects to the last).
+	store      *wsmregistry.Store
+	leadership *leadership
+	stopping   atomic.Bool
 }
 
 // A part is one unit of the process.
@@ -72,14 +88,26 @@ type part struct {
 func New(c CompletedConfig) (*Server, error) {
 	s := &Server{CompletedConfig: c}
 	s.setNotReady("waiting for kcp to answer")
-	// Workspaces are read by every part: their informer is registered first.
-	workspaces := c.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
+	var workspaces metrics.WorkspaceLister
+	if c.Sharded != nil {
+		workspaces = c.Sharded.Shards
+		s.factories = append(s.factories, c.Sharded.RootKcpSharedInformerFactory)
+		s.leadership = newLeadership()
+	} else {
+		// Workspaces are read by every part: their informer is registered first.
+		s.workspaces = c.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
+		workspaces = s.workspaces.GetStore()
+		s.factories = append(s.factories, c.KcpSharedInformerFactory)
+		if c.ApiExtensionsSharedInformerFactory != nil {
+			s.factories = append(s.factories, c.ApiExtensionsSharedInformerFactory)
+		}
+	}
 
 	if metrics := s.installMetrics(workspaces); metrics != nil {
 		s.parts = append(s.parts, *metrics)
 	}
 	// Rotated credentials are picked up without a restart.
-	for _, loader := range []*kubeconfig.Loader{c.KubeconfigLoader, c.TokenReviewLoader} {
+	for _, loader := range []*kubeconfig.Loader{c.KubeconfigLoader, c.ShardsLoader, c.TokenReviewLoader} {
 		if loader != nil {
 			s.parts = append(s.parts, part{name: "kubeconfig-reloader", start: func(ctx context.Context) error {
 				loader.Run(ctx, kubeconfig.DefaultReloadInterval)
@@ -92,18 +120,21 @@ func New(c CompletedConfig) (*Server, error) {
 		return nil
 	}})
 	if c.Options.RunVirtualWorkspace {
-		vw, err := s.installVirtualWorkspace(workspaces)
+		vw, err := s.installVirtualWorkspace()
 		if err != nil {
 			return nil, err
 		}
 		s.parts = append(s.parts, vw)
 	}
 	if c.Options.RunController {
-		controller, err := s.installController(workspaces)
+		controller, err := s.installController()
 		if err != nil {
 			return nil, err
 		}
 		s.parts = append(s.parts, controller)
+	}
+	if c.Sharded != nil {
+		s.parts = append(s.parts, s.installShards())
 	}
 	return s, nil
 }
@@ -120,6 +151,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.routing = routing
 
 	group, ctx := errgroup.WithContext(ctx)
+	context.AfterFunc(ctx, func() { s.stopping.Store(true) })
 	for _, p := range s.parts {
 		if !p.afterKCP {
 			group.Go(func() error { return p.start(ctx) })
@@ -137,9 +169,8 @@ func (s *Server) Run(ctx context.Context) error {
 			s.routing = routing
 		}
 		s.setNotReady("the informer caches have not synced yet")
-		s.KcpSharedInformerFactory.Start(ctx.Done())
-		if s.ApiExtensionsSharedInformerFactory != nil {
-			s.ApiExtensionsSharedInformerFactory.Start(ctx.Done())
+		for _, factory := range s.factories {
+			factory.Start(ctx.Done())
 		}
 		var synced []cache.InformerSynced
 		for _, p := range s.parts {
@@ -152,8 +183,12 @@ func (s *Server) Run(ctx context.Context) error {
 		if !cache.WaitForNamedCacheSync("workspacemounts", ctx.Done(), synced...) {
 			return nil // stopping
 		}
-		workspaces := s.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
-		klog.FromContext(ctx).Info("informers synced", "duration", time.Since(began).Round(time.Millisecond), "workspaces", len(workspaces.GetStore().ListKeys()))
+		logger := klog.FromContext(ctx)
+		if s.workspaces != nil {
+			logger.Info("informers synced", "duration", time.Since(began).Round(time.Millisecond), "workspaces", len(s.workspaces.GetStore().ListKeys()))
+		} else {
+			logger.Info("shards synced", "duration", time.Since(began).Round(time.Millisecond), "shards", s.Sharded.Shards.Names())
+		}
 		// Ready from now on, also while kcp is unreachable: the virtual
 		// workspace serves what it last knew (see docs/deployment.md).
 		s.notReady.Store(nil)

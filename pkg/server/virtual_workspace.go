@@ -37,26 +37,15 @@ import (
 // server itself is built then, with its serving certificate (a self-signed
 // one is written to --cert-dir and logged), so that a refused start writes
 // nothing; the process is not ready before it is built and listening.
-func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (part, error) {
-	logicalClusters := s.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer()
-	store, err := wsmregistry.NewStore(workspaces)
+//
+// For a sharded kcp, each shard joins the store once its caches have synced
+// (runShard); paths and clusters are looked up on every shard.
+func (s *Server) installVirtualWorkspace() (part, error) {
+	deps, synced, err := s.virtualWorkspaceDependencies()
 	if err != nil {
 		return part{}, fmt.Errorf("virtual workspace: %w", err)
 	}
-	if err := store.AddClusterPaths(logicalClusters); err != nil {
-		return part{}, fmt.Errorf("virtual workspace: %w", err)
-	}
-	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(workspaces.GetIndexer())
-	deps := apiserver.Dependencies{
-		Store:      store,
-		Authorizer: s.Authorizer,
-		GetWorkspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
-			return lister.Cluster(cluster).Get(name)
-		},
-		ClustersSynced:    logicalClusters.HasSynced,
-		TokenReviewConfig: s.TokenReviewConfig,
-		KCPLastContact:    s.Contact.Since,
-	}
+	store := deps.Store
 	var listening atomic.Bool
 	return part{
 		name:     apiserver.Name,
@@ -74,6 +63,40 @@ func (s *Server) installVirtualWorkspace(workspaces cache.SharedIndexInformer) (
 			store.StopWatchesWhenDone(ctx)
 			return apiserver.Run(ctx, server)
 		},
-		hasSynced: []cache.InformerSynced{store.HasSynced, logicalClusters.HasSynced, listening.Load},
+		hasSynced: append(synced, listening.Load),
 	}, nil
+}
+
+// virtualWorkspaceDependencies are what the virtual workspace reads: one
+// shard's informers, or every shard's (s.Sharded), and the caches to sync.
+func (s *Server) virtualWorkspaceDependencies() (apiserver.Dependencies, []cache.InformerSynced, error) {
+	deps := apiserver.Dependencies{
+		Authorizer:        s.Authorizer,
+		TokenReviewConfig: s.TokenReviewConfig,
+		KCPLastContact:    s.Contact.Since,
+	}
+	if s.Sharded != nil {
+		s.store = wsmregistry.NewShardedStore()
+		deps.Store = s.store
+		deps.GetWorkspace = s.Sharded.Shards.GetWorkspace
+		deps.ClustersSynced = s.Sharded.Shards.Synced
+		deps.Shards = s.Sharded.Shards
+		// The shards' part holds readiness until they have synced.
+		return deps, nil, nil
+	}
+	logicalClusters := s.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer()
+	store, err := wsmregistry.NewStore(s.workspaces)
+	if err != nil {
+		return deps, nil, err
+	}
+	if err := store.AddClusterPaths(logicalClusters); err != nil {
+		return deps, nil, err
+	}
+	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(s.workspaces.GetIndexer())
+	deps.Store = store
+	deps.GetWorkspace = func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+		return lister.Cluster(cluster).Get(name)
+	}
+	deps.ClustersSynced = logicalClusters.HasSynced
+	return deps, []cache.InformerSynced{store.HasSynced, logicalClusters.HasSynced}, nil
 }

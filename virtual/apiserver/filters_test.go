@@ -22,7 +22,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -299,4 +302,46 @@ func TestIsHealthPath(t *testing.T) {
 	} {
 		require.Equal(t, want, isHealthPath(path), path)
 	}
+}
+
+// shardContacts is a ShardContacts of fixed answers.
+type shardContacts map[string]time.Duration // negative: never answered
+
+func (s shardContacts) Names() []string {
+	names := make([]string, 0, len(s))
+	for name := range s {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (s shardContacts) LastContact(shard string) (time.Duration, bool) {
+	since, found := s[shard]
+	return since, found && since >= 0
+}
+
+type warnings []string
+
+func (w *warnings) AddWarning(_, text string) { *w = append(*w, text) }
+
+func TestStaleShards(t *testing.T) {
+	t.Parallel()
+	shards := shardContacts{"root": time.Second, "shard-2": 45 * time.Second, "shard-3": -1}
+	var served bool
+	handler := withStaleShardWarnings(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }), shards)
+	var got warnings
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/clusters/*/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody)
+	handler.ServeHTTP(httptest.NewRecorder(), req.WithContext(warning.WithWarningRecorder(req.Context(), &got)))
+	require.True(t, served)
+	require.Equal(t, warnings{
+		"shard shard-2 has not answered for 45s: its WorkspaceMounts are the last known state",
+		"shard shard-3 has not answered yet: its WorkspaceMounts are the last known state",
+	}, got, "a warning per shard not answering, none for root")
+
+	cell := shardCell(shards)
+	require.Equal(t, "root", cell("root"))
+	require.Equal(t, "shard-2 (unreachable 45s)", cell("shard-2"))
+	require.Equal(t, "shard-3 (unreachable)", cell("shard-3"))
+	require.Nil(t, shardCell(nil), "one shard: no SHARD marking")
 }

@@ -96,6 +96,18 @@ type Dependencies struct {
 	// KCPLastContact is how long ago kcp last answered the process (false:
 	// never). Answers say when they may be stale.
 	KCPLastContact func() (time.Duration, bool)
+	// Shards, for a sharded kcp (nil with one shard): when each shard
+	// served last answered. While one has not for staleAfter, answers carry
+	// a warning naming it, and the SHARD column marks its rows.
+	Shards ShardContacts
+}
+
+// ShardContacts tells when each shard of a sharded kcp last answered.
+type ShardContacts interface {
+	// Names are the shards served, sorted.
+	Names() []string
+	// LastContact is how long ago the shard last answered (false: never).
+	LastContact(shard string) (since time.Duration, answered bool)
 }
 
 // staleAfter is how long kcp may go without answering before the answers
@@ -131,6 +143,7 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(apiHandler, c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withStaleWarning(handler, deps.KCPLastContact)
+		handler = withStaleShardWarnings(handler, deps.Shards)
 		handler = withReadOnly(handler)
 		handler = genericapiserver.DefaultBuildHandlerChainFromImpersonationToAuthz(handler, c)
 		handler = genericapiserver.DefaultBuildHandlerChainFromStartToBeforeImpersonation(handler, c)
@@ -143,7 +156,7 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	}
 	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
 	apiGroup.VersionedResourcesStorageMap[wsmv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		wsmv1alpha1.Resource: wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible),
+		wsmv1alpha1.Resource: wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)),
 	}
 	if err := server.InstallAPIGroup(&apiGroup); err != nil {
 		return nil, err
@@ -308,6 +321,53 @@ func withStaleWarning(handler http.Handler, lastContact func() (time.Duration, b
 		}
 		handler.ServeHTTP(w, r)
 	})
+}
+
+// withStaleShardWarnings adds a warning per shard that has not answered for
+// staleAfter: its WorkspaceMounts are the last known state.
+func withStaleShardWarnings(handler http.Handler, shards ShardContacts) http.Handler {
+	if shards == nil {
+		return handler
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, name := range shards.Names() {
+			if unreachable, ok := shardUnreachable(shards, name); ok {
+				warning.AddWarning(r.Context(), "", fmt.Sprintf("shard %s %s: its WorkspaceMounts are the last known state", name, unreachable))
+			}
+		}
+		handler.ServeHTTP(w, r)
+	})
+}
+
+// shardUnreachable says how long a shard has not answered, when it is
+// staleAfter or more.
+func shardUnreachable(shards ShardContacts, name string) (string, bool) {
+	since, answered := shards.LastContact(name)
+	switch {
+	case !answered:
+		return "has not answered yet", true
+	case since >= staleAfter:
+		return "has not answered for " + since.Round(time.Second).String(), true
+	}
+	return "", false
+}
+
+// shardCell renders the SHARD column: the name, and "(unreachable 45s)"
+// while the shard has not answered for staleAfter.
+func shardCell(shards ShardContacts) wsmregistry.ShardCell {
+	if shards == nil {
+		return nil
+	}
+	return func(name string) string {
+		since, answered := shards.LastContact(name)
+		switch {
+		case !answered:
+			return name + " (unreachable)"
+		case since >= staleAfter:
+			return name + " (unreachable " + since.Round(time.Second).String() + ")"
+		}
+		return name
+	}
 }
 
 // Run serves until ctx is done.

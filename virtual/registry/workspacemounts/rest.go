@@ -87,6 +87,12 @@ func NewREST(store *Store, visible VisibilityFunc) *REST {
 	return &REST{store: store, visible: visible, visibilityTicks: everyVisibilityRecheckInterval}
 }
 
+// WithShardCell has the SHARD column rendered by cell.
+func (r *REST) WithShardCell(cell ShardCell) *REST {
+	r.shardCell = cell
+	return r
+}
+
 // everyVisibilityRecheckInterval is the clock of visibility re-checks.
 func everyVisibilityRecheckInterval() (<-chan time.Time, func()) {
 	ticker := time.NewTicker(visibilityRecheckInterval)
@@ -288,6 +294,7 @@ func fieldSet(wsm *wsmv1alpha1.WorkspaceMount) fields.Set {
 		wsmv1alpha1.FieldPhase:         wsm.Status.Phase,
 		wsmv1alpha1.FieldReady:         strconv.FormatBool(wsm.Status.Ready),
 		wsmv1alpha1.FieldWorkspacePath: wsm.Status.WorkspacePath,
+		wsmv1alpha1.FieldShard:         wsm.Status.Shard,
 	}
 }
 

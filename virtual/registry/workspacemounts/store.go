@@ -378,6 +378,9 @@ func (s *Store) upsert(src *source, obj interface{}) {
 		return
 	}
 	wsm := FromWorkspace(ws, src.clusterPath(logicalcluster.From(ws)))
+	if wsm != nil {
+		wsm.Status.Shard = src.name
+	}
 
 	s.lock.Lock()
 	defer s.lock.Unlock()

@@ -24,6 +24,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -56,6 +57,10 @@ func TestShardedStore(t *testing.T) {
 	require.Equal(t, []string{"c-root/a", "c-two/x"}, names(listed))
 	require.Regexp(t, `^root=\d+,shard-2=\d+$`, listed.ResourceVersion)
 	require.Len(t, parseVersion(listed.ResourceVersion), 2)
+	require.Equal(t, "root", listed.Items[0].Status.Shard, "each object names its shard")
+	require.Equal(t, "shard-2", listed.Items[1].Status.Shard)
+	onTwo := list(t, r, "*", &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector(wsmv1alpha1.FieldShard, "shard-2")})
+	require.Equal(t, []string{"c-two/x"}, names(onTwo), "a field selector on the shard")
 
 	// A watch from the list sees the changes of both shards, each event
 	// with the vector of its moment.

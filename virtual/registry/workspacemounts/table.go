@@ -31,8 +31,15 @@ import (
 
 // tableConvertor renders WorkspaceMounts for kubectl get: NAME, WORKSPACE
 // (the path), KIND, MOUNT, PHASE, READY, KCP-PHASE, AGE, and with -o wide
-// CLUSTER, URL, REASON.
-type tableConvertor struct{}
+// CLUSTER, SHARD, URL, REASON.
+type tableConvertor struct {
+	// shardCell renders status.shard; nil: as it is.
+	shardCell ShardCell
+}
+
+// ShardCell renders a shard's name for the SHARD column, e.g. marked when
+// the shard does not answer and its rows are the last known state.
+type ShardCell func(shard string) string
 
 var columns = []metav1.TableColumnDefinition{
 	{Name: "Name", Type: "string", Format: "name", Description: "Name of the Workspace."},
@@ -44,12 +51,13 @@ var columns = []metav1.TableColumnDefinition{
 	{Name: "Kcp-Phase", Type: "string", Description: "kcp's own phase of the Workspace (Ready, Unavailable, Scheduling...): kcp's verdict, beside the mount's."},
 	{Name: "Age", Type: "string", Description: "Age of the Workspace."},
 	{Name: "Cluster", Type: "string", Priority: 1, Description: "Logical cluster holding the Workspace object."},
+	{Name: "Shard", Type: "string", Priority: 1, Description: "kcp shard holding the Workspace object, marked (unreachable ...) while it does not answer: its rows are then the last known state."},
 	{Name: "URL", Type: "string", Priority: 1, Description: "URL of the mount."},
 	{Name: "Reason", Type: "string", Priority: 1, Description: "Why the mount is in its phase."},
 }
 
 // ConvertToTable implements rest.TableConvertor.
-func (tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
 	table := &metav1.Table{}
 	if options, ok := tableOptions.(*metav1.TableOptions); !ok || !options.NoHeaders {
 		table.ColumnDefinitions = columns
@@ -57,14 +65,14 @@ func (tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, t
 	switch o := object.(type) {
 	case *wsmv1alpha1.WorkspaceMount:
 		table.ResourceVersion = o.ResourceVersion
-		table.Rows = []metav1.TableRow{row(o)}
+		table.Rows = []metav1.TableRow{c.row(o)}
 	case *wsmv1alpha1.WorkspaceMountList:
 		table.ResourceVersion = o.ResourceVersion
 		table.Continue = o.Continue
 		table.RemainingItemCount = o.RemainingItemCount
 		table.Rows = make([]metav1.TableRow, 0, len(o.Items))
 		for i := range o.Items {
-			table.Rows = append(table.Rows, row(&o.Items[i]))
+			table.Rows = append(table.Rows, c.row(&o.Items[i]))
 		}
 	default:
 		return nil, fmt.Errorf("cannot render %T as a WorkspaceMount table", object)
@@ -72,7 +80,7 @@ func (tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, t
 	return table, nil
 }
 
-func row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
+func (c tableConvertor) row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
 	ref := wsm.Spec.MountRef
 	mountName := ref.Name
 	if ref.Namespace != "" {
@@ -81,10 +89,21 @@ func row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
 	return metav1.TableRow{
 		Cells: []interface{}{
 			wsm.Name, orNone(wsm.Status.WorkspacePath), ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready, orNone(wsm.Status.WorkspacePhase),
-			age(wsm.CreationTimestamp), logicalcluster.From(wsm).String(), wsm.Status.URL, wsm.Status.Reason,
+			age(wsm.CreationTimestamp), logicalcluster.From(wsm).String(), c.shard(wsm.Status.Shard), wsm.Status.URL, wsm.Status.Reason,
 		},
 		Object: runtime.RawExtension{Object: wsm},
 	}
+}
+
+// shard is the SHARD cell: <none> with a single shard (--kubeconfig).
+func (c tableConvertor) shard(name string) interface{} {
+	if name == "" {
+		return nil
+	}
+	if c.shardCell != nil {
+		return c.shardCell(name)
+	}
+	return name
 }
 
 // orNone is a cell kubectl prints as <none> when empty: kcp's phase before

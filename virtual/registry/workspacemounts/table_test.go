@@ -65,8 +65,8 @@ func TestConvertToTable(t *testing.T) {
 			require.NotEmpty(t, c.Description, c.Name)
 			require.Contains(t, []string{"string", "boolean"}, c.Type, c.Name)
 		}
-		require.Equal(t, []string{"Name", "Workspace", "Kind", "Mount", "Phase", "Ready", "Kcp-Phase", "Age", "Cluster", "URL", "Reason"}, names)
-		for _, name := range []string{"Cluster", "URL", "Reason"} {
+		require.Equal(t, []string{"Name", "Workspace", "Kind", "Mount", "Phase", "Ready", "Kcp-Phase", "Age", "Cluster", "Shard", "URL", "Reason"}, names)
+		for _, name := range []string{"Cluster", "Shard", "URL", "Reason"} {
 			require.True(t, wide[name], "%s is a wide column", name)
 		}
 		for _, name := range []string{"Name", "Workspace", "Kind", "Mount", "Phase", "Ready", "Kcp-Phase", "Age"} {
@@ -82,7 +82,7 @@ func TestConvertToTable(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "17", table.ResourceVersion)
 		require.Len(t, table.Rows, 1)
-		require.Equal(t, []interface{}{"a", "root:org:a", "KubeCluster", "kc", "Ready", true, "Unavailable", "3h", "c1", "https://kc.example.io", "MountReady"}, table.Rows[0].Cells)
+		require.Equal(t, []interface{}{"a", "root:org:a", "KubeCluster", "kc", "Ready", true, "Unavailable", "3h", "c1", nil, "https://kc.example.io", "MountReady"}, table.Rows[0].Cells)
 		require.Same(t, wsm, table.Rows[0].Object.Object)
 		require.Len(t, table.Rows[0].Cells, len(table.ColumnDefinitions))
 	})
@@ -94,7 +94,7 @@ func TestConvertToTable(t *testing.T) {
 		wsm.Status = wsmv1alpha1.WorkspaceMountStatus{Phase: "Unknown", Reason: ReasonPending}
 		table, err := convertor.ConvertToTable(context.Background(), wsm, nil)
 		require.NoError(t, err)
-		require.Equal(t, []interface{}{"b", nil, "KubeCluster", "ns/kc", "Unknown", false, nil, "<unknown>", "c2", "", "Pending"}, table.Rows[0].Cells)
+		require.Equal(t, []interface{}{"b", nil, "KubeCluster", "ns/kc", "Unknown", false, nil, "<unknown>", "c2", nil, "", "Pending"}, table.Rows[0].Cells)
 	})
 
 	t.Run("no headers", func(t *testing.T) {
@@ -103,7 +103,7 @@ func TestConvertToTable(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, table.ColumnDefinitions)
 		require.Len(t, table.Rows, 1)
-		require.Len(t, table.Rows[0].Cells, 11)
+		require.Len(t, table.Rows[0].Cells, 12)
 	})
 
 	t.Run("list", func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestConvertToTable(t *testing.T) {
 		require.Equal(t, "99", table.ResourceVersion)
 		require.Equal(t, "token", table.Continue)
 		require.Equal(t, &remaining, table.RemainingItemCount)
-		require.Len(t, table.ColumnDefinitions, 11)
+		require.Len(t, table.ColumnDefinitions, 12)
 		require.Len(t, table.Rows, 2)
 		require.Equal(t, "a", table.Rows[0].Cells[0])
 		require.Equal(t, "60m", table.Rows[0].Cells[7])
@@ -143,6 +143,20 @@ func TestConvertToTable(t *testing.T) {
 		t.Parallel()
 		_, err := convertor.ConvertToTable(context.Background(), &metav1.Status{}, nil)
 		require.ErrorContains(t, err, "cannot render")
+	})
+
+	t.Run("shard, marked by the REST's cell", func(t *testing.T) {
+		t.Parallel()
+		wsm := tableObject("c1", "a", time.Hour)
+		wsm.Status.Shard = "shard-2"
+		table, err := convertor.ConvertToTable(context.Background(), wsm, nil)
+		require.NoError(t, err)
+		require.Equal(t, "shard-2", table.Rows[0].Cells[9], "no cell function: the name")
+		r := NewREST(newUnstartedHarness(t).store, allVisible).WithShardCell(func(shard string) string { return shard + " (unreachable 45s)" })
+		table, err = r.ConvertToTable(context.Background(), &wsmv1alpha1.WorkspaceMountList{Items: []wsmv1alpha1.WorkspaceMount{*wsm, *tableObject("c2", "b", time.Hour)}}, nil)
+		require.NoError(t, err)
+		require.Equal(t, "shard-2 (unreachable 45s)", table.Rows[0].Cells[9])
+		require.Nil(t, table.Rows[1].Cells[9], "no shard (--kubeconfig): <none>")
 	})
 
 	t.Run("through REST", func(t *testing.T) {

@@ -45,6 +45,7 @@ const (
 	FieldPhase         = "status.phase"
 	FieldReady         = "status.ready"
 	FieldWorkspacePath = "status.workspacePath"
+	FieldShard         = "status.shard"
 )
 
 // AddToScheme registers the types, the meta/v1 options, and the field
@@ -54,10 +55,10 @@ func AddToScheme(scheme *runtime.Scheme) error {
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind(Kind), func(label, value string) (string, string, error) {
 		switch label {
-		case "metadata.name", FieldPhase, FieldReady, FieldWorkspacePath:
+		case "metadata.name", FieldPhase, FieldReady, FieldWorkspacePath, FieldShard:
 			return label, value, nil
 		default:
-			return "", "", fmt.Errorf("field label not supported: %s (supported: metadata.name, %s, %s, %s)", label, FieldPhase, FieldReady, FieldWorkspacePath)
+			return "", "", fmt.Errorf("field label not supported: %s (supported: metadata.name, %s, %s, %s, %s)", label, FieldPhase, FieldReady, FieldWorkspacePath, FieldShard)
 		}
 	})
 }

@@ -85,6 +85,10 @@ type WorkspaceMountStatus struct {
 	// logical cluster holding the Workspace object, joined with its name.
 	// Empty until that cluster's path is known.
 	WorkspacePath string `json:"workspacePath,omitempty"`
+	// The kcp shard holding the Workspace object, e.g. root or shard-2,
+	// when the plugin serves a sharded kcp (--root-kubeconfig); empty with
+	// --kubeconfig.
+	Shard string `json:"shard,omitempty"`
 }
 
 // MountCondition is one of the mount object's conditions.

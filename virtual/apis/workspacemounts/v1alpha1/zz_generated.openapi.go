@@ -387,6 +387,13 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 							Format:      "",
 						},
 					},
+					"shard": {
+						SchemaProps: spec.SchemaProps{
+							Description: "The kcp shard holding the Workspace object, e.g. root or shard-2, when the plugin serves a sharded kcp (--root-kubeconfig); empty with --kubeconfig.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"phase", "ready", "reason"},
 			},
