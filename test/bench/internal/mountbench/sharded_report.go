@@ -48,6 +48,13 @@ func (r *shardedResult) print(w io.Writer) {
 	if r.flip != nil {
 		fmt.Fprintf(w, "setting every mount object on every shard to Ready at a new URL (the shards' writes interleaved), until each Workspace's annotations showed it; the last write returned at %s.\n",
 			formatDuration(r.flipsWritten))
+		var after []string
+		for _, name := range r.shards {
+			if c := r.flip[name]; c != nil {
+				after = append(after, name+" "+sinceLastWrite(c.plugin, c.total, r.flipsWritten))
+			}
+		}
+		fmt.Fprintf(w, "After the last flip write, every Workspace showed it: %s.\n", strings.Join(after, ", "))
 		fmt.Fprintf(w, "Failed syncs logged by the plugin (retried): %s.\n", r.pluginErrors)
 	} else {
 		fmt.Fprintln(w, "setting every mount object to Ready: not reached.")
