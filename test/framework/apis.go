@@ -218,7 +218,25 @@ func ExportAndBind(t testing.TB, cfg *rest.Config, provider, consumer logicalclu
 	if _, err := client.Cluster(provider).ApisV1alpha2().APIExports().Create(ctx, export, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating APIExport %s in %s: %v", name, provider, err)
 	}
+	return BindExport(t, cfg, provider, consumer, group, plural)
+}
 
+// BindExport binds the APIExport <plural>.<group> of provider, made by
+// ExportAndBind, in one more consumer (on any shard): it creates the
+// APIBinding <plural>.<group> there, waits until it is Bound and the
+// resource is served, and returns the resource's identity hash.
+func BindExport(t testing.TB, cfg *rest.Config, provider, consumer logicalcluster.Path, group, plural string) string {
+	t.Helper()
+
+	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
+	if err != nil {
+		t.Fatalf("creating kcp clientset: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	defer cancel()
+
+	name := plural + "." + group
 	binding := &apisv1alpha2.APIBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: apisv1alpha2.APIBindingSpec{

@@ -85,6 +85,19 @@ limitations under the License.
 // MemorySampler read a process's memory from /proc, and ScrapeMetrics parses
 // a Prometheus endpoint (kcp's or the plugin's) with expfmt.
 //
+// A plugin serves a whole ShardedServer behind the front-proxy's one
+// mapping of /services/workspacemounts/: its virtual workspace's port is
+// picked before the front-proxy starts (which reads its mapping file once),
+// and ShardedServer.PluginOptions fills in the rest (--root-kubeconfig and
+// --shards-kubeconfig with the admin's certificate, the PKI's serving
+// certificate, which the front-proxy trusts, and the --requestheader-* flags
+// that accept the user from the front-proxy's client certificate alone):
+//
+//	port, _ := framework.FreePort(ctx)
+//	s := framework.StartShardedT(t, framework.ShardedOptions{ServiceMappings: []framework.ServiceMapping{framework.PluginServiceMapping(port)}})
+//	plugin := framework.StartPluginT(t, t, s.PluginOptions(port, t.TempDir()))
+//	// kubectl --server "$(s.PluginServiceURL("*"))" get workspacemounts
+//
 // StartPrometheus runs a real Prometheus (<repo>/bin/prometheus, built from
 // hack/prometheus; or $PROMETHEUS_BINARY) scraping a plugin with rule files
 // loaded, and asks its HTTP API for values and alerts.

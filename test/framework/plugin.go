@@ -46,8 +46,23 @@ var PluginServingFlags = []string{"--bind-address", "--secure-port", "--cert-dir
 type PluginOptions struct {
 	// Binary is the workspacemounts executable. Default: PluginBinary().
 	Binary string
-	// Kubeconfig is kcp's admin.kubeconfig; the plugin uses its shard-base context.
+	// Kubeconfig is kcp's admin.kubeconfig; the plugin uses its shard-base
+	// context. Unused when RootKubeconfig is set.
 	Kubeconfig string
+	// RootKubeconfig and ShardsKubeconfig, both set, run the plugin on a
+	// sharded kcp instead (--root-kubeconfig, --shards-kubeconfig, their
+	// current contexts): ShardedServer.RootKubeconfigPath and
+	// ShardsKubeconfigPath. ShardedServer.PluginOptions fills them.
+	RootKubeconfig, ShardsKubeconfig string
+	// SecurePort is the virtual workspace's port on 127.0.0.1. Default (0):
+	// a free port. A front-proxy mapping to the plugin needs it before the
+	// front-proxy starts (ShardedServer.PluginOptions).
+	SecurePort int
+	// ServingCertFile and ServingKeyFile are the virtual workspace's serving
+	// certificate (--tls-cert-file, --tls-private-key-file), ServingCAFile
+	// the CA that signed it (Plugin.CAFile). Default: a self-signed pair in
+	// the subdirectory certificates of WorkDir, its own CA.
+	ServingCertFile, ServingKeyFile, ServingCAFile string
 	// ExtraArgs are appended to the `start` command line.
 	ExtraArgs []string
 	// LogPath is the file the plugin's stdout and stderr go to. Default: workspacemounts.log in WorkDir.
@@ -101,10 +116,12 @@ func PluginBinary() (string, error) {
 }
 
 // StartPlugin runs `<binary> start` against the shard-base context of the
-// kubeconfig with a high client rate limit (QPS 1000, burst 2000), serving the
-// virtual workspace and metrics on free ports of 127.0.0.1 (not the defaults
-// 6444 and 8080, which another plugin may hold), and samples its memory until
-// it exits. It does not wait until the plugin is ready. The caller must call Stop.
+// kubeconfig (or, with RootKubeconfig, against a sharded kcp) with a high
+// client rate limit (QPS 1000, burst 2000), serving the virtual workspace
+// and metrics on free ports of 127.0.0.1 (not the defaults 6444 and 8080,
+// which another plugin may hold; the virtual workspace on SecurePort if
+// given), and samples its memory until it exits. It does not wait until the
+// plugin is ready. The caller must call Stop.
 func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
 	if opts.Binary == "" {
 		binary, err := PluginBinary()
@@ -130,14 +147,14 @@ func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
 		return nil, err
 	}
 	vwPort, metricsPort := ports[0], ports[1]
-	certDir := filepath.Join(opts.WorkDir, "certificates")
-	metricsAddress := "127.0.0.1:" + strconv.Itoa(metricsPort)
-	args := append([]string{"start",
-		"--kubeconfig", opts.Kubeconfig, "--context", "shard-base",
-		"--kube-api-qps", "1000", "--kube-api-burst", "2000",
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(vwPort), "--cert-dir", certDir,
-		"--metrics-bind-address", metricsAddress,
-	}, opts.ExtraArgs...)
+	if opts.SecurePort > 0 {
+		// The given port is not held by anyone yet: the free ones may be it.
+		vwPort = opts.SecurePort
+		if metricsPort == vwPort {
+			metricsPort = ports[0]
+		}
+	}
+	args, caFile := pluginArgs(opts, vwPort, metricsPort)
 	started := time.Now()
 	c, err := startChild(opts.Name, opts.Binary, args, opts.WorkDir, opts.LogPath)
 	if err != nil {
@@ -146,11 +163,34 @@ func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
 	p := &Plugin{
 		child: c, Name: opts.Name, LogPath: opts.LogPath, Started: started, Memory: &MemorySampler{pid: c.cmd.Process.Pid},
 		VirtualWorkspaceURL: "https://127.0.0.1:" + strconv.Itoa(vwPort),
-		CAFile:              filepath.Join(certDir, "workspacemounts.crt"),
-		MetricsURL:          "http://" + metricsAddress,
+		CAFile:              caFile,
+		MetricsURL:          "http://127.0.0.1:" + strconv.Itoa(metricsPort),
 	}
 	go p.Memory.run(opts.MemoryInterval, p.exited)
 	return p, nil
+}
+
+// pluginArgs returns the command line of StartPlugin, and the CA file
+// that trusts the virtual workspace's serving certificate.
+func pluginArgs(opts PluginOptions, vwPort, metricsPort int) (args []string, caFile string) {
+	certDir := filepath.Join(opts.WorkDir, "certificates")
+	args = []string{"start"}
+	if opts.RootKubeconfig != "" {
+		args = append(args, "--root-kubeconfig", opts.RootKubeconfig, "--shards-kubeconfig", opts.ShardsKubeconfig)
+	} else {
+		args = append(args, "--kubeconfig", opts.Kubeconfig, "--context", "shard-base")
+	}
+	args = append(args,
+		"--kube-api-qps", "1000", "--kube-api-burst", "2000",
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(vwPort), "--cert-dir", certDir,
+		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(metricsPort),
+	)
+	caFile = filepath.Join(certDir, "workspacemounts.crt")
+	if opts.ServingCertFile != "" {
+		args = append(args, "--tls-cert-file", opts.ServingCertFile, "--tls-private-key-file", opts.ServingKeyFile)
+		caFile = opts.ServingCAFile
+	}
+	return append(args, opts.ExtraArgs...), caFile
 }
 
 // PluginVersion returns what `<binary> version` prints, or "unknown".
