@@ -111,8 +111,8 @@ test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) $(PROMETH
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
 
 .PHONY: test-sharded
-test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) ## The sharded kcp of the tests (test/framework StartSharded): its smoke test, and a shard added at run time.
-	WORKSPACEMOUNTS_E2E_ADD_SHARD=1 $(GO) test -tags e2e -race -count=1 -run '^TestShardedServer' $(GOTESTFLAGS) ./test/framework/
+test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) ## The sharded tests alone: the sharded kcp of the tests (test/framework StartSharded), the plugin on it (test/e2e TestSharded), and a shard added at run time to each.
+	WORKSPACEMOUNTS_E2E_ADD_SHARD=1 $(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run '^TestSharded' $(GOTESTFLAGS) ./test/framework/ ./test/e2e/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .golangci.yaml.

@@ -21,7 +21,11 @@ limitations under the License.
 // is found as soon as the caches see the CRD or the binding.
 //
 // A kind provided by an APIBinding is also tagged with its APIExport's identity
-// hash, which kcp requires to list that resource across clusters.
+// hash, which kcp requires to list that resource across clusters. Its kind,
+// scope and versions come from the bound APIResourceSchema, which lives in
+// the export's cluster: on a sharded kcp that may be on another shard (kcp's
+// shards read it from the cache server), so the resolver falls back to the
+// CRD kcp keeps for it on the binding's shard (BoundCRDsCluster).
 package restmapping
 
 import (
@@ -51,6 +55,12 @@ const (
 
 // ErrKindNotServed is returned (wrapped) when no CRD or binding serves a kind in a cluster.
 var ErrKindNotServed = errors.New("kind not served")
+
+// BoundCRDsCluster is the logical cluster in which kcp keeps, on every
+// shard, a CRD for each APIResourceSchema bound there, named by the schema's
+// UID (kcp's apibinding controller, boundCRDName). It is on the binding's
+// shard even when the schema is not.
+const BoundCRDsCluster = logicalcluster.Name("system:bound-crds")
 
 // Resource is where a kind is served in one cluster.
 type Resource struct {
@@ -148,24 +158,51 @@ func (r *Resolver) fromBindings(cluster logicalcluster.Name, gvk schema.GroupVer
 			if bound.Group != gvk.Group {
 				continue
 			}
-			apiSchema, err := r.schemaByUID(bound.Schema.UID)
-			if err != nil || apiSchema == nil {
-				// The schema lives in the export's cluster and may reach our
-				// cache after the binding does: its arrival re-resolves.
+			kind, scope, served, found, err := r.boundSchema(bound.Schema.UID, gvk.Version)
+			if err != nil || !found {
+				// The schema (or its bound CRD) may reach our cache after
+				// the binding does: its arrival re-resolves.
 				continue
 			}
-			if apiSchema.Spec.Names.Kind != gvk.Kind || !servesVersion(apiSchema, gvk.Version) {
+			if kind != gvk.Kind || !served {
 				continue
 			}
 			return Resource{
 				GroupVersionResource: gvk.GroupVersion().WithResource(bound.Resource),
 				Kind:                 gvk.Kind,
 				Identity:             bound.Schema.IdentityHash,
-				Namespaced:           apiSchema.Spec.Scope == apiextensionsv1.NamespaceScoped,
+				Namespaced:           scope == apiextensionsv1.NamespaceScoped,
 			}, true, nil
 		}
 	}
 	return Resource{}, false, nil
+}
+
+// boundSchema returns the kind and scope of the bound schema uid and
+// whether it serves version: from the APIResourceSchema when it is cached
+// (on the binding's shard), else from its bound CRD in BoundCRDsCluster.
+func (r *Resolver) boundSchema(uid, version string) (kind string, scope apiextensionsv1.ResourceScope, served, found bool, err error) {
+	apiSchema, err := r.schemaByUID(uid)
+	if err != nil {
+		return "", "", false, false, err
+	}
+	if apiSchema != nil {
+		return apiSchema.Spec.Names.Kind, apiSchema.Spec.Scope, servesVersion(apiSchema, version), true, nil
+	}
+	obj, exists, err := r.crds.GetByKey(kcpcache.ToClusterAwareKey(BoundCRDsCluster.String(), "", uid))
+	if err != nil || !exists {
+		return "", "", false, false, err
+	}
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return "", "", false, false, nil
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version && v.Served {
+			served = true
+		}
+	}
+	return crd.Spec.Names.Kind, crd.Spec.Scope, served, true, nil
 }
 
 func (r *Resolver) schemaByUID(uid string) (*apisv1alpha1.APIResourceSchema, error) {

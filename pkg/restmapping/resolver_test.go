@@ -54,6 +54,14 @@ func crd(cluster string, established bool, scope apiextensionsv1.ResourceScope, 
 	}
 }
 
+// boundCRD is the CRD kcp keeps in system:bound-crds for the bound
+// APIResourceSchema uid: named by the UID, not established-checked.
+func boundCRD(uid string, scope apiextensionsv1.ResourceScope, versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
+	c := crd(BoundCRDsCluster.String(), false, scope, versions...)
+	c.Name, c.UID = uid, types.UID(uid+"-crd")
+	return c
+}
+
 func binding(cluster string, phase apisv1alpha1.APIBindingPhaseType, schemaUID string) *apisv1alpha1.APIBinding {
 	return &apisv1alpha1.APIBinding{
 		ObjectMeta: objectMeta(cluster, "kubeclusters", cluster+"-binding"),
@@ -96,11 +104,17 @@ func TestResolve(t *testing.T) {
 		crd("not-established", false, apiextensionsv1.ClusterScoped, served),
 		crd("other-version", true, apiextensionsv1.ClusterScoped, apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true}),
 		crd("not-served", true, apiextensionsv1.ClusterScoped, apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1alpha1", Served: false}),
+		boundCRD("remote-uid", apiextensionsv1.NamespaceScoped, served),
+		boundCRD("remote-other-version-uid", apiextensionsv1.ClusterScoped, apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true}),
 	}
 	bindings := []interface{}{
 		binding("bound", apisv1alpha1.APIBindingPhaseBound, "schema-uid"),
 		binding("binding", apisv1alpha1.APIBindingPhaseBinding, "schema-uid"),
 		binding("schema-not-cached", apisv1alpha1.APIBindingPhaseBound, "unknown-uid"),
+		// Bound from an export on another shard: the schema is not cached,
+		// its bound CRD is.
+		binding("bound-across-shards", apisv1alpha1.APIBindingPhaseBound, "remote-uid"),
+		binding("bound-across-shards-other-version", apisv1alpha1.APIBindingPhaseBound, "remote-other-version-uid"),
 	}
 	r := NewResolver(
 		indexer(t, CRDsByClusterGroupKind, indexCRDByClusterGroupKind, crds...),
@@ -121,6 +135,8 @@ func TestResolve(t *testing.T) {
 		{cluster: "not-served", wantErr: true},
 		{cluster: "binding", wantErr: true},
 		{cluster: "schema-not-cached", wantErr: true},
+		{cluster: "bound-across-shards", want: Resource{GroupVersionResource: gvr, Kind: "KubeCluster", Identity: "hash", Namespaced: true}},
+		{cluster: "bound-across-shards-other-version", wantErr: true},
 		{cluster: "nothing-here", wantErr: true},
 	} {
 		t.Run(tc.cluster, func(t *testing.T) {

@@ -39,6 +39,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -515,7 +516,14 @@ func TestVirtualWatchFromResourceVersion(t *testing.T) {
 // lets them get, list and watch Workspaces there.
 func grantWorkspaceReader(t *testing.T, cluster logicalcluster.Path, user string) {
 	t.Helper()
-	client, err := kcpkubernetesclientset.NewForConfig(kcp.BaseConfigT(t, "base"))
+	grantWorkspaceReaderWith(t, kcp.BaseConfigT(t, "base"), cluster, user)
+}
+
+// grantWorkspaceReaderWith is grantWorkspaceReader through any kcp's base
+// config cfg, e.g. a front-proxy's.
+func grantWorkspaceReaderWith(t *testing.T, cfg *rest.Config, cluster logicalcluster.Path, user string) {
+	t.Helper()
+	client, err := kcpkubernetesclientset.NewForConfig(cfg)
 	require.NoError(t, err)
 	rbac := client.Cluster(cluster).RbacV1()
 	ctx := context.Background()
