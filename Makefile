@@ -131,17 +131,27 @@ bench-routing: build ## Time until N mounted Workspaces have the right spec.URL 
 bench-virtual: build ## The virtual workspace with N mounted Workspaces, Ready from the start: lists at * against kcp's, and watchers (in-tree controller off).
 	$(GO) run ./test/bench/virtual --workspaces $(BENCH_WORKSPACES)
 
+# make bench-sharded BENCH_SHARDED_WORKSPACES=5000 (per shard)
+BENCH_SHARDED_WORKSPACES ?= 5000
+
+.PHONY: bench-sharded
+bench-sharded: build $(CACHE_SERVER) $(KCP_FRONT_PROXY) ## The plugin in sharded mode on a two-shard kcp with N mounted Workspaces per shard: flips per shard, lists at * through the front-proxy, memory.
+	$(GO) run ./test/bench/sharded --workspaces $(BENCH_SHARDED_WORKSPACES)
+
 .PHONY: bench-tenants
 bench-tenants: build ## The virtual workspace under 50 tenants, a flood of made-up cluster names and an honest user: reviews, latency, memory.
 	$(GO) run ./test/bench/tenants
 
+# make run SHARDS=2: a sharded kcp (root shard, shard-2, cache server, front-proxy) instead.
+SHARDS ?= 1
+
 .PHONY: run
-run: build ## Start a local kcp, the plugin and a demo.
-	hack/run.sh
+run: build $(if $(filter-out 1,$(SHARDS)),$(CACHE_SERVER) $(KCP_FRONT_PROXY)) ## Start a local kcp, the plugin and a demo (SHARDS=2: a sharded kcp).
+	$(if $(filter-out 1,$(SHARDS)),SHARDS=$(SHARDS) GO=$(GO) hack/run-sharded.sh,hack/run.sh)
 
 .PHONY: test-run
-test-run: build ## make run, exercised: starts it, runs the kubectl line it prints, stops it.
-	hack/test-run.sh
+test-run: build $(if $(filter-out 1,$(SHARDS)),$(CACHE_SERVER) $(KCP_FRONT_PROXY)) ## make run, exercised: starts it, runs the kubectl line it prints, stops it (SHARDS=2: make run SHARDS=2).
+	SHARDS=$(SHARDS) hack/test-run.sh
 
 .PHONY: clean
 clean: ## Remove binaries and the local kcp state.

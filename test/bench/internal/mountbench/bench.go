@@ -27,6 +27,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -139,7 +140,7 @@ func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) st
 	logf("creating %d workspaces with the %s CRD", b.opts.clusters, mountGVR.GroupResource())
 	l := layout{clusters: make([]logicalcluster.Name, b.opts.clusters), mounts: b.opts.workspaces}
 	err := forEach(ctx, "creating workspaces", b.opts.clusters, min(b.opts.concurrency, maxClusterConcurrency), func(ctx context.Context, i int) error {
-		cluster, err := b.clients.createCluster(ctx, fmt.Sprintf("bench-%d", i))
+		cluster, err := b.clients.createCluster(ctx, fmt.Sprintf("bench-%d", i), "")
 		if err != nil {
 			return err
 		}
@@ -151,7 +152,11 @@ func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) st
 	}
 
 	t := track(l)
-	if err := watchWorkspaces(ctx, b.shardCfg, t); err != nil {
+	identity, err := clients.TenancyIdentity(ctx, b.shardCfg)
+	if err != nil {
+		return nil, setUpTimes{}, err
+	}
+	if err := watchWorkspaces(ctx, b.shardCfg, identity, t); err != nil {
 		return nil, setUpTimes{}, fmt.Errorf("watching Workspaces: %w", err)
 	}
 

@@ -51,6 +51,10 @@ const (
 	// Virtual times the plugin's virtual workspace with N mounted
 	// Workspaces: lists across all clusters and watchers (virtual.go).
 	Virtual Benchmark = "virtual"
+	// Sharded runs the plugin in sharded mode against a sharded kcp with N
+	// mounted Workspaces on each shard: memory, lists across all clusters
+	// through the front-proxy, and flip convergence on every shard (sharded.go).
+	Sharded Benchmark = "sharded"
 )
 
 // The modes of the controller benchmark.
@@ -85,6 +89,11 @@ type options struct {
 	watchers int
 	// settle is how long the routing mode goes on counting writes after a step converged.
 	settle time.Duration
+	// shards is the number of shards of the sharded benchmark, the root
+	// shard included; workspaces and clusters are then per shard.
+	shards int
+	// dir, if set, is where the sharded benchmark keeps everything (kept).
+	dir string
 }
 
 // routingOnly are the flags of the routing mode only.
@@ -109,10 +118,15 @@ func Main(benchmark Benchmark) int {
 
 // parseFlags parses and validates the command line of benchmark.
 func parseFlags(benchmark Benchmark, args []string) (options, error) {
-	opts := options{benchmark: benchmark, mode: modeAnnotations, listIterations: 50, watchers: 100, settle: 10 * time.Second}
+	opts := options{benchmark: benchmark, mode: modeAnnotations, listIterations: 50, watchers: 100, settle: 10 * time.Second, shards: 1}
 	fs := flag.NewFlagSet(string(benchmark), flag.ContinueOnError)
-	fs.IntVar(&opts.workspaces, "workspaces", 1000, "Number of mounted Workspaces (and of mount objects).")
-	fs.IntVar(&opts.clusters, "clusters", 0, "Number of workspaces under root that hold the mount objects and mounted Workspaces. Default: workspaces/100, at least 1, at most 100.")
+	if benchmark == Sharded {
+		fs.IntVar(&opts.workspaces, "workspaces", 5000, "Number of mounted Workspaces (and of mount objects) on each shard.")
+		fs.IntVar(&opts.clusters, "clusters", 0, "Number of workspaces under root on each shard that hold its mount objects and mounted Workspaces. Default: workspaces/100, at least 1, at most 100.")
+	} else {
+		fs.IntVar(&opts.workspaces, "workspaces", 1000, "Number of mounted Workspaces (and of mount objects).")
+		fs.IntVar(&opts.clusters, "clusters", 0, "Number of workspaces under root that hold the mount objects and mounted Workspaces. Default: workspaces/100, at least 1, at most 100.")
+	}
 	fs.IntVar(&opts.concurrency, "concurrency", 32, "Number of concurrent requests while setting up and flipping.")
 	fs.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "How long to wait for each convergence (initial state, then flip) before reporting what is missing.")
 	fs.StringVar(&opts.plugin, "plugin", "", "The workspacemounts binary. Default: $WORKSPACEMOUNTS_BINARY, else <repo root>/bin/workspacemounts (make build).")
@@ -120,7 +134,9 @@ func parseFlags(benchmark Benchmark, args []string) (options, error) {
 		opts.pluginArgs = append(opts.pluginArgs, strings.Fields(value)...)
 		return nil
 	})
-	fs.StringVar(&opts.kcpLog, "kcp-log", "", "Write kcp's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
+	if benchmark != Sharded {
+		fs.StringVar(&opts.kcpLog, "kcp-log", "", "Write kcp's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
+	}
 	fs.StringVar(&opts.pluginLog, "plugin-log", "", "Write the plugin's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
 	switch benchmark {
 	case Controller:
@@ -132,6 +148,11 @@ func parseFlags(benchmark Benchmark, args []string) (options, error) {
 	case Virtual:
 		fs.IntVar(&opts.listIterations, "list-iterations", opts.listIterations, "How often each list across all clusters is timed, after 3 warm-ups.")
 		fs.IntVar(&opts.watchers, "watchers", opts.watchers, "Number of concurrent watches of the virtual workspace across all clusters.")
+	case Sharded:
+		opts.shards, opts.listIterations = 2, 20
+		fs.IntVar(&opts.shards, "shards", opts.shards, "Number of shards, the root shard included (root, shard-2, shard-3, ...).")
+		fs.IntVar(&opts.listIterations, "list-iterations", opts.listIterations, "How often each list across all clusters through the front-proxy is timed, after 3 warm-ups.")
+		fs.StringVar(&opts.dir, "dir", "", "Keep everything (the sharded kcp's PKI, kubeconfigs, state and logs, the plugin's log) in this directory. Default: a temporary directory, removed at the end.")
 	default:
 		return options{}, fmt.Errorf("no benchmark %q", benchmark)
 	}
@@ -141,8 +162,8 @@ func parseFlags(benchmark Benchmark, args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if opts.workspaces < 1 || opts.concurrency < 1 || opts.clusters < 0 || opts.timeout <= 0 || opts.listIterations < 1 || opts.watchers < 1 || opts.settle <= 0 {
-		return options{}, errors.New("--workspaces, --concurrency, --timeout, --list-iterations, --watchers and --settle must be positive, --clusters must not be negative")
+	if opts.workspaces < 1 || opts.concurrency < 1 || opts.clusters < 0 || opts.timeout <= 0 || opts.listIterations < 1 || opts.watchers < 1 || opts.settle <= 0 || opts.shards < 1 {
+		return options{}, errors.New("--workspaces, --concurrency, --timeout, --list-iterations, --watchers, --settle and --shards must be positive, --clusters must not be negative")
 	}
 	switch opts.mode {
 	case modeAnnotations:
@@ -163,6 +184,15 @@ func parseFlags(benchmark Benchmark, args []string) (options, error) {
 		for _, flag := range framework.PluginServingFlags {
 			if arg == flag || strings.HasPrefix(arg, flag+"=") {
 				return options{}, fmt.Errorf("--plugin-args must not set %s: the benchmark picks free ports and a temporary --cert-dir", flag)
+			}
+		}
+	}
+	if opts.benchmark == Sharded {
+		for _, arg := range opts.pluginArgs {
+			for _, flag := range shardedPluginFlags {
+				if arg == flag || strings.HasPrefix(arg, flag+"=") {
+					return options{}, fmt.Errorf("--plugin-args must not set %s: the sharded benchmark sets the plugin's kubeconfigs and serving behind the front-proxy", flag)
+				}
 			}
 		}
 	}
@@ -192,8 +222,11 @@ func parseFlags(benchmark Benchmark, args []string) (options, error) {
 // to out. It stops both processes and removes its temporary directory before
 // it returns, also when ctx is cancelled.
 func run(ctx context.Context, opts options, out io.Writer) error {
-	if opts.mode == modeRouting {
+	switch {
+	case opts.mode == modeRouting:
 		return runRouting(ctx, opts, out)
+	case opts.benchmark == Sharded:
+		return runSharded(ctx, opts, out)
 	}
 	dir, err := os.MkdirTemp("", "workspacemounts-bench-")
 	if err != nil {

@@ -242,6 +242,20 @@ func (t *tracker) convergence(since time.Time) *convergence {
 	return &convergence{total: t.layout.mounts, plugin: sortedSince(t.plugin, since), inTree: sortedSince(t.inTree, since), own: sortedSince(t.own, since)}
 }
 
+// convergenceOf is convergence for the mounts i for which keep(i) is true,
+// of which there are total.
+func (t *tracker) convergenceOf(since time.Time, total int, keep func(i int) bool) *convergence {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	kept := map[int]time.Time{}
+	for i, at := range t.plugin {
+		if keep(i) {
+			kept[i] = at
+		}
+	}
+	return &convergence{total: total, plugin: sortedSince(kept, since)}
+}
+
 func sortedSince(times map[int]time.Time, since time.Time) []time.Duration {
 	durations := make([]time.Duration, 0, len(times))
 	for _, at := range times {
@@ -301,13 +315,11 @@ func (t *tracker) describe(i int, pluginDone, inTreeDone bool) string {
 }
 
 // watchWorkspaces runs one informer on Workspaces across all logical clusters
-// that feeds t, until ctx is done, and waits until it has listed once. cfg is
-// the shard-base config: wildcard requests need the shard admin.
-func watchWorkspaces(ctx context.Context, cfg *rest.Config, t *tracker) error {
-	identity, err := clients.TenancyIdentity(ctx, cfg)
-	if err != nil {
-		return err
-	}
+// of one shard that feeds t, until ctx is done, and waits until it has
+// listed once. cfg is the shard-base config: wildcard requests need the
+// shard admin. identity is the tenancy.kcp.io APIExport's, in root
+// (clients.TenancyIdentity of the root shard).
+func watchWorkspaces(ctx context.Context, cfg *rest.Config, identity string, t *tracker) error {
 	client, err := kcpclientset.NewForConfig(clients.WithWildcardIdentities(cfg, map[string]string{tenancyv1alpha1.SchemeGroupVersion.Group: identity}))
 	if err != nil {
 		return err

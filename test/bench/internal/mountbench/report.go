@@ -231,9 +231,26 @@ func (r *virtualResult) print(w io.Writer) {
 
 // printLists writes the table of the lists at * and the notes below it.
 func (r *virtualResult) printLists(w io.Writer) {
+	printListTable(w, r.lists)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Each list: %d times after %d warm-ups, one list after the other, the kinds taking turns, over HTTP/2 unless named, one connection per server and protocol;\n",
+		len(r.lists[0].total), listWarmUps)
+	fmt.Fprintf(w, "every response held all %d benchmark objects. ", r.workspaces)
+	fmt.Fprintln(w, "The virtual workspace's with kcp-admin's token, kcp's as the shard admin.")
+	printListNotes(w)
+}
+
+// printListNotes explains the columns of printListTable.
+func printListNotes(w io.Writer) {
+	fmt.Fprintln(w, "p50, p99, mean: until the body was read and decoded into a minimal struct; headers p50, body p50: until the response headers, the body's last byte (gunzipped);")
+	fmt.Fprintln(w, "decode mean: the decoding alone. bytes: the JSON body; wire: as sent, compressed.")
+}
+
+// printListTable writes the table of lists.
+func printListTable(w io.Writer, lists []listStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "list at *\titems\tbytes\twire\tp50\tp99\tmean\tdecode mean\theaders p50\tbody p50")
-	for _, s := range r.lists {
+	for _, s := range lists {
 		n, wire := len(s.total), "-"
 		if s.last.encoding != "" {
 			wire = s.last.encoding + " " + formatBytes(s.last.wire)
@@ -244,13 +261,6 @@ func (r *virtualResult) printLists(w io.Writer) {
 			latencyPercentile(s.headers, n, 0.5), latencyPercentile(s.body, n, 0.5))
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Each list: %d times after %d warm-ups, one list after the other, the kinds taking turns, over HTTP/2 unless named, one connection per server and protocol;\n",
-		len(r.lists[0].total), listWarmUps)
-	fmt.Fprintf(w, "every response held all %d benchmark objects. ", r.workspaces)
-	fmt.Fprintln(w, "The virtual workspace's with kcp-admin's token, kcp's as the shard admin.")
-	fmt.Fprintln(w, "p50, p99, mean: until the body was read and decoded into a minimal struct; headers p50, body p50: until the response headers, the body's last byte (gunzipped);")
-	fmt.Fprintln(w, "decode mean: the decoding alone. bytes: the JSON body; wire: as sent, compressed.")
 }
 
 // print writes the table of the watchers and the notes below it.

@@ -86,10 +86,20 @@ func beforeURL(i int) string { return "https://before.example/" + strconv.Itoa(i
 func afterURL(i int) string  { return "https://after.example/" + strconv.Itoa(i) }
 
 // layout spreads the mounts evenly over the clusters: mount i lives in
-// clusters[i % len(clusters)].
+// clusters[i % len(clusters)]. With shards (the sharded benchmark), cluster j
+// is on shards[j % len(shards)], and so mount i on shards[i % len(shards)].
 type layout struct {
 	clusters []logicalcluster.Name
 	mounts   int
+	shards   []string
+}
+
+// shard returns the shard of mount i, "" without shards.
+func (l layout) shard(i int) string {
+	if len(l.shards) == 0 {
+		return ""
+	}
+	return l.shards[i%len(l.shards)]
 }
 
 func (l layout) cluster(i int) logicalcluster.Name {
@@ -128,15 +138,20 @@ func newAdminClients(cfg *rest.Config) (adminClients, error) {
 	return c, nil
 }
 
-// createCluster creates the workspace root:name, waits until it is Ready and
-// returns its logical cluster.
-func (c adminClients) createCluster(ctx context.Context, name string) (logicalcluster.Name, error) {
+// createCluster creates the workspace root:name, on shard unless that is
+// empty (framework.OnShard: the Shard labelled name=<shard>), waits until it
+// is Ready and returns its logical cluster. c must reach root (the root
+// shard, or a front-proxy).
+func (c adminClients) createCluster(ctx context.Context, name, shard string) (logicalcluster.Name, error) {
 	workspaces := c.kcp.Cluster(framework.RootPath).TenancyV1alpha1().Workspaces()
 	ws := &tenancyv1alpha1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: tenancyv1alpha1.WorkspaceSpec{
 			Type: &tenancyv1alpha1.WorkspaceTypeReference{Path: framework.RootPath.String(), Name: "universal"},
 		},
+	}
+	if shard != "" {
+		framework.OnShard(shard)(ws)
 	}
 	if _, err := workspaces.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
 		return "", fmt.Errorf("creating workspace root:%s: %w", name, err)

@@ -91,6 +91,8 @@ type listedObject struct {
 	} `json:"metadata"`
 	Status struct {
 		Phase string `json:"phase"`
+		// Shard is the shard holding the Workspace (sharded mode).
+		Shard string `json:"shard"`
 	} `json:"status"`
 }
 
@@ -109,9 +111,10 @@ type objectList struct {
 // listResponse is one list's response and timings, all from the request.
 type listResponse struct {
 	// items are all the objects listed; benchItems those of this benchmark,
-	// of which ready are in phase Ready.
-	items, benchItems, ready int
-	resourceVersion          string
+	// of which ready are in phase Ready, and wrongShard (with shards in the
+	// layout) those whose status names another shard than theirs.
+	items, benchItems, ready, wrongShard int
+	resourceVersion                      string
 	// bytes is the size of the (uncompressed) body, wire its size as sent.
 	bytes, wire     int64
 	encoding, proto string
@@ -286,6 +289,9 @@ func measureLists(ctx context.Context, cases []listCase, l layout, iterations in
 			if r.benchItems != l.mounts {
 				return nil, fmt.Errorf("%s: %d of the %d benchmark mounts listed (%d items)", c.name, r.benchItems, l.mounts, r.items)
 			}
+			if r.wrongShard > 0 {
+				return nil, fmt.Errorf("%s: %d of the %d benchmark mounts listed with another status.shard than theirs", c.name, r.wrongShard, l.mounts)
+			}
 			sizeHints[j] = r.bytes
 			if i >= listWarmUps {
 				stats[j].add(r)
@@ -359,16 +365,17 @@ func (c listCase) fetch(ctx context.Context, l layout, sizeHint int64) (listResp
 		objects = append(objects, row.Object)
 	}
 	r.items, r.resourceVersion = len(objects), list.Metadata.ResourceVersion
-	r.benchItems, r.ready = l.count(objects)
+	r.benchItems, r.ready, r.wrongShard = l.count(objects)
 	r.total = time.Since(began)
 	r.decode = r.total - r.body
 	return r, nil
 }
 
 // count returns how many of objects are the benchmark's mounted Workspaces
-// (or their WorkspaceMounts), each counted once, and how many of those are
-// in phase Ready.
-func (l layout) count(objects []listedObject) (bench, ready int) {
+// (or their WorkspaceMounts), each counted once, how many of those are in
+// phase Ready, and, with shards in the layout, how many of those that have a
+// status (a Table's rows have only metadata) name another shard than theirs.
+func (l layout) count(objects []listedObject) (bench, ready, wrongShard int) {
 	seen := make([]bool, l.mounts)
 	for _, o := range objects {
 		i, ok := mountIndex(o.Metadata.Name)
@@ -380,8 +387,11 @@ func (l layout) count(objects []listedObject) (bench, ready int) {
 		if o.Status.Phase == string(mount.PhaseReady) {
 			ready++
 		}
+		if len(l.shards) > 0 && o.Status.Phase != "" && o.Status.Shard != l.shard(i) {
+			wrongShard++
+		}
 	}
-	return bench, ready
+	return bench, ready, wrongShard
 }
 
 // countingReader counts the bytes read through it.
