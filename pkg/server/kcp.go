@@ -48,24 +48,31 @@ func kcpProbe(cfg *rest.Config) (func(context.Context) error, error) {
 // backoff (1s doubling to 30s) while kcp does not answer or refuses, until
 // ctx is done.
 func (s *Server) waitForKCP(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
+	attempts, err := retryUntilDone(ctx, "waiting for kcp: cannot list Workspaces across clusters yet", s.KCPReady, "server", s.ClientConfig.Host)
+	if err == nil && attempts > 1 {
+		klog.FromContext(ctx).Info("kcp answered, starting", "attempts", attempts)
+	}
+	return err
+}
+
+// retryUntilDone calls try until it succeeds (the attempts it took) or ctx
+// is done (the error), with backoff from 1s to 30s, logging each failure
+// with message and keysAndValues.
+func retryUntilDone(ctx context.Context, message string, try func(context.Context) error, keysAndValues ...interface{}) (int, error) {
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
 	for attempt := 1; ; attempt++ {
-		err := s.KCPReady(ctx)
+		err := try(ctx)
 		if err == nil {
-			if attempt > 1 {
-				logger.Info("kcp answered, starting", "attempts", attempt)
-			}
-			return nil
+			return attempt, nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return attempt, ctx.Err()
 		}
 		delay := backoff.Step()
-		logger.Error(err, "waiting for kcp: cannot list Workspaces across clusters yet, retrying", "server", s.ClientConfig.Host, "attempt", attempt, "retryIn", delay.Round(100*time.Millisecond))
+		klog.FromContext(ctx).Error(err, message+", retrying", append(keysAndValues, "attempt", attempt, "retryIn", delay.Round(100*time.Millisecond))...)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return attempt, ctx.Err()
 		case <-time.After(delay):
 		}
 	}

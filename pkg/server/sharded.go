@@ -18,10 +18,8 @@ package server
 
 import (
 	"context"
-	"math"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
@@ -143,7 +141,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 	}()
 	go contact.Run(ctx, contactProbeInterval, probe)
 
-	if err := retryUntilDone(ctx, "cannot read the tenancy identity in root for the shard yet", shardConfig.ResolveIdentities); err != nil {
+	if _, err := retryUntilDone(ctx, "cannot read the tenancy identity in root for the shard yet", shardConfig.ResolveIdentities); err != nil {
 		return nil // ctx is done
 	}
 	workspaces := shardConfig.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
@@ -189,28 +187,6 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 		return controller.run(ctx, s.controllerOptions(target.Name), s.Options.WorkspaceWorkers)
 	})
 	return nil
-}
-
-// retryUntilDone calls try until it succeeds or ctx is done (the error),
-// with backoff from 1s to 30s, logging each failure.
-func retryUntilDone(ctx context.Context, message string, try func(context.Context) error) error {
-	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
-	for attempt := 1; ; attempt++ {
-		err := try(ctx)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		delay := backoff.Step()
-		klog.FromContext(ctx).Error(err, message+", retrying", "attempt", attempt, "retryIn", delay.Round(100*time.Millisecond))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-	}
 }
 
 // shardController is what the controller of one shard reads and writes
