@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -105,6 +106,15 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		}
 		if s.Encode() != s.Bounded().Encode() {
 			t.Fatalf("not bounded")
+		}
+		// The full-object informers keep the object trimmed: the contract
+		// must answer the same for it.
+		trimmed, err := trimFullMountObject(obj.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fromTrimmed := statusOfMountObject(ref, trimmed.(*trimmedMountObject).unstructured()); !reflect.DeepEqual(fromTrimmed, s) {
+			t.Fatalf("trimmed %+v, full %+v", fromTrimmed, s)
 		}
 
 		r := &workspacesReconciler{

@@ -28,6 +28,7 @@ import (
 	"k8s.io/klog/v2"
 
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
+	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -36,11 +37,14 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// mountInformers runs one metadata-only informer across all clusters per mount
-// resource in use, and at most limit of them. Metadata is enough: kcp serves
-// CRD-provided resources across clusters only as partial object metadata, and
-// the resourceVersion changes on every status update, so an event says when to
-// read the object again.
+// mountInformers runs one informer across all clusters per mount resource in
+// use, and at most limit of them: for a bound resource a full-object one
+// (kcp serves full objects at * under resource:identity), which the
+// workspaces queue reads instead of a GET; for a CRD resource a
+// metadata-only one (kcp serves CRD resources across clusters only as
+// partial object metadata): the resourceVersion changes on every status
+// update, so an event says when to read the object again, from the pair's
+// own informer (clusterMountInformers) or with a GET.
 //
 // The limit is what keeps a tenant from making the plugin watch a thousand
 // resources shard-wide by creating a thousand CRDs and mounting each: a
@@ -61,12 +65,19 @@ type mountInformers struct {
 	denied  map[string]bool
 }
 
-func newMountInformers(client kcpmetadata.ClusterInterface, limit int, shard string, onEvent func(restmapping.Resource, interface{})) *mountInformers {
+// newMountInformers starts, per resource, a full-object informer across all
+// clusters for a bound one (its cache in caches), else a metadata informer.
+// Both report their events to onEvent.
+func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClient kcpdynamic.ClusterInterface, caches *mountCaches,
+	limit int, shard string, onEvent func(restmapping.Resource, interface{})) *mountInformers {
 	return &mountInformers{
 		limit: limit,
 		shard: shard,
 		start: func(ctx context.Context, resource restmapping.Resource) (func(), error) {
-			return startMetadataInformer(ctx, client, resource, onEvent)
+			if resource.Identity != "" {
+				return startFullInformer(ctx, dynamicClient, caches, "", resource, onEvent)
+			}
+			return startMetadataInformer(ctx, metadataClient, resource, onEvent)
 		},
 		running: map[string]func(){},
 		denied:  map[string]bool{},
@@ -133,15 +144,7 @@ func (m *mountInformers) isDenied(resource restmapping.Resource) bool {
 func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterface, resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (func(), error) {
 	informer := newMetadataInformer(client, resource)
 	_ = informer.SetTransform(trimMountObject)
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { onEvent(resource, obj) },
-		UpdateFunc: func(oldObj, obj interface{}) {
-			if !sameResourceVersion(oldObj, obj) { // a relist reports unchanged objects too
-				onEvent(resource, obj)
-			}
-		},
-		DeleteFunc: func(obj interface{}) { onEvent(resource, obj) },
-	}); err != nil {
+	if _, err := informer.AddEventHandler(mountEventHandler(resource, onEvent)); err != nil {
 		return nil, err
 	}
 	informerCtx, cancel := context.WithCancel(ctx)

@@ -132,6 +132,12 @@ type Options struct {
 	// Shard names the shard the controller writes, with a sharded kcp (one
 	// controller per shard): the mount informer gauges sum them.
 	Shard string
+	// MaxClusterMountInformers bounds the full-object informers of CRD
+	// resources in one cluster each (--max-cluster-mount-informers), one
+	// per (resource, cluster) pair in use: the workspaces queue reads a
+	// pair's mount objects from it instead of a GET. Pairs beyond it are
+	// read with a GET per change. 0 runs none.
+	MaxClusterMountInformers int
 }
 
 // Controller writes the mount status of every mounted Workspace as annotations.
@@ -147,6 +153,8 @@ type Controller struct {
 	kinds            *mountsReconciler
 	workspaces       *workspacesReconciler
 	mountInformers   *mountInformers
+	// caches are the full-object informers' caches of mount objects.
+	caches *mountCaches
 	// patchWorkspace applies a merge patch to a Workspace (to its status
 	// with subresource "status") and returns the Workspace kcp answered.
 	patchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
@@ -189,6 +197,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	if options.MaxMountInformers < 1 {
 		return nil, fmt.Errorf("the mount informer limit must be at least 1, not %d", options.MaxMountInformers)
 	}
+	if options.MaxClusterMountInformers < 0 {
+		return nil, fmt.Errorf("the cluster mount informer limit must not be negative, not %d", options.MaxClusterMountInformers)
+	}
 	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
 		return nil, errors.New(inTreeConflict)
 	}
@@ -216,22 +227,29 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
-	c.mountInformers = newMountInformers(clients.Metadata, options.MaxMountInformers, options.Shard, c.enqueueMountObject)
+	c.caches = newMountCaches()
+	c.mountInformers = newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent)
+	var syncClusterInformers func(context.Context, []clusterResource) int
+	if options.MaxClusterMountInformers > 0 {
+		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, c.enqueueMountObject).sync
+	}
 	c.kinds = &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
 			return indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountKind, key)
 		},
-		resolve:          resolver.Resolve,
-		enqueueWorkspace: c.enqueueWorkspace,
-		enqueueKind:      c.mountsQueue.Add,
-		syncInformers:    c.mountInformers.sync,
-		kinds:            map[string]kindResolution{},
+		resolve:              resolver.Resolve,
+		enqueueWorkspace:     c.enqueueWorkspace,
+		enqueueKind:          c.mountsQueue.Add,
+		syncInformers:        c.mountInformers.sync,
+		syncClusterInformers: syncClusterInformers,
+		kinds:                map[string]kindResolution{},
 	}
 	c.workspaces = &workspacesReconciler{
 		resolve: resolver.Resolve,
 		getMountObject: func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error) {
 			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
+		cachedMountObject: c.caches.get,
 		informerDenied:    c.mountInformers.isDenied,
 		maxMountInformers: options.MaxMountInformers,
 		routing:           options.Routing,
@@ -381,6 +399,20 @@ func (c *Controller) enqueueKindsInUse(match func(group, kind string) bool) {
 			c.mountsQueue.Add(key)
 		}
 	}
+}
+
+// enqueueMountObjectEvent is enqueueMountObject for the informers across
+// all clusters. A metadata event of an object whose cluster has a synced
+// full-object informer of its own is dropped: that informer reports the
+// same change, and a reconcile before it would read the cache's older
+// version for nothing.
+func (c *Controller) enqueueMountObjectEvent(resource restmapping.Resource, obj interface{}) {
+	if resource.Identity == "" {
+		if m, err := meta.Accessor(unwrapTombstone(obj)); err == nil && c.caches.hasSynced(logicalcluster.From(m), resource) {
+			return
+		}
+	}
+	c.enqueueMountObject(resource, obj)
 }
 
 // enqueueMountObject sends the Workspaces that reference a mount object to the workspaces queue.
@@ -556,6 +588,7 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	conflicted := c.takeConflicted(key)
 	ws, err := c.workspaceLister.Cluster(cluster).Get(name)
 	if apierrors.IsNotFound(err) {
+		c.workspaces.reads.forget(key)
 		return nil // deleted: nothing to write
 	}
 	if err != nil {

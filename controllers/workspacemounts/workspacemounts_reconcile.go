@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
@@ -42,8 +43,14 @@ import (
 type workspacesReconciler struct {
 	// resolve maps the referenced kind to its resource in the Workspace's cluster.
 	resolve func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
-	// getMountObject reads the mount object; a NotFound error means it does not exist.
+	// getMountObject reads the mount object from kcp; a NotFound error means it does not exist.
 	getMountObject func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error)
+	// cachedMountObject reads the mount object from a synced full-object
+	// cache, if one holds the resource in the cluster (mountCaches.get):
+	// cached false means none does. nil: every read is a getMountObject.
+	cachedMountObject func(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool)
+	// reads are the last reads per Workspace (readMountObject).
+	reads lastReads
 	// informerDenied tells whether a resource was refused a mount object
 	// informer because maxMountInformers others run: its mount objects are
 	// not read until a slot frees (the mounts queue then sends its Workspaces here).
@@ -155,8 +162,11 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 // (mount.Reference.Validate) is Invalid at once, before any request is made,
 // and the mount object is only ever read in ws's own logical cluster.
 func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mount.Status, bool, error) {
+	cluster := logicalcluster.From(ws)
+	wsKey := kcpcache.ToClusterAwareKey(cluster.String(), "", ws.Name)
 	ref, err := mount.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
+		r.reads.forget(wsKey)
 		return mount.Status{}, false, nil
 	}
 	if err != nil {
@@ -164,7 +174,6 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 			fmt.Sprintf("Workspace %s cannot be mounted: %v; fix %s.", ws.Name, err, referenceField(ws))), true, nil
 	}
 
-	cluster := logicalcluster.From(ws)
 	gvk, _ := ref.GroupVersionKind() // validated by ReferenceOf
 	resource, err := r.resolve(cluster, gvk)
 	if errors.Is(err, restmapping.ErrKindNotServed) {
@@ -195,7 +204,7 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 		}, true, nil
 	}
 
-	obj, err := r.getMountObject(ctx, cluster, resource, ref.Namespace, ref.Name)
+	obj, err := r.readMountObject(ctx, wsKey, cluster, resource, ref.Namespace, ref.Name)
 	if apierrors.IsNotFound(err) {
 		return mount.Status{
 			Phase:    mount.PhaseNotFound,

@@ -50,6 +50,10 @@ type mountsReconciler struct {
 	// as far as the limit allows, preferring the earlier ones in the list, and
 	// returns the keys of the wanted resources left without an informer.
 	syncInformers func(ctx context.Context, wanted []restmapping.Resource) (denied map[string]bool)
+	// syncClusterInformers makes the running full-object informers of CRD
+	// resources in one cluster those of the pairs given, as far as its limit
+	// allows (clusterMountInformers.sync); nil runs none.
+	syncClusterInformers func(ctx context.Context, wanted []clusterResource) (overLimit int)
 
 	lock  sync.Mutex
 	kinds map[string]kindResolution
@@ -63,7 +67,9 @@ type mountsReconciler struct {
 type kindResolution struct {
 	// byCluster is the resource key per cluster, "" where the kind is not served.
 	byCluster map[logicalcluster.Name]string
-	resources map[string]restmapping.Resource
+	// workspaces is how many Workspaces mount the kind per cluster.
+	workspaces map[logicalcluster.Name]int
+	resources  map[string]restmapping.Resource
 	// denied are the keys of its resources left without an informer.
 	denied map[string]bool
 }
@@ -80,9 +86,10 @@ func (r *mountsReconciler) reconcile(ctx context.Context, key string) error {
 		return err
 	}
 
-	current := kindResolution{byCluster: map[logicalcluster.Name]string{}, resources: map[string]restmapping.Resource{}}
+	current := kindResolution{byCluster: map[logicalcluster.Name]string{}, workspaces: map[logicalcluster.Name]int{}, resources: map[string]restmapping.Resource{}}
 	for _, ws := range workspaces {
 		cluster := logicalcluster.From(ws)
+		current.workspaces[cluster]++
 		if _, done := current.byCluster[cluster]; done {
 			continue
 		}
@@ -129,7 +136,14 @@ func (r *mountsReconciler) reconcile(ctx context.Context, key string) error {
 			others = append(others, other)
 		}
 	}
+	var pairs []clusterResource
+	if r.syncClusterInformers != nil {
+		pairs = r.wantedClusterResourcesLocked(denied)
+	}
 	r.lock.Unlock()
+	if r.syncClusterInformers != nil {
+		r.syncClusterInformers(ctx, pairs)
+	}
 	for _, other := range others {
 		r.enqueueKind(other)
 	}
@@ -153,6 +167,25 @@ func deniedOf(resources map[string]restmapping.Resource, denied map[string]bool)
 		}
 	}
 	return out
+}
+
+// wantedClusterResourcesLocked is every (CRD resource, cluster) pair in use
+// whose resource has its informer across all clusters (not denied), with
+// how many Workspaces mount it there. Bound resources are left out: their
+// informer across all clusters holds full objects.
+func (r *mountsReconciler) wantedClusterResourcesLocked(denied map[string]bool) []clusterResource {
+	var pairs []clusterResource
+	for served := range r.served {
+		kind := r.kinds[served]
+		for cluster, resourceKey := range kind.byCluster {
+			resource, found := kind.resources[resourceKey]
+			if resourceKey == "" || !found || resource.Identity != "" || denied[resourceKey] {
+				continue
+			}
+			pairs = append(pairs, clusterResource{cluster: cluster, resource: resource, workspaces: kind.workspaces[cluster]})
+		}
+	}
+	return pairs
 }
 
 // wantedResourcesLocked is the union of the resources all kinds need, those

@@ -23,6 +23,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 )
@@ -42,6 +43,9 @@ type Options struct {
 	Burst            int
 	// MaxMountInformers bounds the mount object informers the controller runs.
 	MaxMountInformers int
+	// MaxClusterMountInformers bounds the full-object informers of CRD
+	// mount resources in one cluster each.
+	MaxClusterMountInformers int
 	// WorkspaceCondition and WorkspaceURL: what the controller keeps beside
 	// the annotations (workspacemounts.RoutingOptions).
 	WorkspaceCondition bool
@@ -71,14 +75,15 @@ type LeaderElectionOptions struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		WorkspaceWorkers:    10,
-		MaxMountInformers:   mount.DefaultMaxMountInformers,
-		QPS:                 100,
-		Burst:               200,
-		RunController:       true,
-		RunVirtualWorkspace: true,
-		VirtualWorkspace:    apiserver.NewOptions(),
-		MetricsBindAddress:  "127.0.0.1:8080",
+		WorkspaceWorkers:         10,
+		MaxMountInformers:        mount.DefaultMaxMountInformers,
+		MaxClusterMountInformers: workspacemounts.DefaultMaxClusterMountInformers,
+		QPS:                      100,
+		Burst:                    200,
+		RunController:            true,
+		RunVirtualWorkspace:      true,
+		VirtualWorkspace:         apiserver.NewOptions(),
+		MetricsBindAddress:       "127.0.0.1:8080",
 		LeaderElection: LeaderElectionOptions{
 			Enabled:       true,
 			Cluster:       "root",
@@ -108,6 +113,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxMountInformers, "max-mount-informers", o.MaxMountInformers,
 		"Most mount resources (kind, version and APIExport identity) the controller watches, each with one informer across all clusters; "+
 			"Workspaces mounting a kind beyond it get reason MountInformerLimitReached until a slot frees.")
+	fs.IntVar(&o.MaxClusterMountInformers, "max-cluster-mount-informers", o.MaxClusterMountInformers,
+		"Most full-object informers of CRD mount resources in one logical cluster each, one per (resource, cluster) pair mounted by some Workspace, "+
+			"from which the controller reads mount objects instead of a GET per change (kcp serves CRD resources across clusters only as metadata; "+
+			"bound resources need none: their one informer across all clusters holds full objects). Pairs beyond it are read with a GET per change. 0 runs none.")
 	fs.BoolVar(&o.WorkspaceCondition, "workspace-condition", o.WorkspaceCondition,
 		"Also keep the condition "+mount.ConditionType+" on every mounted Workspace: True when the mount is ready, else False with the reason "+
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
@@ -153,6 +162,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxMountInformers < 1 {
 		errs = append(errs, fmt.Errorf("--max-mount-informers must be at least 1, not %d", o.MaxMountInformers))
+	}
+	if o.MaxClusterMountInformers < 0 {
+		errs = append(errs, fmt.Errorf("--max-cluster-mount-informers must not be negative, not %d", o.MaxClusterMountInformers))
 	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))

@@ -228,5 +228,6 @@ func (c *shardController) run(ctx context.Context, options workspacemounts.Optio
 
 // controllerOptions are the controller's options for a shard ("" with one).
 func (s *Server) controllerOptions(shard string) workspacemounts.Options {
-	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, Routing: s.routing, Shard: shard}
+	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
+		Routing: s.routing, Shard: shard}
 }

@@ -1,0 +1,400 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
+	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// DefaultMaxClusterMountInformers is the default of
+// --max-cluster-mount-informers: how many full-object informers of a CRD
+// resource in one cluster the controller runs.
+const DefaultMaxClusterMountInformers = 500
+
+// mountCaches are the caches of full mount objects the workspaces queue
+// reads instead of a GET: one per bound resource across all clusters
+// (kcp serves full objects at * for resource:identity), one per
+// (CRD resource, cluster) pair that has an informer of its own. Their
+// objects are trimmed to what the contract reads (trimFullMountObject).
+type mountCaches struct {
+	lock  sync.RWMutex
+	byKey map[string]mountCache // by mountCacheKey
+}
+
+// mountCache is one full-object informer's cache.
+type mountCache struct {
+	indexer cache.Indexer
+	synced  func() bool
+}
+
+// mountCacheKey names the cache of resource in cluster: "" for the cache
+// across all clusters of a bound resource.
+func mountCacheKey(cluster logicalcluster.Name, resource restmapping.Resource) string {
+	return cluster.String() + "|" + resource.Key()
+}
+
+func newMountCaches() *mountCaches {
+	return &mountCaches{byKey: map[string]mountCache{}}
+}
+
+func (c *mountCaches) put(key string, mc mountCache) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	c.byKey[key] = mc
+}
+
+func (c *mountCaches) remove(key string) {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	delete(c.byKey, key)
+}
+
+// cacheOf returns the synced cache holding resource's objects in cluster, if any.
+func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.Resource) (mountCache, bool) {
+	c.lock.RLock()
+	defer c.lock.RUnlock()
+	mc, found := c.byKey[mountCacheKey(cluster, resource)]
+	if !found && resource.Identity != "" {
+		mc, found = c.byKey[mountCacheKey("", resource)]
+	}
+	if !found || !mc.synced() {
+		return mountCache{}, false
+	}
+	return mc, true
+}
+
+// hasSynced tells whether a synced cache holds resource's objects in
+// cluster: its own informer reports their changes.
+func (c *mountCaches) hasSynced(cluster logicalcluster.Name, resource restmapping.Resource) bool {
+	_, found := c.cacheOf(cluster, resource)
+	return found
+}
+
+// get reads a mount object from the caches, only ever in cluster, the
+// Workspace's own (the key is the cluster kcp stored the object in). cached
+// is false when no synced cache holds the resource in cluster: the caller
+// reads the object from kcp. found is false for an object the synced cache
+// does not hold.
+func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool) {
+	mc, cached := c.cacheOf(cluster, resource)
+	if !cached {
+		return nil, false, false
+	}
+	item, found, err := mc.indexer.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), namespace, name))
+	if err != nil {
+		return nil, false, false
+	}
+	if !found {
+		return nil, false, true
+	}
+	t, ok := item.(*trimmedMountObject)
+	if !ok {
+		return nil, false, false
+	}
+	return t.unstructured(), true, true
+}
+
+// startFullInformer runs a full-object informer of resource, at * (cluster
+// "") for a bound resource under its identity, else in one cluster, until
+// the returned function is called. Its cache is in caches under
+// mountCacheKey(cluster, resource) while it runs; every add, update and
+// delete goes to onEvent.
+func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, caches *mountCaches, cluster logicalcluster.Name,
+	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (func(), error) {
+	var resourceClient interface {
+		List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+		Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	}
+	if cluster == "" {
+		resourceClient = client.Resource(resource.WildcardResource())
+	} else {
+		resourceClient = client.Cluster(cluster.Path()).Resource(resource.GroupVersionResource)
+	}
+	informer := kcpinformers.NewSharedIndexInformer(
+		&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+				return resourceClient.List(ctx, options)
+			},
+			WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+				return resourceClient.Watch(ctx, options)
+			},
+		},
+		&unstructured.Unstructured{},
+		0,
+		cache.Indexers{},
+	)
+	_ = informer.SetTransform(trimFullMountObject)
+	if _, err := informer.AddEventHandler(mountEventHandler(resource, onEvent)); err != nil {
+		return nil, err
+	}
+	key := mountCacheKey(cluster, resource)
+	caches.put(key, mountCache{indexer: informer.GetIndexer(), synced: informer.HasSynced})
+	informerCtx, cancel := context.WithCancel(ctx)
+	go informer.RunWithContext(informerCtx)
+	return func() {
+		caches.remove(key)
+		cancel()
+	}, nil
+}
+
+// mountEventHandler reports every add, update and delete of a mount object
+// informer to onEvent, except updates that change nothing (a relist
+// reports every object again).
+func mountEventHandler(resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) { onEvent(resource, obj) },
+		UpdateFunc: func(oldObj, obj interface{}) {
+			if !sameResourceVersion(oldObj, obj) {
+				onEvent(resource, obj)
+			}
+		},
+		DeleteFunc: func(obj interface{}) { onEvent(resource, obj) },
+	}
+}
+
+// trimFullMountObject is the full-object informers' transform: it keeps of
+// a mount object only what the contract reads (statusOfMountObject) and
+// what the cache needs, in a trimmedMountObject: name, namespace, uid,
+// resourceVersion, the cluster, and status.phase, status.URL and
+// status.conditions, already bounded as the contract bounds them. A
+// tenant's megabytes of spec or status stay out of memory, and no map is
+// kept per object.
+func trimFullMountObject(obj interface{}) (interface{}, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil // a tombstone, or trimmed already
+	}
+	t := &trimmedMountObject{cluster: logicalcluster.From(u)}
+	t.Name, t.Namespace, t.UID, t.ResourceVersion = u.GetName(), u.GetNamespace(), u.GetUID(), u.GetResourceVersion()
+	switch status := u.Object["status"].(type) {
+	case nil:
+	case map[string]interface{}:
+		t.status = fieldPresent
+		if phase, present := status["phase"]; present {
+			t.phase = fieldNotString // null too
+			if phase, ok := phase.(string); ok {
+				// Compared with the four phases, quoted at most 64 bytes long.
+				t.phase, t.phaseValue = fieldPresent, mount.Truncate(phase, 2*maxQuotedPhase)
+			}
+		}
+		if rawURL, ok := status["URL"].(string); ok {
+			t.hasURL, t.url = true, mount.Truncate(mount.Sanitize(rawURL), mount.MaxURL)
+		}
+		t.conditions = conditionsOf(u)
+	default:
+		t.status = fieldNotObject
+	}
+	return t, nil
+}
+
+// maxQuotedPhase is how much of an unknown phase a message quotes (mount.Quote).
+const maxQuotedPhase = 64
+
+// fieldState is whether a field of a mount object's status is there, and of
+// the type the contract reads.
+type fieldState uint8
+
+const (
+	fieldAbsent fieldState = iota
+	fieldPresent
+	// fieldNotString is a phase that is not a string.
+	fieldNotString
+	// fieldNotObject is a status that is not an object.
+	fieldNotObject
+)
+
+// trimmedMountObject is what a full-object informer keeps of a mount
+// object: ObjectMeta holds only name, namespace, uid and resourceVersion,
+// cluster the cluster kcp stored it in (its annotation, for the cache key).
+type trimmedMountObject struct {
+	metav1.ObjectMeta
+	cluster    logicalcluster.Name
+	status     fieldState
+	phase      fieldState
+	phaseValue string
+	hasURL     bool
+	url        string
+	conditions []mount.Condition
+}
+
+// GetAnnotations is the cluster annotation alone, the one the cache keys and
+// event handlers read.
+func (t *trimmedMountObject) GetAnnotations() map[string]string {
+	return map[string]string{logicalcluster.AnnotationKey: t.cluster.String()}
+}
+
+// GetObjectKind and DeepCopyObject make it a runtime.Object.
+func (t *trimmedMountObject) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (t *trimmedMountObject) DeepCopyObject() runtime.Object {
+	out := *t
+	t.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.conditions = append([]mount.Condition(nil), t.conditions...)
+	return &out
+}
+
+// unstructured rebuilds the mount object as statusOfMountObject reads it:
+// the contract answers the same for it as for the object kcp served.
+func (t *trimmedMountObject) unstructured() *unstructured.Unstructured {
+	metadata := map[string]interface{}{
+		"name":        t.Name,
+		"annotations": map[string]interface{}{logicalcluster.AnnotationKey: t.cluster.String()},
+	}
+	setNonEmpty(metadata, "namespace", t.Namespace)
+	setNonEmpty(metadata, "uid", string(t.UID))
+	setNonEmpty(metadata, "resourceVersion", t.ResourceVersion)
+	obj := &unstructured.Unstructured{Object: map[string]interface{}{"metadata": metadata}}
+	switch t.status {
+	case fieldNotObject:
+		obj.Object["status"] = false
+	case fieldPresent:
+		status := map[string]interface{}{}
+		switch t.phase {
+		case fieldPresent:
+			status["phase"] = t.phaseValue
+		case fieldNotString:
+			status["phase"] = false
+		}
+		if t.hasURL {
+			status["URL"] = t.url
+		}
+		if len(t.conditions) > 0 {
+			items := make([]interface{}, 0, len(t.conditions))
+			for _, c := range t.conditions {
+				item := map[string]interface{}{"type": c.Type}
+				setNonEmpty(item, "status", c.Status)
+				setNonEmpty(item, "reason", c.Reason)
+				setNonEmpty(item, "message", c.Message)
+				items = append(items, item)
+			}
+			status["conditions"] = items
+		}
+		obj.Object["status"] = status
+	}
+	return obj
+}
+
+func setNonEmpty(m map[string]interface{}, key, value string) {
+	if value != "" {
+		m[key] = value
+	}
+}
+
+// clusterMountInformers runs the full-object informers of CRD resources,
+// one per (resource, cluster) pair in use, and at most limit of them: kcp
+// serves a CRD resource across clusters only as metadata, so a full object
+// is only to be had in its cluster. A pair beyond the limit keeps the
+// metadata informer and a GET per change: correct, only costlier. A
+// running informer keeps its slot while its pair is in use, as in
+// mountInformers.
+type clusterMountInformers struct {
+	limit int
+	start func(ctx context.Context, pair clusterResource) (stop func(), err error)
+
+	lock    sync.Mutex
+	running map[string]func() // by mountCacheKey
+	// overLimit is how many wanted pairs the last sync left without an informer.
+	overLimit int
+}
+
+// clusterResource is a CRD resource in one cluster, with how many Workspaces there mount it.
+type clusterResource struct {
+	cluster    logicalcluster.Name
+	resource   restmapping.Resource
+	workspaces int
+}
+
+func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountCaches, limit int, onEvent func(restmapping.Resource, interface{})) *clusterMountInformers {
+	return &clusterMountInformers{
+		limit: limit,
+		start: func(ctx context.Context, pair clusterResource) (func(), error) {
+			return startFullInformer(ctx, client, caches, pair.cluster, pair.resource, onEvent)
+		},
+		running: map[string]func(){},
+	}
+}
+
+// sync makes the running informers the wanted pairs' as far as the limit
+// allows: it stops those of pairs no longer wanted, keeps the others, and
+// starts wanted ones, those mounted by the most Workspaces first, while
+// fewer than limit run. It returns how many wanted pairs have no informer.
+func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResource) int {
+	logger := klog.FromContext(ctx)
+	m.lock.Lock()
+	defer m.lock.Unlock()
+
+	wanted = append([]clusterResource(nil), wanted...)
+	sort.Slice(wanted, func(i, j int) bool {
+		if wanted[i].workspaces != wanted[j].workspaces {
+			return wanted[i].workspaces > wanted[j].workspaces
+		}
+		return mountCacheKey(wanted[i].cluster, wanted[i].resource) < mountCacheKey(wanted[j].cluster, wanted[j].resource)
+	})
+	wantedKeys := make(map[string]bool, len(wanted))
+	for _, pair := range wanted {
+		wantedKeys[mountCacheKey(pair.cluster, pair.resource)] = true
+	}
+	for key, stop := range m.running {
+		if !wantedKeys[key] {
+			logger.V(2).Info("stopping mount object informer of a cluster, no Workspace there mounts its resource any more", "resource", key)
+			stop()
+			delete(m.running, key)
+		}
+	}
+	overLimit := 0
+	for _, pair := range wanted {
+		key := mountCacheKey(pair.cluster, pair.resource)
+		if _, found := m.running[key]; found {
+			continue
+		}
+		if len(m.running) >= m.limit {
+			overLimit++
+			continue
+		}
+		logger.V(2).Info("starting mount object informer of a cluster", "resource", key)
+		stop, err := m.start(ctx, pair)
+		if err != nil {
+			logger.Error(err, "cannot watch mount objects in a cluster", "resource", key)
+			continue
+		}
+		m.running[key] = stop
+	}
+	if overLimit > 0 && m.overLimit == 0 {
+		logger.Info("--max-cluster-mount-informers reached: the mount objects of the pairs beyond it are read with a GET per change",
+			"limit", m.limit, "overLimit", overLimit)
+	}
+	m.overLimit = overLimit
+	return overLimit
+}

@@ -1,0 +1,291 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// fullMountObject is a mount object as kcp serves it in a cluster, with what
+// the transform drops (managed fields, labels, a large spec).
+func fullMountObject(cluster, name, rv string) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "contrib.kcp.io/v1alpha1", "kind": "KubeCluster",
+		"metadata": map[string]interface{}{
+			"name": name, "uid": "0b1f6c9e-5d34-4b83-9a55-" + fmt.Sprintf("%012d", len(name)), "resourceVersion": rv,
+			"generation": int64(3), "creationTimestamp": "2026-12-01T10:00:00Z",
+			"annotations": map[string]interface{}{logicalcluster.AnnotationKey: cluster, "kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 400)},
+			"labels":      map[string]interface{}{"team": "a", "env": "prod"},
+			"managedFields": []interface{}{
+				map[string]interface{}{"manager": "kubectl", "operation": "Update", "apiVersion": "contrib.kcp.io/v1alpha1", "fieldsType": "FieldsV1",
+					"fieldsV1": map[string]interface{}{"f:spec": map[string]interface{}{"f:kubeconfig": map[string]interface{}{}}}},
+				map[string]interface{}{"manager": "agent", "operation": "Update", "subresource": "status", "fieldsType": "FieldsV1",
+					"fieldsV1": map[string]interface{}{"f:status": map[string]interface{}{"f:phase": map[string]interface{}{}, "f:URL": map[string]interface{}{}}}},
+			},
+		},
+		"spec": map[string]interface{}{"mode": "Direct", "secretRef": map[string]interface{}{"name": "kubeconfig", "namespace": "default"}},
+		"status": map[string]interface{}{
+			"phase": "Ready", "URL": "https://proxy.example/clusters/" + name,
+			"conditions": []interface{}{
+				map[string]interface{}{"type": "ClusterReady", "status": "True", "reason": "Connected", "lastTransitionTime": "2026-12-01T10:00:00Z"},
+			},
+		},
+	}}
+	return obj
+}
+
+// TestTrimFullMountObject: the trimmed object keeps its key and
+// resourceVersion, drops the rest of the metadata and the spec, and the
+// contract answers the same for it.
+func TestTrimFullMountObject(t *testing.T) {
+	t.Parallel()
+	obj := fullMountObject("root:org", "proxy", "42")
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(obj)
+	require.NoError(t, err)
+	out, err := trimFullMountObject(obj.DeepCopy())
+	require.NoError(t, err)
+	trimmed := out.(*trimmedMountObject)
+
+	trimmedKey, err := kcpcache.MetaClusterNamespaceKeyFunc(trimmed)
+	require.NoError(t, err)
+	require.Equal(t, key, trimmedKey)
+	require.Equal(t, "42", trimmed.GetResourceVersion())
+	require.Equal(t, obj.GetUID(), trimmed.GetUID())
+	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "root:org"}, trimmed.GetAnnotations())
+	require.Nil(t, trimmed.GetManagedFields())
+	require.Nil(t, trimmed.GetLabels())
+	rebuilt := trimmed.unstructured()
+	require.NotContains(t, rebuilt.Object, "spec")
+	require.Equal(t, "42", rebuilt.GetResourceVersion())
+	require.Equal(t, statusOfMountObject(kubeClusterRef, obj), statusOfMountObject(kubeClusterRef, rebuilt))
+	require.Equal(t, trimmed, trimmed.DeepCopyObject())
+
+	// A tombstone passes unchanged.
+	tombstone := cache.DeletedFinalStateUnknown{Key: key, Obj: obj}
+	out, err = trimFullMountObject(tombstone)
+	require.NoError(t, err)
+	require.Equal(t, tombstone, out)
+}
+
+// BenchmarkTrimFullMountObject puts 10,000 mount objects through the
+// transform into an informer's indexer and reports the heap they keep per
+// object, trimmed and as kcp serves them.
+func BenchmarkTrimFullMountObject(b *testing.B) {
+	const n = 10000
+	for _, tc := range []struct {
+		name      string
+		transform func(interface{}) (interface{}, error)
+	}{
+		{"trimmed", trimFullMountObject},
+		{"full", func(obj interface{}) (interface{}, error) { return obj, nil }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var perObject float64
+			for range b.N {
+				before := heapInUse()
+				indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+				for i := range n {
+					obj, err := tc.transform(fullMountObject(fmt.Sprintf("root:org-%d", i%100), fmt.Sprintf("mount-%d", i), fmt.Sprint(1000+i)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := indexer.Add(obj); err != nil {
+						b.Fatal(err)
+					}
+				}
+				perObject = float64(heapInUse()-before) / n
+				runtime.KeepAlive(indexer)
+			}
+			b.ReportMetric(perObject, "bytes/object")
+		})
+	}
+}
+
+func trimmed(obj *unstructured.Unstructured) interface{} {
+	out, _ := trimFullMountObject(obj)
+	return out
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	return stats.HeapInuse
+}
+
+// TestMountCachesGet: a cache is read only once synced, only in the
+// cluster asked for, and a bound resource's cache across all clusters
+// serves every cluster.
+func TestMountCachesGet(t *testing.T) {
+	t.Parallel()
+	crd := kubeClusterResource
+	bound := crd
+	bound.Identity = "abc"
+	caches := newMountCaches()
+	synced := false
+	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+	require.NoError(t, indexer.Add(trimmed(fullMountObject("root:a", "proxy", "1"))))
+	caches.put(mountCacheKey("root:a", crd), mountCache{indexer: indexer, synced: func() bool { return synced }})
+
+	_, _, cached := caches.get("root:a", crd, "", "proxy")
+	require.False(t, cached, "not synced yet: read from kcp")
+	require.False(t, caches.hasSynced("root:a", crd))
+	synced = true
+	obj, found, cached := caches.get("root:a", crd, "", "proxy")
+	require.True(t, cached)
+	require.True(t, found)
+	require.Equal(t, "1", obj.GetResourceVersion())
+	_, found, cached = caches.get("root:a", crd, "", "other")
+	require.True(t, cached)
+	require.False(t, found, "NotFound from a synced cache")
+	_, _, cached = caches.get("root:b", crd, "", "proxy")
+	require.False(t, cached, "another cluster has no cache: read from kcp")
+
+	all := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+	require.NoError(t, all.Add(trimmed(fullMountObject("root:a", "proxy", "2"))))
+	require.NoError(t, all.Add(trimmed(fullMountObject("root:b", "proxy", "3"))))
+	caches.put(mountCacheKey("", bound), mountCache{indexer: all, synced: func() bool { return true }})
+	obj, found, cached = caches.get("root:b", bound, "", "proxy")
+	require.True(t, cached && found)
+	require.Equal(t, "3", obj.GetResourceVersion(), "root:b's object, not root:a's")
+	_, found, cached = caches.get("root:c", bound, "", "proxy")
+	require.True(t, cached)
+	require.False(t, found, "root:c holds no such object, whatever other clusters hold")
+
+	caches.remove(mountCacheKey("root:a", crd))
+	_, _, cached = caches.get("root:a", crd, "", "proxy")
+	require.False(t, cached, "a stopped informer's cache is not read")
+}
+
+func pair(cluster string, kind string, workspaces int) clusterResource {
+	return clusterResource{cluster: logicalcluster.Name(cluster), resource: resourceOf(kind), workspaces: workspaces}
+}
+
+// TestClusterMountInformersLimit follows the per-cluster informer slots
+// through a sequence of syncs.
+func TestClusterMountInformersLimit(t *testing.T) {
+	t.Parallel()
+	running := map[string]bool{}
+	m := &clusterMountInformers{
+		limit: 2,
+		start: func(_ context.Context, p clusterResource) (func(), error) {
+			key := mountCacheKey(p.cluster, p.resource)
+			if p.cluster == "broken" {
+				return nil, errors.New("cannot watch")
+			}
+			running[key] = true
+			return func() { delete(running, key) }, nil
+		},
+		running: map[string]func(){},
+	}
+	key := func(cluster, kind string) string {
+		return mountCacheKey(logicalcluster.Name(cluster), resourceOf(kind))
+	}
+	ctx := context.Background()
+	for _, step := range []struct {
+		name          string
+		wanted        []clusterResource
+		wantRunning   []string
+		wantOverLimit int
+	}{
+		{name: "below the limit", wanted: []clusterResource{pair("a", "K", 1)}, wantRunning: []string{key("a", "K")}},
+		{name: "the most mounted first", wanted: []clusterResource{pair("b", "K", 1), pair("c", "K", 5), pair("a", "K", 1)},
+			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1},
+		{name: "a running informer keeps its slot", wanted: []clusterResource{pair("b", "K", 50), pair("c", "K", 5), pair("a", "K", 1)},
+			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1},
+		{name: "a slot frees", wanted: []clusterResource{pair("b", "K", 50), pair("c", "K", 5)},
+			wantRunning: []string{key("b", "K"), key("c", "K")}},
+		{name: "one that cannot start", wanted: []clusterResource{pair("broken", "K", 99), pair("c", "K", 5)},
+			wantRunning: []string{key("c", "K")}},
+		{name: "nothing wanted", wanted: nil, wantRunning: []string{}},
+	} {
+		overLimit := m.sync(ctx, step.wanted)
+		require.Equal(t, step.wantOverLimit, overLimit, step.name)
+		require.ElementsMatch(t, step.wantRunning, sortedKeys(running), step.name)
+		require.Len(t, m.running, len(step.wantRunning), step.name)
+	}
+}
+
+// TestKindReconcilerClusterInformers: the mounts queue asks for a
+// per-cluster informer for every (CRD resource, cluster) pair in use, none
+// for a bound resource (its informer across all clusters has full objects)
+// and none for a resource denied its informer.
+func TestKindReconcilerClusterInformers(t *testing.T) {
+	t.Parallel()
+	ws := func(cluster, kind, name string) *tenancyv1alpha1.Workspace {
+		w := mountedWorkspace(mount.Reference{APIVersion: "example.io/v1", Kind: kind, Name: "n"})
+		w.Name = name
+		w.Annotations[logicalcluster.AnnotationKey] = cluster
+		return w
+	}
+	kindOf := func(kind string) string {
+		return kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})
+	}
+	workspaces := map[string][]*tenancyv1alpha1.Workspace{
+		kindOf("Plain"):  {ws("root:a", "Plain", "1"), ws("root:a", "Plain", "2"), ws("root:b", "Plain", "3")},
+		kindOf("Bound"):  {ws("root:a", "Bound", "4")},
+		kindOf("Denied"): {ws("root:a", "Denied", "5")},
+	}
+	var pairs []clusterResource
+	r := &mountsReconciler{
+		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces[key], nil },
+		resolve: func(_ logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
+			resource := resourceOf(gvk.Kind)
+			if gvk.Kind == "Bound" {
+				resource.Identity = "abc"
+			}
+			return resource, nil
+		},
+		enqueueWorkspace: func(*tenancyv1alpha1.Workspace) {},
+		enqueueKind:      func(string) {},
+		syncInformers: func(_ context.Context, wanted []restmapping.Resource) map[string]bool {
+			return map[string]bool{resourceOf("Denied").Key(): true}
+		},
+		syncClusterInformers: func(_ context.Context, wanted []clusterResource) int {
+			pairs = wanted
+			return 0
+		},
+		kinds: map[string]kindResolution{},
+	}
+	for key := range workspaces {
+		require.NoError(t, r.reconcile(context.Background(), key))
+	}
+	require.ElementsMatch(t, []clusterResource{pair("root:a", "Plain", 2), pair("root:b", "Plain", 1)}, pairs)
+
+	delete(workspaces, kindOf("Plain"))
+	require.NoError(t, r.reconcile(context.Background(), kindOf("Plain")))
+	require.Empty(t, pairs, "no Workspace mounts the kind any more: its informers stop")
+}

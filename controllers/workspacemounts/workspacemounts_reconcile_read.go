@@ -1,0 +1,140 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"hash/fnv"
+	"strconv"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// readVersion is what a Workspace's last read of its mount object found:
+// which object (a hash of its objectKey), whether it existed, and its
+// resourceVersion.
+type readVersion struct {
+	object          uint64
+	found           bool
+	resourceVersion uint64
+}
+
+// lastReads remembers, per Workspace key, the mount object version its
+// last reconcile read, so that a cache behind it is never written over it.
+type lastReads struct {
+	lock  sync.Mutex
+	byKey map[string]readVersion
+}
+
+func (l *lastReads) get(key string) (readVersion, bool) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	v, found := l.byKey[key]
+	return v, found
+}
+
+func (l *lastReads) put(key string, v readVersion) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	if l.byKey == nil {
+		l.byKey = map[string]readVersion{}
+	}
+	l.byKey[key] = v
+}
+
+func (l *lastReads) forget(key string) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	delete(l.byKey, key)
+}
+
+// readMountObject reads the mount object namespace/name of resource in
+// cluster, the Workspace's own, for the Workspace key wsKey: from a synced
+// full-object cache when there is one (no request), else with a GET. A
+// NotFound error means it does not exist.
+//
+// The cache may be behind what an earlier reconcile of the same Workspace
+// read (a GET before the informer synced, a relist served from kcp's watch
+// cache, another informer's event first): the cache is used only when its
+// object is at least as recent as the last read, by resourceVersion (kcp's
+// are etcd revisions, ordered within a shard), and when it agrees on
+// whether the object exists; otherwise the GET decides. So a state once
+// written is never followed by an older one.
+func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string, cluster logicalcluster.Name, resource restmapping.Resource,
+	namespace, name string) (*unstructured.Unstructured, error) {
+	object := objectHash(objectKey(cluster, resource.Group, resource.Kind, namespace, name))
+	last, known := r.reads.get(wsKey)
+	known = known && last.object == object
+	if r.cachedMountObject != nil {
+		obj, found, cached := r.cachedMountObject(cluster, resource, namespace, name)
+		if cached {
+			current := readVersion{object: object, found: found}
+			if found {
+				current.resourceVersion = parseResourceVersion(obj.GetResourceVersion())
+			}
+			if !known || notOlder(current, last) {
+				r.reads.put(wsKey, current)
+				if !found {
+					return nil, apierrors.NewNotFound(schema.GroupResource{Group: resource.Group, Resource: resource.Resource}, name)
+				}
+				return obj, nil
+			}
+		}
+	}
+	obj, err := r.getMountObject(ctx, cluster, resource, namespace, name)
+	switch {
+	case err == nil:
+		r.reads.put(wsKey, readVersion{object: object, found: true, resourceVersion: parseResourceVersion(obj.GetResourceVersion())})
+	case apierrors.IsNotFound(err):
+		r.reads.put(wsKey, readVersion{object: object})
+	}
+	return obj, err
+}
+
+// notOlder tells whether a read from the cache may follow the last read:
+// both found the object and the cache's is not older, or neither found
+// it. An object appearing or going away in the cache is confirmed with a
+// GET (the cache may be the one behind); an unparsable resourceVersion (0)
+// is never trusted.
+func notOlder(cached, last readVersion) bool {
+	if !cached.found || !last.found {
+		return !cached.found && !last.found
+	}
+	return cached.resourceVersion != 0 && cached.resourceVersion >= last.resourceVersion
+}
+
+// parseResourceVersion returns a resourceVersion as a number, 0 if it is none.
+func parseResourceVersion(rv string) uint64 {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func objectHash(key string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return h.Sum64()
+}
