@@ -31,6 +31,10 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 
+	// rest_client_* series of every client-go client of the process (its
+	// requests to kcp: rest_client_requests_total{code,host,method}), in
+	// the legacy registry.
+	_ "k8s.io/component-base/metrics/prometheus/restclient"
 	// workqueue_* series of both queues, in the legacy registry.
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 )
