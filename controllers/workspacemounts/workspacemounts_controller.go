@@ -112,7 +112,8 @@ type Informers struct {
 }
 
 // Clients are the clients the controller uses: KCP to patch Workspaces,
-// Dynamic to read mount objects in one cluster, Metadata to watch them across
+// Dynamic to read and watch full mount objects (in one cluster, or a bound
+// resource across all clusters), Metadata to watch CRD mount objects across
 // all clusters.
 type Clients struct {
 	KCP      kcpclientset.ClusterInterface
