@@ -85,6 +85,7 @@ func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	}
 
 	t.begin(flippedStage)
+	requestsBefore, requestsErr := b.scrapeRequests(ctx)
 	t0 := time.Now()
 	logf("flipping %d mount objects to Ready", b.opts.workspaces)
 	err = forEach(ctx, "flipping", b.opts.workspaces, b.opts.concurrency, func(ctx context.Context, i int) error {
@@ -96,6 +97,8 @@ func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	}
 	err = b.await(ctx, t, flippedStage.name)
 	res.flip = t.convergence(t0)
+	requestsAfter, afterErr := b.scrapeRequests(ctx)
+	res.requests, res.requestsErr = requestsAfter.since(requestsBefore), errors.Join(requestsErr, afterErr)
 	res.memory, res.memoryErr = b.plugin.Memory.Sample()
 	b.countSyncErrors(res)
 	if err != nil {
@@ -171,6 +174,54 @@ func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) st
 	times := setUpTimes{all: time.Since(began), mounts: time.Since(mountsBegan)}
 	logf("set-up took %s", times.all.Round(time.Millisecond))
 	return t, times, nil
+}
+
+// restClientRequests is the plugin's rest_client_requests_total by method:
+// its requests to kcp, from client-go's metrics.
+type restClientRequests map[string]float64
+
+// restClientRequestsMetric is client-go's request counter, labels code, host, method.
+const restClientRequestsMetric = "rest_client_requests_total"
+
+// scrapeRequests reads the plugin's requests to kcp so far from its /metrics.
+func (b *bench) scrapeRequests(ctx context.Context) (restClientRequests, error) {
+	if b.plugin == nil {
+		return nil, errors.New("no plugin")
+	}
+	m, err := b.plugin.ScrapeMetrics(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scraping the plugin's %s: %w", restClientRequestsMetric, err)
+	}
+	family := m[restClientRequestsMetric]
+	if family == nil {
+		return nil, fmt.Errorf("the plugin exports no %s (a build from before it registered client-go's metrics?)", restClientRequestsMetric)
+	}
+	requests := restClientRequests{}
+	for _, metric := range family.GetMetric() {
+		method := "?"
+		for _, label := range metric.GetLabel() {
+			if label.GetName() == "method" {
+				method = label.GetValue()
+			}
+		}
+		requests[method] += metric.GetCounter().GetValue()
+	}
+	return requests, nil
+}
+
+// since is how many requests of each method were made after earlier; nil
+// when either is unknown.
+func (r restClientRequests) since(earlier restClientRequests) restClientRequests {
+	if r == nil || earlier == nil {
+		return nil
+	}
+	out := restClientRequests{}
+	for method, n := range r {
+		if d := n - earlier[method]; d > 0 {
+			out[method] = d
+		}
+	}
+	return out
 }
 
 // countSyncErrors counts the failed syncs both controllers logged so far.

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -54,6 +55,10 @@ type result struct {
 	flipsWritten time.Duration
 	// flip is measured from T0, just before the first flip write.
 	flip *convergence
+	// requests are the plugin's requests to kcp from just before T0 to the
+	// flip's convergence, by method; requestsErr why they are unknown.
+	requests    restClientRequests
+	requestsErr error
 	// memory is the plugin's after convergence.
 	memory    framework.Memory
 	memoryErr error
@@ -98,8 +103,10 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintln(w)
 	if r.flip != nil {
 		fmt.Fprintln(w, "Flip times are from T0, just before the first flip write; flips-written is when the last one returned.")
-		fmt.Fprintf(w, "After the last flip write: plugin all %s, in-tree all %s.\n",
-			sinceLastWrite(flip.plugin, flip.total, r.flipsWritten), r.inTreeOr(sinceLastWrite(flip.inTree, flip.total, r.flipsWritten)))
+		fmt.Fprintf(w, "From the last flip written to every annotation matching: plugin %s, in-tree %s%s.\n",
+			sinceLastWrite(flip.plugin, flip.total, r.flipsWritten), r.inTreeOr(sinceLastWrite(flip.inTree, flip.total, r.flipsWritten)),
+			r.sinceLastWriteRatio(flip))
+		r.printRequests(w)
 	}
 	if r.mountsSetup > 0 {
 		fmt.Fprintf(w, "Set-up: %d mount objects and mounted Workspaces in %s (%.0f/s, 3 writes each), after %s for the workspaces and their CRD.\n",
@@ -155,6 +162,44 @@ func (r *result) printVirtual(w io.Writer) {
 	}
 }
 
+// sinceLastWriteRatio is ", ratio plugin/in-tree <r>" when both converged
+// after the last flip write, else "".
+func (r *result) sinceLastWriteRatio(flip *convergence) string {
+	plugin, pluginOK := sinceLastWriteDuration(flip.plugin, flip.total, r.flipsWritten)
+	inTree, inTreeOK := sinceLastWriteDuration(flip.inTree, flip.total, r.flipsWritten)
+	if !r.inTree || !pluginOK || !inTreeOK || inTree <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", ratio plugin/in-tree %.2f (the issue's goal: at most 0.5 at 1000 workspaces)", plugin.Seconds()/inTree.Seconds())
+}
+
+// printRequests writes the plugin's requests to kcp per mount change.
+func (r *result) printRequests(w io.Writer) {
+	if r.requestsErr != nil {
+		fmt.Fprintf(w, "Plugin requests to kcp: %v.\n", r.requestsErr)
+		return
+	}
+	if r.requests == nil || r.workspaces == 0 {
+		return
+	}
+	methods := make([]string, 0, len(r.requests))
+	var total float64
+	for method, n := range r.requests {
+		methods = append(methods, method)
+		total += n
+	}
+	sort.Strings(methods)
+	parts := make([]string, 0, len(methods))
+	for _, method := range methods {
+		parts = append(parts, fmt.Sprintf("%s %.2f", method, r.requests[method]/float64(r.workspaces)))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "none")
+	}
+	fmt.Fprintf(w, "Plugin kcp requests per change (rest_client_requests_total, just before T0 to convergence, over %d changes): %s; total %.2f.\n",
+		r.workspaces, strings.Join(parts, ", "), total/float64(r.workspaces))
+}
+
 // inTreePercentile is percentile for the in-tree controller, "off" when it did not run.
 func (r *result) inTreePercentile(c *convergence, p float64) string {
 	return r.inTreeOr(percentile(c.inTree, c.total, p))
@@ -197,10 +242,20 @@ func formatPercentile(sorted []time.Duration, total int, p float64, format func(
 
 // sinceLastWrite returns how long after the last write the last Workspace converged.
 func sinceLastWrite(sorted []time.Duration, total int, lastWrite time.Duration) string {
-	if total == 0 || len(sorted) < total {
+	d, ok := sinceLastWriteDuration(sorted, total, lastWrite)
+	if !ok {
 		return "-"
 	}
-	return formatDuration(max(sorted[len(sorted)-1]-lastWrite, 0))
+	return formatDuration(d)
+}
+
+// sinceLastWriteDuration is how long after the last write the last
+// Workspace converged; false if some did not.
+func sinceLastWriteDuration(sorted []time.Duration, total int, lastWrite time.Duration) (time.Duration, bool) {
+	if total == 0 || len(sorted) < total {
+		return 0, false
+	}
+	return max(sorted[len(sorted)-1]-lastWrite, 0), true
 }
 
 // formatDuration rounds to milliseconds below a second, else to 10ms.
