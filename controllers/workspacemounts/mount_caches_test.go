@@ -23,12 +23,14 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -288,4 +290,41 @@ func TestKindReconcilerClusterInformers(t *testing.T) {
 	delete(workspaces, kindOf("Plain"))
 	require.NoError(t, r.reconcile(context.Background(), kindOf("Plain")))
 	require.Empty(t, pairs, "no Workspace mounts the kind any more: its informers stop")
+}
+
+// TestMetadataEventsOfPairsWithTheirOwnInformer: a metadata event enqueues
+// the Workspaces mounting the object, except where the object's cluster has
+// a synced full-object informer of the resource, whose own event does.
+func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
+	t.Parallel()
+	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{WorkspacesByMountObject: indexByMountObject})
+	require.NoError(t, indexer.Add(mountedWorkspace(kubeClusterRef))) // in root:org
+	c := &Controller{
+		workspaceIndexer: indexer,
+		caches:           newMountCaches(),
+		workspacesQueue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		observed:         map[string]time.Time{},
+	}
+	t.Cleanup(c.workspacesQueue.ShutDown)
+	event := fullMountObject("root:org", "proxy", "7")
+
+	c.enqueueMountObjectEvent(kubeClusterResource, event)
+	require.Equal(t, 1, c.workspacesQueue.Len(), "no informer of the pair: the metadata event enqueues")
+	key, _ := c.workspacesQueue.Get()
+	c.workspacesQueue.Done(key)
+
+	synced := false
+	c.caches.put(mountCacheKey("root:org", kubeClusterResource), mountCache{
+		indexer: cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{}), synced: func() bool { return synced },
+	})
+	c.enqueueMountObjectEvent(kubeClusterResource, event)
+	require.Equal(t, 1, c.workspacesQueue.Len(), "the pair's informer has not synced: the metadata event enqueues")
+	key, _ = c.workspacesQueue.Get()
+	c.workspacesQueue.Done(key)
+
+	synced = true
+	c.enqueueMountObjectEvent(kubeClusterResource, event)
+	require.Equal(t, 0, c.workspacesQueue.Len(), "the pair's synced informer reports the change itself")
+	c.enqueueMountObject(kubeClusterResource, trimmed(event))
+	require.Equal(t, 1, c.workspacesQueue.Len(), "an event of the full informer (a trimmed object) enqueues")
 }
