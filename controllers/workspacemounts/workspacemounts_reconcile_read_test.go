@@ -18,6 +18,8 @@ package workspacemounts
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -183,4 +185,22 @@ func TestReadMountObjectSequence(t *testing.T) {
 	require.NoError(t, r.reconcile(context.Background(), ws))
 	_, known := r.reads.get("root:org|mounted")
 	require.False(t, known)
+}
+
+// BenchmarkLastReads reports the heap the last reads of 10,000 mounted
+// Workspaces keep.
+func BenchmarkLastReads(b *testing.B) {
+	const n = 10000
+	var perWorkspace float64
+	for range b.N {
+		before := heapInUse()
+		reads := &lastReads{}
+		for i := range n {
+			key := fmt.Sprintf("root:org-%d|mount-%d", i%100, i)
+			reads.put(key, readVersion{object: objectHash(key), found: true, resourceVersion: uint64(1000 + i)})
+		}
+		perWorkspace = float64(heapInUse()-before) / n
+		runtime.KeepAlive(reads)
+	}
+	b.ReportMetric(perWorkspace, "bytes/workspace")
 }
