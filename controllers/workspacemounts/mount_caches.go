@@ -155,7 +155,13 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 		0,
 		cache.Indexers{},
 	)
-	_ = informer.SetTransform(trimFullMountObject)
+	_ = informer.SetTransform(func(obj interface{}) (interface{}, error) {
+		trimmed, err := trimFullMountObject(obj)
+		if t, ok := trimmed.(*trimmedMountObject); ok && cluster != "" {
+			t.cluster = cluster // listed in that cluster: its key, whatever the object says
+		}
+		return trimmed, err
+	})
 	if _, err := informer.AddEventHandler(mountEventHandler(resource, onEvent)); err != nil {
 		return nil, err
 	}
