@@ -28,11 +28,12 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// trimForCache is the informers' transform: it keeps of each object what the
+// TrimForCache is the informers' transform: it keeps of each object what the
 // controller, the virtual workspace and the metrics read, so that a shard
 // with 10^5 Workspaces fits in little memory. The controller owns the rule
 // for Workspaces (workspacemounts.TrimWorkspace): its writes depend on it.
-func trimForCache(obj interface{}) (interface{}, error) {
+// Exported for test/bench/scale, which feeds real informers with it.
+func TrimForCache(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)
 	}

@@ -57,7 +57,7 @@ func TestTrimForCache(t *testing.T) {
 			},
 		},
 	}
-	obj, err := trimForCache(ws)
+	obj, err := TrimForCache(ws)
 	require.NoError(t, err)
 	trimmed, ok := obj.(*tenancyv1alpha1.Workspace)
 	require.True(t, ok)
@@ -79,7 +79,7 @@ func TestTrimForCache(t *testing.T) {
 	}, trimmed, "what the controller, the virtual workspace and the metrics read, nothing else")
 
 	unmounted := &tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Cluster: "c3", URL: "https://shard.example/clusters/c3"}}
-	obj, err = trimForCache(unmounted)
+	obj, err = TrimForCache(unmounted)
 	require.NoError(t, err)
 	require.Equal(t, tenancyv1alpha1.WorkspaceSpec{Cluster: "c3"}, obj.(*tenancyv1alpha1.Workspace).Spec, "the URL of a Workspace without spec.mount is kcp's alone")
 }
@@ -98,7 +98,7 @@ func TestTrimLogicalCluster(t *testing.T) {
 		Spec:   corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Name: "org"}},
 		Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady},
 	}
-	obj, err := trimForCache(lc)
+	obj, err := TrimForCache(lc)
 	require.NoError(t, err)
 	require.Equal(t, &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{
 		Name: corev1alpha1.LogicalClusterName, ResourceVersion: "3",
@@ -106,7 +106,7 @@ func TestTrimLogicalCluster(t *testing.T) {
 	}}, obj)
 
 	root := &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: corev1alpha1.LogicalClusterName, Annotations: map[string]string{"kcp.io/cluster": "root"}}}
-	obj, err = trimForCache(root)
+	obj, err = TrimForCache(root)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"kcp.io/cluster": "root"}, obj.(*corev1alpha1.LogicalCluster).Annotations, "no path: none made up")
 }
