@@ -17,7 +17,10 @@ limitations under the License.
 package server
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -109,4 +112,72 @@ func TestTrimLogicalCluster(t *testing.T) {
 	obj, err = TrimForCache(root)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"kcp.io/cluster": "root"}, obj.(*corev1alpha1.LogicalCluster).Annotations, "no path: none made up")
+}
+
+// TestTrimForCacheShares: Workspaces alike share their label map and the
+// strings that come in few values; what differs does not, and a label set
+// of its own stays one.
+func TestTrimForCacheShares(t *testing.T) {
+	t.Parallel()
+	decoded := func(name, cluster string, labels map[string]string) *tenancyv1alpha1.Workspace {
+		// Strings of their own, as a decoder makes them.
+		own := func(s string) string { return string([]byte(s)) }
+		copied := map[string]string{}
+		for k, v := range labels {
+			copied[own(k)] = own(v)
+		}
+		return &tenancyv1alpha1.Workspace{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: copied, Annotations: map[string]string{
+				own("kcp.io/cluster"): own(cluster), own(mount.PhaseAnnotationKey): own("Ready"),
+			}},
+			Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{
+				APIVersion: own("contrib.kcp.io/v1alpha1"), Kind: own("KubeCluster"), Name: own(name),
+			}}},
+			Status: tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseType(own("Ready"))},
+		}
+	}
+	trim := func(ws *tenancyv1alpha1.Workspace) *tenancyv1alpha1.Workspace {
+		obj, err := TrimForCache(ws)
+		require.NoError(t, err)
+		return obj.(*tenancyv1alpha1.Workspace)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	phase := map[string]string{"tenancy.kcp.io/phase": "Ready"}
+	a := trim(decoded("a", "c1", phase))
+	b := trim(decoded("b", "c1", phase))
+	require.Equal(t, phase, a.Labels)
+	require.Equal(t, reflect.ValueOf(a.Labels).Pointer(), reflect.ValueOf(b.Labels).Pointer(), "one label map")
+	require.True(t, same(a.Annotations["kcp.io/cluster"], b.Annotations["kcp.io/cluster"]), "one cluster name")
+	require.True(t, same(a.Annotations[mount.PhaseAnnotationKey], b.Annotations[mount.PhaseAnnotationKey]))
+	require.True(t, same(string(a.Status.Phase), string(b.Status.Phase)))
+	require.True(t, same(a.Spec.Mount.Reference.Kind, b.Spec.Mount.Reference.Kind))
+	require.True(t, same(a.Spec.Mount.Reference.APIVersion, b.Spec.Mount.Reference.APIVersion))
+	require.False(t, same(a.Spec.Mount.Reference.Name, b.Spec.Mount.Reference.Name), "names are not shared")
+
+	other := trim(decoded("c", "c2", map[string]string{"tenancy.kcp.io/phase": "Ready", "team": "x"}))
+	require.Equal(t, map[string]string{"tenancy.kcp.io/phase": "Ready", "team": "x"}, other.Labels)
+	require.NotEqual(t, reflect.ValueOf(a.Labels).Pointer(), reflect.ValueOf(other.Labels).Pointer())
+	require.Equal(t, "c2", other.Annotations["kcp.io/cluster"])
+
+	many := map[string]string{}
+	for i := range maxSharedLabels + 1 {
+		many[fmt.Sprint("l", i)] = "v"
+	}
+	first, second := trim(decoded("d", "c1", many)), trim(decoded("e", "c1", many))
+	require.Equal(t, many, first.Labels)
+	require.NotEqual(t, reflect.ValueOf(first.Labels).Pointer(), reflect.ValueOf(second.Labels).Pointer(), "large label sets are not looked up")
+}
+
+// TestSharingIsBounded: what tenants write (label values, names of kinds)
+// cannot make the table grow past its bound.
+func TestSharingIsBounded(t *testing.T) {
+	t.Parallel()
+	s := newSharing()
+	for i := range 3 * maxShared {
+		labels := s.labelMap(map[string]string{"team": fmt.Sprint("t", i)})
+		require.Equal(t, fmt.Sprint("t", i), labels["team"])
+		require.Equal(t, fmt.Sprint("k", i), s.string(fmt.Sprint("k", i)))
+		require.LessOrEqual(t, len(s.labels), maxShared)
+		require.LessOrEqual(t, len(s.strings), maxShared)
+	}
 }
