@@ -116,8 +116,10 @@ type result struct {
 	// One list at * (medians), its allocation, and the memory after the lists.
 	ListStorage, ListTable, ListJSON, ListTableJSON time.Duration
 	ListBytes, ListTableBytes                       int64
-	ListAlloc, HeapAfterLists                       uint64
-	RSSAfterLists, PeakAfterLists                   int64
+	// ListCPU is the process's CPU per list (all four steps, and the GC).
+	ListCPU                       time.Duration
+	ListAlloc, HeapAfterLists     uint64
+	RSSAfterLists, PeakAfterLists int64
 	// A metrics scrape (after the first, which fills the collector's cache)
 	// and the heap it keeps.
 	Scrape          time.Duration
@@ -277,6 +279,7 @@ func child(arg string) error {
 	var storage, table, js, tableJS []time.Duration
 	runtime.ReadMemStats(&m)
 	allocBefore := m.TotalAlloc
+	cpuBefore = cpuTime()
 	for range *lists {
 		t, err := s.list(ctx)
 		if err != nil {
@@ -288,6 +291,7 @@ func child(arg string) error {
 		storage, table, js, tableJS = append(storage, t.storage), append(table, t.table), append(js, t.json), append(tableJS, t.tableJSON)
 		r.ListBytes, r.ListTableBytes = int64(t.bytes), int64(t.tableBytes)
 	}
+	r.ListCPU = (cpuTime() - cpuBefore) / time.Duration(*lists)
 	runtime.ReadMemStats(&m)
 	r.ListAlloc = uint64(float64(m.TotalAlloc-allocBefore) / float64(*lists))
 	r.ListStorage, r.ListTable, r.ListJSON, r.ListTableJSON = median(storage), median(table), median(js), median(tableJS)

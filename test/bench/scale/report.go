@@ -33,14 +33,14 @@ func report(w io.Writer, o options, results []result, controllerCPU time.Duratio
 	slices.SortFunc(results, func(a, b result) int { return a.N - b.N })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "measured\tclusters\theap/workspace\tRSS after list\tRSS released\tpeak RSS (list)\tinitial list\tCPU/change\t"+
-		"list storage\ttable\tJSON\ttable JSON\talloc/list\tpeak RSS (lists)\tscrape")
+		"list storage\ttable\tJSON\ttable JSON\tCPU/list\talloc/list\tpeak RSS (lists)\tscrape\tGC CPU")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%d\t%d\t%.0f B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%d\t%d\t%.0f B\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\n",
 			r.N, r.Clusters, float64(r.HeapBytes)/float64(r.N), mibString(float64(r.RSSAfterList)), mibString(float64(r.RSSReleased)),
 			mibString(float64(r.PeakRSS)), r.InitialList.Round(time.Millisecond), r.CPUPerChange.Round(time.Microsecond),
 			r.ListStorage.Round(100*time.Microsecond), r.ListTable.Round(100*time.Microsecond), r.ListJSON.Round(100*time.Microsecond),
-			r.ListTableJSON.Round(100*time.Microsecond), mibString(float64(r.ListAlloc)), mibString(float64(r.PeakAfterLists)),
-			r.Scrape.Round(100*time.Microsecond))
+			r.ListTableJSON.Round(100*time.Microsecond), r.ListCPU.Round(time.Millisecond), mibString(float64(r.ListAlloc)),
+			mibString(float64(r.PeakAfterLists)), r.Scrape.Round(100*time.Microsecond), 100*r.GCCPUFraction)
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "controller (BenchmarkWorkspaceChange): %s CPU and %s per change\n\n", controllerCPU.Round(time.Microsecond), controllerRequests)
