@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -155,6 +156,56 @@ func logicalClusterList(clusters int) *corev1alpha1.LogicalClusterList {
 	}
 	return list
 }
+
+// crdList has the KubeCluster CRD of each cluster, as test/framework's
+// MountCRD makes it, established.
+func crdList(clusters int) *apiextensionsv1.CustomResourceDefinitionList {
+	list := &apiextensionsv1.CustomResourceDefinitionList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(clusters + 1)}}
+	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	for c := range clusters {
+		list.Items = append(list.Items, apiextensionsv1.CustomResourceDefinition{
+			TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: "kubeclusters.contrib.kcp.io", UID: uid("crd", c), ResourceVersion: strconv.Itoa(c + 1), Generation: 1, CreationTimestamp: created,
+				Annotations: map[string]string{logicalcluster.AnnotationKey: clusterName(c).String()},
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apiextensions.k8s.io/v1",
+					Time: &created, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:group":{},"f:names":{},"f:scope":{},"f:versions":{}}}`)}},
+			},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+				Group: "contrib.kcp.io",
+				Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
+				Scope: apiextensionsv1.ClusterScoped,
+				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+					Name: "v1alpha1", Served: true, Storage: true,
+					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", XPreserveUnknownFields: ptrTo(true)},
+						"status": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+							"phase": str, "URL": str,
+							"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+								Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"type": str, "status": str, "reason": str, "message": str},
+							}}},
+						}},
+					}}},
+					Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+					AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
+						{Name: "Phase", Type: "string", JSONPath: ".status.phase"}, {Name: "URL", Type: "string", JSONPath: ".status.URL"},
+					},
+				}},
+			},
+			Status: apiextensionsv1.CustomResourceDefinitionStatus{
+				Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
+					{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found", LastTransitionTime: created},
+					{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted", LastTransitionTime: created},
+				},
+				AcceptedNames:  apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
+				StoredVersions: []string{"v1alpha1"},
+			},
+		})
+	}
+	return list
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // mountObject is KubeCluster mount-<i> as kcp serves its metadata across clusters.
 func mountObject(i, clusters int) *metav1.PartialObjectMetadata {

@@ -146,7 +146,7 @@ func newSim(n, clusters int) (*sim, error) {
 		func() runtime.Object { return &tenancyv1alpha1.WorkspaceList{} })
 	s.logicalClusters, _ = informer(logicalClusterList(clusters), &corev1alpha1.LogicalCluster{},
 		func() runtime.Object { return &corev1alpha1.LogicalClusterList{} })
-	s.crds, _ = informer(&apiextensionsv1.CustomResourceDefinitionList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}},
+	s.crds, _ = informer(crdList(clusters),
 		&apiextensionsv1.CustomResourceDefinition{}, func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} })
 	s.bindings, _ = informer(&apisv1alpha1.APIBindingList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}},
 		&apisv1alpha1.APIBinding{}, func() runtime.Object { return &apisv1alpha1.APIBindingList{} })
