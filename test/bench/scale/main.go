@@ -132,6 +132,14 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	// The benchmark first: it fails fast outside the repository's root.
+	controllerCPU, controllerRequests := o.controllerCPU, "given"
+	if controllerCPU == 0 {
+		fmt.Fprintln(os.Stderr, "benchmarking the controller's reconcile of a change (BenchmarkWorkspaceChange)...")
+		if controllerCPU, controllerRequests, err = benchmarkController(); err != nil {
+			return err
+		}
+	}
 	var results []result
 	for _, n := range o.workspaces {
 		fmt.Fprintf(os.Stderr, "simulating %d mounted Workspaces...\n", n)
@@ -150,13 +158,6 @@ func run(o options) error {
 			return fmt.Errorf("the simulation of %d printed %q: %w", n, out.String(), err)
 		}
 		results = append(results, r)
-	}
-	controllerCPU, controllerRequests := o.controllerCPU, "given"
-	if controllerCPU == 0 {
-		fmt.Fprintln(os.Stderr, "benchmarking the controller's reconcile of a change (BenchmarkWorkspaceChange)...")
-		if controllerCPU, controllerRequests, err = benchmarkController(); err != nil {
-			return err
-		}
 	}
 	report(os.Stdout, o, results, controllerCPU, controllerRequests)
 	return nil
@@ -182,7 +183,7 @@ func benchmarkController() (time.Duration, string, error) {
 		gets, patches = m[2], m[3]
 	}
 	if len(times) == 0 {
-		return 0, "", fmt.Errorf("no result in the benchmark's output:\n%s", out)
+		return 0, "", fmt.Errorf("no BenchmarkWorkspaceChange result (run from the repository's root, or give --controller-cpu-per-change):\n%s", out)
 	}
 	slices.Sort(times)
 	return time.Duration(times[len(times)/2]), gets + " GET + " + patches + " PATCH", nil
