@@ -17,6 +17,11 @@ limitations under the License.
 package server
 
 import (
+	"slices"
+	"strings"
+	"sync"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -25,20 +30,24 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// trimForCache is the informers' transform: it keeps of each object what the
+// TrimForCache is the informers' transform: it keeps of each object what the
 // controller, the virtual workspace and the metrics read, so that a shard
 // with 10^5 Workspaces fits in little memory. The controller owns the rule
 // for Workspaces (workspacemounts.TrimWorkspace): its writes depend on it.
-func trimForCache(obj interface{}) (interface{}, error) {
+// What many Workspaces hold alike is then shared (shareAlike).
+// Exported for test/bench/scale, which feeds real informers with it.
+func TrimForCache(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)
 	}
 	switch obj := obj.(type) {
 	case *tenancyv1alpha1.Workspace:
 		workspacemounts.TrimWorkspace(obj)
+		shared.shareAlike(obj)
 	case *corev1alpha1.LogicalCluster:
 		// Whether it exists, and its path.
 		annotations := map[string]string{logicalcluster.AnnotationKey: obj.Annotations[logicalcluster.AnnotationKey]}
@@ -48,6 +57,125 @@ func trimForCache(obj interface{}) (interface{}, error) {
 		obj.Annotations = annotations
 		obj.Labels, obj.OwnerReferences, obj.Finalizers = nil, nil, nil
 		obj.Spec, obj.Status = corev1alpha1.LogicalClusterSpec{}, corev1alpha1.LogicalClusterStatus{}
+	case *apiextensionsv1.CustomResourceDefinition:
+		trimCRD(obj)
 	}
 	return restmapping.StripSchemas(obj)
+}
+
+// trimCRD keeps of a CRD what the resolver reads (pkg/restmapping): its
+// cluster, group, names, scope, each version's name and whether it is
+// served, and whether it is Established. The rest can be large: schemas,
+// a conversion webhook's CA bundle, and, for a CRD applied with kubectl,
+// the whole CRD again in an annotation.
+func trimCRD(crd *apiextensionsv1.CustomResourceDefinition) {
+	annotations := map[string]string{}
+	if cluster, found := crd.Annotations[logicalcluster.AnnotationKey]; found {
+		annotations[logicalcluster.AnnotationKey] = cluster
+	}
+	crd.Annotations = annotations
+	crd.Labels, crd.OwnerReferences, crd.Finalizers = nil, nil, nil
+	versions := make([]apiextensionsv1.CustomResourceDefinitionVersion, 0, len(crd.Spec.Versions))
+	for _, v := range crd.Spec.Versions {
+		versions = append(versions, apiextensionsv1.CustomResourceDefinitionVersion{Name: v.Name, Served: v.Served, Storage: v.Storage})
+	}
+	crd.Spec = apiextensionsv1.CustomResourceDefinitionSpec{Group: crd.Spec.Group, Names: crd.Spec.Names, Scope: crd.Spec.Scope, Versions: versions}
+	var conditions []apiextensionsv1.CustomResourceDefinitionCondition
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established {
+			conditions = append(conditions, apiextensionsv1.CustomResourceDefinitionCondition{Type: c.Type, Status: c.Status})
+		}
+	}
+	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{Conditions: conditions}
+}
+
+// Bounds of what sharing keeps: label sets of at most maxSharedLabels
+// labels, at most maxShared distinct strings and label sets (beyond, the
+// table starts again: what tenants write cannot make it grow).
+const (
+	maxSharedLabels = 4
+	maxShared       = 1 << 14
+)
+
+// shared is the process' table: every shard's Workspace informer shares it.
+var shared = newSharing()
+
+// sharing gives the values many cached Workspaces hold alike one copy:
+// strings that come in a few values (the cluster name, one per logical
+// cluster; phases; the mounted kind's apiVersion and kind), and label maps
+// (kcp puts tenancy.kcp.io/phase on every Workspace, so most hold the same
+// one or two labels). Each decoded Workspace otherwise has its own copies,
+// and a map of its own, about 300 bytes each. Sharing is safe because no
+// one modifies an object of an informer's cache: the controller and the
+// virtual workspace copy before they change anything, as client-go asks.
+type sharing struct {
+	lock    sync.Mutex
+	strings map[string]string
+	labels  map[string]map[string]string
+}
+
+func newSharing() *sharing {
+	return &sharing{strings: map[string]string{}, labels: map[string]map[string]string{}}
+}
+
+func (s *sharing) shareAlike(ws *tenancyv1alpha1.Workspace) {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	for _, key := range []string{logicalcluster.AnnotationKey, mount.PhaseAnnotationKey} {
+		if value, found := ws.Annotations[key]; found {
+			ws.Annotations[key] = s.string(value)
+		}
+	}
+	ws.Status.Phase = corev1alpha1.LogicalClusterPhaseType(s.string(string(ws.Status.Phase)))
+	if m := ws.Spec.Mount; m != nil {
+		m.Reference.APIVersion, m.Reference.Kind = s.string(m.Reference.APIVersion), s.string(m.Reference.Kind)
+	}
+	ws.Labels = s.labelMap(ws.Labels)
+}
+
+func (s *sharing) string(value string) string {
+	if shared, found := s.strings[value]; found {
+		return shared
+	}
+	if len(s.strings) >= maxShared {
+		clear(s.strings)
+	}
+	s.strings[value] = value
+	return value
+}
+
+// labelMap returns the shared map equal to labels, which becomes it if
+// there is none yet.
+func (s *sharing) labelMap(labels map[string]string) map[string]string {
+	if len(labels) == 0 || len(labels) > maxSharedLabels {
+		return labels
+	}
+	keys := make([]string, 0, len(labels))
+	size := 0
+	for k, v := range labels {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 2
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.Grow(size)
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(labels[k])
+		b.WriteByte(0)
+	}
+	id := b.String()
+	if shared, found := s.labels[id]; found {
+		return shared
+	}
+	if len(s.labels) >= maxShared {
+		clear(s.labels)
+	}
+	own := make(map[string]string, len(labels))
+	for k, v := range labels {
+		own[s.string(k)] = s.string(v)
+	}
+	s.labels[id] = own
+	return own
 }

@@ -17,10 +17,14 @@ limitations under the License.
 package server
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -57,7 +61,7 @@ func TestTrimForCache(t *testing.T) {
 			},
 		},
 	}
-	obj, err := trimForCache(ws)
+	obj, err := TrimForCache(ws)
 	require.NoError(t, err)
 	trimmed, ok := obj.(*tenancyv1alpha1.Workspace)
 	require.True(t, ok)
@@ -79,7 +83,7 @@ func TestTrimForCache(t *testing.T) {
 	}, trimmed, "what the controller, the virtual workspace and the metrics read, nothing else")
 
 	unmounted := &tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Cluster: "c3", URL: "https://shard.example/clusters/c3"}}
-	obj, err = trimForCache(unmounted)
+	obj, err = TrimForCache(unmounted)
 	require.NoError(t, err)
 	require.Equal(t, tenancyv1alpha1.WorkspaceSpec{Cluster: "c3"}, obj.(*tenancyv1alpha1.Workspace).Spec, "the URL of a Workspace without spec.mount is kcp's alone")
 }
@@ -98,7 +102,7 @@ func TestTrimLogicalCluster(t *testing.T) {
 		Spec:   corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Name: "org"}},
 		Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady},
 	}
-	obj, err := trimForCache(lc)
+	obj, err := TrimForCache(lc)
 	require.NoError(t, err)
 	require.Equal(t, &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{
 		Name: corev1alpha1.LogicalClusterName, ResourceVersion: "3",
@@ -106,7 +110,133 @@ func TestTrimLogicalCluster(t *testing.T) {
 	}}, obj)
 
 	root := &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: corev1alpha1.LogicalClusterName, Annotations: map[string]string{"kcp.io/cluster": "root"}}}
-	obj, err = trimForCache(root)
+	obj, err = TrimForCache(root)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"kcp.io/cluster": "root"}, obj.(*corev1alpha1.LogicalCluster).Annotations, "no path: none made up")
+}
+
+// TestTrimForCacheShares: Workspaces alike share their label map and the
+// strings that come in few values; what differs does not, and a label set
+// of its own stays one.
+func TestTrimForCacheShares(t *testing.T) {
+	t.Parallel()
+	decoded := func(name, cluster string, labels map[string]string) *tenancyv1alpha1.Workspace {
+		// Strings of their own, as a decoder makes them.
+		own := func(s string) string { return string([]byte(s)) }
+		copied := map[string]string{}
+		for k, v := range labels {
+			copied[own(k)] = own(v)
+		}
+		return &tenancyv1alpha1.Workspace{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: copied, Annotations: map[string]string{
+				own("kcp.io/cluster"): own(cluster), own(mount.PhaseAnnotationKey): own("Ready"),
+			}},
+			Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{
+				APIVersion: own("contrib.kcp.io/v1alpha1"), Kind: own("KubeCluster"), Name: own(name),
+			}}},
+			Status: tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseType(own("Ready"))},
+		}
+	}
+	trim := func(ws *tenancyv1alpha1.Workspace) *tenancyv1alpha1.Workspace {
+		obj, err := TrimForCache(ws)
+		require.NoError(t, err)
+		return obj.(*tenancyv1alpha1.Workspace)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	phase := map[string]string{"tenancy.kcp.io/phase": "Ready"}
+	a := trim(decoded("a", "c1", phase))
+	b := trim(decoded("b", "c1", phase))
+	require.Equal(t, phase, a.Labels)
+	require.Equal(t, reflect.ValueOf(a.Labels).Pointer(), reflect.ValueOf(b.Labels).Pointer(), "one label map")
+	require.True(t, same(a.Annotations["kcp.io/cluster"], b.Annotations["kcp.io/cluster"]), "one cluster name")
+	require.True(t, same(a.Annotations[mount.PhaseAnnotationKey], b.Annotations[mount.PhaseAnnotationKey]))
+	require.True(t, same(string(a.Status.Phase), string(b.Status.Phase)))
+	require.True(t, same(a.Spec.Mount.Reference.Kind, b.Spec.Mount.Reference.Kind))
+	require.True(t, same(a.Spec.Mount.Reference.APIVersion, b.Spec.Mount.Reference.APIVersion))
+	require.False(t, same(a.Spec.Mount.Reference.Name, b.Spec.Mount.Reference.Name), "names are not shared")
+
+	other := trim(decoded("c", "c2", map[string]string{"tenancy.kcp.io/phase": "Ready", "team": "x"}))
+	require.Equal(t, map[string]string{"tenancy.kcp.io/phase": "Ready", "team": "x"}, other.Labels)
+	require.NotEqual(t, reflect.ValueOf(a.Labels).Pointer(), reflect.ValueOf(other.Labels).Pointer())
+	require.Equal(t, "c2", other.Annotations["kcp.io/cluster"])
+
+	many := map[string]string{}
+	for i := range maxSharedLabels + 1 {
+		many[fmt.Sprint("l", i)] = "v"
+	}
+	first, second := trim(decoded("d", "c1", many)), trim(decoded("e", "c1", many))
+	require.Equal(t, many, first.Labels)
+	require.NotEqual(t, reflect.ValueOf(first.Labels).Pointer(), reflect.ValueOf(second.Labels).Pointer(), "large label sets are not looked up")
+}
+
+// TestSharingIsBounded: what tenants write (label values, names of kinds)
+// cannot make the table grow past its bound.
+func TestSharingIsBounded(t *testing.T) {
+	t.Parallel()
+	s := newSharing()
+	for i := range 3 * maxShared {
+		labels := s.labelMap(map[string]string{"team": fmt.Sprint("t", i)})
+		require.Equal(t, fmt.Sprint("t", i), labels["team"])
+		require.Equal(t, fmt.Sprint("k", i), s.string(fmt.Sprint("k", i)))
+		require.LessOrEqual(t, len(s.labels), maxShared)
+		require.LessOrEqual(t, len(s.strings), maxShared)
+	}
+}
+
+// TestTrimCRD: a CRD keeps what the resolver reads, and nothing it does
+// not: no schema, no last-applied copy of itself, no conversion webhook.
+func TestTrimCRD(t *testing.T) {
+	t.Parallel()
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "kubeclusters.contrib.kcp.io", UID: "uid", ResourceVersion: "5",
+			Annotations: map[string]string{
+				"kcp.io/cluster": "c1", "kubectl.kubernetes.io/last-applied-configuration": `{"spec":{"versions":[{"schema":{}}]}}`,
+			},
+			Labels:        map[string]string{"a": "b"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "contrib.kcp.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
+			Scope: apiextensionsv1.ClusterScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{
+					Name: "v1alpha1", Served: true, Storage: true,
+					Schema:                   &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}},
+					Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+					AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Phase", Type: "string", JSONPath: ".status.phase"}},
+				},
+				{Name: "v1alpha0", Served: false},
+			},
+			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter, Webhook: &apiextensionsv1.WebhookConversion{
+				ClientConfig: &apiextensionsv1.WebhookClientConfig{CABundle: []byte("a large CA bundle")}, ConversionReviewVersions: []string{"v1"},
+			}},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{
+			Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
+				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Message: "no conflicts found"},
+				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"},
+			},
+			AcceptedNames:  apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", Plural: "kubeclusters"},
+			StoredVersions: []string{"v1alpha1"},
+		},
+	}
+	obj, err := TrimForCache(crd)
+	require.NoError(t, err)
+	require.Equal(t, &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeclusters.contrib.kcp.io", UID: "uid", ResourceVersion: "5", Annotations: map[string]string{"kcp.io/cluster": "c1"}},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "contrib.kcp.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
+			Scope: apiextensionsv1.ClusterScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1alpha1", Served: true, Storage: true},
+				{Name: "v1alpha0", Served: false},
+			},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
+			{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue},
+		}},
+	}, obj)
 }

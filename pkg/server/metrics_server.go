@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -43,24 +44,39 @@ func (s *Server) installMetrics(workspaces metrics.WorkspaceLister) *part {
 		return nil
 	}
 	return &part{name: "metrics", start: func(ctx context.Context) error {
-		return serveMetrics(ctx, s.Options.MetricsBindAddress, s.ready)
+		return serveMetrics(ctx, s.Options.MetricsBindAddress, metricsHandler(s.ready, s.Options.Profiling))
 	}}
 }
 
-// serveMetrics serves /metrics, /healthz, /livez and /readyz on plain HTTP
-// until ctx is done. ready says why the process is not ready yet, or nil.
-func serveMetrics(ctx context.Context, address string, ready func() error) error {
+// metricsHandler serves /metrics, /healthz, /livez and /readyz, and with
+// profiling net/http/pprof's /debug/pprof/ (as kube components'
+// --profiling): heap, goroutine, CPU profiles and execution traces of the
+// whole process. ready says why the process is not ready yet, or nil.
+func metricsHandler(ready func() error, profiling bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
 	healthz.InstallHandler(mux, healthz.PingHealthz)
 	healthz.InstallLivezHandler(mux, healthz.PingHealthz)
 	healthz.InstallReadyzHandler(mux, healthz.NamedCheck("caches-synced", func(*http.Request) error { return ready() }))
+	if profiling {
+		// pprof.Index serves the named profiles (heap, goroutine, allocs, ...) under it.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux
+}
 
+// serveMetrics serves handler on plain HTTP at address until ctx is done.
+func serveMetrics(ctx context.Context, address string, handler http.Handler) error {
 	listener, err := (&net.ListenConfig{}).Listen(ctx, "tcp", address)
 	if err != nil {
 		return fmt.Errorf("--metrics-bind-address: %w", err)
 	}
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// No WriteTimeout: a CPU profile or trace answers after its ?seconds=.
+	server := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	klog.FromContext(ctx).Info("serving metrics and health", "address", listener.Addr().String())
 
 	done := make(chan error, 1)

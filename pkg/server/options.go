@@ -57,7 +57,9 @@ type Options struct {
 
 	// MetricsBindAddress serves /metrics, /healthz, /livez and /readyz; "0" turns it off.
 	MetricsBindAddress string
-	LeaderElection     LeaderElectionOptions
+	// Profiling serves net/http/pprof under /debug/pprof/ on MetricsBindAddress.
+	Profiling      bool
+	LeaderElection LeaderElectionOptions
 }
 
 // LeaderElectionOptions place the lease that elects the one replica running
@@ -132,6 +134,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.VirtualWorkspace.AddFlags(fs)
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
 		"Address serving Prometheus /metrics and /healthz, /livez, /readyz (ready once the caches synced) on plain HTTP; 0 turns it off.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling,
+		"Also serve net/http/pprof under /debug/pprof/ on --metrics-bind-address (heap, goroutine and CPU profiles, traces), "+
+			"for whoever reaches that address: never route it to tenants.")
 	le := &o.LeaderElection
 	fs.BoolVar(&le.Enabled, "leader-elect", le.Enabled,
 		"Elect one replica to run the writing controller, through a Lease; every replica serves the virtual workspace and metrics.")
@@ -168,6 +173,9 @@ func (o *Options) Validate() error {
 	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
+	}
+	if o.Profiling && o.MetricsBindAddress == "0" {
+		errs = append(errs, errors.New("--profiling serves on --metrics-bind-address, which is 0 (off)"))
 	}
 	if !o.RunController && !o.RunVirtualWorkspace {
 		errs = append(errs, errors.New("--run-controller=false and --run-virtual-workspace=false leave nothing to run"))

@@ -58,12 +58,13 @@ func TestValidate(t *testing.T) {
 		"sharded context": {func(o *Options) {
 			o.Kubeconfig, o.RootKubeconfig, o.ShardsKubeconfig, o.Context = "", "root", "shards", "x"
 		}, "current contexts"},
-		"no workers":      {func(o *Options) { o.WorkspaceWorkers = 0 }, "--workspace-workers"},
-		"no qps":          {func(o *Options) { o.QPS = 0 }, "--kube-api-qps"},
-		"nothing to run":  {func(o *Options) { o.RunController, o.RunVirtualWorkspace = false, false }, "nothing to run"},
-		"lease too short": {func(o *Options) { o.LeaderElection.LeaseDuration = 5 * time.Second }, "lease-duration"},
-		"no lease name":   {func(o *Options) { o.LeaderElection.ID = "" }, "--leader-election-id"},
-		"bad port":        {func(o *Options) { o.VirtualWorkspace.SecureServing.BindPort = -1 }, "secure-port"},
+		"no workers":                   {func(o *Options) { o.WorkspaceWorkers = 0 }, "--workspace-workers"},
+		"no qps":                       {func(o *Options) { o.QPS = 0 }, "--kube-api-qps"},
+		"nothing to run":               {func(o *Options) { o.RunController, o.RunVirtualWorkspace = false, false }, "nothing to run"},
+		"lease too short":              {func(o *Options) { o.LeaderElection.LeaseDuration = 5 * time.Second }, "lease-duration"},
+		"no lease name":                {func(o *Options) { o.LeaderElection.ID = "" }, "--leader-election-id"},
+		"profiling without a listener": {func(o *Options) { o.Profiling, o.MetricsBindAddress = true, "0" }, "--profiling"},
+		"bad port":                     {func(o *Options) { o.VirtualWorkspace.SecureServing.BindPort = -1 }, "secure-port"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -47,7 +47,7 @@ type ShardConfig struct {
 	// KcpClusterClient and KcpSharedInformerFactory: Workspaces (read by
 	// every part), APIBindings and APIResourceSchemas (the controller) and
 	// LogicalClusters (the virtual workspace), each informer trimmed by
-	// trimForCache.
+	// TrimForCache.
 	KcpClusterClient         kcpclientset.ClusterInterface
 	KcpSharedInformerFactory kcpinformers.SharedInformerFactory
 
@@ -70,7 +70,7 @@ func NewShardConfig(cfg, root *rest.Config, controller bool) (*ShardConfig, erro
 	if c.KcpClusterClient, err = kcpclientset.NewForConfig(identityConfig); err != nil {
 		return nil, err
 	}
-	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(trimForCache))
+	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(TrimForCache))
 	if !controller {
 		return c, nil
 	}
@@ -79,7 +79,7 @@ func NewShardConfig(cfg, root *rest.Config, controller bool) (*ShardConfig, erro
 		return nil, err
 	}
 	c.ApiExtensionsSharedInformerFactory = kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0,
-		kcpapiextensionsinformers.WithTransform(trimForCache))
+		kcpapiextensionsinformers.WithTransform(TrimForCache))
 	if c.DynamicClusterClient, err = kcpdynamic.NewForConfig(cfg); err != nil {
 		return nil, err
 	}

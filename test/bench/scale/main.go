@@ -1,0 +1,354 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command scale simulates the workspacemounts process without kcp: real
+// client-go shared informers (the same indexers and cache transforms as
+// pkg/server), the controller's indexers and mount object informer, the
+// virtual workspace's store and REST, and the metrics collector, fed by a fake
+// ListerWatcher with N synthetic mounted Workspaces. Each N runs in a process
+// of its own, which measures memory per Workspace, the initial list, the CPU
+// of a change, a list at * and a metrics scrape; the controller's own CPU per
+// change comes from its benchmark (BenchmarkWorkspaceChange). From those it
+// prints a scale table for 10^4, 10^5 and 10^6 mounted Workspaces. See
+// README.md.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// childEnv names the N a child process simulates.
+const childEnv = "WORKSPACEMOUNTS_SCALE_CHILD"
+
+type options struct {
+	workspaces        []int
+	clustersDivisor   int
+	changes           int
+	lists             int
+	changeRate        float64
+	requestsPerChange float64
+	controllerCPU     time.Duration
+	memoryLimit       string
+	heapProfileDir    string
+}
+
+func main() {
+	klog.SetOutput(os.Stderr)
+	if n := os.Getenv(childEnv); n != "" {
+		if err := child(n); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var o options
+	var workspaces string
+	flag.StringVar(&workspaces, "workspaces", "10000,100000", "comma-separated numbers of mounted Workspaces to simulate, each in a process of its own")
+	flag.IntVar(&o.clustersDivisor, "workspaces-per-cluster", 100, "mounted Workspaces per logical cluster (N/100 clusters by default)")
+	flag.IntVar(&o.changes, "changes", 5000, "mount changes sent through the informers to measure the CPU of one (at most N)")
+	flag.IntVar(&o.lists, "lists", 20, "lists at * to time (the median is printed) and to measure the memory after")
+	flag.Float64Var(&o.changeRate, "change-rate", 0.01, "fraction of the mounts changing per minute, for the scale table")
+	flag.Float64Var(&o.requestsPerChange, "requests-per-change", 2, "kcp requests the controller sends per mount change, for the scale table")
+	flag.DurationVar(&o.controllerCPU, "controller-cpu-per-change", 0,
+		"the controller's CPU per change; 0 runs its benchmark (go test -bench BenchmarkWorkspaceChange ./controllers/workspacemounts) to measure it")
+	flag.StringVar(&o.memoryLimit, "memory-limit", "", "a soft memory limit for each simulated process, as GOMEMLIMIT (e.g. 150MiB); none by default")
+	flag.StringVar(&o.heapProfileDir, "heap-profile", "", "a directory where each process writes heap-<N>.pprof after the initial list (go tool pprof -sample_index=inuse_space)")
+	flag.Parse()
+	for _, field := range strings.Split(workspaces, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		if err != nil || n < 100 {
+			fmt.Fprintf(os.Stderr, "scale: --workspaces: %q is not a number of at least 100\n", field)
+			os.Exit(1)
+		}
+		o.workspaces = append(o.workspaces, n)
+	}
+	if o.clustersDivisor < 1 || o.changes < 1 || o.lists < 1 || o.changeRate <= 0 || o.requestsPerChange < 0 {
+		fmt.Fprintln(os.Stderr, "scale: --workspaces-per-cluster, --changes, --lists and --change-rate must be positive, --requests-per-change not negative")
+		os.Exit(1)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(1)
+	}
+}
+
+// result is what a child measured for its N.
+type result struct {
+	N, Clusters int
+	// Heap after GC, the simulation's objects only (minus the baseline),
+	// and RSS (VmRSS) after the initial list, after FreeOSMemory, peak (VmHWM).
+	HeapBytes                                   uint64
+	BaseRSS, RSSAfterList, RSSReleased, PeakRSS int64
+	InitialList                                 time.Duration
+	// CPU (user+system) of the whole process per change, and the wall time.
+	CPUPerChange, WallPerChange time.Duration
+	// One list at * (medians), its allocation, and the memory after the lists.
+	ListStorage, ListTable, ListJSON, ListTableJSON time.Duration
+	ListBytes, ListTableBytes                       int64
+	// ListCPU is the process's CPU per list (all four steps, and the GC).
+	ListCPU                       time.Duration
+	ListAlloc, HeapAfterLists     uint64
+	RSSAfterLists, PeakAfterLists int64
+	// A metrics scrape (after the first, which fills the collector's cache)
+	// and the heap it keeps.
+	Scrape          time.Duration
+	HeapAfterScrape uint64
+	GCCPUFraction   float64
+}
+
+func run(o options) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	// The benchmark first: it fails fast outside the repository's root.
+	controllerCPU, controllerRequests := o.controllerCPU, "given"
+	if controllerCPU == 0 {
+		fmt.Fprintln(os.Stderr, "benchmarking the controller's reconcile of a change (BenchmarkWorkspaceChange)...")
+		if controllerCPU, controllerRequests, err = benchmarkController(); err != nil {
+			return err
+		}
+	}
+	var results []result
+	for _, n := range o.workspaces {
+		fmt.Fprintf(os.Stderr, "simulating %d mounted Workspaces...\n", n)
+		cmd := exec.CommandContext(context.Background(), self, os.Args[1:]...) //nolint:gosec // G204: this very command
+		cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(n))
+		if o.memoryLimit != "" {
+			cmd.Env = append(cmd.Env, "GOMEMLIMIT="+o.memoryLimit)
+		}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("the simulation of %d: %w", n, err)
+		}
+		var r result
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			return fmt.Errorf("the simulation of %d printed %q: %w", n, out.String(), err)
+		}
+		results = append(results, r)
+	}
+	report(os.Stdout, o, results, controllerCPU, controllerRequests)
+	return nil
+}
+
+var benchLine = regexp.MustCompile(`BenchmarkWorkspaceChange\S*\s+\d+\s+([\d.]+) ns/op\s+([\d.]+) gets/op\s+([\d.]+) patches/op`)
+
+// benchmarkController runs the controller's benchmark in its package (its
+// function fields stand for kcp) and returns its time per change and the
+// requests it counted.
+func benchmarkController() (time.Duration, string, error) {
+	cmd := exec.CommandContext(context.Background(), "go", "test", "-run", "^$", "-bench", "^BenchmarkWorkspaceChange$", "-benchtime", "5000x", "-count", "3",
+		"./controllers/workspacemounts")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, "", fmt.Errorf("go test -bench BenchmarkWorkspaceChange (run from the repository's root, or give --controller-cpu-per-change): %w\n%s", err, out)
+	}
+	var times []float64
+	var gets, patches string
+	for _, m := range benchLine.FindAllStringSubmatch(string(out), -1) {
+		ns, _ := strconv.ParseFloat(m[1], 64)
+		times = append(times, ns)
+		gets, patches = m[2], m[3]
+	}
+	if len(times) == 0 {
+		return 0, "", fmt.Errorf("no BenchmarkWorkspaceChange result (run from the repository's root, or give --controller-cpu-per-change):\n%s", out)
+	}
+	slices.Sort(times)
+	return time.Duration(times[len(times)/2]), gets + " GET + " + patches + " PATCH", nil
+}
+
+// child simulates one N and prints its result as JSON.
+func child(arg string) error {
+	n, err := strconv.Atoi(arg)
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("child", flag.ContinueOnError)
+	perCluster := fs.Int("workspaces-per-cluster", 100, "")
+	changes := fs.Int("changes", 5000, "")
+	lists := fs.Int("lists", 20, "")
+	heapProfileDir := fs.String("heap-profile", "", "")
+	fs.String("workspaces", "", "")
+	fs.Float64("change-rate", 0, "")
+	fs.Float64("requests-per-change", 0, "")
+	fs.Duration("controller-cpu-per-change", 0, "")
+	fs.String("memory-limit", "", "")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	r := result{N: n, Clusters: max(1, n / *perCluster)}
+	runtime.GC()
+	debug.FreeOSMemory()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	baseHeap := m.HeapAlloc
+	r.BaseRSS = rss("VmRSS")
+
+	s, err := newSim(n, r.Clusters)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	r.InitialList = time.Since(began)
+	r.RSSAfterList = rss("VmRSS")
+	r.HeapBytes = liveHeap() - baseHeap
+	debug.FreeOSMemory()
+	r.RSSReleased = rss("VmRSS")
+	r.PeakRSS = rss("VmHWM")
+	if *heapProfileDir != "" {
+		if err := writeHeapProfile(*heapProfileDir, n); err != nil {
+			return err
+		}
+	}
+
+	// Changes: each of the first m2 Workspaces flips to the other phase, once.
+	m2 := min(*changes, n)
+	encoded, err := s.encodeChanges(m2)
+	if err != nil {
+		return err
+	}
+	cpuBefore := cpuTime()
+	began = time.Now()
+	for _, c := range encoded {
+		if err := s.send(c); err != nil {
+			return err
+		}
+	}
+	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
+	defer waitCancel()
+	if err := s.waitForLatest(waitCtx, m2-1); err != nil {
+		return err
+	}
+	clear(encoded) // the events are garbage now
+	r.WallPerChange = time.Since(began) / time.Duration(m2)
+	r.CPUPerChange = (cpuTime() - cpuBefore) / time.Duration(m2)
+
+	// The metrics: the first scrape fills the collector's cache.
+	if _, err := scrape(ctx); err != nil {
+		return err
+	}
+	var scrapes []time.Duration
+	for range 5 {
+		d, err := scrape(ctx)
+		if err != nil {
+			return err
+		}
+		scrapes = append(scrapes, d)
+	}
+	r.Scrape = median(scrapes)
+	r.HeapAfterScrape = liveHeap() - baseHeap
+
+	// Lists at *.
+	var storage, table, js, tableJS []time.Duration
+	runtime.ReadMemStats(&m)
+	allocBefore := m.TotalAlloc
+	cpuBefore = cpuTime()
+	for range *lists {
+		t, err := s.list(ctx)
+		if err != nil {
+			return err
+		}
+		if t.items != n {
+			return fmt.Errorf("a list at * had %d items, not %d", t.items, n)
+		}
+		storage, table, js, tableJS = append(storage, t.storage), append(table, t.table), append(js, t.json), append(tableJS, t.tableJSON)
+		r.ListBytes, r.ListTableBytes = int64(t.bytes), int64(t.tableBytes)
+	}
+	r.ListCPU = (cpuTime() - cpuBefore) / time.Duration(*lists)
+	runtime.ReadMemStats(&m)
+	r.ListAlloc = uint64(float64(m.TotalAlloc-allocBefore) / float64(*lists))
+	r.ListStorage, r.ListTable, r.ListJSON, r.ListTableJSON = median(storage), median(table), median(js), median(tableJS)
+	r.RSSAfterLists = rss("VmRSS")
+	r.PeakAfterLists = rss("VmHWM")
+	r.HeapAfterLists = liveHeap() - baseHeap
+	r.GCCPUFraction = m.GCCPUFraction
+	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// liveHeap is the heap in use after a full GC.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func writeHeapProfile(dir string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(fmt.Sprintf("%s/heap-%d.pprof", dir, n))
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	return errors.Join(pprof.Lookup("heap").WriteTo(f, 0), f.Close())
+}
+
+// rss reads a field of /proc/self/status (VmRSS, VmHWM) in bytes.
+func rss(field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// cpuTime is the process's user and system CPU so far.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+func median(ds []time.Duration) time.Duration {
+	ds = slices.Clone(ds)
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
