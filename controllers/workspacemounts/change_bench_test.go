@@ -43,16 +43,24 @@ import (
 )
 
 // BenchmarkWorkspaceChange is the controller's CPU for one change of a
-// mount object, without kcp: the mount object informer's event through
-// enqueueMountObject, the workspaces queue, processWorkspace (the read of the
-// mount object, the contract, the merge patch), then the echo, the patched
-// Workspace coming back through the Workspace informer's handler and
-// reconciled once more (nothing to write). kcp's side is the function
-// fields: the read decodes the JSON of a mount object and the patch the JSON
-// of a whole Workspace, as client-go does with kcp's answers, so their
-// decoding is counted and kcp's work is not. It reports the requests to kcp
-// per change (gets/op, patches/op). test/bench/scale runs it for its table.
+// mount object, without kcp: the mount object's event, the workspaces queue,
+// processWorkspace (the read of the mount object, the contract, the merge
+// patch), then the echo, the patched Workspace coming back through the
+// Workspace informer's handler and reconciled once more (nothing to write).
+// kcp's side is the function fields: the read decodes the JSON of a mount
+// object and the patch the JSON of a whole Workspace, as client-go does with
+// kcp's answers, so their decoding is counted and kcp's work is not. It
+// reports the requests to kcp per change (gets/op, patches/op), for the two
+// ways the controller reads a mount object: read=get, a metadata event and a
+// GET (a pair beyond --max-cluster-mount-informers), and read=cache, the
+// event of a synced full-object informer (its decoding and trimming
+// counted) and a read from its cache. test/bench/scale runs it for its table.
 func BenchmarkWorkspaceChange(b *testing.B) {
+	b.Run("read=get", func(b *testing.B) { benchmarkWorkspaceChange(b, false) })
+	b.Run("read=cache", func(b *testing.B) { benchmarkWorkspaceChange(b, true) })
+}
+
+func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 	cluster := logicalcluster.Name("2x8kq7z0c1m3abcd")
 	resource := kubeClusterResource
 	ws := benchWorkspace(cluster, "mount-00042")
@@ -103,6 +111,16 @@ func BenchmarkWorkspaceChange(b *testing.B) {
 	if err := indexer.Add(cached); err != nil {
 		b.Fatal(err)
 	}
+	// The full-object informer's cache of the cluster, for read=cache.
+	mountCache := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+	cacheRead := func(_ logicalcluster.Name, _ restmapping.Resource, namespace, name string) (*unstructured.Unstructured, bool, bool) {
+		item, found, err := mountCache.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), namespace, name))
+		if err != nil || !found {
+			return nil, false, err == nil
+		}
+		return item.(*trimmedMountObject).unstructured(), true, true
+	}
+	mountVersion := 2000
 	c := &Controller{
 		mountsQueue:      workqueue.NewTypedRateLimitingQueue(retryRateLimiter()),
 		workspacesQueue:  workqueue.NewTypedRateLimitingQueue(retryRateLimiter()),
@@ -164,10 +182,33 @@ func BenchmarkWorkspaceChange(b *testing.B) {
 		Name: ws.Name, Annotations: map[string]string{logicalcluster.AnnotationKey: cluster.String()},
 	}}
 
+	if fromCache {
+		c.workspaces.cachedMountObject = cacheRead
+	}
+
 	b.ReportAllocs()
 	for b.Loop() {
 		ready = !ready
-		c.enqueueMountObject(resource, event)
+		if fromCache {
+			// The full-object informer's event: decoded from the watch,
+			// trimmed, in its cache, to the handler.
+			obj, err := runtime.Decode(unstructured.UnstructuredJSONScheme, objects[ready])
+			if err != nil {
+				b.Fatal(err)
+			}
+			mountVersion++
+			obj.(*unstructured.Unstructured).SetResourceVersion(fmt.Sprint(mountVersion))
+			trimmed, err := trimFullMountObject(obj)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := mountCache.Update(trimmed); err != nil {
+				b.Fatal(err)
+			}
+			c.enqueueMountObject(resource, trimmed)
+		} else {
+			c.enqueueMountObject(resource, event)
+		}
 		process()
 		// The echo: the patched Workspace, as the informer delivers it
 		// (decoded from the watch, trimmed, in the cache, to the handler).
