@@ -74,7 +74,7 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // testStore is a synced Store over a kcp informer that lists workspaces and
 // then watches nothing.
-func testStore(t *testing.T, workspaces ...*tenancyv1alpha1.Workspace) *wsmregistry.Store {
+func testStore(t testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *wsmregistry.Store {
 	t.Helper()
 	list := &tenancyv1alpha1.WorkspaceList{ListMeta: metav1.ListMeta{ResourceVersion: "100"}}
 	for i, ws := range workspaces {
@@ -117,7 +117,7 @@ type pki struct {
 	caFile string
 }
 
-func newPKI(t *testing.T) *pki {
+func newPKI(t testing.TB) *pki {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func newPKI(t *testing.T) *pki {
 }
 
 // clientCert is a client certificate for a user in groups.
-func (p *pki) clientCert(t *testing.T, userName string, groups ...string) tls.Certificate {
+func (p *pki) clientCert(t testing.TB, userName string, groups ...string) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -157,7 +157,7 @@ type testServer struct {
 // startServer serves the virtual workspace with client-certificate
 // authentication, after configure had its say on the options and
 // dependencies.
-func startServer(t *testing.T, configure func(*testServer, *Options, *Dependencies)) *testServer {
+func startServer(t testing.TB, configure func(*testServer, *Options, *Dependencies)) *testServer {
 	t.Helper()
 	ts := &testServer{pki: newPKI(t), asked: make(chan authorizationv1.SubjectAccessReviewSpec, 100)}
 
@@ -248,7 +248,7 @@ func startServer(t *testing.T, configure func(*testServer, *Options, *Dependenci
 
 // client is an HTTPS client trusting the server, with a client certificate
 // for userName unless it is empty.
-func (ts *testServer) client(t *testing.T, userName string, groups ...string) *http.Client {
+func (ts *testServer) client(t testing.TB, userName string, groups ...string) *http.Client {
 	t.Helper()
 	config := &tls.Config{RootCAs: ts.serverCAs, MinVersion: tls.VersionTLS12}
 	if userName != "" {
