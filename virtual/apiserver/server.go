@@ -140,7 +140,7 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	}
 	cfg.Authorization.Authorizer = deps.Authorizer
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(apiHandler, c)
+		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(apiHandler), c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withStaleWarning(handler, deps.KCPLastContact)
 		handler = withStaleShardWarnings(handler, deps.Shards)
