@@ -21,8 +21,8 @@ import (
 	"net/http"
 	"sync"
 
-	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 )
 
 // responseBufferSize is how much of a get or list response is gathered
