@@ -155,8 +155,12 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 		return nil, err
 	}
 	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
+	jsonEncoder, err := jsonEncoderIdentifier(apiGroup.NegotiatedSerializer)
+	if err != nil {
+		return nil, err
+	}
 	apiGroup.VersionedResourcesStorageMap[wsmv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		wsmv1alpha1.Resource: wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)),
+		wsmv1alpha1.Resource: wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).WithEncodedJSON(jsonEncoder),
 	}
 	if err := server.InstallAPIGroup(&apiGroup); err != nil {
 		return nil, err
@@ -175,6 +179,18 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 		return nil, err
 	}
 	return server, nil
+}
+
+// jsonEncoderIdentifier is the identifier of the encoder the handlers
+// write JSON answers of this API with (responsewriters.WriteObjectNegotiated:
+// EncoderForVersion of the group's serializer for application/json, in the
+// resource's version), whose output the store's encodings of lists are.
+func jsonEncoderIdentifier(serializers runtime.NegotiatedSerializer) (runtime.Identifier, error) {
+	info, ok := runtime.SerializerInfoForMediaType(serializers.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		return "", errors.New("the API group serves no application/json")
+	}
+	return serializers.EncoderForVersion(info.Serializer, wsmv1alpha1.SchemeGroupVersion).Identifier(), nil
 }
 
 // applyAuthentication is DelegatingAuthenticationOptions.ApplyTo without

@@ -380,6 +380,57 @@ func TestServer(t *testing.T) {
 		require.Len(t, table.Rows, 2)
 		require.Equal(t, "Name", table.ColumnDefinitions[0].Name)
 	})
+	t.Run("every output of a list at * holds only what alice may see", func(t *testing.T) {
+		t.Parallel()
+		get := func(t *testing.T, query, accept string) []byte {
+			t.Helper()
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "*", resourcePath)+query, http.NoBody)
+			require.NoError(t, err)
+			req.Header.Set("Accept", accept)
+			resp, err := alice.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+			return body
+		}
+		require.Equal(t, []string{"c1/a", "c1/b"}, listNames(t, get(t, "", "application/json")))
+		require.Equal(t, []string{"c1/a", "c1/b"}, listNames(t, get(t, "?pretty=true", "application/json")))
+		page := get(t, "?limit=1", "application/json")
+		require.Equal(t, []string{"c1/a"}, listNames(t, page))
+
+		yamlList := string(get(t, "", "application/yaml"))
+		require.Contains(t, yamlList, "kind: WorkspaceMountList")
+		require.Contains(t, yamlList, "name: a")
+		require.NotContains(t, yamlList, "name: x")
+
+		var partial metav1.PartialObjectMetadataList
+		require.NoError(t, json.Unmarshal(get(t, "", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"), &partial))
+		require.Equal(t, "PartialObjectMetadataList", partial.Kind)
+		require.Len(t, partial.Items, 2)
+		require.Equal(t, "b", partial.Items[1].Name)
+
+		for _, tc := range []struct {
+			includeObject, want string
+		}{
+			{includeObject: "", want: `"kind":"PartialObjectMetadata"`},
+			{includeObject: "Metadata", want: `"kind":"PartialObjectMetadata"`},
+			{includeObject: "Object", want: `"kind":"WorkspaceMount"`},
+			{includeObject: "None", want: `"object":null`},
+		} {
+			query := ""
+			if tc.includeObject != "" {
+				query = "?includeObject=" + tc.includeObject
+			}
+			body := get(t, query, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+			var table metav1.Table
+			require.NoError(t, json.Unmarshal(body, &table), "%s", body)
+			require.Len(t, table.Rows, 2, tc.includeObject)
+			require.Equal(t, "a", table.Rows[0].Cells[0], tc.includeObject)
+			require.Contains(t, string(body), tc.want, tc.includeObject)
+		}
+	})
 	t.Run("forbidden in another cluster", func(t *testing.T) {
 		t.Parallel()
 		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c2", resourcePath))

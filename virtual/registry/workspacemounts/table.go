@@ -57,7 +57,7 @@ var columns = []metav1.TableColumnDefinition{
 }
 
 // ConvertToTable implements rest.TableConvertor.
-func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+func (c tableConvertor) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
 	table := &metav1.Table{}
 	if options, ok := tableOptions.(*metav1.TableOptions); !ok || !options.NoHeaders {
 		table.ColumnDefinitions = columns
@@ -66,6 +66,8 @@ func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object,
 	case *wsmv1alpha1.WorkspaceMount:
 		table.ResourceVersion = o.ResourceVersion
 		table.Rows = []metav1.TableRow{c.row(o)}
+	case *encodedList:
+		return c.ConvertToTable(ctx, o.WorkspaceMountList, tableOptions)
 	case *wsmv1alpha1.WorkspaceMountList:
 		table.ResourceVersion = o.ResourceVersion
 		table.Continue = o.Continue
