@@ -41,6 +41,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/endpoints/handlers"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -139,8 +141,14 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 		return nil, err
 	}
 	cfg.Authorization.Authorizer = deps.Authorizer
+	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
+	jsonEncoder, err := jsonEncoderIdentifier(apiGroup.NegotiatedSerializer)
+	if err != nil {
+		return nil, err
+	}
+	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).WithEncodedJSON(jsonEncoder)
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(apiHandler), c)
+		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(withTableVersion(apiHandler, apiGroup.NegotiatedSerializer, storage)), c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withStaleWarning(handler, deps.KCPLastContact)
 		handler = withStaleShardWarnings(handler, deps.Shards)
@@ -154,13 +162,8 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	if err != nil {
 		return nil, err
 	}
-	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
-	jsonEncoder, err := jsonEncoderIdentifier(apiGroup.NegotiatedSerializer)
-	if err != nil {
-		return nil, err
-	}
 	apiGroup.VersionedResourcesStorageMap[wsmv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		wsmv1alpha1.Resource: wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).WithEncodedJSON(jsonEncoder),
+		wsmv1alpha1.Resource: storage,
 	}
 	if err := server.InstallAPIGroup(&apiGroup); err != nil {
 		return nil, err
@@ -278,6 +281,24 @@ func isHealthPath(path string) bool {
 		}
 	}
 	return false
+}
+
+// withTableVersion tells the storage, for a list answered as a Table, the
+// Table's version, negotiated as the list handler will (the same
+// serializers, and restrictions of a resource with a TableConvertor), so
+// that its rows can carry the objects' kept JSON
+// (wsmregistry.WithTableVersion).
+func withTableVersion(handler http.Handler, serializers runtime.NegotiatedSerializer, tables rest.TableConvertor) http.Handler {
+	restrictions := &handlers.RequestScope{TableConvertor: tables, MetaGroupVersion: metav1.SchemeGroupVersion}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if info, ok := genericapirequest.RequestInfoFrom(req.Context()); ok && info.IsResourceRequest && info.Verb == "list" {
+			options, _, err := negotiation.NegotiateOutputMediaType(req, serializers, restrictions)
+			if err == nil && options.Convert != nil && options.Convert.Kind == "Table" {
+				req = req.WithContext(wsmregistry.WithTableVersion(req.Context(), options.Convert.GroupVersion()))
+			}
+		}
+		handler.ServeHTTP(w, req)
+	})
 }
 
 // withReadOnly answers every request but get, list and watch with 405.

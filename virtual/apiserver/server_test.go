@@ -431,6 +431,50 @@ func TestServer(t *testing.T) {
 			require.Contains(t, string(body), tc.want, tc.includeObject)
 		}
 	})
+	t.Run("a Table of a list is what the handlers make of it, in either version", func(t *testing.T) {
+		t.Parallel()
+		get := func(t *testing.T, query, accept string) string {
+			t.Helper()
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "*", resourcePath)+query, http.NoBody)
+			require.NoError(t, err)
+			req.Header.Set("Accept", accept)
+			resp, err := alice.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+			return string(body)
+		}
+		const v1, v1beta1 = "application/json;as=Table;v=v1;g=meta.k8s.io", "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
+		// v1 rows carry the store's PartialObjectMetadata; v1beta1 ones are
+		// the handlers' own, and the types are the same but for apiVersion.
+		for _, query := range []string{"", "?includeObject=Metadata", "?limit=1"} {
+			fast := get(t, query, v1+",application/json")
+			handlers := get(t, query, v1beta1+",application/json")
+			require.Contains(t, handlers, `"apiVersion":"meta.k8s.io/v1beta1"`)
+			require.Equal(t, strings.ReplaceAll(handlers, `"meta.k8s.io/v1beta1"`, `"meta.k8s.io/v1"`), fast, query)
+			require.Equal(t, fast, get(t, query, "application/json;as=Table;v=v2;g=meta.k8s.io,"+v1), "the version negotiated, not the first asked")
+		}
+		// includeObject=Object: the objects as a list has them.
+		var table struct {
+			Rows []struct {
+				Object json.RawMessage `json:"object"`
+			} `json:"rows"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(get(t, "?includeObject=Object", v1)), &table))
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(get(t, "", "application/json")), &list))
+		require.Len(t, table.Rows, len(list.Items))
+		for i := range list.Items {
+			require.JSONEq(t, string(list.Items[i]), string(table.Rows[i].Object))
+		}
+		// Pretty and YAML Tables hold the same.
+		require.Contains(t, get(t, "?pretty=true", v1), `"kind": "PartialObjectMetadata"`)
+		require.Contains(t, get(t, "", "application/yaml;as=Table;v=v1;g=meta.k8s.io"), "kind: PartialObjectMetadata")
+	})
 	t.Run("forbidden in another cluster", func(t *testing.T) {
 		t.Parallel()
 		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c2", resourcePath))

@@ -20,20 +20,39 @@ import (
 	"encoding/json"
 	"io"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
-// encodeJSON is the JSON of a WorkspaceMount as the API server's JSON
-// encoder writes it, item by item, in a list (encoding/json, the object's
-// own apiVersion and kind); nil if it cannot be encoded.
-func encodeJSON(wsm *wsmv1alpha1.WorkspaceMount) []byte {
-	encoded, err := json.Marshal(wsm)
+// encoding is what the store keeps of an object for the answers of lists.
+type encoding struct {
+	// object is the JSON of the object as the API server's JSON encoder
+	// writes it, item by item, in a list (encoding/json, the object's own
+	// apiVersion and kind), and in a Table row with includeObject=Object.
+	object []byte
+	// partialMetadataV1 is the JSON of its meta.k8s.io/v1
+	// PartialObjectMetadata, the object of a meta.k8s.io/v1 Table row with
+	// includeObject=Metadata (the default), as the handlers make it
+	// (meta.AsPartialObjectMetadata).
+	partialMetadataV1 []byte
+}
+
+// encodeJSON is an object's encoding; nil if it cannot be encoded.
+func encodeJSON(wsm *wsmv1alpha1.WorkspaceMount) *encoding {
+	object, err := json.Marshal(wsm)
 	if err != nil {
 		return nil
 	}
-	return encoded
+	partial := meta.AsPartialObjectMetadata(&wsm.ObjectMeta)
+	partial.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"))
+	partialMetadata, err := json.Marshal(partial)
+	if err != nil {
+		return nil
+	}
+	return &encoding{object: object, partialMetadataV1: partialMetadata}
 }
 
 // encodedList is a list answer that carries, beside the list, the JSON the
@@ -47,7 +66,7 @@ func encodeJSON(wsm *wsmv1alpha1.WorkspaceMount) []byte {
 type encodedList struct {
 	*wsmv1alpha1.WorkspaceMountList
 	// encoded is the JSON of each item, index by index.
-	encoded [][]byte
+	encoded []*encoding
 	// jsonEncoder is the identifier of the encoder whose output encoded is.
 	jsonEncoder runtime.Identifier
 }
@@ -93,6 +112,7 @@ func (l *encodedList) CacheEncode(id runtime.Identifier, encode func(runtime.Obj
 	}
 	chunk = append(append(append(chunk, `"metadata":`...), listMeta...), `,"items":[`...)
 	for i, item := range l.encoded {
+		item := item.object
 		if len(chunk)+1+len(item) > cap(chunk) {
 			if _, err := w.Write(chunk); err != nil {
 				return err

@@ -169,7 +169,7 @@ func TestStoreEncodings(t *testing.T) {
 		items, encoded, _ := h.store.list(allClusters)
 		require.Len(t, encoded, len(items))
 		for i, wsm := range items {
-			require.Equal(t, string(encodeJSON(wsm)), string(encoded[i]))
+			require.Equal(t, encodeJSON(wsm), encoded[i])
 		}
 		h.store.lock.RLock()
 		defer h.store.lock.RUnlock()

@@ -192,9 +192,9 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	}
 	list := &wsmv1alpha1.WorkspaceMountList{Items: make([]wsmv1alpha1.WorkspaceMount, 0, size)}
 	list.ResourceVersion = resourceVersion
-	var listEncoded [][]byte
+	var listEncoded []*encoding
 	if r.jsonEncoder != "" {
-		listEncoded = make([][]byte, 0, size)
+		listEncoded = make([]*encoding, 0, size)
 	}
 	next := start // the first object not looked at
 	for ; next < len(items); next++ {
@@ -221,7 +221,7 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 			list.RemainingItemCount = &left
 		}
 	}
-	if len(list.Items) == 0 || listEncoded == nil || slices.ContainsFunc(listEncoded, func(e []byte) bool { return e == nil }) {
+	if len(list.Items) == 0 || listEncoded == nil || slices.Contains(listEncoded, nil) {
 		return list, nil
 	}
 	list.TypeMeta = metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind}

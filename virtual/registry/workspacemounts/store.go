@@ -60,8 +60,8 @@ type Store struct {
 	watchers  map[*watcher]struct{}
 	// encoded is the JSON of each object in items, made once when the
 	// store takes the change (nil if it could not be encoded), from which
-	// lists are written (encodedList).
-	encoded map[*wsmv1alpha1.WorkspaceMount][]byte
+	// lists and their Tables are written (encodedList).
+	encoded map[*wsmv1alpha1.WorkspaceMount]*encoding
 
 	// history holds the last changes, oldest first, so that a watch from a
 	// list's resource version gets what happened in between. Every change
@@ -77,7 +77,7 @@ type Store struct {
 // JSON (Store.encoded), index by index.
 type sortedList struct {
 	items   []*wsmv1alpha1.WorkspaceMount
-	encoded [][]byte
+	encoded []*encoding
 }
 
 // source is one shard's Workspace informer (and LogicalCluster informer,
@@ -139,7 +139,7 @@ func newStore() *Store {
 		sourceOf:  map[string]*source{},
 		byCluster: map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount{},
 		watchers:  map[*watcher]struct{}{},
-		encoded:   map[*wsmv1alpha1.WorkspaceMount][]byte{},
+		encoded:   map[*wsmv1alpha1.WorkspaceMount]*encoding{},
 		sorted:    map[logicalcluster.Name]sortedList{},
 	}
 }
@@ -390,7 +390,7 @@ func (s *Store) upsert(src *source, obj interface{}) {
 		return
 	}
 	wsm := FromWorkspace(ws, src.clusterPath(logicalcluster.From(ws)))
-	var encoded []byte
+	var encoded *encoding
 	if wsm != nil {
 		wsm.Status.Shard = src.name
 		encoded = encodeJSON(wsm)
@@ -447,7 +447,7 @@ func (s *Store) remove(src *source, obj interface{}) {
 	}
 }
 
-func (s *Store) setLocked(key string, src *source, wsm *wsmv1alpha1.WorkspaceMount, encoded []byte) {
+func (s *Store) setLocked(key string, src *source, wsm *wsmv1alpha1.WorkspaceMount, encoded *encoding) {
 	cluster := logicalcluster.From(wsm)
 	s.invalidateSortedLocked(cluster)
 	if old, found := s.items[key]; found {
@@ -528,7 +528,7 @@ func (s *Store) get(cluster logicalcluster.Name, name string) (*wsmv1alpha1.Work
 // name, sorted by cluster, then name, their JSON index by index, and the
 // resource version of the snapshot. The slices are shared with other
 // readers: they must not be modified.
-func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount, [][]byte, string) {
+func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount, []*encoding, string) {
 	s.lock.RLock()
 	sorted, cached := s.sorted[cluster]
 	resourceVersion := s.versionLocked()
@@ -551,7 +551,7 @@ func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount
 		sorted.items = append(sorted.items, wsm)
 	}
 	sortByClusterAndName(sorted.items)
-	sorted.encoded = make([][]byte, len(sorted.items))
+	sorted.encoded = make([]*encoding, len(sorted.items))
 	for i, wsm := range sorted.items {
 		sorted.encoded[i] = s.encoded[wsm]
 	}
