@@ -144,7 +144,9 @@ func (o ReviewOptions) Validate() error {
 // requests cannot take every turn. A user is remembered only by a hash of
 // who they are, so that no input's size reaches the cache.
 //
-// An answer past its TTL is asked again at its next use; if kcp answers
+// An answer used in the last quarter of its TTL is asked again in the
+// background (refreshAheadFraction). An answer past its TTL is asked again
+// at its next use; if kcp answers
 // within StaleWait, the new answer is used (so a revocation shows within
 // the TTL while kcp keeps up), else the old one, for at most StaleGrace
 // more, while the review goes on: a list at * over many clusters does not
@@ -180,7 +182,20 @@ type reviewKey struct {
 type answer struct {
 	allowed    bool
 	freshUntil time.Time
+	// refreshAfter is when a use of the answer starts asking again in the
+	// background (refreshAheadFraction before freshUntil).
+	refreshAfter time.Time
 }
+
+// refreshAheadFraction: an answer used in the last quarter of its TTL is
+// asked again in the background, while it serves, so that a client that
+// keeps asking never finds it expired (a list at * over a hundred clusters
+// would otherwise wait, every TTL, for a review per cluster one after the
+// other: StaleWait each). No answer serves longer than its TTL for that:
+// a revocation shows sooner, never later. It costs at most one review per
+// answer in use per three quarters of its TTL instead of per TTL, within
+// the same per-user and global bounds.
+const refreshAheadFraction = 4
 
 type userSlots struct {
 	slots chan struct{}
@@ -215,7 +230,10 @@ func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalclust
 	key := reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}
 	if cached, found := r.answers.Get(key); found {
 		a := cached.(answer)
-		if r.clock.Now().Before(a.freshUntil) {
+		if now := r.clock.Now(); now.Before(a.freshUntil) {
+			if !now.Before(a.refreshAfter) {
+				r.refresh(ctx, key, u) // in the background; the answer is fresh meanwhile
+			}
 			return a.allowed, nil
 		}
 		// Stale: ask again, and use the new answer if it comes soon enough.
@@ -312,7 +330,8 @@ func (r *Reviews) reviewOnce(ctx context.Context, key reviewKey, u user.Info) (a
 	if allowed {
 		ttl = r.opts.AllowTTL
 	}
-	a := answer{allowed: allowed, freshUntil: r.clock.Now().Add(ttl)}
+	now := r.clock.Now()
+	a := answer{allowed: allowed, freshUntil: now.Add(ttl), refreshAfter: now.Add(ttl - ttl/refreshAheadFraction)}
 	r.answers.Add(key, a, ttl+r.opts.StaleGrace)
 	return a, nil
 }

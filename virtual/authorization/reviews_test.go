@@ -411,6 +411,37 @@ func TestReviewsStaleAnswers(t *testing.T) {
 	require.False(t, ask())
 }
 
+// TestReviewsRefreshAhead: an answer used in the last quarter of its TTL is
+// asked again in the background: it serves meanwhile, never past its TTL,
+// and the new answer (a revocation) replaces it before the TTL ends.
+func TestReviewsRefreshAhead(t *testing.T) {
+	t.Parallel()
+	clock := clocktesting.NewFakeClock(time.Now())
+	review := &switchableReview{allowed: true}
+	opts := testReviewOptions()
+	r := newReviews(review.review, opts, clock)
+	ask := func() bool {
+		t.Helper()
+		allowed, err := r.Allowed(context.Background(), alice, "c1", "list")
+		require.NoError(t, err)
+		return allowed
+	}
+	require.True(t, ask())
+	clock.Step(opts.AllowTTL / 2)
+	require.True(t, ask())
+	require.Equal(t, 1, review.count(), "no review in the first three quarters of the TTL")
+
+	gate := make(chan struct{})
+	review.set(false, gate) // revoked, and kcp slow
+	clock.Step(opts.AllowTTL / 3)
+	require.True(t, ask(), "in the last quarter: the fresh answer serves while it is asked again")
+	require.True(t, ask(), "one review under way for both")
+	require.Eventually(t, func() bool { return review.count() == 2 }, 5*time.Second, time.Millisecond)
+	close(gate)
+	require.Eventually(t, func() bool { return !ask() }, 5*time.Second, time.Millisecond, "the new answer, before the old one's TTL ended")
+	require.Equal(t, 2, review.count())
+}
+
 // TestReviewsStaleRefreshIsBounded: a user with reviews waiting starts no
 // more refreshes: the stale answers serve.
 func TestReviewsStaleRefreshIsBounded(t *testing.T) {
