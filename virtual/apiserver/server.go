@@ -41,6 +41,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/endpoints/handlers"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -139,8 +141,14 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 		return nil, err
 	}
 	cfg.Authorization.Authorizer = deps.Authorizer
+	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
+	jsonEncoder, err := jsonEncoderIdentifier(apiGroup.NegotiatedSerializer)
+	if err != nil {
+		return nil, err
+	}
+	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).WithEncodedJSON(jsonEncoder)
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(apiHandler, c)
+		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(withTableVersion(apiHandler, apiGroup.NegotiatedSerializer, storage)), c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withStaleWarning(handler, deps.KCPLastContact)
 		handler = withStaleShardWarnings(handler, deps.Shards)
@@ -154,9 +162,8 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	if err != nil {
 		return nil, err
 	}
-	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
 	apiGroup.VersionedResourcesStorageMap[wsmv1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
-		wsmv1alpha1.Resource: wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)),
+		wsmv1alpha1.Resource: storage,
 	}
 	if err := server.InstallAPIGroup(&apiGroup); err != nil {
 		return nil, err
@@ -175,6 +182,18 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 		return nil, err
 	}
 	return server, nil
+}
+
+// jsonEncoderIdentifier is the identifier of the encoder the handlers
+// write JSON answers of this API with (responsewriters.WriteObjectNegotiated:
+// EncoderForVersion of the group's serializer for application/json, in the
+// resource's version), whose output the store's encodings of lists are.
+func jsonEncoderIdentifier(serializers runtime.NegotiatedSerializer) (runtime.Identifier, error) {
+	info, ok := runtime.SerializerInfoForMediaType(serializers.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	if !ok {
+		return "", errors.New("the API group serves no application/json")
+	}
+	return serializers.EncoderForVersion(info.Serializer, wsmv1alpha1.SchemeGroupVersion).Identifier(), nil
 }
 
 // applyAuthentication is DelegatingAuthenticationOptions.ApplyTo without
@@ -262,6 +281,24 @@ func isHealthPath(path string) bool {
 		}
 	}
 	return false
+}
+
+// withTableVersion tells the storage, for a list answered as a Table, the
+// Table's version, negotiated as the list handler will (the same
+// serializers, and restrictions of a resource with a TableConvertor), so
+// that its rows can carry the objects' kept JSON
+// (wsmregistry.WithTableVersion).
+func withTableVersion(handler http.Handler, serializers runtime.NegotiatedSerializer, tables rest.TableConvertor) http.Handler {
+	restrictions := &handlers.RequestScope{TableConvertor: tables, MetaGroupVersion: metav1.SchemeGroupVersion}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if info, ok := genericapirequest.RequestInfoFrom(req.Context()); ok && info.IsResourceRequest && info.Verb == "list" {
+			options, _, err := negotiation.NegotiateOutputMediaType(req, serializers, restrictions)
+			if err == nil && options.Convert != nil && options.Convert.Kind == "Table" {
+				req = req.WithContext(wsmregistry.WithTableVersion(req.Context(), options.Convert.GroupVersion()))
+			}
+		}
+		handler.ServeHTTP(w, req)
+	})
 }
 
 // withReadOnly answers every request but get, list and watch with 405.

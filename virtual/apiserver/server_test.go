@@ -74,7 +74,7 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // testStore is a synced Store over a kcp informer that lists workspaces and
 // then watches nothing.
-func testStore(t *testing.T, workspaces ...*tenancyv1alpha1.Workspace) *wsmregistry.Store {
+func testStore(t testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *wsmregistry.Store {
 	t.Helper()
 	list := &tenancyv1alpha1.WorkspaceList{ListMeta: metav1.ListMeta{ResourceVersion: "100"}}
 	for i, ws := range workspaces {
@@ -117,7 +117,7 @@ type pki struct {
 	caFile string
 }
 
-func newPKI(t *testing.T) *pki {
+func newPKI(t testing.TB) *pki {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func newPKI(t *testing.T) *pki {
 }
 
 // clientCert is a client certificate for a user in groups.
-func (p *pki) clientCert(t *testing.T, userName string, groups ...string) tls.Certificate {
+func (p *pki) clientCert(t testing.TB, userName string, groups ...string) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -157,7 +157,7 @@ type testServer struct {
 // startServer serves the virtual workspace with client-certificate
 // authentication, after configure had its say on the options and
 // dependencies.
-func startServer(t *testing.T, configure func(*testServer, *Options, *Dependencies)) *testServer {
+func startServer(t testing.TB, configure func(*testServer, *Options, *Dependencies)) *testServer {
 	t.Helper()
 	ts := &testServer{pki: newPKI(t), asked: make(chan authorizationv1.SubjectAccessReviewSpec, 100)}
 
@@ -248,7 +248,7 @@ func startServer(t *testing.T, configure func(*testServer, *Options, *Dependenci
 
 // client is an HTTPS client trusting the server, with a client certificate
 // for userName unless it is empty.
-func (ts *testServer) client(t *testing.T, userName string, groups ...string) *http.Client {
+func (ts *testServer) client(t testing.TB, userName string, groups ...string) *http.Client {
 	t.Helper()
 	config := &tls.Config{RootCAs: ts.serverCAs, MinVersion: tls.VersionTLS12}
 	if userName != "" {
@@ -379,6 +379,101 @@ func TestServer(t *testing.T) {
 		require.Equal(t, "Table", table.Kind)
 		require.Len(t, table.Rows, 2)
 		require.Equal(t, "Name", table.ColumnDefinitions[0].Name)
+	})
+	t.Run("every output of a list at * holds only what alice may see", func(t *testing.T) {
+		t.Parallel()
+		get := func(t *testing.T, query, accept string) []byte {
+			t.Helper()
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "*", resourcePath)+query, http.NoBody)
+			require.NoError(t, err)
+			req.Header.Set("Accept", accept)
+			resp, err := alice.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+			return body
+		}
+		require.Equal(t, []string{"c1/a", "c1/b"}, listNames(t, get(t, "", "application/json")))
+		require.Equal(t, []string{"c1/a", "c1/b"}, listNames(t, get(t, "?pretty=true", "application/json")))
+		page := get(t, "?limit=1", "application/json")
+		require.Equal(t, []string{"c1/a"}, listNames(t, page))
+
+		yamlList := string(get(t, "", "application/yaml"))
+		require.Contains(t, yamlList, "kind: WorkspaceMountList")
+		require.Contains(t, yamlList, "name: a")
+		require.NotContains(t, yamlList, "name: x")
+
+		var partial metav1.PartialObjectMetadataList
+		require.NoError(t, json.Unmarshal(get(t, "", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"), &partial))
+		require.Equal(t, "PartialObjectMetadataList", partial.Kind)
+		require.Len(t, partial.Items, 2)
+		require.Equal(t, "b", partial.Items[1].Name)
+
+		for _, tc := range []struct {
+			includeObject, want string
+		}{
+			{includeObject: "", want: `"kind":"PartialObjectMetadata"`},
+			{includeObject: "Metadata", want: `"kind":"PartialObjectMetadata"`},
+			{includeObject: "Object", want: `"kind":"WorkspaceMount"`},
+			{includeObject: "None", want: `"object":null`},
+		} {
+			query := ""
+			if tc.includeObject != "" {
+				query = "?includeObject=" + tc.includeObject
+			}
+			body := get(t, query, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+			var table metav1.Table
+			require.NoError(t, json.Unmarshal(body, &table), "%s", body)
+			require.Len(t, table.Rows, 2, tc.includeObject)
+			require.Equal(t, "a", table.Rows[0].Cells[0], tc.includeObject)
+			require.Contains(t, string(body), tc.want, tc.includeObject)
+		}
+	})
+	t.Run("a Table of a list is what the handlers make of it, in either version", func(t *testing.T) {
+		t.Parallel()
+		get := func(t *testing.T, query, accept string) string {
+			t.Helper()
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "*", resourcePath)+query, http.NoBody)
+			require.NoError(t, err)
+			req.Header.Set("Accept", accept)
+			resp, err := alice.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+			return string(body)
+		}
+		const v1, v1beta1 = "application/json;as=Table;v=v1;g=meta.k8s.io", "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
+		// v1 rows carry the store's PartialObjectMetadata; v1beta1 ones are
+		// the handlers' own, and the types are the same but for apiVersion.
+		for _, query := range []string{"", "?includeObject=Metadata", "?limit=1"} {
+			fast := get(t, query, v1+",application/json")
+			handlers := get(t, query, v1beta1+",application/json")
+			require.Contains(t, handlers, `"apiVersion":"meta.k8s.io/v1beta1"`)
+			require.Equal(t, strings.ReplaceAll(handlers, `"meta.k8s.io/v1beta1"`, `"meta.k8s.io/v1"`), fast, query)
+			require.Equal(t, fast, get(t, query, "application/json;as=Table;v=v2;g=meta.k8s.io,"+v1), "the version negotiated, not the first asked")
+		}
+		// includeObject=Object: the objects as a list has them.
+		var table struct {
+			Rows []struct {
+				Object json.RawMessage `json:"object"`
+			} `json:"rows"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(get(t, "?includeObject=Object", v1)), &table))
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(get(t, "", "application/json")), &list))
+		require.Len(t, table.Rows, len(list.Items))
+		for i := range list.Items {
+			require.JSONEq(t, string(list.Items[i]), string(table.Rows[i].Object))
+		}
+		// Pretty and YAML Tables hold the same.
+		require.Contains(t, get(t, "?pretty=true", v1), `"kind": "PartialObjectMetadata"`)
+		require.Contains(t, get(t, "", "application/yaml;as=Table;v=v1;g=meta.k8s.io"), "kind: PartialObjectMetadata")
 	})
 	t.Run("forbidden in another cluster", func(t *testing.T) {
 		t.Parallel()

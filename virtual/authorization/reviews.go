@@ -144,7 +144,9 @@ func (o ReviewOptions) Validate() error {
 // requests cannot take every turn. A user is remembered only by a hash of
 // who they are, so that no input's size reaches the cache.
 //
-// An answer past its TTL is asked again at its next use; if kcp answers
+// An answer used in the last quarter of its TTL is asked again in the
+// background (refreshAheadFraction). An answer past its TTL is asked again
+// at its next use; if kcp answers
 // within StaleWait, the new answer is used (so a revocation shows within
 // the TTL while kcp keeps up), else the old one, for at most StaleGrace
 // more, while the review goes on: a list at * over many clusters does not
@@ -166,6 +168,9 @@ type Reviews struct {
 	// refreshing are the stale answers being asked again, userRefreshes how many per user.
 	refreshing    map[reviewKey]struct{}
 	userRefreshes map[subject]int
+	// ahead are, per user, the answers waiting to be asked again ahead of
+	// their TTL (refresh).
+	ahead map[subject]map[reviewKey]aheadRefresh
 }
 
 // subject is a user as kcp sees them: a hash of name, UID, groups and extra.
@@ -180,7 +185,20 @@ type reviewKey struct {
 type answer struct {
 	allowed    bool
 	freshUntil time.Time
+	// refreshAfter is when a use of the answer starts asking again in the
+	// background (refreshAheadFraction before freshUntil).
+	refreshAfter time.Time
 }
+
+// refreshAheadFraction: an answer used in the last quarter of its TTL is
+// asked again in the background, while it serves, so that a client that
+// keeps asking never finds it expired (a list at * over a hundred clusters
+// would otherwise wait, every TTL, for a review per cluster one after the
+// other: StaleWait each). No answer serves longer than its TTL for that:
+// a revocation shows sooner, never later. It costs at most one review per
+// answer in use per three quarters of its TTL instead of per TTL, within
+// the same per-user and global bounds.
+const refreshAheadFraction = 4
 
 type userSlots struct {
 	slots chan struct{}
@@ -205,6 +223,7 @@ func newReviews(review ReviewFunc, opts ReviewOptions, clk clock.PassiveClock) *
 
 		refreshing:    map[reviewKey]struct{}{},
 		userRefreshes: map[subject]int{},
+		ahead:         map[subject]map[reviewKey]aheadRefresh{},
 	}
 }
 
@@ -215,11 +234,14 @@ func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalclust
 	key := reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}
 	if cached, found := r.answers.Get(key); found {
 		a := cached.(answer)
-		if r.clock.Now().Before(a.freshUntil) {
+		if now := r.clock.Now(); now.Before(a.freshUntil) {
+			if !now.Before(a.refreshAfter) {
+				r.refresh(ctx, key, u, true) // in the background; the answer is fresh meanwhile
+			}
 			return a.allowed, nil
 		}
 		// Stale: ask again, and use the new answer if it comes soon enough.
-		if refreshed := r.refresh(ctx, key, u); refreshed != nil {
+		if refreshed := r.refresh(ctx, key, u, false); refreshed != nil {
 			wait := time.NewTimer(r.opts.StaleWait)
 			defer wait.Stop()
 			select {
@@ -257,12 +279,27 @@ type refreshed struct {
 	err    error
 }
 
-// refresh asks kcp again about a stale answer, unless that is under way
+// refresh asks kcp again about an answer, unless that is under way
 // already or the user has more than a few refreshes under way: nil then,
-// and the stale answer serves.
-func (r *Reviews) refresh(ctx context.Context, key reviewKey, u user.Info) <-chan refreshed {
+// and the answer serves as it is. An answer asked ahead of its TTL (ahead)
+// that finds the user's refreshes under way waits in the user's queue
+// instead (at most maxAheadPerUser), and a refresh that is done takes the
+// next from there: so every answer a list at * uses gets asked again before
+// it expires, at the pace of the user's few refreshes.
+func (r *Reviews) refresh(ctx context.Context, key reviewKey, u user.Info, ahead bool) <-chan refreshed {
 	r.lock.Lock()
-	if _, found := r.refreshing[key]; found || r.userRefreshes[key.user] >= 2*r.opts.PerUserConcurrency {
+	if _, found := r.refreshing[key]; found {
+		r.lock.Unlock()
+		return nil
+	}
+	if r.userRefreshes[key.user] >= 2*r.opts.PerUserConcurrency {
+		if queue := r.ahead[key.user]; ahead && len(queue) < maxAheadPerUser {
+			if queue == nil {
+				queue = map[reviewKey]aheadRefresh{}
+				r.ahead[key.user] = queue
+			}
+			queue[key] = aheadRefresh{ctx: context.WithoutCancel(ctx), user: u}
+		}
 		r.lock.Unlock()
 		return nil
 	}
@@ -272,25 +309,69 @@ func (r *Reviews) refresh(ctx context.Context, key reviewKey, u user.Info) <-cha
 
 	result := make(chan refreshed, 1)
 	go func() {
-		var a answer
-		var err error
-		select {
-		case r.refreshSlots <- struct{}{}:
-			a, err = r.reviewOnce(ctx, key, u)
-			<-r.refreshSlots
-		case <-time.After(r.opts.Timeout):
-			err = errors.New("no turn to ask kcp again")
-		}
-		r.lock.Lock()
-		delete(r.refreshing, key)
-		r.userRefreshes[key.user]--
-		if r.userRefreshes[key.user] == 0 {
-			delete(r.userRefreshes, key.user)
-		}
-		r.lock.Unlock()
+		a, err := r.refreshOnce(ctx, key, u)
 		result <- refreshed{answer: a, err: err}
+		for {
+			r.lock.Lock()
+			delete(r.refreshing, key)
+			next, found := r.nextAheadLocked(key.user)
+			if !found {
+				r.userRefreshes[key.user]--
+				if r.userRefreshes[key.user] == 0 {
+					delete(r.userRefreshes, key.user)
+				}
+				r.lock.Unlock()
+				return
+			}
+			r.refreshing[next.key] = struct{}{}
+			r.lock.Unlock()
+			key = next.key
+			_, _ = r.refreshOnce(next.ctx, next.key, next.user) // remembered, or asked again when next used
+		}
 	}()
 	return result
+}
+
+// maxAheadPerUser bounds the answers of one user waiting to be asked again
+// ahead of their TTL; beyond, an answer is asked again once expired.
+const maxAheadPerUser = 1000
+
+// aheadRefresh is an answer waiting to be asked again ahead of its TTL.
+type aheadRefresh struct {
+	ctx  context.Context //nolint:containedctx // the values of the request that used the answer, without its cancellation
+	user user.Info
+	key  reviewKey
+}
+
+// nextAheadLocked takes one of the user's answers waiting to be asked
+// again ahead, skipping those asked again meanwhile or gone from the cache.
+func (r *Reviews) nextAheadLocked(u subject) (aheadRefresh, bool) {
+	queue := r.ahead[u]
+	for key, next := range queue {
+		delete(queue, key)
+		if _, found := r.refreshing[key]; found {
+			continue
+		}
+		cached, found := r.answers.Get(key)
+		if !found || r.clock.Now().Before(cached.(answer).refreshAfter) {
+			continue
+		}
+		next.key = key
+		return next, true
+	}
+	delete(r.ahead, u)
+	return aheadRefresh{}, false
+}
+
+// refreshOnce asks kcp again in one of the refreshes' turns.
+func (r *Reviews) refreshOnce(ctx context.Context, key reviewKey, u user.Info) (answer, error) {
+	select {
+	case r.refreshSlots <- struct{}{}:
+		defer func() { <-r.refreshSlots }()
+		return r.reviewOnce(ctx, key, u)
+	case <-time.After(r.opts.Timeout):
+		return answer{}, errors.New("no turn to ask kcp again")
+	}
 }
 
 // reviewOnce asks kcp, in turn, and remembers the answer.
@@ -312,7 +393,8 @@ func (r *Reviews) reviewOnce(ctx context.Context, key reviewKey, u user.Info) (a
 	if allowed {
 		ttl = r.opts.AllowTTL
 	}
-	a := answer{allowed: allowed, freshUntil: r.clock.Now().Add(ttl)}
+	now := r.clock.Now()
+	a := answer{allowed: allowed, freshUntil: now.Add(ttl), refreshAfter: now.Add(ttl - ttl/refreshAheadFraction)}
 	r.answers.Add(key, a, ttl+r.opts.StaleGrace)
 	return a, nil
 }

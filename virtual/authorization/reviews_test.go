@@ -332,7 +332,7 @@ func decisionName(d authorizer.Decision) string {
 func (r *Reviews) perUserState() int {
 	r.lock.Lock()
 	defer r.lock.Unlock()
-	return len(r.userBusy) + len(r.refreshing) + len(r.userRefreshes)
+	return len(r.userBusy) + len(r.refreshing) + len(r.userRefreshes) + len(r.ahead)
 }
 
 // switchableReview answers allowed, after waiting for gate when it is set.
@@ -409,6 +409,74 @@ func TestReviewsStaleAnswers(t *testing.T) {
 	review.set(false, nil)
 	clock.Step(opts.AllowTTL + opts.StaleGrace + time.Second)
 	require.False(t, ask())
+}
+
+// TestReviewsRefreshAhead: an answer used in the last quarter of its TTL is
+// asked again in the background: it serves meanwhile, never past its TTL,
+// and the new answer (a revocation) replaces it before the TTL ends.
+func TestReviewsRefreshAhead(t *testing.T) {
+	t.Parallel()
+	clock := clocktesting.NewFakeClock(time.Now())
+	review := &switchableReview{allowed: true}
+	opts := testReviewOptions()
+	r := newReviews(review.review, opts, clock)
+	ask := func() bool {
+		t.Helper()
+		allowed, err := r.Allowed(context.Background(), alice, "c1", "list")
+		require.NoError(t, err)
+		return allowed
+	}
+	require.True(t, ask())
+	clock.Step(opts.AllowTTL / 2)
+	require.True(t, ask())
+	require.Equal(t, 1, review.count(), "no review in the first three quarters of the TTL")
+
+	gate := make(chan struct{})
+	review.set(false, gate) // revoked, and kcp slow
+	clock.Step(opts.AllowTTL / 3)
+	require.True(t, ask(), "in the last quarter: the fresh answer serves while it is asked again")
+	require.True(t, ask(), "one review under way for both")
+	require.Eventually(t, func() bool { return review.count() == 2 }, 5*time.Second, time.Millisecond)
+	close(gate)
+	require.Eventually(t, func() bool { return !ask() }, 5*time.Second, time.Millisecond, "the new answer, before the old one's TTL ended")
+	require.Equal(t, 2, review.count())
+}
+
+// TestReviewsRefreshAheadQueues: the answers of a list at * over more
+// clusters than a user's refreshes wait their turn, and all are asked again
+// before they expire, a few at a time.
+func TestReviewsRefreshAheadQueues(t *testing.T) {
+	t.Parallel()
+	clock := clocktesting.NewFakeClock(time.Now())
+	review := &switchableReview{allowed: true}
+	opts := testReviewOptions()
+	r := newReviews(review.review, opts, clock)
+	const clusters = 20
+	listAll := func() {
+		t.Helper()
+		for c := range clusters {
+			allowed, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+			require.NoError(t, err)
+			require.True(t, allowed)
+		}
+	}
+	listAll()
+	require.Equal(t, clusters, review.count())
+	gate := make(chan struct{})
+	review.set(true, gate)
+	clock.Step(opts.AllowTTL - opts.AllowTTL/refreshAheadFraction)
+	listAll()
+	r.lock.Lock()
+	refreshing, queued := r.userRefreshes[subjectOf(alice)], len(r.ahead[subjectOf(alice)])
+	r.lock.Unlock()
+	require.Equal(t, 2*opts.PerUserConcurrency, refreshing, "refreshes under way for one user")
+	require.Equal(t, clusters-refreshing, queued, "the others wait their turn")
+	close(gate)
+	require.Eventually(t, func() bool { return review.count() == 2*clusters && r.perUserState() == 0 }, 5*time.Second, time.Millisecond,
+		"every answer asked again once, and nothing left per user")
+	clock.Step(opts.AllowTTL / refreshAheadFraction)
+	listAll()
+	require.Equal(t, 2*clusters, review.count(), "none had expired")
 }
 
 // TestReviewsStaleRefreshIsBounded: a user with reviews waiting starts no

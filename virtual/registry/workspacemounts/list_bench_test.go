@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"testing"
 
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -75,6 +76,28 @@ func BenchmarkList(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := json.Marshal(list); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// What the server writes a list from now: the store's encodings.
+		encodedREST := NewREST(r.store, allVisible).WithEncodedJSON("json")
+		encoded, err := encodedREST.List(ctx, options)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("json-encoded/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := encoded.(*encodedList).CacheEncode("json", nil, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("table-encoded/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := encodedREST.ConvertToTable(ctx, encoded, &metav1.TableOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -21,6 +21,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,10 @@ type REST struct {
 	// visibilityTicks starts the clock of a watch at *'s visibility
 	// re-checks: a tick every visibilityRecheckInterval. Tests tick it by hand.
 	visibilityTicks func() (ticks <-chan time.Time, stop func())
+	// jsonEncoder is the identifier of the server's JSON encoder for this
+	// API's version, whose output the store's encodings are (empty: lists
+	// are encoded as any object).
+	jsonEncoder runtime.Identifier
 	tableConvertor
 }
 
@@ -90,6 +95,15 @@ func NewREST(store *Store, visible VisibilityFunc) *REST {
 // WithShardCell has the SHARD column rendered by cell.
 func (r *REST) WithShardCell(cell ShardCell) *REST {
 	r.shardCell = cell
+	return r
+}
+
+// WithEncodedJSON has lists written from the JSON the store keeps of each
+// object when they are encoded by the encoder of that identifier: the
+// server's JSON encoder for this API's version (not pretty, not YAML), as
+// NegotiatedSerializer.EncoderForVersion makes it. See encodedList.
+func (r *REST) WithEncodedJSON(jsonEncoder runtime.Identifier) *REST {
+	r.jsonEncoder = jsonEncoder
 	return r
 }
 
@@ -166,7 +180,7 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 		visibility = newClusterVisibility(ctx, r.visible)
 		filtering = true
 	}
-	items, resourceVersion := r.store.list(target.Cluster)
+	items, encoded, resourceVersion := r.store.list(target.Cluster)
 
 	start := 0
 	if continuing {
@@ -178,6 +192,10 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	}
 	list := &wsmv1alpha1.WorkspaceMountList{Items: make([]wsmv1alpha1.WorkspaceMount, 0, size)}
 	list.ResourceVersion = resourceVersion
+	var listEncoded []*encoding
+	if r.jsonEncoder != "" {
+		listEncoded = make([]*encoding, 0, size)
+	}
 	next := start // the first object not looked at
 	for ; next < len(items); next++ {
 		if options.Limit > 0 && int64(len(list.Items)) == options.Limit {
@@ -188,6 +206,9 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 			continue
 		}
 		list.Items = append(list.Items, *wsm)
+		if listEncoded != nil {
+			listEncoded = append(listEncoded, encoded[next])
+		}
 	}
 	if visibility != nil && ctx.Err() != nil {
 		// The client is gone (or timed out) while visibility was asked: what
@@ -200,7 +221,11 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 			list.RemainingItemCount = &left
 		}
 	}
-	return list, nil
+	if len(list.Items) == 0 || listEncoded == nil || slices.Contains(listEncoded, nil) {
+		return list, nil
+	}
+	list.TypeMeta = metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind}
+	return &encodedList{WorkspaceMountList: list, encoded: listEncoded, jsonEncoder: r.jsonEncoder}, nil
 }
 
 // Watch implements rest.Watcher: the current objects first (for

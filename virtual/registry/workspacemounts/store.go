@@ -58,6 +58,10 @@ type Store struct {
 	sourceOf  map[string]*source                     // by the same key
 	byCluster map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount
 	watchers  map[*watcher]struct{}
+	// encoded is the JSON of each object in items, made once when the
+	// store takes the change (nil if it could not be encoded), from which
+	// lists and their Tables are written (encodedList).
+	encoded map[*wsmv1alpha1.WorkspaceMount]*encoding
 
 	// history holds the last changes, oldest first, so that a watch from a
 	// list's resource version gets what happened in between. Every change
@@ -66,7 +70,14 @@ type Store struct {
 
 	// sorted caches the sorted lists handed out, per cluster and for all
 	// (allClusters), until a change in them: a steady list costs no sort.
-	sorted map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount
+	sorted map[logicalcluster.Name]sortedList
+}
+
+// sortedList is a list of objects sorted by cluster and name, and their
+// JSON (Store.encoded), index by index.
+type sortedList struct {
+	items   []*wsmv1alpha1.WorkspaceMount
+	encoded []*encoding
 }
 
 // source is one shard's Workspace informer (and LogicalCluster informer,
@@ -128,7 +139,8 @@ func newStore() *Store {
 		sourceOf:  map[string]*source{},
 		byCluster: map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount{},
 		watchers:  map[*watcher]struct{}{},
-		sorted:    map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount{},
+		encoded:   map[*wsmv1alpha1.WorkspaceMount]*encoding{},
+		sorted:    map[logicalcluster.Name]sortedList{},
 	}
 }
 
@@ -378,8 +390,10 @@ func (s *Store) upsert(src *source, obj interface{}) {
 		return
 	}
 	wsm := FromWorkspace(ws, src.clusterPath(logicalcluster.From(ws)))
+	var encoded *encoding
 	if wsm != nil {
 		wsm.Status.Shard = src.name
+		encoded = encodeJSON(wsm)
 	}
 
 	s.lock.Lock()
@@ -396,10 +410,10 @@ func (s *Store) upsert(src *source, obj interface{}) {
 		s.deleteLocked(key, old)
 		s.dispatchLocked(src, change{old: old})
 	case old == nil:
-		s.setLocked(key, src, wsm)
+		s.setLocked(key, src, wsm, encoded)
 		s.dispatchLocked(src, change{new: wsm})
 	default:
-		s.setLocked(key, src, wsm)
+		s.setLocked(key, src, wsm, encoded)
 		if !sameExceptResourceVersion(old, wsm) {
 			s.dispatchLocked(src, change{old: old, new: wsm})
 		}
@@ -433,10 +447,14 @@ func (s *Store) remove(src *source, obj interface{}) {
 	}
 }
 
-func (s *Store) setLocked(key string, src *source, wsm *wsmv1alpha1.WorkspaceMount) {
+func (s *Store) setLocked(key string, src *source, wsm *wsmv1alpha1.WorkspaceMount, encoded *encoding) {
 	cluster := logicalcluster.From(wsm)
 	s.invalidateSortedLocked(cluster)
+	if old, found := s.items[key]; found {
+		delete(s.encoded, old)
+	}
 	s.items[key] = wsm
+	s.encoded[wsm] = encoded
 	s.sourceOf[key] = src
 	if s.byCluster[cluster] == nil {
 		s.byCluster[cluster] = map[string]*wsmv1alpha1.WorkspaceMount{}
@@ -448,6 +466,7 @@ func (s *Store) deleteLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
 	cluster := logicalcluster.From(wsm)
 	s.invalidateSortedLocked(cluster)
 	delete(s.items, key)
+	delete(s.encoded, wsm)
 	delete(s.sourceOf, key)
 	delete(s.byCluster[cluster], key)
 	if len(s.byCluster[cluster]) == 0 {
@@ -506,33 +525,38 @@ func (s *Store) get(cluster logicalcluster.Name, name string) (*wsmv1alpha1.Work
 }
 
 // list returns the WorkspaceMounts of one cluster, or of all for the empty
-// name, sorted by cluster, then name, and the resource version of the snapshot.
-// The slice is shared with other readers: it must not be modified.
-func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount, string) {
+// name, sorted by cluster, then name, their JSON index by index, and the
+// resource version of the snapshot. The slices are shared with other
+// readers: they must not be modified.
+func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount, []*encoding, string) {
 	s.lock.RLock()
 	sorted, cached := s.sorted[cluster]
 	resourceVersion := s.versionLocked()
 	s.lock.RUnlock()
 	if cached {
-		return sorted, resourceVersion
+		return sorted.items, sorted.encoded, resourceVersion
 	}
 
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	if sorted, cached := s.sorted[cluster]; cached {
-		return sorted, s.versionLocked()
+		return sorted.items, sorted.encoded, s.versionLocked()
 	}
 	items := s.items
 	if cluster != "" {
 		items = s.byCluster[cluster]
 	}
-	sorted = make([]*wsmv1alpha1.WorkspaceMount, 0, len(items))
+	sorted.items = make([]*wsmv1alpha1.WorkspaceMount, 0, len(items))
 	for _, wsm := range items {
-		sorted = append(sorted, wsm)
+		sorted.items = append(sorted.items, wsm)
 	}
-	sortByClusterAndName(sorted)
+	sortByClusterAndName(sorted.items)
+	sorted.encoded = make([]*encoding, len(sorted.items))
+	for i, wsm := range sorted.items {
+		sorted.encoded[i] = s.encoded[wsm]
+	}
 	s.sorted[cluster] = sorted
-	return sorted, s.versionLocked()
+	return sorted.items, sorted.encoded, s.versionLocked()
 }
 
 // invalidateSortedLocked forgets the sorted lists a change in cluster affects.

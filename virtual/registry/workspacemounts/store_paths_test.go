@@ -78,7 +78,7 @@ func TestStoreClusterPaths(t *testing.T) {
 	require.Eventually(t, h.store.HasSynced, eventually, tick)
 
 	paths := func() map[string]string {
-		items, _ := h.store.list(allClusters)
+		items, _, _ := h.store.list(allClusters)
 		got := map[string]string{}
 		for _, wsm := range items {
 			got[logicalcluster.From(wsm).String()+"/"+wsm.Name] = wsm.Status.WorkspacePath

@@ -22,6 +22,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -57,7 +58,7 @@ var columns = []metav1.TableColumnDefinition{
 }
 
 // ConvertToTable implements rest.TableConvertor.
-func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+func (c tableConvertor) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
 	table := &metav1.Table{}
 	if options, ok := tableOptions.(*metav1.TableOptions); !ok || !options.NoHeaders {
 		table.ColumnDefinitions = columns
@@ -66,6 +67,13 @@ func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object,
 	case *wsmv1alpha1.WorkspaceMount:
 		table.ResourceVersion = o.ResourceVersion
 		table.Rows = []metav1.TableRow{c.row(o)}
+	case *encodedList:
+		table, err := c.ConvertToTable(ctx, o.WorkspaceMountList, tableOptions)
+		if err != nil {
+			return nil, err
+		}
+		setEncodedObjects(ctx, table, o.encoded, tableOptions)
+		return table, nil
 	case *wsmv1alpha1.WorkspaceMountList:
 		table.ResourceVersion = o.ResourceVersion
 		table.Continue = o.Continue
@@ -78,6 +86,46 @@ func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object,
 		return nil, fmt.Errorf("cannot render %T as a WorkspaceMount table", object)
 	}
 	return table, nil
+}
+
+// tableVersionKey is the context key of the Table version a request's
+// answer is negotiated to.
+type tableVersionKey struct{}
+
+// WithTableVersion tells ConvertToTable the group version of meta.k8s.io
+// the handlers will answer the request's Table in (as content negotiation
+// decides it: negotiation.NegotiateOutputMediaType), so that a list's rows
+// can carry the object JSON the store keeps.
+func WithTableVersion(ctx context.Context, gv schema.GroupVersion) context.Context {
+	return context.WithValue(ctx, tableVersionKey{}, gv)
+}
+
+// setEncodedObjects sets each row's object to the JSON the store keeps of
+// what the handlers put there (handlers.asTable, which replaces
+// Object.Object by the includeObject choice; an encoded RawExtension is its
+// Raw whenever set): the object itself for includeObject=Object, its
+// PartialObjectMetadata for Metadata (the default) in a meta.k8s.io/v1
+// Table. Else (None, or a Table of another version, or one not known) the
+// rows are left to the handlers.
+func setEncodedObjects(ctx context.Context, table *metav1.Table, encoded []*encoding, tableOptions runtime.Object) {
+	if len(encoded) != len(table.Rows) {
+		return
+	}
+	includeObject := metav1.IncludeMetadata
+	if options, ok := tableOptions.(*metav1.TableOptions); ok && options.IncludeObject != "" {
+		includeObject = options.IncludeObject
+	}
+	version, _ := ctx.Value(tableVersionKey{}).(schema.GroupVersion)
+	for i := range table.Rows {
+		switch {
+		case includeObject == metav1.IncludeObject:
+			table.Rows[i].Object.Raw = encoded[i].object
+		case includeObject == metav1.IncludeMetadata && version == metav1.SchemeGroupVersion:
+			table.Rows[i].Object.Raw = encoded[i].partialMetadataV1
+		default:
+			return
+		}
+	}
 }
 
 func (c tableConvertor) row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {

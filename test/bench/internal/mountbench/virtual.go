@@ -25,7 +25,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -52,8 +54,14 @@ const (
 	workspaceMountsAtWildcard = "/services/workspacemounts/clusters/*/apis/workspacemounts.io/v1alpha1/workspacemounts"
 
 	acceptJSON = "application/json"
-	// acceptTable is what kubectl get asks for.
+	// acceptTable is a Table, as meta.k8s.io/v1.
 	acceptTable = "application/json;as=Table;v=v1;g=meta.k8s.io"
+	// acceptKubectlTable is what kubectl v1.32 get asks for when it prints
+	// a table (the default output, -o wide); -o json, yaml and name ask for
+	// acceptJSON. Both with limit=kubectlChunkSize, following continue.
+	acceptKubectlTable = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+	// kubectlChunkSize is kubectl's --chunk-size default.
+	kubectlChunkSize = 500
 )
 
 // virtualResult is what the virtual workspace benchmark measured.
@@ -77,6 +85,10 @@ type listCase struct {
 	gzip bool
 	// proto is the protocol the client must speak, http2 or http1.
 	proto string
+	// pageSize, if set, lists as kubectl does: limit=pageSize, then every
+	// page its continue token names until one has none; the timings are
+	// the whole list's (headers: the first page's).
+	pageSize int
 }
 
 // listedObject is the little of a listed object (or of a Table row's object,
@@ -101,6 +113,7 @@ type listedObject struct {
 type objectList struct {
 	Metadata struct {
 		ResourceVersion string `json:"resourceVersion"`
+		Continue        string `json:"continue"`
 	} `json:"metadata"`
 	Items []listedObject `json:"items"`
 	Rows  []struct {
@@ -179,6 +192,8 @@ func (b *bench) measureVirtual(ctx context.Context, t *tracker) (*virtualResult,
 		{name: "virtual workspace (JSON, HTTP/1.1)", client: vwHTTP1Client, url: vwURL, accept: acceptJSON, proto: http1},
 		{name: "virtual workspace (Table)", client: vwClient, url: vwURL, accept: acceptTable, proto: http2},
 		{name: "virtual workspace (Table, gzip)", client: vwClient, url: vwURL, accept: acceptTable, gzip: true, proto: http2},
+		{name: "virtual workspace (kubectl get)", client: vwClient, url: vwURL, accept: acceptKubectlTable, gzip: true, proto: http2, pageSize: kubectlChunkSize},
+		{name: "virtual workspace (kubectl -o json)", client: vwClient, url: vwURL, accept: acceptJSON, gzip: true, proto: http2, pageSize: kubectlChunkSize},
 		{name: "kcp Workspaces (direct)", client: kcpClient, url: workspacesURL, accept: acceptJSON, proto: http2},
 		{name: "kcp Workspaces (direct, gzip)", client: kcpClient, url: workspacesURL, accept: acceptJSON, gzip: true, proto: http2},
 	}
@@ -316,59 +331,105 @@ func (s *listStats) add(r listResponse) {
 	s.decode = append(s.decode, r.decode)
 }
 
-// fetch lists once: it reads the whole body (gunzipping it if compressed),
-// decodes it into an objectList and counts the benchmark's mounts in it.
-// sizeHint is the expected body size, to read it without growing a buffer.
+// fetch lists once (every page, with pageSize): it reads each whole body
+// (gunzipping it if compressed), decodes it into an objectList and counts
+// the benchmark's mounts in all. sizeHint is the expected body size (of all
+// pages), to read it without growing a buffer.
 func (c listCase) fetch(ctx context.Context, l layout, sizeHint int64) (listResponse, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, http.NoBody)
+	began := time.Now()
+	var (
+		r       listResponse
+		objects []listedObject
+		buf     bytes.Buffer
+	)
+	continueToken := ""
+	for page := 0; ; page++ {
+		u := c.url
+		if c.pageSize > 0 {
+			query := url.Values{"limit": {strconv.Itoa(c.pageSize)}}
+			if continueToken != "" {
+				query.Set("continue", continueToken)
+			}
+			u += "?" + query.Encode()
+		}
+		buf.Reset()
+		if page == 0 {
+			buf.Grow(int(sizeHint) + bytes.MinRead)
+		}
+		p, decodeBegan, err := c.fetchPage(ctx, u, &buf)
+		if err != nil {
+			return listResponse{}, err
+		}
+		if page == 0 {
+			r.headers, r.encoding, r.proto = p.headers.Sub(began), p.encoding, p.proto
+			r.resourceVersion = p.list.Metadata.ResourceVersion
+		}
+		r.bytes += p.bytes
+		r.wire += p.wire
+		r.decode += time.Since(decodeBegan)
+		objects = append(objects, p.list.Items...)
+		for _, row := range p.list.Rows {
+			objects = append(objects, row.Object)
+		}
+		if continueToken = p.list.Metadata.Continue; c.pageSize == 0 || continueToken == "" {
+			break
+		}
+	}
+	r.items = len(objects)
+	r.benchItems, r.ready, r.wrongShard = l.count(objects)
+	r.total = time.Since(began)
+	r.body = r.total - r.decode
+	return r, nil
+}
+
+// fetchedPage is one response of a list, decoded.
+type fetchedPage struct {
+	list            objectList
+	headers         time.Time
+	encoding, proto string
+	bytes, wire     int64
+}
+
+// fetchPage gets one page into buf and decodes it; decodeBegan is when the
+// body was read.
+func (c listCase) fetchPage(ctx context.Context, u string, buf *bytes.Buffer) (fetchedPage, time.Time, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, http.NoBody)
 	if err != nil {
-		return listResponse{}, err
+		return fetchedPage{}, time.Time{}, err
 	}
 	req.Header.Set("Accept", c.accept)
 	if c.gzip {
 		req.Header.Set("Accept-Encoding", "gzip")
 	}
-	began := time.Now()
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return listResponse{}, err
+		return fetchedPage{}, time.Time{}, err
 	}
 	defer resp.Body.Close()
-	r := listResponse{headers: time.Since(began), encoding: resp.Header.Get("Content-Encoding"), proto: resp.Proto}
+	p := fetchedPage{headers: time.Now(), encoding: resp.Header.Get("Content-Encoding"), proto: resp.Proto}
 	if resp.StatusCode != http.StatusOK {
 		message, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return listResponse{}, fmt.Errorf("GET %s: %s: %s", c.url, resp.Status, bytes.TrimSpace(message))
+		return fetchedPage{}, time.Time{}, fmt.Errorf("GET %s: %s: %s", u, resp.Status, bytes.TrimSpace(message))
 	}
 
 	wire := &countingReader{reader: resp.Body}
 	var body io.Reader = wire
-	if r.encoding == "gzip" {
+	if p.encoding == "gzip" {
 		gz, err := gzip.NewReader(wire)
 		if err != nil {
-			return listResponse{}, fmt.Errorf("GET %s: %w", c.url, err)
+			return fetchedPage{}, time.Time{}, fmt.Errorf("GET %s: %w", u, err)
 		}
 		body = gz
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(sizeHint) + bytes.MinRead)
 	if _, err := buf.ReadFrom(body); err != nil {
-		return listResponse{}, fmt.Errorf("GET %s: reading the body: %w", c.url, err)
+		return fetchedPage{}, time.Time{}, fmt.Errorf("GET %s: reading the body: %w", u, err)
 	}
-	r.body, r.bytes, r.wire = time.Since(began), int64(buf.Len()), wire.count
-
-	var list objectList
-	if err := json.Unmarshal(buf.Bytes(), &list); err != nil {
-		return listResponse{}, fmt.Errorf("GET %s: decoding: %w", c.url, err)
+	decodeBegan := time.Now()
+	p.bytes, p.wire = int64(buf.Len()), wire.count
+	if err := json.Unmarshal(buf.Bytes(), &p.list); err != nil {
+		return fetchedPage{}, time.Time{}, fmt.Errorf("GET %s: decoding: %w", u, err)
 	}
-	objects := list.Items
-	for _, row := range list.Rows {
-		objects = append(objects, row.Object)
-	}
-	r.items, r.resourceVersion = len(objects), list.Metadata.ResourceVersion
-	r.benchItems, r.ready, r.wrongShard = l.count(objects)
-	r.total = time.Since(began)
-	r.decode = r.total - r.body
-	return r, nil
+	return p, decodeBegan, nil
 }
 
 // count returns how many of objects are the benchmark's mounted Workspaces

@@ -117,6 +117,37 @@ func TestFetch(t *testing.T) {
 	}
 }
 
+// TestFetchPages lists as kubectl does: limit, then each continue token
+// until a page has none.
+func TestFetchPages(t *testing.T) {
+	t.Parallel()
+	pages := map[string]string{
+		"":   `{"metadata":{"resourceVersion":"42","continue":"p2"},"items":[` + item("c0", "mount-0", "Ready") + `]}`,
+		"p2": `{"metadata":{"continue":"p3"},"items":[` + item("c1", "mount-1", "Ready") + `]}`,
+		"p3": `{"metadata":{},"items":[` + item("c0", "mount-2", "Connecting") + `]}`,
+	}
+	var asked []string
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		asked = append(asked, req.URL.RawQuery)
+		if req.URL.Query().Get("limit") != "2" {
+			http.Error(w, "no limit", http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, pages[req.URL.Query().Get("continue")])
+	}))
+	t.Cleanup(s.Close)
+	c := listCase{client: s.Client(), url: s.URL + "/list", accept: acceptKubectlTable, pageSize: 2}
+	r, err := c.fetch(context.Background(), testLayout, 0)
+	require.NoError(t, err)
+	require.Equal(t, []string{"limit=2", "continue=p2&limit=2", "continue=p3&limit=2"}, asked)
+	require.Equal(t, 3, r.items)
+	require.Equal(t, 3, r.benchItems)
+	require.Equal(t, 2, r.ready)
+	require.Equal(t, "42", r.resourceVersion)
+	require.Equal(t, int64(len(pages[""])+len(pages["p2"])+len(pages["p3"])), r.bytes)
+	require.Equal(t, r.total, r.body+r.decode)
+}
+
 func TestFetchError(t *testing.T) {
 	t.Parallel()
 	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"encoding/json"
+	"io"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+)
+
+// encoding is what the store keeps of an object for the answers of lists.
+type encoding struct {
+	// object is the JSON of the object as the API server's JSON encoder
+	// writes it, item by item, in a list (encoding/json, the object's own
+	// apiVersion and kind), and in a Table row with includeObject=Object.
+	object []byte
+	// partialMetadataV1 is the JSON of its meta.k8s.io/v1
+	// PartialObjectMetadata, the object of a meta.k8s.io/v1 Table row with
+	// includeObject=Metadata (the default), as the handlers make it
+	// (meta.AsPartialObjectMetadata).
+	partialMetadataV1 []byte
+}
+
+// encodeJSON is an object's encoding; nil if it cannot be encoded.
+func encodeJSON(wsm *wsmv1alpha1.WorkspaceMount) *encoding {
+	object, err := json.Marshal(wsm)
+	if err != nil {
+		return nil
+	}
+	partial := meta.AsPartialObjectMetadata(&wsm.ObjectMeta)
+	partial.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"))
+	partialMetadata, err := json.Marshal(partial)
+	if err != nil {
+		return nil
+	}
+	return &encoding{object: object, partialMetadataV1: partialMetadata}
+}
+
+// encodedList is a list answer that carries, beside the list, the JSON the
+// store keeps of each of its items. It is a runtime.CacheableObject: the
+// API server's encoders hand it their identifier, and for the one of plain
+// JSON in this API's version (REST.WithEncodedJSON) it writes the list from
+// those bytes, the same bytes the encoder would write, without encoding an
+// object. For any other (YAML, pretty JSON...) the encoder encodes the list
+// itself. Everything else (Table, PartialObjectMetadataList, the empty
+// list fix-up) reads the list, embedded and with the same Items.
+type encodedList struct {
+	*wsmv1alpha1.WorkspaceMountList
+	// encoded is the JSON of each item, index by index.
+	encoded []*encoding
+	// jsonEncoder is the identifier of the encoder whose output encoded is.
+	jsonEncoder runtime.Identifier
+}
+
+var _ runtime.CacheableObject = &encodedList{}
+
+// GetObject implements runtime.CacheableObject.
+func (l *encodedList) GetObject() runtime.Object { return l.WorkspaceMountList }
+
+// CacheEncode implements runtime.CacheableObject. The output is that of the
+// apimachinery JSON serializer's streaming list encoder (and of its plain
+// one): {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]} and a newline.
+func (l *encodedList) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
+	if id != l.jsonEncoder || len(l.encoded) != len(l.Items) {
+		return encode(l.WorkspaceMountList, w)
+	}
+	kind, err := json.Marshal(l.Kind)
+	if err != nil {
+		return err
+	}
+	apiVersion, err := json.Marshal(l.APIVersion)
+	if err != nil {
+		return err
+	}
+	listMeta, err := json.Marshal(&l.ListMeta)
+	if err != nil {
+		return err
+	}
+	// "{" alone first, as the streaming encoder writes it: the API server's
+	// response writer takes a first write of a few bytes for a streamed
+	// list, and gathers it for gzip (a first write up to 128 KiB is not
+	// compressed).
+	if _, err := w.Write([]byte{'{'}); err != nil {
+		return err
+	}
+	// The rest in pieces of encodedChunkSize: a few large writes, not two per item.
+	chunk := make([]byte, 0, max(encodedChunkSize, len(kind)+len(apiVersion)+len(listMeta)+64))
+	if l.Kind != "" {
+		chunk = append(append(append(chunk, `"kind":`...), kind...), ',')
+	}
+	if l.APIVersion != "" {
+		chunk = append(append(append(chunk, `"apiVersion":`...), apiVersion...), ',')
+	}
+	chunk = append(append(append(chunk, `"metadata":`...), listMeta...), `,"items":[`...)
+	for i, item := range l.encoded {
+		item := item.object
+		if len(chunk)+1+len(item) > cap(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
+			chunk = chunk[:0]
+		}
+		if i > 0 {
+			chunk = append(chunk, ',')
+		}
+		chunk = append(chunk, item...)
+	}
+	chunk = append(chunk, "]}\n"...)
+	_, err = w.Write(chunk)
+	return err
+}
+
+// encodedChunkSize is the size of the writes of an encodedList.
+const encodedChunkSize = 32 << 10

@@ -1,0 +1,188 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+)
+
+// codecsFor are the API server's codecs for this API, with (as the server
+// has them) or without the streaming list encoders.
+func codecsFor(t *testing.T, streaming bool) serializer.CodecFactory {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, wsmv1alpha1.AddToScheme(scheme))
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	if streaming {
+		return serializer.NewCodecFactory(scheme, serializer.WithStreamingCollectionEncodingToJSON())
+	}
+	return serializer.NewCodecFactory(scheme)
+}
+
+func encoderFor(t *testing.T, codecs serializer.CodecFactory, mediaType string) runtime.Encoder {
+	t.Helper()
+	info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mediaType)
+	require.True(t, ok, mediaType)
+	return codecs.EncoderForVersion(info.Serializer, wsmv1alpha1.SchemeGroupVersion)
+}
+
+// TestEncodedList: a list written from the store's encodings is, byte for
+// byte, what the server's JSON encoders write of the list; other encoders
+// encode the list themselves; and the list reads as one.
+func TestEncodedList(t *testing.T) {
+	t.Parallel()
+	unusual := mounted("c1", "b", mount.PhaseConnecting, map[string]string{"team": "<&>"})
+	unusual.Annotations[mount.StatusAnnotationKey] = mount.Status{
+		Phase: mount.PhaseConnecting, Reason: "MountNotReady", Message: "quotes \" and <html> & \u2028 and ünïcode",
+		URL: "https://example.com/?a=1&b=<2>", Conditions: []mount.Condition{{Type: "A", Status: "False", Message: "m"}},
+	}.Encode()
+	h := newHarness(t,
+		mounted("c1", "a", mount.PhaseReady, nil),
+		unusual,
+		mounted("c2", "c", mount.PhaseReady, map[string]string{"team": "b"}),
+	)
+	streaming := codecsFor(t, true)
+	jsonEncoder := encoderFor(t, streaming, runtime.ContentTypeJSON)
+	r := NewREST(h.store, allVisible).WithEncodedJSON(jsonEncoder.Identifier())
+
+	for _, tc := range []struct {
+		name    string
+		target  string
+		options *metainternalversion.ListOptions
+	}{
+		{name: "all", target: "*", options: &metainternalversion.ListOptions{}},
+		{name: "one cluster", target: "c1", options: &metainternalversion.ListOptions{}},
+		{name: "a page", target: "*", options: &metainternalversion.ListOptions{Limit: 2}},
+		{name: "a label selector", target: "*", options: &metainternalversion.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"team": "b"})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			obj, err := r.List(requestContext(tc.target), tc.options)
+			require.NoError(t, err)
+			list, ok := obj.(*encodedList)
+			require.True(t, ok, "%T", obj)
+
+			var cached bytes.Buffer
+			require.NoError(t, list.CacheEncode(jsonEncoder.Identifier(), func(runtime.Object, io.Writer) error {
+				t.Fatal("the list was encoded, not written from the store's encodings")
+				return nil
+			}, &cached))
+			for _, codecs := range []serializer.CodecFactory{streaming, codecsFor(t, false)} {
+				var encoded bytes.Buffer
+				require.NoError(t, encoderFor(t, codecs, runtime.ContentTypeJSON).Encode(list.WorkspaceMountList.DeepCopy(), &encoded))
+				require.Equal(t, encoded.String(), cached.String())
+			}
+			// Through the encoder, as the handlers call it.
+			var viaEncoder bytes.Buffer
+			require.NoError(t, jsonEncoder.Encode(obj, &viaEncoder))
+			require.Equal(t, cached.String(), viaEncoder.String())
+
+			// YAML, pretty JSON: encoded as any list.
+			for _, mediaType := range []string{runtime.ContentTypeYAML} {
+				var got, want bytes.Buffer
+				require.NoError(t, encoderFor(t, streaming, mediaType).Encode(obj, &got))
+				require.NoError(t, encoderFor(t, streaming, mediaType).Encode(list.WorkspaceMountList, &want))
+				require.Equal(t, want.String(), got.String())
+			}
+			pretty, ok := runtime.SerializerInfoForMediaType(streaming.SupportedMediaTypes(), runtime.ContentTypeJSON)
+			require.True(t, ok)
+			var got, want bytes.Buffer
+			prettyEncoder := streaming.EncoderForVersion(pretty.PrettySerializer, wsmv1alpha1.SchemeGroupVersion)
+			require.NoError(t, prettyEncoder.Encode(obj, &got))
+			require.NoError(t, prettyEncoder.Encode(list.WorkspaceMountList, &want))
+			require.Equal(t, want.String(), got.String())
+
+			// What the handlers read of a list (PartialObjectMetadataList, the
+			// empty-list fix-up, Table) reads the list's items.
+			require.True(t, meta.IsListType(obj))
+			require.Equal(t, len(list.Items), meta.LenList(obj))
+			var names []string
+			require.NoError(t, meta.EachListItem(obj, func(item runtime.Object) error {
+				m, err := meta.Accessor(item)
+				require.NoError(t, err)
+				names = append(names, logicalcluster.From(m).String()+"/"+m.GetName())
+				return nil
+			}))
+			require.Len(t, names, len(list.Items))
+			listAccessor, err := meta.ListAccessor(obj)
+			require.NoError(t, err)
+			require.Equal(t, list.ResourceVersion, listAccessor.GetResourceVersion())
+			table, err := r.ConvertToTable(context.Background(), obj, &metav1.TableOptions{})
+			require.NoError(t, err)
+			require.Len(t, table.Rows, len(list.Items))
+		})
+	}
+
+	t.Run("without the encoder's identifier, lists are plain", func(t *testing.T) {
+		t.Parallel()
+		obj, err := NewREST(h.store, allVisible).List(requestContext("*"), &metainternalversion.ListOptions{})
+		require.NoError(t, err)
+		require.IsType(t, &wsmv1alpha1.WorkspaceMountList{}, obj)
+	})
+	t.Run("an empty list is plain", func(t *testing.T) {
+		t.Parallel()
+		obj, err := r.List(requestContext("c-none"), &metainternalversion.ListOptions{})
+		require.NoError(t, err)
+		require.IsType(t, &wsmv1alpha1.WorkspaceMountList{}, obj)
+	})
+}
+
+// TestStoreEncodings: the store keeps the JSON of exactly the objects it
+// holds, made again on every change.
+func TestStoreEncodings(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil), mounted("c1", "b", mount.PhaseReady, nil))
+	check := func() {
+		t.Helper()
+		items, encoded, _ := h.store.list(allClusters)
+		require.Len(t, encoded, len(items))
+		for i, wsm := range items {
+			require.Equal(t, encodeJSON(wsm), encoded[i])
+		}
+		h.store.lock.RLock()
+		defer h.store.lock.RUnlock()
+		require.Len(t, h.store.encoded, len(h.store.items))
+	}
+	check()
+	h.update(mounted("c1", "a", mount.PhaseConnecting, nil))
+	require.Eventually(t, func() bool {
+		wsm, _ := h.store.get("c1", "a")
+		return wsm.Status.Phase == string(mount.PhaseConnecting)
+	}, eventually, tick)
+	check()
+	h.delete(mounted("c1", "b", mount.PhaseReady, nil))
+	require.Eventually(t, func() bool { _, found := h.store.get("c1", "b"); return !found }, eventually, tick)
+	check()
+}
