@@ -361,17 +361,24 @@ func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResour
 	m.lock.Lock()
 	defer m.lock.Unlock()
 
-	wanted = append([]clusterResource(nil), wanted...)
-	sort.Slice(wanted, func(i, j int) bool {
-		if wanted[i].workspaces != wanted[j].workspaces {
-			return wanted[i].workspaces > wanted[j].workspaces
-		}
-		return mountCacheKey(wanted[i].cluster, wanted[i].resource) < mountCacheKey(wanted[j].cluster, wanted[j].resource)
-	})
+	// Each pair's key once: the sort compares them, and the loops below look them up.
+	type keyedPair struct {
+		clusterResource
+		key string
+	}
+	pairs := make([]keyedPair, 0, len(wanted))
 	wantedKeys := make(map[string]bool, len(wanted))
 	for _, pair := range wanted {
-		wantedKeys[mountCacheKey(pair.cluster, pair.resource)] = true
+		key := mountCacheKey(pair.cluster, pair.resource)
+		pairs = append(pairs, keyedPair{clusterResource: pair, key: key})
+		wantedKeys[key] = true
 	}
+	sort.Slice(pairs, func(i, j int) bool {
+		if pairs[i].workspaces != pairs[j].workspaces {
+			return pairs[i].workspaces > pairs[j].workspaces
+		}
+		return pairs[i].key < pairs[j].key
+	})
 	for key, stop := range m.running {
 		if !wantedKeys[key] {
 			logger.V(2).Info("stopping mount object informer of a cluster, no Workspace there mounts its resource any more", "resource", key)
@@ -380,8 +387,8 @@ func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResour
 		}
 	}
 	overLimit := 0
-	for _, pair := range wanted {
-		key := mountCacheKey(pair.cluster, pair.resource)
+	for _, pair := range pairs {
+		key := pair.key
 		if _, found := m.running[key]; found {
 			continue
 		}
@@ -390,7 +397,7 @@ func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResour
 			continue
 		}
 		logger.V(2).Info("starting mount object informer of a cluster", "resource", key)
-		stop, err := m.start(ctx, pair)
+		stop, err := m.start(ctx, pair.clusterResource)
 		if err != nil {
 			logger.Error(err, "cannot watch mount objects in a cluster", "resource", key)
 			continue

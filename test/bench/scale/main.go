@@ -46,6 +46,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // childEnv names the N a child process simulates.
@@ -109,7 +111,7 @@ type result struct {
 	// Heap after GC, the simulation's objects only (minus the baseline),
 	// and RSS (VmRSS) after the initial list, after FreeOSMemory, peak (VmHWM).
 	HeapBytes                                   uint64
-	BaseRSS, RSSAfterList, RSSReleased, PeakRSS int64
+	BaseRSS, RSSAfterList, RSSReleased, PeakRSS uint64
 	InitialList                                 time.Duration
 	// CPU (user+system) of the whole process per change, and the wall time.
 	CPUPerChange, WallPerChange time.Duration
@@ -119,7 +121,7 @@ type result struct {
 	// ListCPU is the process's CPU per list (all four steps, and the GC).
 	ListCPU                       time.Duration
 	ListAlloc, HeapAfterLists     uint64
-	RSSAfterLists, PeakAfterLists int64
+	RSSAfterLists, PeakAfterLists uint64
 	// A metrics scrape (after the first, which fills the collector's cache)
 	// and the heap it keeps.
 	Scrape          time.Duration
@@ -217,7 +219,7 @@ func child(arg string) error {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	baseHeap := m.HeapAlloc
-	r.BaseRSS = rss("VmRSS")
+	r.BaseRSS = memory().RSS
 
 	s, err := newSim(n, r.Clusters)
 	if err != nil {
@@ -228,11 +230,11 @@ func child(arg string) error {
 		return err
 	}
 	r.InitialList = time.Since(began)
-	r.RSSAfterList = rss("VmRSS")
+	r.RSSAfterList = memory().RSS
 	r.HeapBytes = liveHeap() - baseHeap
 	debug.FreeOSMemory()
-	r.RSSReleased = rss("VmRSS")
-	r.PeakRSS = rss("VmHWM")
+	released := memory()
+	r.RSSReleased, r.PeakRSS = released.RSS, released.Peak
 	if *heapProfileDir != "" {
 		if err := writeHeapProfile(*heapProfileDir, n); err != nil {
 			return err
@@ -296,8 +298,8 @@ func child(arg string) error {
 	runtime.ReadMemStats(&m)
 	r.ListAlloc = uint64(float64(m.TotalAlloc-allocBefore) / float64(*lists))
 	r.ListStorage, r.ListTable, r.ListJSON, r.ListTableJSON = median(storage), median(table), median(js), median(tableJS)
-	r.RSSAfterLists = rss("VmRSS")
-	r.PeakAfterLists = rss("VmHWM")
+	afterLists := memory()
+	r.RSSAfterLists, r.PeakAfterLists = afterLists.RSS, afterLists.Peak
 	r.HeapAfterLists = liveHeap() - baseHeap
 	r.GCCPUFraction = m.GCCPUFraction
 	return json.NewEncoder(os.Stdout).Encode(r)
@@ -323,19 +325,13 @@ func writeHeapProfile(dir string, n int) error {
 	return errors.Join(pprof.Lookup("heap").WriteTo(f, 0), f.Close())
 }
 
-// rss reads a field of /proc/self/status (VmRSS, VmHWM) in bytes.
-func rss(field string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
+// memory is the process's own VmRSS and VmHWM (framework.ReadMemory); zero if unreadable.
+func memory() framework.Memory {
+	m, err := framework.ReadMemory(os.Getpid())
 	if err != nil {
-		return 0
+		return framework.Memory{}
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
+	return m
 }
 
 // cpuTime is the process's user and system CPU so far.
