@@ -130,9 +130,10 @@ func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Reso
 // "") for a bound resource under its identity, else in one cluster, until
 // the returned function is called. Its cache is in caches under
 // mountCacheKey(cluster, resource) while it runs; every add, update and
-// delete goes to onEvent.
+// delete goes to onEvent, and onSynced is called once it has synced
+// (runMountInformer).
 func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, caches *mountCaches, cluster logicalcluster.Name,
-	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (func(), error) {
+	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{}), onSynced func()) (func(), error) {
 	var resourceClient interface {
 		List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
 		Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
@@ -167,12 +168,33 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 	}
 	key := mountCacheKey(cluster, resource)
 	caches.put(key, mountCache{indexer: informer.GetIndexer(), synced: informer.HasSynced})
-	informerCtx, cancel := context.WithCancel(ctx)
-	go informer.RunWithContext(informerCtx)
+	stop := runMountInformer(ctx, informer, onSynced)
 	return func() {
 		caches.remove(key)
-		cancel()
+		stop()
 	}, nil
+}
+
+// runMountInformer runs a mount object informer until the returned
+// function is called, and calls onSynced once its cache has synced (never
+// if it is stopped first). The Workspaces it covers must then be read again:
+// a read made before the informer listed may have seen an object that was
+// gone by its list, and no event ever reports that. (The metadata
+// informer's delete is dropped once a cluster's full-object cache has
+// synced; that cache never held the object.)
+func runMountInformer(ctx context.Context, informer cache.SharedIndexInformer, onSynced func()) context.CancelFunc {
+	informerCtx, cancel := context.WithCancel(ctx)
+	go informer.RunWithContext(informerCtx)
+	go func() {
+		select {
+		case <-informer.HasSyncedChecker().Done():
+			if informerCtx.Err() == nil {
+				onSynced()
+			}
+		case <-informerCtx.Done():
+		}
+	}()
+	return cancel
 }
 
 // mountEventHandler reports every add, update and delete of a mount object
@@ -342,11 +364,14 @@ type clusterResource struct {
 	workspaces int
 }
 
-func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountCaches, limit int, onEvent func(restmapping.Resource, interface{})) *clusterMountInformers {
+// newClusterMountInformers reports every informer's events to onEvent, and
+// its pair to onSynced once it has synced.
+func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountCaches, limit int,
+	onEvent func(restmapping.Resource, interface{}), onSynced func(cluster logicalcluster.Name, resource restmapping.Resource)) *clusterMountInformers {
 	return &clusterMountInformers{
 		limit: limit,
 		start: func(ctx context.Context, pair clusterResource) (func(), error) {
-			return startFullInformer(ctx, client, caches, pair.cluster, pair.resource, onEvent)
+			return startFullInformer(ctx, client, caches, pair.cluster, pair.resource, onEvent, func() { onSynced(pair.cluster, pair.resource) })
 		},
 		running: map[string]func(){},
 	}

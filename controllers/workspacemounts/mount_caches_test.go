@@ -27,12 +27,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
@@ -327,4 +332,115 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 	require.Equal(t, 0, c.workspacesQueue.Len(), "the pair's synced informer reports the change itself")
 	c.enqueueMountObject(kubeClusterResource, trimmed(event))
 	require.Equal(t, 1, c.workspacesQueue.Len(), "an event of the full informer (a trimmed object) enqueues")
+}
+
+// TestWorkspacesReadAgainWhenAnInformerSyncs: an informer that synced sends
+// the Workspaces whose kind resolves to its resource, in its cluster (all
+// clusters for one across them), back to the workspaces queue, and no
+// others. (A mount object deleted between a Workspace's GET and the
+// informer's list has no event: restarting kcp made that happen.)
+func TestWorkspacesReadAgainWhenAnInformerSyncs(t *testing.T) {
+	t.Parallel()
+	ws := func(cluster, kind, name string) *tenancyv1alpha1.Workspace {
+		w := mountedWorkspace(mount.Reference{APIVersion: "example.io/v1", Kind: kind, Name: "n"})
+		w.Name = name
+		w.Annotations[logicalcluster.AnnotationKey] = cluster
+		return w
+	}
+	kindOf := func(kind string) string {
+		return kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})
+	}
+	workspaces := map[string][]*tenancyv1alpha1.Workspace{
+		kindOf("Plain"): {ws("root:a", "Plain", "1"), ws("root:a", "Plain", "2"), ws("root:b", "Plain", "3"), ws("root:c", "Plain", "4")},
+		kindOf("Alias"): {ws("root:a", "Alias", "5")}, // resolves to plains in root:a too
+		kindOf("Other"): {ws("root:a", "Other", "6")},
+	}
+	var enqueued []string
+	r := &mountsReconciler{
+		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces[key], nil },
+		resolve: func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
+			switch {
+			case cluster == "root:c":
+				return restmapping.Resource{}, restmapping.ErrKindNotServed
+			case gvk.Kind == "Alias":
+				return resourceOf("Plain"), nil
+			}
+			return resourceOf(gvk.Kind), nil
+		},
+		enqueueWorkspace: func(ws *tenancyv1alpha1.Workspace) { enqueued = append(enqueued, ws.Name) },
+		enqueueKind:      func(string) {},
+		syncInformers:    func(context.Context, []restmapping.Resource) map[string]bool { return nil },
+		kinds:            map[string]kindResolution{},
+	}
+	for key := range workspaces {
+		require.NoError(t, r.reconcile(context.Background(), key))
+	}
+
+	for _, tc := range []struct {
+		name     string
+		resource string
+		cluster  logicalcluster.Name
+		want     []string
+	}{
+		{name: "a pair's informer", resource: "Plain", cluster: "root:a", want: []string{"1", "2", "5"}},
+		{name: "another pair's", resource: "Plain", cluster: "root:b", want: []string{"3"}},
+		{name: "an informer across all clusters", resource: "Plain", want: []string{"1", "2", "3", "5"}},
+		{name: "a cluster where the kind is not served", resource: "Plain", cluster: "root:c"},
+		{name: "a resource no kind resolves to", resource: "Unused"},
+	} {
+		enqueued = nil
+		r.enqueueWorkspacesUsing(resourceOf(tc.resource).Key(), tc.cluster)
+		require.ElementsMatch(t, tc.want, enqueued, tc.name)
+	}
+}
+
+// TestRunMountInformerSynced: onSynced is called once the informer has
+// listed, and never for one stopped before it lists.
+func TestRunMountInformerSynced(t *testing.T) {
+	t.Parallel()
+	newInformer := func(listed <-chan struct{}) cache.SharedIndexInformer {
+		return kcpinformers.NewSharedIndexInformer(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, _ metav1.ListOptions) (k8sruntime.Object, error) {
+				select {
+				case <-listed:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return &unstructured.UnstructuredList{Object: map[string]interface{}{"metadata": map[string]interface{}{"resourceVersion": "5"}},
+					Items: []unstructured.Unstructured{*fullMountObject("root:a", "x", "5")}}, nil
+			},
+			WatchFuncWithContext: func(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
+				if options.SendInitialEvents != nil {
+					// As kcp v0.28 answers a watch-list: the reflector lists instead.
+					return nil, errors.New("streaming lists are not served")
+				}
+				return watch.NewFake(), nil
+			},
+		}, &unstructured.Unstructured{}, 0, cache.Indexers{})
+	}
+
+	listed := make(chan struct{})
+	synced := make(chan struct{})
+	stop := runMountInformer(context.Background(), newInformer(listed), func() { close(synced) })
+	defer stop()
+	select {
+	case <-synced:
+		t.Fatal("onSynced was called before the informer listed")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(listed)
+	select {
+	case <-synced:
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("onSynced was not called after the informer listed")
+	}
+
+	called := make(chan struct{}, 1)
+	stopEarly := runMountInformer(context.Background(), newInformer(make(chan struct{})), func() { called <- struct{}{} })
+	stopEarly()
+	select {
+	case <-called:
+		t.Fatal("onSynced was called for an informer stopped before it listed")
+	case <-time.After(200 * time.Millisecond):
+	}
 }

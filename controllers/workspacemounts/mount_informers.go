@@ -67,17 +67,19 @@ type mountInformers struct {
 
 // newMountInformers starts, per resource, a full-object informer across all
 // clusters for a bound one (its cache in caches), else a metadata informer.
-// Both report their events to onEvent.
+// Both report their events to onEvent, and their resource to onSynced once
+// they have synced.
 func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClient kcpdynamic.ClusterInterface, caches *mountCaches,
-	limit int, shard string, onEvent func(restmapping.Resource, interface{})) *mountInformers {
+	limit int, shard string, onEvent func(restmapping.Resource, interface{}), onSynced func(restmapping.Resource)) *mountInformers {
 	return &mountInformers{
 		limit: limit,
 		shard: shard,
 		start: func(ctx context.Context, resource restmapping.Resource) (func(), error) {
+			synced := func() { onSynced(resource) }
 			if resource.Identity != "" {
-				return startFullInformer(ctx, dynamicClient, caches, "", resource, onEvent)
+				return startFullInformer(ctx, dynamicClient, caches, "", resource, onEvent, synced)
 			}
-			return startMetadataInformer(ctx, metadataClient, resource, onEvent)
+			return startMetadataInformer(ctx, metadataClient, resource, onEvent, synced)
 		},
 		running: map[string]func(){},
 		denied:  map[string]bool{},
@@ -140,16 +142,16 @@ func (m *mountInformers) isDenied(resource restmapping.Resource) bool {
 }
 
 // startMetadataInformer runs a metadata informer for the resource until the
-// returned function is called, reporting every add, update and delete to onEvent.
-func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterface, resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (func(), error) {
+// returned function is called, reporting every add, update and delete to
+// onEvent, and calling onSynced once it has synced (runMountInformer).
+func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterface, resource restmapping.Resource,
+	onEvent func(restmapping.Resource, interface{}), onSynced func()) (func(), error) {
 	informer := newMetadataInformer(client, resource)
 	_ = informer.SetTransform(trimMountObject)
 	if _, err := informer.AddEventHandler(mountEventHandler(resource, onEvent)); err != nil {
 		return nil, err
 	}
-	informerCtx, cancel := context.WithCancel(ctx)
-	go informer.RunWithContext(informerCtx)
-	return cancel, nil
+	return runMountInformer(ctx, informer, onSynced), nil
 }
 
 // newMetadataInformer lists and watches the resource across all clusters as

@@ -229,10 +229,13 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
 	c.caches = newMountCaches()
-	c.mountInformers = newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent)
+	// An informer that synced has the Workspaces it covers read again (runMountInformer).
+	c.mountInformers = newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
+		func(resource restmapping.Resource) { c.kinds.enqueueWorkspacesUsing(resource.Key(), "") })
 	var syncClusterInformers func(context.Context, []clusterResource) int
 	if options.MaxClusterMountInformers > 0 {
-		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, c.enqueueMountObject).sync
+		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, c.enqueueMountObject,
+			func(cluster logicalcluster.Name, resource restmapping.Resource) { c.kinds.enqueueWorkspacesUsing(resource.Key(), cluster) }).sync
 	}
 	c.kinds = &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {

@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -167,6 +168,39 @@ func deniedOf(resources map[string]restmapping.Resource, denied map[string]bool)
 		}
 	}
 	return out
+}
+
+// enqueueWorkspacesUsing sends to the workspaces queue every Workspace whose
+// kind resolved to the resource resourceKey at its last reconcile, in
+// cluster, or in every cluster for "": an informer of that resource has
+// synced (runMountInformer says why they are read again).
+func (r *mountsReconciler) enqueueWorkspacesUsing(resourceKey string, cluster logicalcluster.Name) {
+	r.lock.Lock()
+	clustersOfKind := map[string]map[logicalcluster.Name]bool{}
+	for served := range r.served {
+		for c, key := range r.kinds[served].byCluster {
+			if key != resourceKey || cluster != "" && c != cluster {
+				continue
+			}
+			if clustersOfKind[served] == nil {
+				clustersOfKind[served] = map[logicalcluster.Name]bool{}
+			}
+			clustersOfKind[served][c] = true
+		}
+	}
+	r.lock.Unlock()
+	for kind, clusters := range clustersOfKind {
+		workspaces, err := r.workspacesOfKind(kind)
+		if err != nil {
+			utilruntime.HandleError(err)
+			continue
+		}
+		for _, ws := range workspaces {
+			if clusters[logicalcluster.From(ws)] {
+				r.enqueueWorkspace(ws)
+			}
+		}
+	}
 }
 
 // wantedClusterResourcesLocked is every (CRD resource, cluster) pair in use
