@@ -666,8 +666,10 @@ func TestDashboard(t *testing.T) {
 // notOnDashboard are the plugin's families the dashboard does not show yet,
 // and why (the registry has them; the hand-written inventory did not).
 var notOnDashboard = map[string]string{
-	"workspacemounts_mount_informers_denied": "no panel yet",
-	"workspacemounts_mount_informers_limit":  "no panel yet",
+	"workspacemounts_mount_informers_denied":             "no panel yet",
+	"workspacemounts_mount_informers_limit":              "no panel yet",
+	"workspacemounts_cluster_mount_informers":            "no panel yet",
+	"workspacemounts_cluster_mount_informers_over_limit": "no panel yet",
 }
 
 // TestMetricsDocumented keeps docs/metrics.md listing every exported metric.

@@ -34,6 +34,7 @@ import (
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
@@ -349,6 +350,8 @@ func setNonEmpty(m map[string]interface{}, key, value string) {
 // mountInformers.
 type clusterMountInformers struct {
 	limit int
+	// shard names the controller's shard in the metrics ("" with one).
+	shard string
 	start func(ctx context.Context, pair clusterResource) (stop func(), err error)
 
 	lock    sync.Mutex
@@ -366,10 +369,11 @@ type clusterResource struct {
 
 // newClusterMountInformers reports every informer's events to onEvent, and
 // its pair to onSynced once it has synced.
-func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountCaches, limit int,
+func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountCaches, limit int, shard string,
 	onEvent func(restmapping.Resource, interface{}), onSynced func(cluster logicalcluster.Name, resource restmapping.Resource)) *clusterMountInformers {
 	return &clusterMountInformers{
 		limit: limit,
+		shard: shard,
 		start: func(ctx context.Context, pair clusterResource) (func(), error) {
 			return startFullInformer(ctx, client, caches, pair.cluster, pair.resource, onEvent, func() { onSynced(pair.cluster, pair.resource) })
 		},
@@ -434,5 +438,6 @@ func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResour
 			"limit", m.limit, "overLimit", overLimit)
 	}
 	m.overLimit = overLimit
+	metrics.SetClusterMountInformers(m.shard, len(m.running), overLimit)
 	return overLimit
 }

@@ -234,7 +234,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		func(resource restmapping.Resource) { c.kinds.enqueueWorkspacesUsing(resource.Key(), "") })
 	var syncClusterInformers func(context.Context, []clusterResource) int
 	if options.MaxClusterMountInformers > 0 {
-		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, c.enqueueMountObject,
+		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, options.Shard, c.enqueueMountObject,
 			func(cluster logicalcluster.Name, resource restmapping.Resource) { c.kinds.enqueueWorkspacesUsing(resource.Key(), cluster) }).sync
 	}
 	c.kinds = &mountsReconciler{
@@ -495,6 +495,9 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 
 	defer c.mountsQueue.ShutDown()
 	defer c.workspacesQueue.ShutDown()
+	// The informers stop with ctx: a replica that no longer leads counts none.
+	defer metrics.SetClusterMountInformers(c.shard, 0, 0)
+	defer metrics.SetMountInformers(c.shard, 0, 0)
 	removeHandlers, err := c.addHandlers()
 	defer removeHandlers(logger)
 	if err != nil {

@@ -126,6 +126,25 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
+	// ClusterMountInformers is the number of running full-object informers
+	// of a CRD resource in one cluster.
+	ClusterMountInformers = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "cluster_mount_informers",
+		Help: "Full-object informers of a CRD mount resource in one logical cluster running, one per (resource, cluster) pair in use, " +
+			"at most --max-cluster-mount-informers: their Workspaces' mount objects are read from a cache.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
+	// ClusterMountInformersOverLimit is the number of (CRD resource,
+	// cluster) pairs in use left without a full-object informer by
+	// --max-cluster-mount-informers.
+	ClusterMountInformersOverLimit = metrics.NewGauge(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "cluster_mount_informers_over_limit",
+		Help: "(CRD mount resource, logical cluster) pairs in use without a full-object informer because --max-cluster-mount-informers run: " +
+			"their Workspaces' mount objects are read with a GET per change.",
+		StabilityLevel: metrics.ALPHA,
+	})
+
 	// MountInformersLimit is --max-mount-informers; set it with SetMountInformerLimit.
 	MountInformersLimit = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "mount_informers_limit",
@@ -169,7 +188,7 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
-			MountKindsWatched, MountInformersDenied, MountInformersLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced)
+			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced)
 		// Every result from the start, at 0: a sum over both patch
 		// counters (the patch errors alert) needs both series.
 		for _, result := range []string{PatchApplied, PatchConflict, PatchError} {
@@ -211,16 +230,21 @@ func ForgetShard(shard string) {
 	defer mountInformers.Unlock()
 	delete(mountInformers.watched, shard)
 	delete(mountInformers.denied, shard)
+	delete(mountInformers.clusterRunning, shard)
+	delete(mountInformers.clusterOverLimit, shard)
 	mountInformers.publishLocked()
 }
 
 // mountInformers are the mount informer counts of each controller (one per
-// shard), summed into mount_kinds_watched and mount_informers_denied.
-var mountInformers = mountInformerCounts{watched: map[string]int{}, denied: map[string]int{}}
+// shard), summed into mount_kinds_watched, mount_informers_denied,
+// cluster_mount_informers and cluster_mount_informers_over_limit.
+var mountInformers = mountInformerCounts{watched: map[string]int{}, denied: map[string]int{},
+	clusterRunning: map[string]int{}, clusterOverLimit: map[string]int{}}
 
 type mountInformerCounts struct {
 	sync.Mutex
-	watched, denied map[string]int
+	watched, denied                  map[string]int
+	clusterRunning, clusterOverLimit map[string]int
 }
 
 // SetMountInformers records the mount informers of the controller of shard
@@ -232,14 +256,29 @@ func SetMountInformers(shard string, watched, denied int) {
 	mountInformers.publishLocked()
 }
 
+// SetClusterMountInformers records the full-object informers of CRD
+// resources per cluster of the controller of shard ("" with one shard):
+// running, and the pairs in use beyond --max-cluster-mount-informers.
+func SetClusterMountInformers(shard string, running, overLimit int) {
+	mountInformers.Lock()
+	defer mountInformers.Unlock()
+	mountInformers.clusterRunning[shard], mountInformers.clusterOverLimit[shard] = running, overLimit
+	mountInformers.publishLocked()
+}
+
 func (c *mountInformerCounts) publishLocked() {
-	var watched, denied int
-	for shard := range c.watched {
-		watched += c.watched[shard]
-		denied += c.denied[shard]
+	MountKindsWatched.Set(float64(sum(c.watched)))
+	MountInformersDenied.Set(float64(sum(c.denied)))
+	ClusterMountInformers.Set(float64(sum(c.clusterRunning)))
+	ClusterMountInformersOverLimit.Set(float64(sum(c.clusterOverLimit)))
+}
+
+func sum(byShard map[string]int) int {
+	total := 0
+	for _, n := range byShard {
+		total += n
 	}
-	MountKindsWatched.Set(float64(watched))
-	MountInformersDenied.Set(float64(denied))
+	return total
 }
 
 // ObserveReconcile records one reconcile.

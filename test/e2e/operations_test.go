@@ -344,6 +344,11 @@ func TestOperationsReplicas(t *testing.T) {
 				check(`workqueue_adds_total{workspacemounts-workspaces}`, v > 0, v)
 				v = m.Value("workspacemounts_mount_kinds_watched", nil)
 				check("mount_kinds_watched", v >= 1, v)
+				// KubeCluster is a CRD in one cluster: a pair with its full-object informer.
+				v = m.Value("workspacemounts_cluster_mount_informers", nil)
+				check("cluster_mount_informers", v >= 1, v)
+				v = m.Value("workspacemounts_cluster_mount_informers_over_limit", nil)
+				check("cluster_mount_informers_over_limit", v == 0, v)
 				return ok, strings.Join(got, ", ")
 			})
 			before := m.Value("workspacemounts_phase_transitions_total", toReady)
