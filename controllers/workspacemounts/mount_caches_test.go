@@ -421,8 +421,7 @@ func TestRunMountInformerSynced(t *testing.T) {
 
 	listed := make(chan struct{})
 	synced := make(chan struct{})
-	stop := runMountInformer(context.Background(), newInformer(listed), func() { close(synced) })
-	defer stop()
+	t.Cleanup(runMountInformer(context.Background(), newInformer(listed), func() { close(synced) }))
 	select {
 	case <-synced:
 		t.Fatal("onSynced was called before the informer listed")

@@ -235,7 +235,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	var syncClusterInformers func(context.Context, []clusterResource) int
 	if options.MaxClusterMountInformers > 0 {
 		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, options.Shard, c.enqueueMountObject,
-			func(cluster logicalcluster.Name, resource restmapping.Resource) { c.kinds.enqueueWorkspacesUsing(resource.Key(), cluster) }).sync
+			func(cluster logicalcluster.Name, resource restmapping.Resource) {
+				c.kinds.enqueueWorkspacesUsing(resource.Key(), cluster)
+			}).sync
 	}
 	c.kinds = &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
