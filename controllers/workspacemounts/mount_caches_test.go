@@ -246,25 +246,29 @@ func TestClusterMountInformersLimit(t *testing.T) {
 	}
 }
 
+// exampleWorkspace is Workspace name in cluster, mounting the object n of
+// kind in example.io/v1 (whose key is exampleKind(kind)).
+func exampleWorkspace(cluster, kind, name string) *tenancyv1alpha1.Workspace {
+	w := mountedWorkspace(mount.Reference{APIVersion: "example.io/v1", Kind: kind, Name: "n"})
+	w.Name = name
+	w.Annotations[logicalcluster.AnnotationKey] = cluster
+	return w
+}
+
+func exampleKind(kind string) string {
+	return kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})
+}
+
 // TestKindReconcilerClusterInformers: the mounts queue asks for a
 // per-cluster informer for every (CRD resource, cluster) pair in use, none
 // for a bound resource (its informer across all clusters has full objects)
 // and none for a resource denied its informer.
 func TestKindReconcilerClusterInformers(t *testing.T) {
 	t.Parallel()
-	ws := func(cluster, kind, name string) *tenancyv1alpha1.Workspace {
-		w := mountedWorkspace(mount.Reference{APIVersion: "example.io/v1", Kind: kind, Name: "n"})
-		w.Name = name
-		w.Annotations[logicalcluster.AnnotationKey] = cluster
-		return w
-	}
-	kindOf := func(kind string) string {
-		return kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})
-	}
 	workspaces := map[string][]*tenancyv1alpha1.Workspace{
-		kindOf("Plain"):  {ws("root:a", "Plain", "1"), ws("root:a", "Plain", "2"), ws("root:b", "Plain", "3")},
-		kindOf("Bound"):  {ws("root:a", "Bound", "4")},
-		kindOf("Denied"): {ws("root:a", "Denied", "5")},
+		exampleKind("Plain"):  {exampleWorkspace("root:a", "Plain", "1"), exampleWorkspace("root:a", "Plain", "2"), exampleWorkspace("root:b", "Plain", "3")},
+		exampleKind("Bound"):  {exampleWorkspace("root:a", "Bound", "4")},
+		exampleKind("Denied"): {exampleWorkspace("root:a", "Denied", "5")},
 	}
 	var pairs []clusterResource
 	r := &mountsReconciler{
@@ -292,8 +296,8 @@ func TestKindReconcilerClusterInformers(t *testing.T) {
 	}
 	require.ElementsMatch(t, []clusterResource{pair("root:a", "Plain", 2), pair("root:b", "Plain", 1)}, pairs)
 
-	delete(workspaces, kindOf("Plain"))
-	require.NoError(t, r.reconcile(context.Background(), kindOf("Plain")))
+	delete(workspaces, exampleKind("Plain"))
+	require.NoError(t, r.reconcile(context.Background(), exampleKind("Plain")))
 	require.Empty(t, pairs, "no Workspace mounts the kind any more: its informers stop")
 }
 
@@ -341,19 +345,10 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 // informer's list has no event: restarting kcp made that happen.)
 func TestWorkspacesReadAgainWhenAnInformerSyncs(t *testing.T) {
 	t.Parallel()
-	ws := func(cluster, kind, name string) *tenancyv1alpha1.Workspace {
-		w := mountedWorkspace(mount.Reference{APIVersion: "example.io/v1", Kind: kind, Name: "n"})
-		w.Name = name
-		w.Annotations[logicalcluster.AnnotationKey] = cluster
-		return w
-	}
-	kindOf := func(kind string) string {
-		return kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})
-	}
 	workspaces := map[string][]*tenancyv1alpha1.Workspace{
-		kindOf("Plain"): {ws("root:a", "Plain", "1"), ws("root:a", "Plain", "2"), ws("root:b", "Plain", "3"), ws("root:c", "Plain", "4")},
-		kindOf("Alias"): {ws("root:a", "Alias", "5")}, // resolves to plains in root:a too
-		kindOf("Other"): {ws("root:a", "Other", "6")},
+		exampleKind("Plain"): {exampleWorkspace("root:a", "Plain", "1"), exampleWorkspace("root:a", "Plain", "2"), exampleWorkspace("root:b", "Plain", "3"), exampleWorkspace("root:c", "Plain", "4")},
+		exampleKind("Alias"): {exampleWorkspace("root:a", "Alias", "5")}, // resolves to plains in root:a too
+		exampleKind("Other"): {exampleWorkspace("root:a", "Other", "6")},
 	}
 	var enqueued []string
 	r := &mountsReconciler{
