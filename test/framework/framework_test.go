@@ -451,3 +451,31 @@ func TestLogTailsServers(t *testing.T) {
 	require.NoError(t, s.StopProcess())
 	require.Contains(t, tails.String(), "(kcp at "+s.BaseURL+" is not running: stopped by StopProcess, ")
 }
+
+// TestLoadKubeconfigBeingRewritten: kcp rewrites admin.kubeconfig in place
+// on every start; a read that sees it cut short reads it again, and a
+// context that never appears is an error once kubeconfigRewriteTimeout is over.
+func TestLoadKubeconfigBeingRewritten(t *testing.T) {
+	t.Parallel()
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.Clusters["base"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	kubeconfig.AuthInfos["shard-admin"] = &clientcmdapi.AuthInfo{Token: "t"}
+	kubeconfig.Contexts["shard-base"] = &clientcmdapi.Context{Cluster: "base", AuthInfo: "shard-admin"}
+	data, err := clientcmd.Write(*kubeconfig)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "admin.kubeconfig")
+	require.NoError(t, os.WriteFile(path, data[:len(data)/2], 0o600)) // cut short, as while kcp writes it
+
+	written := make(chan error, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		written <- os.WriteFile(path, data, 0o600)
+	}()
+	raw, err := loadKubeconfigContext(path, "shard-base")
+	require.NoError(t, <-written)
+	require.NoError(t, err, "the file once written whole")
+	require.Equal(t, "t", raw.AuthInfos["shard-admin"].Token)
+
+	_, err = loadKubeconfigContext(path, "root")
+	require.ErrorContains(t, err, `context "root" not found`)
+}

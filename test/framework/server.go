@@ -34,6 +34,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 const (
@@ -375,12 +376,9 @@ func (s *Server) Config(contextName string) (*rest.Config, error) {
 	if s.KubeconfigPath == "" {
 		return nil, fmt.Errorf("%s writes no admin.kubeconfig", s.name)
 	}
-	raw, err := clientcmd.LoadFromFile(s.KubeconfigPath)
+	raw, err := loadKubeconfigContext(s.KubeconfigPath, contextName)
 	if err != nil {
-		return nil, fmt.Errorf("loading kcp admin kubeconfig: %w", err)
-	}
-	if _, ok := raw.Contexts[contextName]; !ok {
-		return nil, fmt.Errorf("context %q not found in %s", contextName, s.KubeconfigPath)
+		return nil, err
 	}
 	cfg, err := clientcmd.NewNonInteractiveClientConfig(*raw, contextName, nil, nil).ClientConfig()
 	if err != nil {
@@ -393,6 +391,34 @@ func (s *Server) Config(contextName string) (*rest.Config, error) {
 	}
 	cfg.QPS, cfg.Burst = 1000, 2000
 	return cfg, nil
+}
+
+// kubeconfigRewriteTimeout bounds how long loadKubeconfigContext waits for
+// a kubeconfig being written: kcp rewrites admin.kubeconfig in place on
+// every start (truncated, then written), so a read can see it empty or cut
+// short, also once an earlier start's copy has already made the server ready.
+const kubeconfigRewriteTimeout = 2 * time.Second
+
+// loadKubeconfigContext loads the kubeconfig at path, which must hold
+// contextName; a file that does not parse or lacks it is read again for
+// kubeconfigRewriteTimeout before the error is returned.
+func loadKubeconfigContext(path, contextName string) (*clientcmdapi.Config, error) {
+	deadline := time.Now().Add(kubeconfigRewriteTimeout)
+	for {
+		raw, err := clientcmd.LoadFromFile(path)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("loading kcp admin kubeconfig: %w", err)
+		case raw.Contexts[contextName] == nil:
+			err = fmt.Errorf("context %q not found in %s", contextName, path)
+		default:
+			return raw, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // BaseConfig is Config with the host set to the shard's base URL (no
