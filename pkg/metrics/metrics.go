@@ -228,23 +228,26 @@ func ForgetShard(shard string) {
 	ShardSynced.DeleteLabelValues(shard)
 	mountInformers.Lock()
 	defer mountInformers.Unlock()
-	delete(mountInformers.watched, shard)
-	delete(mountInformers.denied, shard)
-	delete(mountInformers.clusterRunning, shard)
-	delete(mountInformers.clusterOverLimit, shard)
+	delete(mountInformers.byShard, shard)
 	mountInformers.publishLocked()
 }
 
 // mountInformers are the mount informer counts of each controller (one per
 // shard), summed into mount_kinds_watched, mount_informers_denied,
 // cluster_mount_informers and cluster_mount_informers_over_limit.
-var mountInformers = mountInformerCounts{watched: map[string]int{}, denied: map[string]int{},
-	clusterRunning: map[string]int{}, clusterOverLimit: map[string]int{}}
+var mountInformers = mountInformerCounts{byShard: map[string]informerCounts{}}
 
 type mountInformerCounts struct {
 	sync.Mutex
-	watched, denied                  map[string]int
-	clusterRunning, clusterOverLimit map[string]int
+	byShard map[string]informerCounts
+}
+
+// informerCounts are one controller's informers: across all clusters
+// (watched, denied by --max-mount-informers) and per cluster (running, over
+// --max-cluster-mount-informers).
+type informerCounts struct {
+	watched, denied                  int
+	clusterRunning, clusterOverLimit int
 }
 
 // SetMountInformers records the mount informers of the controller of shard
@@ -252,7 +255,9 @@ type mountInformerCounts struct {
 func SetMountInformers(shard string, watched, denied int) {
 	mountInformers.Lock()
 	defer mountInformers.Unlock()
-	mountInformers.watched[shard], mountInformers.denied[shard] = watched, denied
+	counts := mountInformers.byShard[shard]
+	counts.watched, counts.denied = watched, denied
+	mountInformers.byShard[shard] = counts
 	mountInformers.publishLocked()
 }
 
@@ -262,23 +267,24 @@ func SetMountInformers(shard string, watched, denied int) {
 func SetClusterMountInformers(shard string, running, overLimit int) {
 	mountInformers.Lock()
 	defer mountInformers.Unlock()
-	mountInformers.clusterRunning[shard], mountInformers.clusterOverLimit[shard] = running, overLimit
+	counts := mountInformers.byShard[shard]
+	counts.clusterRunning, counts.clusterOverLimit = running, overLimit
+	mountInformers.byShard[shard] = counts
 	mountInformers.publishLocked()
 }
 
 func (c *mountInformerCounts) publishLocked() {
-	MountKindsWatched.Set(float64(sum(c.watched)))
-	MountInformersDenied.Set(float64(sum(c.denied)))
-	ClusterMountInformers.Set(float64(sum(c.clusterRunning)))
-	ClusterMountInformersOverLimit.Set(float64(sum(c.clusterOverLimit)))
-}
-
-func sum(byShard map[string]int) int {
-	total := 0
-	for _, n := range byShard {
-		total += n
+	var total informerCounts
+	for _, counts := range c.byShard {
+		total.watched += counts.watched
+		total.denied += counts.denied
+		total.clusterRunning += counts.clusterRunning
+		total.clusterOverLimit += counts.clusterOverLimit
 	}
-	return total
+	MountKindsWatched.Set(float64(total.watched))
+	MountInformersDenied.Set(float64(total.denied))
+	ClusterMountInformers.Set(float64(total.clusterRunning))
+	ClusterMountInformersOverLimit.Set(float64(total.clusterOverLimit))
 }
 
 // ObserveReconcile records one reconcile.

@@ -403,22 +403,19 @@ const kubeconfigRewriteTimeout = 2 * time.Second
 // contextName; a file that does not parse or lacks it is read again for
 // kubeconfigRewriteTimeout before the error is returned.
 func loadKubeconfigContext(path, contextName string) (*clientcmdapi.Config, error) {
-	deadline := time.Now().Add(kubeconfigRewriteTimeout)
-	for {
-		raw, err := clientcmd.LoadFromFile(path)
+	var raw *clientcmdapi.Config
+	err := poll(context.Background(), kubeconfigRewriteTimeout, 10*time.Millisecond, func(context.Context) (bool, string) {
+		loaded, err := clientcmd.LoadFromFile(path)
 		switch {
 		case err != nil:
-			err = fmt.Errorf("loading kcp admin kubeconfig: %w", err)
-		case raw.Contexts[contextName] == nil:
-			err = fmt.Errorf("context %q not found in %s", contextName, path)
-		default:
-			return raw, nil
+			return false, "loading kcp admin kubeconfig: " + err.Error()
+		case loaded.Contexts[contextName] == nil:
+			return false, fmt.Sprintf("context %q not found in %s", contextName, path)
 		}
-		if time.Now().After(deadline) {
-			return nil, err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		raw = loaded
+		return true, ""
+	})
+	return raw, err
 }
 
 // BaseConfig is Config with the host set to the shard's base URL (no
