@@ -148,7 +148,7 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	}
 	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).WithEncodedJSON(jsonEncoder)
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(withTableVersion(apiHandler, apiGroup.NegotiatedSerializer, storage)), c)
+		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(withListAnswer(apiHandler, apiGroup.NegotiatedSerializer, storage)), c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withStaleWarning(handler, deps.KCPLastContact)
 		handler = withStaleShardWarnings(handler, deps.Shards)
@@ -283,18 +283,19 @@ func isHealthPath(path string) bool {
 	return false
 }
 
-// withTableVersion tells the storage, for a list answered as a Table, the
-// Table's version, negotiated as the list handler will (the same
-// serializers, and restrictions of a resource with a TableConvertor), so
-// that its rows can carry the objects' kept JSON
-// (wsmregistry.WithTableVersion).
-func withTableVersion(handler http.Handler, serializers runtime.NegotiatedSerializer, tables rest.TableConvertor) http.Handler {
+// withListAnswer tells the storage, for a list, what the handlers will
+// answer it with (the list itself, a Table of a version, a
+// PartialObjectMetadataList...), negotiated as the list handler will (the
+// same serializers, and restrictions of a resource with a TableConvertor),
+// so that a list answered as itself or as a Table is made without copying
+// the store's objects and a Table's rows carry the objects' kept JSON
+// (wsmregistry.WithListAnswer).
+func withListAnswer(handler http.Handler, serializers runtime.NegotiatedSerializer, tables rest.TableConvertor) http.Handler {
 	restrictions := &handlers.RequestScope{TableConvertor: tables, MetaGroupVersion: metav1.SchemeGroupVersion}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if info, ok := genericapirequest.RequestInfoFrom(req.Context()); ok && info.IsResourceRequest && info.Verb == "list" {
-			options, _, err := negotiation.NegotiateOutputMediaType(req, serializers, restrictions)
-			if err == nil && options.Convert != nil && options.Convert.Kind == "Table" {
-				req = req.WithContext(wsmregistry.WithTableVersion(req.Context(), options.Convert.GroupVersion()))
+			if options, _, err := negotiation.NegotiateOutputMediaType(req, serializers, restrictions); err == nil {
+				req = req.WithContext(wsmregistry.WithListAnswer(req.Context(), options.Convert))
 			}
 		}
 		handler.ServeHTTP(w, req)

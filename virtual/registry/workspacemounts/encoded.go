@@ -55,16 +55,27 @@ func encodeJSON(wsm *wsmv1alpha1.WorkspaceMount) *encoding {
 	return &encoding{object: object, partialMetadataV1: partialMetadata}
 }
 
-// encodedList is a list answer that carries, beside the list, the JSON the
-// store keeps of each of its items. It is a runtime.CacheableObject: the
-// API server's encoders hand it their identifier, and for the one of plain
-// JSON in this API's version (REST.WithEncodedJSON) it writes the list from
-// those bytes, the same bytes the encoder would write, without encoding an
-// object. For any other (YAML, pretty JSON...) the encoder encodes the list
-// itself. Everything else (Table, PartialObjectMetadataList, the empty
-// list fix-up) reads the list, embedded and with the same Items.
+// encodedList is a list answer that carries, beside the list, the store's
+// objects of its items and the JSON the store keeps of each. It is a
+// runtime.CacheableObject: the API server's encoders hand it their
+// identifier, and for the one of plain JSON in this API's version
+// (REST.WithEncodedJSON) it writes the list from those bytes, the same bytes
+// the encoder would write, without encoding an object. For any other (YAML,
+// pretty JSON...) the encoder encodes the list itself.
+//
+// The embedded list's Items are copies of the store's objects, made at
+// once when the request's answer is not known to be the list itself or a
+// Table (WithListAnswer): whatever else the handlers make of a list (a
+// PartialObjectMetadataList) reads Items by reflection. For the list itself
+// and a Table they are made only if something asks for the object
+// (GetObject, another encoder, a Table with includeObject=Object): a list of
+// 10,000 is then written without a copy of its 10,000 objects.
 type encodedList struct {
 	*wsmv1alpha1.WorkspaceMountList
+	// items are the store's objects, index by index: shared, never written.
+	items []*wsmv1alpha1.WorkspaceMount
+	// itemsCopied is whether the embedded list's Items hold copies of items.
+	itemsCopied bool
 	// encoded is the JSON of each item, index by index.
 	encoded []*encoding
 	// jsonEncoder is the identifier of the encoder whose output encoded is.
@@ -73,15 +84,33 @@ type encodedList struct {
 
 var _ runtime.CacheableObject = &encodedList{}
 
-// GetObject implements runtime.CacheableObject.
-func (l *encodedList) GetObject() runtime.Object { return l.WorkspaceMountList }
+// GetObject implements runtime.CacheableObject: the list, with its items.
+func (l *encodedList) GetObject() runtime.Object {
+	l.copyItems()
+	return l.WorkspaceMountList
+}
+
+// copyItems sets the embedded list's Items to copies of the store's
+// objects, once. (The handlers' fix-up of an empty list may have set Items
+// to [] before: it is replaced.) An answer belongs to one request, and is
+// not read by two goroutines at a time.
+func (l *encodedList) copyItems() {
+	if l.itemsCopied {
+		return
+	}
+	l.itemsCopied = true
+	l.Items = make([]wsmv1alpha1.WorkspaceMount, len(l.items))
+	for i, wsm := range l.items {
+		l.Items[i] = *wsm
+	}
+}
 
 // CacheEncode implements runtime.CacheableObject. The output is that of the
 // apimachinery JSON serializer's streaming list encoder (and of its plain
 // one): {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]} and a newline.
 func (l *encodedList) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
-	if id != l.jsonEncoder || len(l.encoded) != len(l.Items) {
-		return encode(l.WorkspaceMountList, w)
+	if id != l.jsonEncoder || len(l.encoded) != len(l.items) {
+		return encode(l.GetObject(), w)
 	}
 	kind, err := json.Marshal(l.Kind)
 	if err != nil {

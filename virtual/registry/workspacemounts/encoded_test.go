@@ -186,3 +186,96 @@ func TestStoreEncodings(t *testing.T) {
 	require.Eventually(t, func() bool { _, found := h.store.get("c1", "b"); return !found }, eventually, tick)
 	check()
 }
+
+// TestEncodedListWithoutCopies: a list answered as itself or as a Table
+// (WithListAnswer) is made without copies of the store's objects, and reads,
+// encodes and converts as the list made with them; any other answer, or one
+// not told, gets the copies at once.
+func TestEncodedListWithoutCopies(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t,
+		mounted("c1", "a", mount.PhaseReady, nil),
+		mounted("c1", "b", mount.PhaseConnecting, map[string]string{"team": "<&>"}),
+		mounted("c2", "c", mount.PhaseReady, map[string]string{"team": "b"}),
+	)
+	streaming := codecsFor(t, true)
+	jsonEncoder := encoderFor(t, streaming, runtime.ContentTypeJSON)
+	r := NewREST(h.store, allVisible).WithEncodedJSON(jsonEncoder.Identifier())
+	options := &metainternalversion.ListOptions{}
+	copied, err := r.List(requestContext("*"), options) // not told: copies
+	require.NoError(t, err)
+	require.True(t, copied.(*encodedList).itemsCopied)
+	want := copied.(*encodedList).WorkspaceMountList
+	require.Len(t, want.Items, 3)
+
+	tableV1 := metav1.SchemeGroupVersion.WithKind("Table")
+	partialList := metav1.SchemeGroupVersion.WithKind("PartialObjectMetadataList")
+	listWithout := func(t *testing.T, convert *schema.GroupVersionKind) *encodedList {
+		t.Helper()
+		obj, err := r.List(WithListAnswer(requestContext("*"), convert), options)
+		require.NoError(t, err)
+		list, ok := obj.(*encodedList)
+		require.True(t, ok, "%T", obj)
+		require.False(t, list.itemsCopied, "no copies for %v", convert)
+		require.Empty(t, list.Items)
+		return list
+	}
+
+	t.Run("the list itself: written from the encodings, copied when asked for", func(t *testing.T) {
+		t.Parallel()
+		list := listWithout(t, nil)
+		var written, encoded bytes.Buffer
+		require.NoError(t, jsonEncoder.Encode(list, &written))
+		require.NoError(t, jsonEncoder.Encode(want.DeepCopy(), &encoded))
+		require.Equal(t, encoded.String(), written.String())
+		require.False(t, list.itemsCopied, "the JSON encoder read no item")
+
+		// The handlers' fix-up of a list whose Items they count 0, then an
+		// encoder of its own (YAML): the copies replace the fix-up's [].
+		require.NoError(t, meta.SetList(list, []runtime.Object{}))
+		var yamlGot, yamlWant bytes.Buffer
+		require.NoError(t, encoderFor(t, streaming, runtime.ContentTypeYAML).Encode(list, &yamlGot))
+		require.NoError(t, encoderFor(t, streaming, runtime.ContentTypeYAML).Encode(want, &yamlWant))
+		require.Equal(t, yamlWant.String(), yamlGot.String())
+		require.Equal(t, want, listWithout(t, nil).GetObject())
+	})
+
+	t.Run("a Table: rows of the store's objects, as those of copies", func(t *testing.T) {
+		t.Parallel()
+		ctx := WithListAnswer(requestContext("*"), &tableV1)
+		wantTable, err := r.ConvertToTable(ctx, copied, &metav1.TableOptions{})
+		require.NoError(t, err)
+		list := listWithout(t, &tableV1)
+		table, err := r.ConvertToTable(ctx, list, &metav1.TableOptions{})
+		require.NoError(t, err)
+		require.False(t, list.itemsCopied)
+		require.Len(t, table.Rows, 3)
+		for i, row := range table.Rows {
+			require.Equal(t, wantTable.Rows[i].Cells, row.Cells)
+			require.Equal(t, wantTable.Rows[i].Object.Raw, row.Object.Raw)
+			require.Same(t, list.items[i], row.Object.Object, "the store's object, read only")
+		}
+		require.Equal(t, wantTable.ResourceVersion, table.ResourceVersion)
+
+		// includeObject=Object: the handlers convert each row's object in place.
+		list = listWithout(t, &tableV1)
+		table, err = r.ConvertToTable(ctx, list, &metav1.TableOptions{IncludeObject: metav1.IncludeObject})
+		require.NoError(t, err)
+		require.True(t, list.itemsCopied)
+		for i, row := range table.Rows {
+			require.Same(t, &list.Items[i], row.Object.Object)
+			require.NotSame(t, list.items[i], row.Object.Object)
+		}
+	})
+
+	t.Run("a PartialObjectMetadataList: copies at once, for EachListItem", func(t *testing.T) {
+		t.Parallel()
+		obj, err := r.List(WithListAnswer(requestContext("*"), &partialList), options)
+		require.NoError(t, err)
+		require.True(t, obj.(*encodedList).itemsCopied)
+		require.Equal(t, 3, meta.LenList(obj))
+		count := 0
+		require.NoError(t, meta.EachListItem(obj, func(runtime.Object) error { count++; return nil }))
+		require.Equal(t, 3, count)
+	})
+}

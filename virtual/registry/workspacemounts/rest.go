@@ -190,24 +190,23 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	if options.Limit > 0 && options.Limit < int64(size) {
 		size = int(options.Limit)
 	}
-	list := &wsmv1alpha1.WorkspaceMountList{Items: make([]wsmv1alpha1.WorkspaceMount, 0, size)}
-	list.ResourceVersion = resourceVersion
-	var listEncoded []*encoding
+	picked := make([]*wsmv1alpha1.WorkspaceMount, 0, size)
+	var pickedEncoded []*encoding
 	if r.jsonEncoder != "" {
-		listEncoded = make([]*encoding, 0, size)
+		pickedEncoded = make([]*encoding, 0, size)
 	}
 	next := start // the first object not looked at
 	for ; next < len(items); next++ {
-		if options.Limit > 0 && int64(len(list.Items)) == options.Limit {
+		if options.Limit > 0 && int64(len(picked)) == options.Limit {
 			break
 		}
 		wsm := items[next]
 		if !matches(wsm) || visibility != nil && !visibility.visible(logicalcluster.From(wsm)) {
 			continue
 		}
-		list.Items = append(list.Items, *wsm)
-		if listEncoded != nil {
-			listEncoded = append(listEncoded, encoded[next])
+		picked = append(picked, wsm)
+		if pickedEncoded != nil {
+			pickedEncoded = append(pickedEncoded, encoded[next])
 		}
 	}
 	if visibility != nil && ctx.Err() != nil {
@@ -215,17 +214,27 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 		// was filtered after that is not to be trusted, and nobody reads it.
 		return nil, ctx.Err()
 	}
+	list := &wsmv1alpha1.WorkspaceMountList{}
+	list.ResourceVersion = resourceVersion
 	if left := int64(len(items) - next); left > 0 {
-		list.Continue = encodeContinue(positionOf(&list.Items[len(list.Items)-1]))
+		list.Continue = encodeContinue(positionOf(picked[len(picked)-1]))
 		if !filtering {
 			list.RemainingItemCount = &left
 		}
 	}
-	if len(list.Items) == 0 || listEncoded == nil || slices.Contains(listEncoded, nil) {
+	if len(picked) == 0 || pickedEncoded == nil || slices.Contains(pickedEncoded, nil) {
+		list.Items = make([]wsmv1alpha1.WorkspaceMount, len(picked))
+		for i, wsm := range picked {
+			list.Items[i] = *wsm
+		}
 		return list, nil
 	}
 	list.TypeMeta = metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind}
-	return &encodedList{WorkspaceMountList: list, encoded: listEncoded, jsonEncoder: r.jsonEncoder}, nil
+	answer := &encodedList{WorkspaceMountList: list, items: picked, encoded: pickedEncoded, jsonEncoder: r.jsonEncoder}
+	if convert, known := listAnswerFrom(ctx); !known || convert != nil && convert.Kind != tableKind {
+		answer.copyItems()
+	}
+	return answer, nil
 }
 
 // Watch implements rest.Watcher: the current objects first (for

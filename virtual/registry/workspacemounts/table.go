@@ -68,12 +68,27 @@ func (c tableConvertor) ConvertToTable(ctx context.Context, object runtime.Objec
 		table.ResourceVersion = o.ResourceVersion
 		table.Rows = []metav1.TableRow{c.row(o)}
 	case *encodedList:
-		table, err := c.ConvertToTable(ctx, o.WorkspaceMountList, tableOptions)
-		if err != nil {
-			return nil, err
+		if includeObjectOf(tableOptions) == metav1.IncludeObject {
+			// The handlers convert each row's object to the resource's
+			// version in place: copies, not the store's objects.
+			o.copyItems()
+		}
+		if o.itemsCopied {
+			table, err := c.ConvertToTable(ctx, o.WorkspaceMountList, tableOptions)
+			if err != nil {
+				return nil, err
+			}
+			setEncodedObjects(ctx, table, o.encoded, tableOptions)
+			return table, nil
+		}
+		table.ResourceVersion = o.ResourceVersion
+		table.Continue = o.Continue
+		table.RemainingItemCount = o.RemainingItemCount
+		table.Rows = make([]metav1.TableRow, 0, len(o.items))
+		for _, wsm := range o.items {
+			table.Rows = append(table.Rows, c.row(wsm))
 		}
 		setEncodedObjects(ctx, table, o.encoded, tableOptions)
-		return table, nil
 	case *wsmv1alpha1.WorkspaceMountList:
 		table.ResourceVersion = o.ResourceVersion
 		table.Continue = o.Continue
@@ -88,16 +103,40 @@ func (c tableConvertor) ConvertToTable(ctx context.Context, object runtime.Objec
 	return table, nil
 }
 
-// tableVersionKey is the context key of the Table version a request's
-// answer is negotiated to.
-type tableVersionKey struct{}
+// listAnswerKey is the context key of what a list request is answered with.
+type listAnswerKey struct{}
 
-// WithTableVersion tells ConvertToTable the group version of meta.k8s.io
-// the handlers will answer the request's Table in (as content negotiation
-// decides it: negotiation.NegotiateOutputMediaType), so that a list's rows
-// can carry the object JSON the store keeps.
-func WithTableVersion(ctx context.Context, gv schema.GroupVersion) context.Context {
-	return context.WithValue(ctx, tableVersionKey{}, gv)
+// tableKind is the kind of meta.k8s.io a Table answer is converted to.
+const tableKind = "Table"
+
+// WithListAnswer tells List and ConvertToTable what the handlers will answer
+// a list request with, as content negotiation decides it
+// (negotiation.NegotiateOutputMediaType's Convert): nil for the list
+// itself, else the meta.k8s.io kind and version it is converted to. A list
+// answered as itself or as a Table is made without copies of the store's
+// objects (encodedList), and the rows of a Table carry the object JSON the
+// store keeps.
+func WithListAnswer(ctx context.Context, convert *schema.GroupVersionKind) context.Context {
+	return context.WithValue(ctx, listAnswerKey{}, listAnswer{convert: convert})
+}
+
+type listAnswer struct {
+	convert *schema.GroupVersionKind
+}
+
+// listAnswerFrom returns what WithListAnswer says of ctx's request, and
+// whether it was told.
+func listAnswerFrom(ctx context.Context) (convert *schema.GroupVersionKind, known bool) {
+	answer, known := ctx.Value(listAnswerKey{}).(listAnswer)
+	return answer.convert, known
+}
+
+// includeObjectOf is a Table request's includeObject, Metadata by default.
+func includeObjectOf(tableOptions runtime.Object) metav1.IncludeObjectPolicy {
+	if options, ok := tableOptions.(*metav1.TableOptions); ok && options.IncludeObject != "" {
+		return options.IncludeObject
+	}
+	return metav1.IncludeMetadata
 }
 
 // setEncodedObjects sets each row's object to the JSON the store keeps of
@@ -111,11 +150,11 @@ func setEncodedObjects(ctx context.Context, table *metav1.Table, encoded []*enco
 	if len(encoded) != len(table.Rows) {
 		return
 	}
-	includeObject := metav1.IncludeMetadata
-	if options, ok := tableOptions.(*metav1.TableOptions); ok && options.IncludeObject != "" {
-		includeObject = options.IncludeObject
+	includeObject := includeObjectOf(tableOptions)
+	var version schema.GroupVersion
+	if convert, _ := listAnswerFrom(ctx); convert != nil && convert.Kind == tableKind {
+		version = convert.GroupVersion()
 	}
-	version, _ := ctx.Value(tableVersionKey{}).(schema.GroupVersion)
 	for i := range table.Rows {
 		switch {
 		case includeObject == metav1.IncludeObject:
