@@ -99,10 +99,16 @@ func (l *encodedList) copyItems() {
 		return
 	}
 	l.itemsCopied = true
-	l.Items = make([]wsmv1alpha1.WorkspaceMount, len(l.items))
-	for i, wsm := range l.items {
-		l.Items[i] = *wsm
+	l.Items = copiesOf(l.items)
+}
+
+// copiesOf is a list's Items: a shallow copy of each of the store's objects.
+func copiesOf(objects []*wsmv1alpha1.WorkspaceMount) []wsmv1alpha1.WorkspaceMount {
+	items := make([]wsmv1alpha1.WorkspaceMount, len(objects))
+	for i, wsm := range objects {
+		items[i] = *wsm
 	}
+	return items
 }
 
 // CacheEncode implements runtime.CacheableObject. The output is that of the

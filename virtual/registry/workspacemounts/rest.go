@@ -223,10 +223,7 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 		}
 	}
 	if len(picked) == 0 || pickedEncoded == nil || slices.Contains(pickedEncoded, nil) {
-		list.Items = make([]wsmv1alpha1.WorkspaceMount, len(picked))
-		for i, wsm := range picked {
-			list.Items[i] = *wsm
-		}
+		list.Items = copiesOf(picked)
 		return list, nil
 	}
 	list.TypeMeta = metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind}

@@ -73,34 +73,31 @@ func (c tableConvertor) ConvertToTable(ctx context.Context, object runtime.Objec
 			// version in place: copies, not the store's objects.
 			o.copyItems()
 		}
-		if o.itemsCopied {
-			table, err := c.ConvertToTable(ctx, o.WorkspaceMountList, tableOptions)
-			if err != nil {
-				return nil, err
+		c.setListRows(table, &o.ListMeta, len(o.items), func(i int) *wsmv1alpha1.WorkspaceMount {
+			if o.itemsCopied {
+				return &o.Items[i]
 			}
-			setEncodedObjects(ctx, table, o.encoded, tableOptions)
-			return table, nil
-		}
-		table.ResourceVersion = o.ResourceVersion
-		table.Continue = o.Continue
-		table.RemainingItemCount = o.RemainingItemCount
-		table.Rows = make([]metav1.TableRow, 0, len(o.items))
-		for _, wsm := range o.items {
-			table.Rows = append(table.Rows, c.row(wsm))
-		}
+			return o.items[i]
+		})
 		setEncodedObjects(ctx, table, o.encoded, tableOptions)
 	case *wsmv1alpha1.WorkspaceMountList:
-		table.ResourceVersion = o.ResourceVersion
-		table.Continue = o.Continue
-		table.RemainingItemCount = o.RemainingItemCount
-		table.Rows = make([]metav1.TableRow, 0, len(o.Items))
-		for i := range o.Items {
-			table.Rows = append(table.Rows, c.row(&o.Items[i]))
-		}
+		c.setListRows(table, &o.ListMeta, len(o.Items), func(i int) *wsmv1alpha1.WorkspaceMount { return &o.Items[i] })
 	default:
 		return nil, fmt.Errorf("cannot render %T as a WorkspaceMount table", object)
 	}
 	return table, nil
+}
+
+// setListRows sets a list's Table: its list metadata, and a row for each of
+// the n objects item returns.
+func (c tableConvertor) setListRows(table *metav1.Table, listMeta *metav1.ListMeta, n int, item func(int) *wsmv1alpha1.WorkspaceMount) {
+	table.ResourceVersion = listMeta.ResourceVersion
+	table.Continue = listMeta.Continue
+	table.RemainingItemCount = listMeta.RemainingItemCount
+	table.Rows = make([]metav1.TableRow, 0, n)
+	for i := range n {
+		table.Rows = append(table.Rows, c.row(item(i)))
+	}
 }
 
 // listAnswerKey is the context key of what a list request is answered with.
@@ -117,18 +114,14 @@ const tableKind = "Table"
 // objects (encodedList), and the rows of a Table carry the object JSON the
 // store keeps.
 func WithListAnswer(ctx context.Context, convert *schema.GroupVersionKind) context.Context {
-	return context.WithValue(ctx, listAnswerKey{}, listAnswer{convert: convert})
-}
-
-type listAnswer struct {
-	convert *schema.GroupVersionKind
+	return context.WithValue(ctx, listAnswerKey{}, convert)
 }
 
 // listAnswerFrom returns what WithListAnswer says of ctx's request, and
 // whether it was told.
 func listAnswerFrom(ctx context.Context) (convert *schema.GroupVersionKind, known bool) {
-	answer, known := ctx.Value(listAnswerKey{}).(listAnswer)
-	return answer.convert, known
+	convert, known = ctx.Value(listAnswerKey{}).(*schema.GroupVersionKind) // a nil one too: the list itself
+	return convert, known
 }
 
 // includeObjectOf is a Table request's includeObject, Metadata by default.
