@@ -42,17 +42,24 @@ build: $(WORKSPACEMOUNTS) $(KCP) ## Build bin/workspacemounts and bin/kcp.
 $(WORKSPACEMOUNTS):
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/workspacemounts
 
-# kcp v0.28.1, the newest kcp server the module proxy serves whole; its own module pins its Kubernetes fork.
-$(KCP): hack/kcp/go.mod hack/kcp/go.sum
-	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/kcp
+# kcp v0.28.1, the newest kcp server the module proxy serves whole; its own
+# module pins its Kubernetes fork. hack/kcp/build.sh applies the backported
+# fixes of hack/kcp/patches.
+KCP_SOURCES := hack/kcp/go.mod hack/kcp/go.sum hack/kcp/build.sh $(wildcard hack/kcp/patches/*.patch)
+
+.PHONY: kcp
+kcp: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) ## Build bin/kcp, bin/cache-server and bin/kcp-front-proxy (hack/kcp).
+
+$(KCP): $(KCP_SOURCES)
+	GO=$(GO) hack/kcp/build.sh kcp $@
 
 # The cache server and the front-proxy of the same kcp, for the two-shard kcp
 # the tests start (test/framework StartSharded).
-$(CACHE_SERVER): hack/kcp/go.mod hack/kcp/go.sum
-	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/cache-server
+$(CACHE_SERVER): $(KCP_SOURCES)
+	GO=$(GO) hack/kcp/build.sh cache-server $@
 
-$(KCP_FRONT_PROXY): hack/kcp/go.mod hack/kcp/go.sum
-	cd hack/kcp && $(GO) build -o $@ github.com/kcp-dev/kcp/cmd/kcp-front-proxy
+$(KCP_FRONT_PROXY): $(KCP_SOURCES)
+	GO=$(GO) hack/kcp/build.sh kcp-front-proxy $@
 
 # Prometheus and promtool v0.316.0 (Prometheus 3.16), in a module of their own
 # (hack/prometheus); remove_all_sd leaves out the service discovery of every

@@ -69,7 +69,7 @@ demo() {
   local path=$1
   kin "$path" apply -f "$DEMO/kubeclusters-crd.yaml" >/dev/null
   kin "$path" wait --for=condition=Established crd/kubeclusters.contrib.kcp.io --timeout=60s >/dev/null
-  # kcp v0.28.1 crashes on a mounted Workspace whose kind is not served yet: wait until it is.
+  # kcp before v0.32 (without hack/kcp/patches) crashes on a mounted Workspace whose kind is not served yet: wait until it is.
   until kin "$path" get kubeclusters >/dev/null 2>&1; do sleep 0.5; done
   kin "$path" apply -f "$DEMO/mounts.yaml" >/dev/null
   status() { kin "$path" patch kubecluster "$1" --subresource=status --type=merge -p "$2" >/dev/null; }

@@ -79,7 +79,7 @@ for org in demo-a demo-b; do
   kin root wait --for=jsonpath='{.status.phase}'=Ready "workspace/$org" --timeout=120s >/dev/null
   kin "root:$org" apply -f "$DEMO/kubeclusters-crd.yaml" >/dev/null
   kin "root:$org" wait --for=condition=Established crd/kubeclusters.contrib.kcp.io --timeout=60s >/dev/null
-  # kcp v0.28.1 crashes on a mounted Workspace whose kind is not served yet: wait until it is.
+  # kcp before v0.32 (without hack/kcp/patches) crashes on a mounted Workspace whose kind is not served yet: wait until it is.
   until kin "root:$org" get kubeclusters >/dev/null 2>&1; do sleep 0.5; done
   kin "root:$org" apply -f "$DEMO/mounts.yaml" >/dev/null
   status() { kin "root:$org" patch kubecluster "$1" --subresource=status --type=merge -p "$2" >/dev/null; }

@@ -1,7 +1,8 @@
 // Module kcp builds the kcp server (v0.28.1, the newest whose whole
 // dependency graph the module proxy serves) that the end-to-end tests,
 // the benchmarks and `make run` start. It is separate from the plugin's
-// module because kcp v0.28.1 needs its own Kubernetes fork pin.
+// module because kcp v0.28.1 needs its own Kubernetes fork pin. build.sh
+// builds it with the backported fixes of patches/ (see patches/README.md).
 module github.com/workspacemounts/workspacemounts/hack/kcp
 
 go 1.24.0

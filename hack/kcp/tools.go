@@ -1,8 +1,8 @@
 //go:build tools
 
-// Package kcp only pins the kcp server commands: `go build
-// github.com/kcp-dev/kcp/cmd/kcp` builds the server (cmd/cache-server and
-// cmd/kcp-front-proxy the other processes of a sharded kcp).
+// Package kcp only pins the kcp server commands: `build.sh kcp OUTPUT`
+// builds the server (cache-server and kcp-front-proxy the other processes
+// of a sharded kcp), with the backported fixes of patches/.
 package kcp
 
 import (

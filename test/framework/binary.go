@@ -37,7 +37,7 @@ func (o Options) binary() (string, error) {
 // findBinary returns the kcp command (kcp, cache-server, kcp-front-proxy)
 // to run: the executable given, else the one $envVar names, else <repo
 // root>/bin/<name>, checking that it is an executable file. The errors say
-// how to build it from hack/kcp.
+// how to build it (make kcp: hack/kcp/build.sh).
 func findBinary(given, envVar, name string) (string, error) {
 	binary := given
 	if binary == "" {
@@ -52,7 +52,7 @@ func findBinary(given, envVar, name string) (string, error) {
 	}
 	info, err := os.Stat(binary) //nolint:gosec // G703: the binary to run is the caller's choice.
 	if err != nil {
-		return "", fmt.Errorf("%s binary: %w (build it with `cd hack/kcp && go build -o ../../bin/%s github.com/kcp-dev/kcp/cmd/%s`, or set %s)", name, err, name, name, envVar)
+		return "", fmt.Errorf("%s binary: %w (build it with `make kcp`, or set %s)", name, err, envVar)
 	}
 	if info.IsDir() || info.Mode()&0o111 == 0 {
 		return "", fmt.Errorf("%s binary %s is not an executable file", name, binary)

@@ -113,7 +113,7 @@ func TestStartMissingBinary(t *testing.T) {
 	t.Parallel()
 
 	_, err := Start(t.Context(), Options{Binary: filepath.Join(t.TempDir(), "kcp")})
-	require.ErrorContains(t, err, "go build -o ../../bin/kcp")
+	require.ErrorContains(t, err, "make kcp")
 }
 
 func TestStartEarlyExit(t *testing.T) {
