@@ -105,15 +105,15 @@ func TestShardedOptionsComplete(t *testing.T) {
 	require.Equal(t, []string{"user-1", "user-2"}, o.Users)
 
 	for name, change := range map[string]func(*ShardedOptions){
-		`shard "root" is there twice`:    func(o *ShardedOptions) { o.Shards = []string{"root"} },
-		`shard "b" is there twice`:       func(o *ShardedOptions) { o.Shards = []string{"a", "b", "b"} },
-		`shard "Shard_2"`:                func(o *ShardedOptions) { o.Shards = []string{"Shard_2"} },
-		`user "kcp-admin"`:               func(o *ShardedOptions) { o.Users = []string{AdminUser} },
-		`user "a,b"`:                     func(o *ShardedOptions) { o.Users = []string{"a,b"} },
-		`user "u" is there twice`:        func(o *ShardedOptions) { o.Users = []string{"u", "u"} },
-		`service mapping "a/b"`:          func(o *ShardedOptions) { o.ServiceMappings = []ServiceMapping{{Name: "a/b"}} },
-		`cache-server binary`:            func(o *ShardedOptions) { o.CacheServerBinary = filepath.Join(t.TempDir(), "none") },
-		`bin/kcp-front-proxy github.com`: func(o *ShardedOptions) { o.FrontProxyBinary = filepath.Join(t.TempDir(), "none") },
+		`shard "root" is there twice`:  func(o *ShardedOptions) { o.Shards = []string{"root"} },
+		`shard "b" is there twice`:     func(o *ShardedOptions) { o.Shards = []string{"a", "b", "b"} },
+		`shard "Shard_2"`:              func(o *ShardedOptions) { o.Shards = []string{"Shard_2"} },
+		`user "kcp-admin"`:             func(o *ShardedOptions) { o.Users = []string{AdminUser} },
+		`user "a,b"`:                   func(o *ShardedOptions) { o.Users = []string{"a,b"} },
+		`user "u" is there twice`:      func(o *ShardedOptions) { o.Users = []string{"u", "u"} },
+		`service mapping "a/b"`:        func(o *ShardedOptions) { o.ServiceMappings = []ServiceMapping{{Name: "a/b"}} },
+		`cache-server binary`:          func(o *ShardedOptions) { o.CacheServerBinary = filepath.Join(t.TempDir(), "none") },
+		`kcp-front-proxy binary: stat`: func(o *ShardedOptions) { o.FrontProxyBinary = filepath.Join(t.TempDir(), "none") },
 	} {
 		o := binaries
 		change(&o)
