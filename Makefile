@@ -106,7 +106,7 @@ test-rules: $(PROMTOOL) ## promtool: check the alert rules (both files), run the
 
 .PHONY: test-fuzz
 test-fuzz: ## Every Go fuzz target for FUZZTIME (5s; FUZZTIME=10m for a longer run).
-	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	@set -e; for dir in $$(grep -rl --include='*_test.go' --exclude-dir=_output --exclude-dir=.git '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 	  for target in $$(grep -h -o '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | cut -d' ' -f2); do \
 	    echo "fuzz $$dir $$target ($(FUZZTIME))"; \
 	    $(GO) test -run='^$$' -fuzz="^$$target$$" -fuzztime=$(FUZZTIME) $$dir; \
