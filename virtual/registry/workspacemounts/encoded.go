@@ -17,6 +17,7 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 
@@ -100,6 +101,23 @@ func (l *encodedList) copyItems() {
 	}
 	l.itemsCopied = true
 	l.Items = copiesOf(l.items)
+}
+
+// item is the list's i-th object: its copy if the items are copied, else
+// the store's (read only).
+func (l *encodedList) item(i int) *wsmv1alpha1.WorkspaceMount {
+	if l.itemsCopied {
+		return &l.Items[i]
+	}
+	return l.items[i]
+}
+
+// readsItems is whether the handlers may read a list's Items for ctx's
+// request (WithListAnswer): unless it is answered as the list itself or as
+// a Table, or when it is not known what it is answered with.
+func readsItems(ctx context.Context) bool {
+	convert, known := listAnswerFrom(ctx)
+	return !known || convert != nil && convert.Kind != tableKind
 }
 
 // copiesOf is a list's Items: a shallow copy of each of the store's objects.

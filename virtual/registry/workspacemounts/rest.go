@@ -228,7 +228,7 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	}
 	list.TypeMeta = metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind}
 	answer := &encodedList{WorkspaceMountList: list, items: picked, encoded: pickedEncoded, jsonEncoder: r.jsonEncoder}
-	if convert, known := listAnswerFrom(ctx); !known || convert != nil && convert.Kind != tableKind {
+	if readsItems(ctx) {
 		answer.copyItems()
 	}
 	return answer, nil

@@ -73,12 +73,7 @@ func (c tableConvertor) ConvertToTable(ctx context.Context, object runtime.Objec
 			// version in place: copies, not the store's objects.
 			o.copyItems()
 		}
-		c.setListRows(table, &o.ListMeta, len(o.items), func(i int) *wsmv1alpha1.WorkspaceMount {
-			if o.itemsCopied {
-				return &o.Items[i]
-			}
-			return o.items[i]
-		})
+		c.setListRows(table, &o.ListMeta, len(o.items), o.item)
 		setEncodedObjects(ctx, table, o.encoded, tableOptions)
 	case *wsmv1alpha1.WorkspaceMountList:
 		c.setListRows(table, &o.ListMeta, len(o.Items), func(i int) *wsmv1alpha1.WorkspaceMount { return &o.Items[i] })
