@@ -51,6 +51,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/apihelpers"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/client-go/kubernetes"
@@ -142,11 +143,16 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	}
 	cfg.Authorization.Authorizer = deps.Authorizer
 	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
-	jsonEncoder, err := jsonEncoderIdentifier(apiGroup.NegotiatedSerializer)
+	jsonEncoder, err := jsonEncoderIdentifier(apiGroup.NegotiatedSerializer, wsmv1alpha1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err
 	}
-	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).WithEncodedJSON(jsonEncoder)
+	tableJSONEncoder, err := jsonEncoderIdentifier(apihelpers.GetMetaInternalVersionCodecs(), metav1.SchemeGroupVersion)
+	if err != nil {
+		return nil, err
+	}
+	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).
+		WithEncodedJSON(jsonEncoder).WithEncodedTableJSON(tableJSONEncoder)
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(withListAnswer(apiHandler, apiGroup.NegotiatedSerializer, storage)), c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
@@ -185,15 +191,16 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 }
 
 // jsonEncoderIdentifier is the identifier of the encoder the handlers
-// write JSON answers of this API with (responsewriters.WriteObjectNegotiated:
-// EncoderForVersion of the group's serializer for application/json, in the
-// resource's version), whose output the store's encodings of lists are.
-func jsonEncoderIdentifier(serializers runtime.NegotiatedSerializer) (runtime.Identifier, error) {
+// write JSON answers in version with (responsewriters.WriteObjectNegotiated:
+// EncoderForVersion of serializers for application/json): this API's
+// serializers for its lists, meta.k8s.io's for its Tables, whose output
+// the store's encodings are written as.
+func jsonEncoderIdentifier(serializers runtime.NegotiatedSerializer, version schema.GroupVersion) (runtime.Identifier, error) {
 	info, ok := runtime.SerializerInfoForMediaType(serializers.SupportedMediaTypes(), runtime.ContentTypeJSON)
 	if !ok {
-		return "", errors.New("the API group serves no application/json")
+		return "", errors.New("the serializers have no application/json")
 	}
-	return serializers.EncoderForVersion(info.Serializer, wsmv1alpha1.SchemeGroupVersion).Identifier(), nil
+	return serializers.EncoderForVersion(info.Serializer, version).Identifier(), nil
 }
 
 // applyAuthentication is DelegatingAuthenticationOptions.ApplyTo without
@@ -289,12 +296,18 @@ func isHealthPath(path string) bool {
 // same serializers, and restrictions of a resource with a TableConvertor),
 // so that a list answered as itself or as a Table is made without copying
 // the store's objects and a Table's rows carry the objects' kept JSON
-// (wsmregistry.WithListAnswer).
-func withListAnswer(handler http.Handler, serializers runtime.NegotiatedSerializer, tables rest.TableConvertor) http.Handler {
-	restrictions := &handlers.RequestScope{TableConvertor: tables, MetaGroupVersion: metav1.SchemeGroupVersion}
+// (wsmregistry.WithListAnswer). A list answered as a meta.k8s.io/v1 Table
+// (kubectl get) is answered by tableLists instead of the handler.
+func withListAnswer(handler http.Handler, serializers runtime.NegotiatedSerializer, storage *wsmregistry.REST) http.Handler {
+	restrictions := &handlers.RequestScope{TableConvertor: storage, MetaGroupVersion: metav1.SchemeGroupVersion}
+	tables := &tableLists{storage: storage, restrictions: restrictions, errors: serializers}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if info, ok := genericapirequest.RequestInfoFrom(req.Context()); ok && info.IsResourceRequest && info.Verb == "list" {
 			if options, _, err := negotiation.NegotiateOutputMediaType(req, serializers, restrictions); err == nil {
+				if isTableList(info, req.Method, options.Convert) {
+					tables.ServeHTTP(w, req)
+					return
+				}
 				req = req.WithContext(wsmregistry.WithListAnswer(req.Context(), options.Convert))
 			}
 		}

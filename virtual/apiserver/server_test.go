@@ -17,6 +17,7 @@ limitations under the License.
 package apiserver
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -433,28 +434,61 @@ func TestServer(t *testing.T) {
 	})
 	t.Run("a Table of a list is what the handlers make of it, in either version", func(t *testing.T) {
 		t.Parallel()
-		get := func(t *testing.T, query, accept string) string {
+		type answer struct {
+			code            int
+			contentType     string
+			contentEncoding string
+			body            string
+		}
+		request := func(t *testing.T, query, accept, acceptEncoding string) answer {
 			t.Helper()
 			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "*", resourcePath)+query, http.NoBody)
 			require.NoError(t, err)
 			req.Header.Set("Accept", accept)
+			if acceptEncoding != "" {
+				// Set by hand, Go's transport leaves the body as it comes.
+				req.Header.Set("Accept-Encoding", acceptEncoding)
+			}
 			resp, err := alice.Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			body, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-			return string(body)
+			return answer{code: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), contentEncoding: resp.Header.Get("Content-Encoding"), body: string(body)}
+		}
+		get := func(t *testing.T, query, accept string) string {
+			t.Helper()
+			got := request(t, query, accept, "")
+			require.Equal(t, http.StatusOK, got.code, "%s", got.body)
+			return got.body
 		}
 		const v1, v1beta1 = "application/json;as=Table;v=v1;g=meta.k8s.io", "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
-		// v1 rows carry the store's PartialObjectMetadata; v1beta1 ones are
-		// the handlers' own, and the types are the same but for apiVersion.
-		for _, query := range []string{"", "?includeObject=Metadata", "?limit=1"} {
-			fast := get(t, query, v1+",application/json")
-			handlers := get(t, query, v1beta1+",application/json")
-			require.Contains(t, handlers, `"apiVersion":"meta.k8s.io/v1beta1"`)
-			require.Equal(t, strings.ReplaceAll(handlers, `"meta.k8s.io/v1beta1"`, `"meta.k8s.io/v1"`), fast, query)
-			require.Equal(t, fast, get(t, query, "application/json;as=Table;v=v2;g=meta.k8s.io,"+v1), "the version negotiated, not the first asked")
+		var firstPage metav1.Table
+		require.NoError(t, json.Unmarshal([]byte(get(t, "?limit=1", v1)), &firstPage))
+		require.NotEmpty(t, firstPage.Continue)
+		// v1 Tables are tableLists', written from the store's encodings;
+		// v1beta1 ones are the handlers' (ConvertToTable, handlers.asTable,
+		// encoding/json), and the types are the same but for apiVersion.
+		for _, query := range []string{
+			"", "?includeObject=Metadata", "?includeObject=Object", "?includeObject=None", "?limit=1",
+			"?limit=1&continue=" + firstPage.Continue, "?labelSelector=team%3Dnone", "?fieldSelector=status.phase%3DReady",
+			"?fieldSelector=metadata.name%3Db", "?resourceVersion=0", "?timeoutSeconds=10",
+			// What the handlers refuse, tableLists refuses alike.
+			"?includeObject=Everything", "?fieldSelector=spec.x%3Dy", "?labelSelector=%3D%3D", "?continue=%25%25",
+			"?resourceVersionMatch=Exact", "?limit=x", "?sendInitialEvents=true",
+		} {
+			for _, acceptEncoding := range []string{"", "gzip"} {
+				fast := request(t, query, v1+",application/json", acceptEncoding)
+				handlers := request(t, query, v1beta1+",application/json", acceptEncoding)
+				if handlers.code == http.StatusOK {
+					require.Contains(t, handlers.body, `"apiVersion":"meta.k8s.io/v1beta1"`)
+				}
+				handlers.body = strings.ReplaceAll(handlers.body, `"meta.k8s.io/v1beta1"`, `"meta.k8s.io/v1"`)
+				require.Equal(t, handlers, fast, "%s (%s)", query, acceptEncoding)
+				if acceptEncoding == "" && fast.code == http.StatusOK {
+					require.Equal(t, fast, request(t, query, "application/json;as=Table;v=v2;g=meta.k8s.io,"+v1, ""), "the version negotiated, not the first asked")
+				}
+			}
 		}
 		// includeObject=Object: the objects as a list has them.
 		var table struct {
@@ -617,6 +651,42 @@ func TestServer(t *testing.T) {
 			}
 		}, 5*time.Second, 10*time.Millisecond)
 	})
+}
+
+// TestServerLargeTables: a Table of a list over 128 KiB comes gzipped when
+// asked so, from tableLists (v1) as from the handlers (v1beta1), and the
+// same once unzipped.
+func TestServerLargeTables(t *testing.T) {
+	t.Parallel()
+	const n = 1000
+	store := testStore(t, benchWorkspaces(n)...)
+	ts := startServer(t, func(_ *testServer, _ *Options, deps *Dependencies) {
+		deps.Store = store
+		allowed := func(_ context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+			return spec.User == "alice", nil
+		}
+		deps.Authorizer = authorization.New(authorization.NewReviews(allowed, authorization.DefaultReviewOptions()), func(logicalcluster.Name) bool { return true })
+	})
+	alice := ts.client(t, "alice")
+	get := func(t *testing.T, version string) string {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "*", resourcePath), http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "application/json;as=Table;v="+version+";g=meta.k8s.io")
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := alice.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, "gzip", resp.Header.Get("Content-Encoding"))
+		unzipped, err := gzip.NewReader(resp.Body)
+		require.NoError(t, err)
+		body, err := io.ReadAll(unzipped)
+		require.NoError(t, err)
+		require.Greater(t, len(body), 128<<10)
+		return string(body)
+	}
+	require.Equal(t, strings.ReplaceAll(get(t, "v1beta1"), `"meta.k8s.io/v1beta1"`, `"meta.k8s.io/v1"`), get(t, "v1"))
 }
 
 // TestServerFrontProxyAndTokens: behind kcp's front-proxy, the user comes in

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,13 @@ type encoding struct {
 	// includeObject=Metadata (the default), as the handlers make it
 	// (meta.AsPartialObjectMetadata).
 	partialMetadataV1 []byte
+	// cells is the JSON array of its Table row's cells (objectCells) but
+	// for those of ageColumn and shardColumn, which change while the object
+	// does not: cells[:cellSplits[0]] are the cells before AGE (with the
+	// opening bracket), cells[cellSplits[0]:cellSplits[1]] the one between
+	// AGE and SHARD, the rest those after SHARD (with the closing bracket).
+	cells      []byte
+	cellSplits [2]int
 }
 
 // encodeJSON is an object's encoding; nil if it cannot be encoded.
@@ -53,7 +61,43 @@ func encodeJSON(wsm *wsmv1alpha1.WorkspaceMount) *encoding {
 	if err != nil {
 		return nil
 	}
-	return &encoding{object: object, partialMetadataV1: partialMetadata}
+	cells := objectCells(wsm)
+	beforeAge, err := json.Marshal(cells[:ageColumn])
+	if err != nil {
+		return nil
+	}
+	between, err := json.Marshal(cells[ageColumn+1 : shardColumn])
+	if err != nil {
+		return nil
+	}
+	afterShard, err := json.Marshal(cells[shardColumn+1:])
+	if err != nil {
+		return nil
+	}
+	// ["a",...,"p"] ["c"] ["u","r"] -> `["a",...,"p"` `"c"` `"u","r"]`
+	beforeAge, between, afterShard = beforeAge[:len(beforeAge)-1], between[1:len(between)-1], afterShard[1:]
+	encoded := &encoding{object: object, partialMetadataV1: partialMetadata}
+	encoded.cells = make([]byte, 0, len(beforeAge)+len(between)+len(afterShard))
+	encoded.cells = append(append(append(encoded.cells, beforeAge...), between...), afterShard...)
+	encoded.cellSplits = [2]int{len(beforeAge), len(beforeAge) + len(between)}
+	return encoded
+}
+
+// appendRow appends the JSON of the object's Table row, as encoding/json
+// writes a metav1.TableRow: its cells, with age and shard (JSON values) in
+// their columns, and object (JSON) as the row's object; rowLen bytes.
+func (e *encoding) appendRow(row, age, shard, object []byte) []byte {
+	row = append(row, `{"cells":`...)
+	row = append(append(append(row, e.cells[:e.cellSplits[0]]...), ','), age...)
+	row = append(append(append(row, ','), e.cells[e.cellSplits[0]:e.cellSplits[1]]...), ',')
+	row = append(append(append(row, shard...), ','), e.cells[e.cellSplits[1]:]...)
+	row = append(append(row, `,"object":`...), object...)
+	return append(row, '}')
+}
+
+// rowLen is the length of what appendRow appends.
+func (e *encoding) rowLen(age, shard, object []byte) int {
+	return len(`{"cells":,,,,,"object":}`) + len(e.cells) + len(age) + len(shard) + len(object)
 }
 
 // encodedList is a list answer that carries, beside the list, the store's
@@ -148,39 +192,169 @@ func (l *encodedList) CacheEncode(id runtime.Identifier, encode func(runtime.Obj
 	if err != nil {
 		return err
 	}
-	// "{" alone first, as the streaming encoder writes it: the API server's
-	// response writer takes a first write of a few bytes for a streamed
-	// list, and gathers it for gzip (a first write up to 128 KiB is not
-	// compressed).
-	if _, err := w.Write([]byte{'{'}); err != nil {
-		return err
-	}
-	// The rest in pieces of encodedChunkSize: a few large writes, not two per item.
-	chunk := make([]byte, 0, max(encodedChunkSize, len(kind)+len(apiVersion)+len(listMeta)+64))
+	out := newChunkedWriter(w)
 	if l.Kind != "" {
-		chunk = append(append(append(chunk, `"kind":`...), kind...), ',')
+		out.chunk = append(append(append(out.chunk, `"kind":`...), kind...), ',')
 	}
 	if l.APIVersion != "" {
-		chunk = append(append(append(chunk, `"apiVersion":`...), apiVersion...), ',')
+		out.chunk = append(append(append(out.chunk, `"apiVersion":`...), apiVersion...), ',')
 	}
-	chunk = append(append(append(chunk, `"metadata":`...), listMeta...), `,"items":[`...)
+	out.chunk = append(append(append(out.chunk, `"metadata":`...), listMeta...), `,"items":[`...)
 	for i, item := range l.encoded {
-		item := item.object
-		if len(chunk)+1+len(item) > cap(chunk) {
-			if _, err := w.Write(chunk); err != nil {
-				return err
-			}
-			chunk = chunk[:0]
+		if err := out.reserve(1 + len(item.object)); err != nil {
+			return err
 		}
 		if i > 0 {
-			chunk = append(chunk, ',')
+			out.chunk = append(out.chunk, ',')
 		}
-		chunk = append(chunk, item...)
+		out.chunk = append(out.chunk, item.object...)
 	}
-	chunk = append(chunk, "]}\n"...)
-	_, err = w.Write(chunk)
+	return out.close("]}\n")
+}
+
+// encodedChunkSize is the size of the writes of an encodedList or an encodedTable.
+const encodedChunkSize = 32 << 10
+
+// chunkedWriter writes a JSON object in a few large writes: "{" alone
+// first, as the apimachinery streaming encoder writes it (the API server's
+// response writer takes a first write of a few bytes for a streamed
+// answer, and gathers it for gzip: a first write up to 128 KiB is not
+// compressed), then the rest in pieces of about encodedChunkSize, appended
+// to chunk by the caller after reserve.
+type chunkedWriter struct {
+	w     io.Writer
+	chunk []byte
+	err   error
+}
+
+func newChunkedWriter(w io.Writer) *chunkedWriter {
+	_, err := w.Write([]byte{'{'})
+	return &chunkedWriter{w: w, chunk: make([]byte, 0, encodedChunkSize), err: err}
+}
+
+// reserve writes the chunk out first if n more bytes would not fit in it,
+// and returns the error of any write so far.
+func (c *chunkedWriter) reserve(n int) error {
+	if c.err == nil && len(c.chunk) > 0 && len(c.chunk)+n > cap(c.chunk) {
+		_, c.err = c.w.Write(c.chunk)
+		c.chunk = c.chunk[:0]
+	}
+	return c.err
+}
+
+// close writes the chunk with end, and returns the error of any write.
+func (c *chunkedWriter) close(end string) error {
+	if c.err != nil {
+		return c.err
+	}
+	_, err := c.w.Write(append(c.chunk, end...))
 	return err
 }
 
-// encodedChunkSize is the size of the writes of an encodedList.
-const encodedChunkSize = 32 << 10
+// encodedTable is a list answered as a meta.k8s.io/v1 Table (REST.ListTable),
+// written from the store's encodings: a runtime.CacheableObject like
+// encodedList. For the server's plain JSON encoder of meta.k8s.io/v1 (its
+// identifier, REST.WithEncodedTableJSON) it writes, from the kept JSON of
+// each row's cells and object, the bytes that encoder writes of the Table
+// the handlers would make (handlers.asTable over ConvertToTable): no
+// metav1.Table, no PartialObjectMetadata, no encoding/json of 10,000 rows.
+// For any other encoder (pretty JSON, YAML) it is that Table (GetObject).
+type encodedTable struct {
+	// Table is the Table's kind, list metadata and column definitions; its
+	// rows are made by GetObject, if ever.
+	*metav1.Table
+	list          *encodedList
+	includeObject metav1.IncludeObjectPolicy
+	convertor     tableConvertor
+	// jsonEncoder is the identifier of the encoder whose output CacheEncode writes.
+	jsonEncoder runtime.Identifier
+	rowsMade    bool
+}
+
+var _ runtime.CacheableObject = &encodedTable{}
+
+// GetObject implements runtime.CacheableObject: the Table, with its rows, as
+// the handlers make it for meta.k8s.io/v1.
+func (t *encodedTable) GetObject() runtime.Object {
+	if t.rowsMade {
+		return t.Table
+	}
+	t.rowsMade = true
+	t.convertor.setListRows(t.Table, &t.list.ListMeta, len(t.list.items), t.list.item)
+	for i := range t.Rows {
+		t.Rows[i].Object = runtime.RawExtension{} // includeObject=None
+	}
+	setEncodedObjects(t.Table, t.list.encoded, t.includeObject, metav1.SchemeGroupVersion)
+	return t.Table
+}
+
+// DeepCopyObject implements runtime.Object: a copy of the Table, with its rows.
+func (t *encodedTable) DeepCopyObject() runtime.Object {
+	return t.GetObject().DeepCopyObject()
+}
+
+// CacheEncode implements runtime.CacheableObject. The output is that of
+// encoding/json (the apimachinery JSON serializer) of the Table and a newline.
+func (t *encodedTable) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
+	if id != t.jsonEncoder {
+		return encode(t.GetObject(), w)
+	}
+	// The Table without rows, as the encoder writes it: its kind, list
+	// metadata, columns and "rows":[]}.
+	header, err := json.Marshal(&metav1.Table{
+		TypeMeta:          metav1.TypeMeta{Kind: tableKind, APIVersion: metav1.SchemeGroupVersion.String()},
+		ListMeta:          t.ListMeta,
+		ColumnDefinitions: t.ColumnDefinitions,
+		Rows:              []metav1.TableRow{},
+	})
+	if err != nil {
+		return err
+	}
+	const emptyRows = `[]}`
+	out := newChunkedWriter(w)
+	out.chunk = append(out.chunk, header[1:len(header)-len(emptyRows)]...)
+	out.chunk = append(out.chunk, '[')
+	now := time.Now()
+	ages, shards := map[string][]byte{}, map[string][]byte{}
+	for i, wsm := range t.list.items {
+		encoded := t.list.encoded[i]
+		age, err := jsonOnce(ages, ageAt(wsm.CreationTimestamp, now), func(age string) interface{} { return age })
+		if err != nil {
+			return err
+		}
+		shard, err := jsonOnce(shards, wsm.Status.Shard, t.convertor.shard)
+		if err != nil {
+			return err
+		}
+		object := jsonNull
+		switch t.includeObject {
+		case metav1.IncludeObject:
+			object = encoded.object
+		case metav1.IncludeMetadata:
+			object = encoded.partialMetadataV1
+		}
+		if err := out.reserve(1 + encoded.rowLen(age, shard, object)); err != nil {
+			return err
+		}
+		if i > 0 {
+			out.chunk = append(out.chunk, ',')
+		}
+		out.chunk = encoded.appendRow(out.chunk, age, shard, object)
+	}
+	return out.close("]}\n")
+}
+
+var jsonNull = []byte("null")
+
+// jsonOnce is the JSON of cell(key), made once per key and kept in made.
+func jsonOnce(made map[string][]byte, key string, cell func(string) interface{}) ([]byte, error) {
+	if encoded, ok := made[key]; ok {
+		return encoded, nil
+	}
+	encoded, err := json.Marshal(cell(key))
+	if err != nil {
+		return nil, err
+	}
+	made[key] = encoded
+	return encoded, nil
+}

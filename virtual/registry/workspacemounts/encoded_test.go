@@ -19,13 +19,16 @@ package workspacemounts
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -278,4 +281,152 @@ func TestEncodedListWithoutCopies(t *testing.T) {
 		require.NoError(t, meta.EachListItem(obj, func(runtime.Object) error { count++; return nil }))
 		require.Equal(t, 3, count)
 	})
+}
+
+// tableGVK is what a list negotiated to a meta.k8s.io/v1 Table is converted to.
+var tableGVK = metav1.SchemeGroupVersion.WithKind("Table")
+
+// metaJSONEncoder is the server's JSON encoder of meta.k8s.io/v1, which
+// writes Tables (the handlers' meta.k8s.io codecs).
+func metaJSONEncoder(t testing.TB) runtime.Encoder {
+	t.Helper()
+	codecs := metainternalversionscheme.Codecs
+	info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	require.True(t, ok)
+	return codecs.EncoderForVersion(info.Serializer, metav1.SchemeGroupVersion)
+}
+
+// TestEncodedTable: ListTable's Table, written from the store's encodings
+// by the server's JSON encoder of meta.k8s.io/v1, is byte for byte that
+// encoder's output of the Table it stands for (GetObject), whose rows are
+// ConvertToTable's with the object includeObject asks for; any other
+// encoder encodes that Table. (virtual/apiserver's TestServer compares the
+// answers with the handlers' own.)
+func TestEncodedTable(t *testing.T) {
+	t.Parallel()
+	unusual := mounted("c1", "b<&>", mount.PhaseConnecting, map[string]string{"team": "<&>"})
+	unusual.Annotations[mount.StatusAnnotationKey] = mount.Status{
+		Phase: mount.PhaseConnecting, Reason: "MountNotReady", Message: "quotes \" and <html> & \u2028 and ünïcode",
+		URL: "https://example.com/?a=1&b=<2>", Conditions: []mount.Condition{{Type: "A", Status: "False", Message: "m"}},
+	}.Encode()
+	unusual.CreationTimestamp = metav1.NewTime(time.Now().Add(-3 * time.Hour))
+	namespaced := mounted("c2", "c", mount.PhaseReady, map[string]string{"team": "b"})
+	namespaced.Spec.Mount.Reference.Namespace = "ns"
+	namespaced.CreationTimestamp = metav1.NewTime(time.Now().Add(-50 * time.Hour))
+	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil), unusual, namespaced)
+	encoder := metaJSONEncoder(t)
+	shardCell := func(shard string) string { return shard + " (unreachable <1m>)" }
+	r := NewREST(h.store, allVisible).WithEncodedTableJSON(encoder.Identifier()).WithShardCell(shardCell)
+
+	for _, tc := range []struct {
+		name         string
+		target       string
+		options      *metainternalversion.ListOptions
+		tableOptions *metav1.TableOptions
+	}{
+		{name: "all", target: "*", options: &metainternalversion.ListOptions{}, tableOptions: &metav1.TableOptions{}},
+		{name: "one cluster", target: "c1", options: &metainternalversion.ListOptions{}, tableOptions: &metav1.TableOptions{}},
+		{name: "a page", target: "*", options: &metainternalversion.ListOptions{Limit: 2}, tableOptions: &metav1.TableOptions{}},
+		{name: "a label selector", target: "*", options: &metainternalversion.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"team": "b"})}, tableOptions: &metav1.TableOptions{}},
+		{name: "none", target: "c-none", options: &metainternalversion.ListOptions{}, tableOptions: &metav1.TableOptions{}},
+		{name: "metadata", target: "*", options: &metainternalversion.ListOptions{}, tableOptions: &metav1.TableOptions{IncludeObject: metav1.IncludeMetadata}},
+		{name: "object", target: "*", options: &metainternalversion.ListOptions{}, tableOptions: &metav1.TableOptions{IncludeObject: metav1.IncludeObject}},
+		{name: "no object", target: "*", options: &metainternalversion.ListOptions{}, tableOptions: &metav1.TableOptions{IncludeObject: metav1.IncludeNone}},
+		{name: "no headers", target: "*", options: &metainternalversion.ListOptions{}, tableOptions: &metav1.TableOptions{NoHeaders: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			obj, err := r.ListTable(requestContext(tc.target), tc.options, tc.tableOptions)
+			require.NoError(t, err)
+			table, ok := obj.(*encodedTable)
+			require.True(t, ok, "%T", obj)
+
+			var written bytes.Buffer
+			require.NoError(t, encoder.Encode(table, &written))
+			require.False(t, table.rowsMade, "written from the store's encodings, without the Table's rows")
+			var encoded bytes.Buffer
+			require.NoError(t, encoder.Encode(table.GetObject(), &encoded))
+			require.Equal(t, encoded.String(), written.String())
+			var again bytes.Buffer
+			require.NoError(t, encoder.Encode(table, &again))
+			require.Equal(t, written.String(), again.String(), "the same once the rows are made")
+
+			// The Table it stands for: ConvertToTable's rows of List's page.
+			list, err := r.List(requestContext(tc.target), tc.options)
+			require.NoError(t, err)
+			converted, err := r.ConvertToTable(context.Background(), list, tc.tableOptions)
+			require.NoError(t, err)
+			got := table.GetObject().(*metav1.Table)
+			require.Equal(t, converted.ListMeta, got.ListMeta)
+			require.Equal(t, converted.ColumnDefinitions, got.ColumnDefinitions)
+			require.Len(t, got.Rows, len(converted.Rows))
+			for i, row := range got.Rows {
+				require.Equal(t, converted.Rows[i].Cells, row.Cells)
+				wsm := converted.Rows[i].Object.Object.(*wsmv1alpha1.WorkspaceMount)
+				switch tc.tableOptions.IncludeObject {
+				case metav1.IncludeObject:
+					want := wsm.DeepCopy()
+					want.SetGroupVersionKind(wsmv1alpha1.SchemeGroupVersion.WithKind(wsmv1alpha1.Kind))
+					require.JSONEq(t, string(mustJSON(t, want)), string(row.Object.Raw))
+				case metav1.IncludeNone:
+					require.Equal(t, runtime.RawExtension{}, row.Object)
+				default:
+					partial := meta.AsPartialObjectMetadata(wsm)
+					partial.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"))
+					require.JSONEq(t, string(mustJSON(t, partial)), string(row.Object.Raw))
+				}
+			}
+
+			// Pretty JSON and YAML: the Table encoded.
+			for _, mediaType := range []string{runtime.ContentTypeJSON, runtime.ContentTypeYAML} {
+				info, ok := runtime.SerializerInfoForMediaType(metainternalversionscheme.Codecs.SupportedMediaTypes(), mediaType)
+				require.True(t, ok)
+				serializer := info.Serializer
+				if info.PrettySerializer != nil {
+					serializer = info.PrettySerializer
+				}
+				other := metainternalversionscheme.Codecs.EncoderForVersion(serializer, metav1.SchemeGroupVersion)
+				var got, want bytes.Buffer
+				require.NoError(t, other.Encode(obj, &got))
+				require.NoError(t, other.Encode(table.GetObject(), &want))
+				require.Equal(t, want.String(), got.String())
+			}
+		})
+	}
+
+	t.Run("the SHARD and AGE cells of each list", func(t *testing.T) {
+		t.Parallel()
+		obj, err := r.ListTable(requestContext("*"), &metainternalversion.ListOptions{}, &metav1.TableOptions{})
+		require.NoError(t, err)
+		var written bytes.Buffer
+		require.NoError(t, encoder.Encode(obj, &written))
+		var table metav1.Table
+		require.NoError(t, json.Unmarshal(written.Bytes(), &table))
+		require.Len(t, table.Rows, 3)
+		require.Equal(t, []interface{}{"a", "<unknown>", nil}, []interface{}{table.Rows[0].Cells[0], table.Rows[0].Cells[ageColumn], table.Rows[0].Cells[shardColumn]})
+		require.Equal(t, []interface{}{"b<&>", "3h"}, []interface{}{table.Rows[1].Cells[0], table.Rows[1].Cells[ageColumn]})
+		require.Equal(t, []interface{}{"ns/c", "2d2h"}, []interface{}{table.Rows[2].Cells[3], table.Rows[2].Cells[ageColumn]})
+	})
+}
+
+// TestEncodingAppendRow: appendRow appends rowLen bytes.
+func TestEncodingAppendRow(t *testing.T) {
+	t.Parallel()
+	wsm := tableObject("c1", "a", time.Hour)
+	encoded := encodeJSON(wsm)
+	require.NotNil(t, encoded)
+	age, shard, object := []byte(`"60m"`), []byte(`"shard-2"`), []byte(`{"a":1}`)
+	row := encoded.appendRow([]byte("prefix"), age, shard, object)
+	require.Len(t, row, len("prefix")+encoded.rowLen(age, shard, object))
+	var got metav1.TableRow
+	require.NoError(t, json.Unmarshal(row[len("prefix"):], &got))
+	require.Equal(t, []interface{}{"a", "root:org:a", "KubeCluster", "kc", "Ready", true, "Unavailable", "60m", "c1", "shard-2", "https://kc.example.io", "MountReady"}, got.Cells)
+	require.JSONEq(t, `{"a":1}`, string(got.Object.Raw))
+}
+
+func mustJSON(t *testing.T, v interface{}) []byte {
+	t.Helper()
+	encoded, err := json.Marshal(v)
+	require.NoError(t, err)
+	return encoded
 }

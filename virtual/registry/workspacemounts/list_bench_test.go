@@ -102,5 +102,40 @@ func BenchmarkList(b *testing.B) {
 				}
 			}
 		})
+		// A meta.k8s.io/v1 Table (kubectl get), written by the server's
+		// encoder: as the handlers made it before ListTable (ConvertToTable,
+		// rows with the kept PartialObjectMetadata, encoding/json of the
+		// Table), and ListTable's, written from the store's encodings.
+		tableEncoder := metaJSONEncoder(b)
+		v1Table := WithListAnswer(ctx, &tableGVK)
+		b.Run(fmt.Sprintf("table-json/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				list, err := encodedREST.List(v1Table, options)
+				if err != nil {
+					b.Fatal(err)
+				}
+				table, err := encodedREST.ConvertToTable(v1Table, list, &metav1.TableOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := tableEncoder.Encode(table, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		tableREST := NewREST(r.store, allVisible).WithEncodedTableJSON(tableEncoder.Identifier())
+		b.Run(fmt.Sprintf("table-written/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				table, err := tableREST.ListTable(ctx, options, &metav1.TableOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := tableEncoder.Encode(table, io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

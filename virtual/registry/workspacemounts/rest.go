@@ -71,6 +71,10 @@ type REST struct {
 	// API's version, whose output the store's encodings are (empty: lists
 	// are encoded as any object).
 	jsonEncoder runtime.Identifier
+	// tableJSONEncoder is the identifier of the server's JSON encoder of
+	// meta.k8s.io/v1, whose output ListTable's Tables write from the store's
+	// encodings (empty: Tables are encoded as any object).
+	tableJSONEncoder runtime.Identifier
 	tableConvertor
 }
 
@@ -104,6 +108,15 @@ func (r *REST) WithShardCell(cell ShardCell) *REST {
 // NegotiatedSerializer.EncoderForVersion makes it. See encodedList.
 func (r *REST) WithEncodedJSON(jsonEncoder runtime.Identifier) *REST {
 	r.jsonEncoder = jsonEncoder
+	return r
+}
+
+// WithEncodedTableJSON has ListTable's Tables written from the JSON the
+// store keeps of each object when they are encoded by the encoder of that
+// identifier: the server's JSON encoder of meta.k8s.io/v1 (not pretty, not
+// YAML), as the handlers' meta.k8s.io codecs make it. See encodedTable.
+func (r *REST) WithEncodedTableJSON(tableJSONEncoder runtime.Identifier) *REST {
+	r.tableJSONEncoder = tableJSONEncoder
 	return r
 }
 
@@ -166,13 +179,78 @@ func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 // matches); wherever something filters (selectors, or visibility at *), it
 // is not set, as kube-apiserver does for a list with a selector.
 func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
-	target, err := r.readable(ctx)
+	page, err := r.page(ctx, options)
 	if err != nil {
 		return nil, err
 	}
-	after, continuing, err := decodeContinue(options.Continue)
+	if len(page.items) == 0 || r.jsonEncoder == "" || slices.Contains(page.encoded, nil) {
+		list := &wsmv1alpha1.WorkspaceMountList{ListMeta: page.ListMeta, Items: copiesOf(page.items)}
+		return list, nil
+	}
+	answer := page.encodedList(r.jsonEncoder)
+	if readsItems(ctx) {
+		answer.copyItems()
+	}
+	return answer, nil
+}
+
+// ListTable is List answered as a meta.k8s.io/v1 Table, as the handlers
+// would make it of List's answer (ConvertToTable, handlers.asTable), with
+// its rows written from the store's encodings when the server's JSON
+// encoder of meta.k8s.io/v1 writes it (WithEncodedTableJSON): an
+// encodedTable. tableOptions are validated (handlers.optionsForTransform).
+func (r *REST) ListTable(ctx context.Context, options *metainternalversion.ListOptions, tableOptions *metav1.TableOptions) (runtime.Object, error) {
+	page, err := r.page(ctx, options)
 	if err != nil {
 		return nil, err
+	}
+	for i, encoded := range page.encoded {
+		if encoded == nil {
+			if page.encoded[i] = encodeJSON(page.items[i]); page.encoded[i] == nil {
+				return nil, apierrors.NewInternalError(fmt.Errorf("cannot encode WorkspaceMount %s|%s", logicalcluster.From(page.items[i]), page.items[i].Name))
+			}
+		}
+	}
+	table := &metav1.Table{ListMeta: page.ListMeta}
+	if !tableOptions.NoHeaders {
+		table.ColumnDefinitions = columns
+	}
+	return &encodedTable{
+		Table:         table,
+		list:          page.encodedList(r.jsonEncoder),
+		includeObject: includeObjectOf(tableOptions),
+		convertor:     r.tableConvertor,
+		jsonEncoder:   r.tableJSONEncoder,
+	}, nil
+}
+
+// listPage is a page of a list: its list metadata, its objects (the
+// store's: shared, read only) and their encodings, index by index (nil for
+// an object the store could not encode).
+type listPage struct {
+	metav1.ListMeta
+	items   []*wsmv1alpha1.WorkspaceMount
+	encoded []*encoding
+}
+
+// encodedList is the page as a list answer, written from its encodings by
+// the encoder of jsonEncoder. Its items are not copied yet.
+func (p listPage) encodedList(jsonEncoder runtime.Identifier) *encodedList {
+	list := &wsmv1alpha1.WorkspaceMountList{ListMeta: p.ListMeta}
+	list.TypeMeta = metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind}
+	return &encodedList{WorkspaceMountList: list, items: p.items, encoded: p.encoded, jsonEncoder: jsonEncoder}
+}
+
+// page picks the objects of a list: selectors, visibility at *, then
+// paging, as List says.
+func (r *REST) page(ctx context.Context, options *metainternalversion.ListOptions) (listPage, error) {
+	target, err := r.readable(ctx)
+	if err != nil {
+		return listPage{}, err
+	}
+	after, continuing, err := decodeContinue(options.Continue)
+	if err != nil {
+		return listPage{}, err
 	}
 	matches, filtering := selectorPredicate(target, options)
 	var visibility *clusterVisibility
@@ -190,48 +268,32 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	if options.Limit > 0 && options.Limit < int64(size) {
 		size = int(options.Limit)
 	}
-	picked := make([]*wsmv1alpha1.WorkspaceMount, 0, size)
-	var pickedEncoded []*encoding
-	if r.jsonEncoder != "" {
-		pickedEncoded = make([]*encoding, 0, size)
-	}
+	page := listPage{items: make([]*wsmv1alpha1.WorkspaceMount, 0, size), encoded: make([]*encoding, 0, size)}
 	next := start // the first object not looked at
 	for ; next < len(items); next++ {
-		if options.Limit > 0 && int64(len(picked)) == options.Limit {
+		if options.Limit > 0 && int64(len(page.items)) == options.Limit {
 			break
 		}
 		wsm := items[next]
 		if !matches(wsm) || visibility != nil && !visibility.visible(logicalcluster.From(wsm)) {
 			continue
 		}
-		picked = append(picked, wsm)
-		if pickedEncoded != nil {
-			pickedEncoded = append(pickedEncoded, encoded[next])
-		}
+		page.items = append(page.items, wsm)
+		page.encoded = append(page.encoded, encoded[next])
 	}
 	if visibility != nil && ctx.Err() != nil {
 		// The client is gone (or timed out) while visibility was asked: what
 		// was filtered after that is not to be trusted, and nobody reads it.
-		return nil, ctx.Err()
+		return listPage{}, ctx.Err()
 	}
-	list := &wsmv1alpha1.WorkspaceMountList{}
-	list.ResourceVersion = resourceVersion
+	page.ResourceVersion = resourceVersion
 	if left := int64(len(items) - next); left > 0 {
-		list.Continue = encodeContinue(positionOf(picked[len(picked)-1]))
+		page.Continue = encodeContinue(positionOf(page.items[len(page.items)-1]))
 		if !filtering {
-			list.RemainingItemCount = &left
+			page.RemainingItemCount = &left
 		}
 	}
-	if len(picked) == 0 || pickedEncoded == nil || slices.Contains(pickedEncoded, nil) {
-		list.Items = copiesOf(picked)
-		return list, nil
-	}
-	list.TypeMeta = metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind}
-	answer := &encodedList{WorkspaceMountList: list, items: picked, encoded: pickedEncoded, jsonEncoder: r.jsonEncoder}
-	if readsItems(ctx) {
-		answer.copyItems()
-	}
-	return answer, nil
+	return page, nil
 }
 
 // Watch implements rest.Watcher: the current objects first (for

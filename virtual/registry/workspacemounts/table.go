@@ -19,6 +19,7 @@ package workspacemounts
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -74,7 +75,11 @@ func (c tableConvertor) ConvertToTable(ctx context.Context, object runtime.Objec
 			o.copyItems()
 		}
 		c.setListRows(table, &o.ListMeta, len(o.items), o.item)
-		setEncodedObjects(ctx, table, o.encoded, tableOptions)
+		var version schema.GroupVersion
+		if convert, _ := listAnswerFrom(ctx); convert != nil && convert.Kind == tableKind {
+			version = convert.GroupVersion()
+		}
+		setEncodedObjects(table, o.encoded, includeObjectOf(tableOptions), version)
 	case *wsmv1alpha1.WorkspaceMountList:
 		c.setListRows(table, &o.ListMeta, len(o.Items), func(i int) *wsmv1alpha1.WorkspaceMount { return &o.Items[i] })
 	default:
@@ -131,17 +136,12 @@ func includeObjectOf(tableOptions runtime.Object) metav1.IncludeObjectPolicy {
 // what the handlers put there (handlers.asTable, which replaces
 // Object.Object by the includeObject choice; an encoded RawExtension is its
 // Raw whenever set): the object itself for includeObject=Object, its
-// PartialObjectMetadata for Metadata (the default) in a meta.k8s.io/v1
-// Table. Else (None, or a Table of another version, or one not known) the
-// rows are left to the handlers.
-func setEncodedObjects(ctx context.Context, table *metav1.Table, encoded []*encoding, tableOptions runtime.Object) {
+// PartialObjectMetadata for Metadata (the default) in a Table of
+// meta.k8s.io/v1 (version). Else (None, or a Table of another version, or
+// one not known) the rows are left as they are.
+func setEncodedObjects(table *metav1.Table, encoded []*encoding, includeObject metav1.IncludeObjectPolicy, version schema.GroupVersion) {
 	if len(encoded) != len(table.Rows) {
 		return
-	}
-	includeObject := includeObjectOf(tableOptions)
-	var version schema.GroupVersion
-	if convert, _ := listAnswerFrom(ctx); convert != nil && convert.Kind == tableKind {
-		version = convert.GroupVersion()
 	}
 	for i := range table.Rows {
 		switch {
@@ -156,17 +156,29 @@ func setEncodedObjects(ctx context.Context, table *metav1.Table, encoded []*enco
 }
 
 func (c tableConvertor) row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
+	cells := objectCells(wsm)
+	cells[ageColumn] = age(wsm.CreationTimestamp)
+	cells[shardColumn] = c.shard(wsm.Status.Shard)
+	return metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: wsm}}
+}
+
+// The columns whose cells change while the object does not: AGE with time,
+// SHARD with the shard's last contact (ShardCell).
+const (
+	ageColumn   = 7
+	shardColumn = 9
+)
+
+// objectCells are a row's cells, those of ageColumn and shardColumn left nil.
+func objectCells(wsm *wsmv1alpha1.WorkspaceMount) []interface{} {
 	ref := wsm.Spec.MountRef
 	mountName := ref.Name
 	if ref.Namespace != "" {
 		mountName = ref.Namespace + "/" + ref.Name
 	}
-	return metav1.TableRow{
-		Cells: []interface{}{
-			wsm.Name, orNone(wsm.Status.WorkspacePath), ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready, orNone(wsm.Status.WorkspacePhase),
-			age(wsm.CreationTimestamp), logicalcluster.From(wsm).String(), c.shard(wsm.Status.Shard), wsm.Status.URL, wsm.Status.Reason,
-		},
-		Object: runtime.RawExtension{Object: wsm},
+	return []interface{}{
+		wsm.Name, orNone(wsm.Status.WorkspacePath), ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready, orNone(wsm.Status.WorkspacePhase),
+		nil, logicalcluster.From(wsm).String(), nil, wsm.Status.URL, wsm.Status.Reason,
 	}
 }
 
@@ -191,8 +203,13 @@ func orNone(value string) interface{} {
 }
 
 func age(created metav1.Time) string {
+	return ageAt(created, time.Now())
+}
+
+// ageAt is the AGE cell of an object created then, at now.
+func ageAt(created metav1.Time, now time.Time) string {
 	if created.IsZero() {
 		return "<unknown>"
 	}
-	return duration.HumanDuration(metav1.Now().Sub(created.Time))
+	return duration.HumanDuration(now.Sub(created.Time))
 }
