@@ -61,26 +61,35 @@ func encodeJSON(wsm *wsmv1alpha1.WorkspaceMount) *encoding {
 	if err != nil {
 		return nil
 	}
-	cells := objectCells(wsm)
-	beforeAge, err := json.Marshal(cells[:ageColumn])
+	cells, cellSplits, err := encodeCells(objectCells(wsm))
 	if err != nil {
 		return nil
 	}
-	between, err := json.Marshal(cells[ageColumn+1 : shardColumn])
-	if err != nil {
-		return nil
+	return &encoding{object: object, partialMetadataV1: partialMetadata, cells: cells, cellSplits: cellSplits}
+}
+
+// encodeCells is the JSON of a row's cells but AGE and SHARD, and where
+// those go (encoding.cells).
+func encodeCells(cells []interface{}) ([]byte, [2]int, error) {
+	var encoded []byte
+	var splits [2]int
+	for i, part := range [][]interface{}{cells[:ageColumn], cells[ageColumn+1 : shardColumn], cells[shardColumn+1:]} {
+		partJSON, err := json.Marshal(part) // [a,b]
+		if err != nil {
+			return nil, splits, err
+		}
+		switch i {
+		case 0: // [a,b
+			encoded = append(encoded, partJSON[:len(partJSON)-1]...)
+			splits[0] = len(encoded)
+		case 1: // a,b
+			encoded = append(encoded, partJSON[1:len(partJSON)-1]...)
+			splits[1] = len(encoded)
+		case 2: // a,b]
+			encoded = append(encoded, partJSON[1:]...)
+		}
 	}
-	afterShard, err := json.Marshal(cells[shardColumn+1:])
-	if err != nil {
-		return nil
-	}
-	// ["a",...,"p"] ["c"] ["u","r"] -> `["a",...,"p"` `"c"` `"u","r"]`
-	beforeAge, between, afterShard = beforeAge[:len(beforeAge)-1], between[1:len(between)-1], afterShard[1:]
-	encoded := &encoding{object: object, partialMetadataV1: partialMetadata}
-	encoded.cells = make([]byte, 0, len(beforeAge)+len(between)+len(afterShard))
-	encoded.cells = append(append(append(encoded.cells, beforeAge...), between...), afterShard...)
-	encoded.cellSplits = [2]int{len(beforeAge), len(beforeAge) + len(between)}
-	return encoded
+	return encoded, splits, nil
 }
 
 // appendRow appends the JSON of the object's Table row, as encoding/json

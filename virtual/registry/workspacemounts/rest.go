@@ -211,6 +211,9 @@ func (r *REST) ListTable(ctx context.Context, options *metainternalversion.ListO
 			}
 		}
 	}
+	if tableOptions == nil {
+		tableOptions = &metav1.TableOptions{}
+	}
 	table := &metav1.Table{ListMeta: page.ListMeta}
 	if !tableOptions.NoHeaders {
 		table.ColumnDefinitions = columns
