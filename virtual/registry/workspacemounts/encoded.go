@@ -17,12 +17,12 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -35,11 +35,12 @@ type encoding struct {
 	// writes it, item by item, in a list (encoding/json, the object's own
 	// apiVersion and kind), and in a Table row with includeObject=Object.
 	object []byte
-	// partialMetadataV1 is the JSON of its meta.k8s.io/v1
-	// PartialObjectMetadata, the object of a meta.k8s.io/v1 Table row with
-	// includeObject=Metadata (the default), as the handlers make it
-	// (meta.AsPartialObjectMetadata).
-	partialMetadataV1 []byte
+	// metadata is where the JSON of its metadata is in object: the JSON of
+	// its meta.k8s.io/v1 PartialObjectMetadata, the object of a
+	// meta.k8s.io/v1 Table row with includeObject=Metadata (the default), as
+	// the handlers make it (meta.AsPartialObjectMetadata), is that metadata
+	// in partialObjectMetadataV1 (partialMetadata).
+	metadata [2]int
 	// cells is the JSON array of its Table row's cells (objectCells) but
 	// for those of ageColumn and shardColumn, which change while the object
 	// does not: cells[:cellSplits[0]] are the cells before AGE (with the
@@ -55,17 +56,54 @@ func encodeJSON(wsm *wsmv1alpha1.WorkspaceMount) *encoding {
 	if err != nil {
 		return nil
 	}
-	partial := meta.AsPartialObjectMetadata(&wsm.ObjectMeta)
-	partial.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"))
-	partialMetadata, err := json.Marshal(partial)
+	// The metadata follows the object's kind and apiVersion.
+	metadata, err := json.Marshal(&wsm.ObjectMeta)
 	if err != nil {
+		return nil
+	}
+	start := bytes.Index(object, []byte(`"metadata":`)) + len(`"metadata":`)
+	if start < len(`"metadata":`) || !bytes.HasPrefix(object[start:], metadata) {
 		return nil
 	}
 	cells, cellSplits, err := encodeCells(objectCells(wsm))
 	if err != nil {
 		return nil
 	}
-	return &encoding{object: object, partialMetadataV1: partialMetadata, cells: cells, cellSplits: cellSplits}
+	return &encoding{object: object, metadata: [2]int{start, start + len(metadata)}, cells: cells, cellSplits: cellSplits}
+}
+
+// partialObjectMetadataV1 is the JSON of a meta.k8s.io/v1
+// PartialObjectMetadata, as encoding/json writes it, but for its metadata.
+var partialObjectMetadataV1 = [2]string{`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":`, `}`}
+
+// partialMetadata is the JSON of the object's meta.k8s.io/v1 PartialObjectMetadata.
+func (e *encoding) partialMetadata() []byte {
+	return e.appendObject(nil, metav1.IncludeMetadata)
+}
+
+// appendObject appends the JSON of the object of a meta.k8s.io/v1 Table
+// row with includeObject (Object, Metadata or None); objectLen bytes.
+func (e *encoding) appendObject(b []byte, includeObject metav1.IncludeObjectPolicy) []byte {
+	switch includeObject {
+	case metav1.IncludeObject:
+		return append(b, e.object...)
+	case metav1.IncludeMetadata:
+		b = append(b, partialObjectMetadataV1[0]...)
+		b = append(b, e.object[e.metadata[0]:e.metadata[1]]...)
+		return append(b, partialObjectMetadataV1[1]...)
+	}
+	return append(b, "null"...)
+}
+
+// objectLen is the length of what appendObject appends.
+func (e *encoding) objectLen(includeObject metav1.IncludeObjectPolicy) int {
+	switch includeObject {
+	case metav1.IncludeObject:
+		return len(e.object)
+	case metav1.IncludeMetadata:
+		return len(partialObjectMetadataV1[0]) + e.metadata[1] - e.metadata[0] + len(partialObjectMetadataV1[1])
+	}
+	return len("null")
 }
 
 // encodeCells is the JSON of a row's cells but AGE and SHARD, and where
@@ -92,21 +130,22 @@ func encodeCells(cells []interface{}) ([]byte, [2]int, error) {
 	return encoded, splits, nil
 }
 
-// appendRow appends the JSON of the object's Table row, as encoding/json
-// writes a metav1.TableRow: its cells, with age and shard (JSON values) in
-// their columns, and object (JSON) as the row's object; rowLen bytes.
-func (e *encoding) appendRow(row, age, shard, object []byte) []byte {
+// appendRow appends the JSON of the object's meta.k8s.io/v1 Table row, as
+// encoding/json writes a metav1.TableRow: its cells, with age and shard
+// (JSON values) in their columns, and the object includeObject asks for;
+// rowLen bytes.
+func (e *encoding) appendRow(row, age, shard []byte, includeObject metav1.IncludeObjectPolicy) []byte {
 	row = append(row, `{"cells":`...)
 	row = append(append(append(row, e.cells[:e.cellSplits[0]]...), ','), age...)
 	row = append(append(append(row, ','), e.cells[e.cellSplits[0]:e.cellSplits[1]]...), ',')
 	row = append(append(append(row, shard...), ','), e.cells[e.cellSplits[1]:]...)
-	row = append(append(row, `,"object":`...), object...)
+	row = e.appendObject(append(row, `,"object":`...), includeObject)
 	return append(row, '}')
 }
 
 // rowLen is the length of what appendRow appends.
-func (e *encoding) rowLen(age, shard, object []byte) int {
-	return len(`{"cells":,,,,,"object":}`) + len(e.cells) + len(age) + len(shard) + len(object)
+func (e *encoding) rowLen(age, shard []byte, includeObject metav1.IncludeObjectPolicy) int {
+	return len(`{"cells":,,,,,"object":}`) + len(e.cells) + len(age) + len(shard) + e.objectLen(includeObject)
 }
 
 // encodedList is a list answer that carries, beside the list, the store's
@@ -335,25 +374,16 @@ func (t *encodedTable) CacheEncode(id runtime.Identifier, encode func(runtime.Ob
 		if err != nil {
 			return err
 		}
-		object := jsonNull
-		switch t.includeObject {
-		case metav1.IncludeObject:
-			object = encoded.object
-		case metav1.IncludeMetadata:
-			object = encoded.partialMetadataV1
-		}
-		if err := out.reserve(1 + encoded.rowLen(age, shard, object)); err != nil {
+		if err := out.reserve(1 + encoded.rowLen(age, shard, t.includeObject)); err != nil {
 			return err
 		}
 		if i > 0 {
 			out.chunk = append(out.chunk, ',')
 		}
-		out.chunk = encoded.appendRow(out.chunk, age, shard, object)
+		out.chunk = encoded.appendRow(out.chunk, age, shard, t.includeObject)
 	}
 	return out.close("]}\n")
 }
-
-var jsonNull = []byte("null")
 
 // jsonOnce is the JSON of cell(key), made once per key and kept in made.
 func jsonOnce(made map[string][]byte, key string, cell func(string) interface{}) ([]byte, error) {

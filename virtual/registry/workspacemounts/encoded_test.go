@@ -409,19 +409,33 @@ func TestEncodedTable(t *testing.T) {
 	})
 }
 
-// TestEncodingAppendRow: appendRow appends rowLen bytes.
+// TestEncodingAppendRow: appendRow appends rowLen bytes, a TableRow with
+// the object asked for.
 func TestEncodingAppendRow(t *testing.T) {
 	t.Parallel()
 	wsm := tableObject("c1", "a", time.Hour)
+	wsm.SetGroupVersionKind(wsmv1alpha1.SchemeGroupVersion.WithKind(wsmv1alpha1.Kind))
 	encoded := encodeJSON(wsm)
 	require.NotNil(t, encoded)
-	age, shard, object := []byte(`"60m"`), []byte(`"shard-2"`), []byte(`{"a":1}`)
-	row := encoded.appendRow([]byte("prefix"), age, shard, object)
-	require.Len(t, row, len("prefix")+encoded.rowLen(age, shard, object))
-	var got metav1.TableRow
-	require.NoError(t, json.Unmarshal(row[len("prefix"):], &got))
-	require.Equal(t, []interface{}{"a", "root:org:a", "KubeCluster", "kc", "Ready", true, "Unavailable", "60m", "c1", "shard-2", "https://kc.example.io", "MountReady"}, got.Cells)
-	require.JSONEq(t, `{"a":1}`, string(got.Object.Raw))
+	partial := meta.AsPartialObjectMetadata(wsm)
+	partial.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"))
+	age, shard := []byte(`"60m"`), []byte(`"shard-2"`)
+	for includeObject, want := range map[metav1.IncludeObjectPolicy]string{
+		metav1.IncludeObject:   string(mustJSON(t, wsm)),
+		metav1.IncludeMetadata: string(mustJSON(t, partial)),
+		metav1.IncludeNone:     "null",
+	} {
+		row := encoded.appendRow([]byte("prefix"), age, shard, includeObject)
+		require.Len(t, row, len("prefix")+encoded.rowLen(age, shard, includeObject), includeObject)
+		var got struct {
+			Cells  []interface{}   `json:"cells"`
+			Object json.RawMessage `json:"object"`
+		}
+		require.NoError(t, json.Unmarshal(row[len("prefix"):], &got))
+		require.Equal(t, []interface{}{"a", "root:org:a", "KubeCluster", "kc", "Ready", true, "Unavailable", "60m", "c1", "shard-2", "https://kc.example.io", "MountReady"}, got.Cells)
+		require.Equal(t, want, string(got.Object), includeObject)
+	}
+	require.Equal(t, string(mustJSON(t, partial)), string(encoded.partialMetadata()))
 }
 
 func mustJSON(t *testing.T, v interface{}) []byte {

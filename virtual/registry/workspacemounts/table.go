@@ -148,7 +148,7 @@ func setEncodedObjects(table *metav1.Table, encoded []*encoding, includeObject m
 		case includeObject == metav1.IncludeObject:
 			table.Rows[i].Object.Raw = encoded[i].object
 		case includeObject == metav1.IncludeMetadata && version == metav1.SchemeGroupVersion:
-			table.Rows[i].Object.Raw = encoded[i].partialMetadataV1
+			table.Rows[i].Object.Raw = encoded[i].partialMetadata()
 		default:
 			return
 		}
