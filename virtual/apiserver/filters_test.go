@@ -33,7 +33,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/util/apihelpers"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -358,9 +357,9 @@ func TestWithListAnswer(t *testing.T) {
 	t.Parallel()
 	store := testStore(t, mountedWorkspace("c1", "a", mount.PhaseReady), mountedWorkspace("c1", "b", mount.PhaseConnecting))
 	allVisible := func(context.Context, logicalcluster.Name) (bool, error) { return true, nil }
-	tableEncoder, err := jsonEncoderIdentifier(apihelpers.GetMetaInternalVersionCodecs(), metav1.SchemeGroupVersion)
+	_, tableEncoder, err := ListEncoders()
 	require.NoError(t, err)
-	storage := wsmregistry.NewREST(store, allVisible).WithEncodedTableJSON(tableEncoder)
+	storage := wsmregistry.NewREST(store, allVisible).WithEncodedTableJSON(tableEncoder.Identifier())
 
 	const v1, v1beta1 = "application/json;as=Table;v=v1;g=meta.k8s.io", "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
 	other := resourceInfo("list")

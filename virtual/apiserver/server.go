@@ -143,16 +143,12 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	}
 	cfg.Authorization.Authorizer = deps.Authorizer
 	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
-	jsonEncoder, err := jsonEncoderIdentifier(apiGroup.NegotiatedSerializer, wsmv1alpha1.SchemeGroupVersion)
-	if err != nil {
-		return nil, err
-	}
-	tableJSONEncoder, err := jsonEncoderIdentifier(apihelpers.GetMetaInternalVersionCodecs(), metav1.SchemeGroupVersion)
+	listEncoder, tableEncoder, err := ListEncoders()
 	if err != nil {
 		return nil, err
 	}
 	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).
-		WithEncodedJSON(jsonEncoder).WithEncodedTableJSON(tableJSONEncoder)
+		WithEncodedJSON(listEncoder.Identifier()).WithEncodedTableJSON(tableEncoder.Identifier())
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(withListAnswer(apiHandler, apiGroup.NegotiatedSerializer, storage)), c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
@@ -190,17 +186,28 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	return server, nil
 }
 
-// jsonEncoderIdentifier is the identifier of the encoder the handlers
-// write JSON answers in version with (responsewriters.WriteObjectNegotiated:
-// EncoderForVersion of serializers for application/json): this API's
-// serializers for its lists, meta.k8s.io's for its Tables, whose output
-// the store's encodings are written as.
-func jsonEncoderIdentifier(serializers runtime.NegotiatedSerializer, version schema.GroupVersion) (runtime.Identifier, error) {
+// ListEncoders are the encoders the handlers write lists answered as JSON
+// with (responsewriters.WriteObjectNegotiated: EncoderForVersion of the
+// serializer for application/json): this API's for a WorkspaceMountList,
+// meta.k8s.io's for a meta.k8s.io/v1 Table of one. The store's encodings
+// are written as their output (wsmregistry.REST.WithEncodedJSON,
+// WithEncodedTableJSON).
+func ListEncoders() (list, table runtime.Encoder, err error) {
+	if list, err = jsonEncoder(codecs, wsmv1alpha1.SchemeGroupVersion); err != nil {
+		return nil, nil, err
+	}
+	if table, err = jsonEncoder(apihelpers.GetMetaInternalVersionCodecs(), metav1.SchemeGroupVersion); err != nil {
+		return nil, nil, err
+	}
+	return list, table, nil
+}
+
+func jsonEncoder(serializers runtime.NegotiatedSerializer, version schema.GroupVersion) (runtime.Encoder, error) {
 	info, ok := runtime.SerializerInfoForMediaType(serializers.SupportedMediaTypes(), runtime.ContentTypeJSON)
 	if !ok {
-		return "", errors.New("the serializers have no application/json")
+		return nil, errors.New("the serializers have no application/json")
 	}
-	return serializers.EncoderForVersion(info.Serializer, version).Identifier(), nil
+	return serializers.EncoderForVersion(info.Serializer, version), nil
 }
 
 // applyAuthentication is DelegatingAuthenticationOptions.ApplyTo without

@@ -278,18 +278,22 @@ func child(arg string) error {
 	r.Scrape = median(scrapes)
 	r.HeapAfterScrape = liveHeap() - baseHeap
 
-	// Lists at *.
+	// Lists at *: one that checks what is written, then those timed.
+	t, err := s.list(ctx, true)
+	if err != nil {
+		return err
+	}
+	if t.items != n {
+		return fmt.Errorf("a list at * had %d items, not %d", t.items, n)
+	}
 	var storage, table, js, tableJS []time.Duration
 	runtime.ReadMemStats(&m)
 	allocBefore := m.TotalAlloc
 	cpuBefore = cpuTime()
 	for range *lists {
-		t, err := s.list(ctx)
+		t, err := s.list(ctx, false)
 		if err != nil {
 			return err
-		}
-		if t.items != n {
-			return fmt.Errorf("a list at * had %d items, not %d", t.items, n)
 		}
 		storage, table, js, tableJS = append(storage, t.storage), append(table, t.table), append(js, t.json), append(tableJS, t.tableJSON)
 		r.ListBytes, r.ListTableBytes = int64(t.bytes), int64(t.tableBytes)

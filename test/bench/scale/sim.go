@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,6 +50,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
@@ -111,6 +113,9 @@ type sim struct {
 
 	store *wsmregistry.Store
 	rest  *wsmregistry.REST
+	// listEncoder and tableEncoder are the server's JSON encoders of lists
+	// and of their Tables (apiserver.ListEncoders).
+	listEncoder, tableEncoder runtime.Encoder
 
 	// generation is the resourceVersion of the latest event sent.
 	generation int
@@ -181,7 +186,11 @@ func newSim(n, clusters int) (*sim, error) {
 	if err := s.store.AddClusterPaths(s.logicalClusters); err != nil {
 		return nil, err
 	}
-	s.rest = wsmregistry.NewREST(s.store, func(context.Context, logicalcluster.Name) (bool, error) { return true, nil })
+	if s.listEncoder, s.tableEncoder, err = apiserver.ListEncoders(); err != nil {
+		return nil, err
+	}
+	s.rest = wsmregistry.NewREST(s.store, func(context.Context, logicalcluster.Name) (bool, error) { return true, nil }).
+		WithEncodedJSON(s.listEncoder.Identifier()).WithEncodedTableJSON(s.tableEncoder.Identifier())
 	metrics.Register()
 	metrics.RegisterMountCollector(s.workspaces.GetStore())
 	return s, nil
@@ -279,37 +288,57 @@ type listTimes struct {
 	items, bytes, tableBytes        int
 }
 
-// list lists every WorkspaceMount at *, converts it to a Table and encodes
-// both as JSON, in-process: what the virtual workspace does for kubectl get
-// (the Table) and a client asking for JSON.
-func (s *sim) list(ctx context.Context) (listTimes, error) {
+// list lists every WorkspaceMount at *, as JSON and as a meta.k8s.io/v1
+// Table, in-process, as the virtual workspace does for a client asking for
+// JSON and for kubectl get: REST.List (storage) and the server's encoder
+// writing it (JSON), REST.ListTable (table) and the encoder writing it
+// (table JSON).
+// With verify, it also decodes what was written: every item, in both.
+func (s *sim) list(ctx context.Context, verify bool) (listTimes, error) {
 	ctx = clusterpath.WithTarget(ctx, clusterpath.Target{Wildcard: true})
 	ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "bench"})
 	var t listTimes
 	began := time.Now()
-	list, err := s.rest.List(ctx, &metainternalversion.ListOptions{})
+	// Answered as the list itself, as the server's filter tells it.
+	list, err := s.rest.List(wsmregistry.WithListAnswer(ctx, nil), &metainternalversion.ListOptions{})
 	if err != nil {
 		return t, err
 	}
 	t.storage = time.Since(began)
 	began = time.Now()
-	table, err := s.rest.ConvertToTable(ctx, list, &metav1.TableOptions{})
+	var listJSON, tableJSON bytes.Buffer
+	if err := s.listEncoder.Encode(list, &listJSON); err != nil {
+		return t, err
+	}
+	t.json, t.bytes = time.Since(began), listJSON.Len()
+	began = time.Now()
+	table, err := s.rest.ListTable(ctx, &metainternalversion.ListOptions{}, &metav1.TableOptions{})
 	if err != nil {
 		return t, err
 	}
 	t.table = time.Since(began)
 	began = time.Now()
-	data, err := json.Marshal(list)
-	if err != nil {
+	if err := s.tableEncoder.Encode(table, &tableJSON); err != nil {
 		return t, err
 	}
-	t.json, t.bytes = time.Since(began), len(data)
-	began = time.Now()
-	if data, err = json.Marshal(table); err != nil {
+	t.tableJSON, t.tableBytes = time.Since(began), tableJSON.Len()
+	if !verify {
+		return t, nil
+	}
+	var decoded struct {
+		Items []json.RawMessage `json:"items"`
+		Rows  []json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal(listJSON.Bytes(), &decoded); err != nil {
 		return t, err
 	}
-	t.tableJSON, t.tableBytes = time.Since(began), len(data)
-	t.items = len(table.Rows)
+	if err := json.Unmarshal(tableJSON.Bytes(), &decoded); err != nil {
+		return t, err
+	}
+	if len(decoded.Items) != len(decoded.Rows) {
+		return t, fmt.Errorf("a list at * had %d items, its Table %d rows", len(decoded.Items), len(decoded.Rows))
+	}
+	t.items = len(decoded.Rows)
 	return t, nil
 }
 
