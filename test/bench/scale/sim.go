@@ -306,11 +306,16 @@ func (s *sim) list(ctx context.Context, verify bool) (listTimes, error) {
 	}
 	t.storage = time.Since(began)
 	began = time.Now()
+	// Written as the server streams an answer: kept only to be verified.
 	var listJSON, tableJSON bytes.Buffer
-	if err := s.listEncoder.Encode(list, &listJSON); err != nil {
+	listOut, tableOut := &countingWriter{}, &countingWriter{}
+	if verify {
+		listOut.keep, tableOut.keep = &listJSON, &tableJSON
+	}
+	if err := s.listEncoder.Encode(list, listOut); err != nil {
 		return t, err
 	}
-	t.json, t.bytes = time.Since(began), listJSON.Len()
+	t.json, t.bytes = time.Since(began), listOut.n
 	began = time.Now()
 	table, err := s.rest.ListTable(ctx, &metainternalversion.ListOptions{}, &metav1.TableOptions{})
 	if err != nil {
@@ -318,10 +323,10 @@ func (s *sim) list(ctx context.Context, verify bool) (listTimes, error) {
 	}
 	t.table = time.Since(began)
 	began = time.Now()
-	if err := s.tableEncoder.Encode(table, &tableJSON); err != nil {
+	if err := s.tableEncoder.Encode(table, tableOut); err != nil {
 		return t, err
 	}
-	t.tableJSON, t.tableBytes = time.Since(began), tableJSON.Len()
+	t.tableJSON, t.tableBytes = time.Since(began), tableOut.n
 	if !verify {
 		return t, nil
 	}
@@ -340,6 +345,20 @@ func (s *sim) list(ctx context.Context, verify bool) (listTimes, error) {
 	}
 	t.items = len(decoded.Rows)
 	return t, nil
+}
+
+// countingWriter counts what is written to it, and keeps it if told where.
+type countingWriter struct {
+	n    int
+	keep *bytes.Buffer
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	if w.keep != nil {
+		return w.keep.Write(p)
+	}
+	return len(p), nil
 }
 
 // scrape serves /metrics once, as Prometheus scrapes it.
