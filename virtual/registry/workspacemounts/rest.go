@@ -198,7 +198,8 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 // would make it of List's answer (ConvertToTable, handlers.asTable), with
 // its rows written from the store's encodings when the server's JSON
 // encoder of meta.k8s.io/v1 writes it (WithEncodedTableJSON): an
-// encodedTable. tableOptions are validated (handlers.optionsForTransform).
+// encodedTable. tableOptions (nil: the defaults) are the request's, as the
+// handlers decode and validate them (handlers.optionsForTransform).
 func (r *REST) ListTable(ctx context.Context, options *metainternalversion.ListOptions, tableOptions *metav1.TableOptions) (runtime.Object, error) {
 	page, err := r.page(ctx, options)
 	if err != nil {
