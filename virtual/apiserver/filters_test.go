@@ -32,8 +32,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
+	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
+	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -410,4 +412,42 @@ func TestWithListAnswer(t *testing.T) {
 			require.Contains(t, rec.Body.String(), "Connecting")
 		})
 	}
+
+	t.Run("counted as the list route counts its requests", func(t *testing.T) {
+		t.Parallel()
+		apimetrics.Register()
+		before := listRequests(t)
+		req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody)
+		req.Header.Set("Accept", v1)
+		ctx := genericapirequest.WithRequestInfo(req.Context(), resourceInfo("list"))
+		ctx = clusterpath.WithTarget(ctx, clusterpath.Target{Wildcard: true})
+		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "alice"})
+		rec := httptest.NewRecorder()
+		withListAnswer(&recorder{}, codecs, storage).ServeHTTP(rec, req.WithContext(ctx))
+		require.Equal(t, http.StatusOK, rec.Code)
+		require.Greater(t, listRequests(t), before)
+	})
+}
+
+// listRequests is apiserver_request_total for lists of WorkspaceMounts answered 200.
+func listRequests(t *testing.T) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	require.NoError(t, err)
+	var total float64
+	for _, family := range families {
+		if family.GetName() != "apiserver_request_total" {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["verb"] == "LIST" && labels["group"] == "workspacemounts.io" && labels["resource"] == "workspacemounts" && labels["code"] == "200" && labels["scope"] == "cluster" {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
 }
