@@ -37,6 +37,7 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
+	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
 // Accept headers of kubectl v1.32 (measured with -v=8 and at the wire, see
@@ -80,14 +81,7 @@ type benchItem struct {
 // process: B/op and allocs/op are both sides'.
 func BenchmarkListHTTPS(b *testing.B) {
 	const n = 10000
-	store := testStore(b, benchWorkspaces(n)...)
-	ts := startServer(b, func(_ *testServer, _ *Options, deps *Dependencies) {
-		deps.Store = store
-		allowed := func(_ context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
-			return spec.User == "alice", nil
-		}
-		deps.Authorizer = authorization.New(authorization.NewReviews(allowed, authorization.DefaultReviewOptions()), func(logicalcluster.Name) bool { return true })
-	})
+	ts := startServerForAlice(b, testStore(b, benchWorkspaces(n)...))
 	alice := ts.client(b, "alice")
 	config := alice.Transport.(*http.Transport).TLSClientConfig
 	listURL := clusterURL(ts, "*", resourcePath)
@@ -150,6 +144,19 @@ func BenchmarkListHTTPS(b *testing.B) {
 			b.ReportMetric(float64(bodyBytes)/float64(b.N), "body-B/op")
 		})
 	}
+}
+
+// startServerForAlice starts the server over store, where every cluster
+// exists and alice, only she, may see each.
+func startServerForAlice(tb testing.TB, store *wsmregistry.Store) *testServer {
+	tb.Helper()
+	return startServer(tb, func(_ *testServer, _ *Options, deps *Dependencies) {
+		deps.Store = store
+		allowed := func(_ context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+			return spec.User == "alice", nil
+		}
+		deps.Authorizer = authorization.New(authorization.NewReviews(allowed, authorization.DefaultReviewOptions()), func(logicalcluster.Name) bool { return true })
+	})
 }
 
 // processCPU is the CPU time, user and system, the process has used.

@@ -659,14 +659,7 @@ func TestServer(t *testing.T) {
 func TestServerLargeTables(t *testing.T) {
 	t.Parallel()
 	const n = 1000
-	store := testStore(t, benchWorkspaces(n)...)
-	ts := startServer(t, func(_ *testServer, _ *Options, deps *Dependencies) {
-		deps.Store = store
-		allowed := func(_ context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
-			return spec.User == "alice", nil
-		}
-		deps.Authorizer = authorization.New(authorization.NewReviews(allowed, authorization.DefaultReviewOptions()), func(logicalcluster.Name) bool { return true })
-	})
+	ts := startServerForAlice(t, testStore(t, benchWorkspaces(n)...))
 	alice := ts.client(t, "alice")
 	get := func(t *testing.T, version string) string {
 		t.Helper()

@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
@@ -61,19 +62,25 @@ func encoderFor(t *testing.T, codecs serializer.CodecFactory, mediaType string) 
 	return codecs.EncoderForVersion(info.Serializer, wsmv1alpha1.SchemeGroupVersion)
 }
 
+// unusualWorkspace is a Workspace in c1 whose WorkspaceMount has what JSON
+// escapes: quotes, HTML, U+2028, non-ASCII.
+func unusualWorkspace(name string) *tenancyv1alpha1.Workspace {
+	ws := mounted("c1", name, mount.PhaseConnecting, map[string]string{"team": "<&>"})
+	ws.Annotations[mount.StatusAnnotationKey] = mount.Status{
+		Phase: mount.PhaseConnecting, Reason: "MountNotReady", Message: "quotes \" and <html> & \u2028 and ünïcode",
+		URL: "https://example.com/?a=1&b=<2>", Conditions: []mount.Condition{{Type: "A", Status: "False", Message: "m"}},
+	}.Encode()
+	return ws
+}
+
 // TestEncodedList: a list written from the store's encodings is, byte for
 // byte, what the server's JSON encoders write of the list; other encoders
 // encode the list themselves; and the list reads as one.
 func TestEncodedList(t *testing.T) {
 	t.Parallel()
-	unusual := mounted("c1", "b", mount.PhaseConnecting, map[string]string{"team": "<&>"})
-	unusual.Annotations[mount.StatusAnnotationKey] = mount.Status{
-		Phase: mount.PhaseConnecting, Reason: "MountNotReady", Message: "quotes \" and <html> & \u2028 and ünïcode",
-		URL: "https://example.com/?a=1&b=<2>", Conditions: []mount.Condition{{Type: "A", Status: "False", Message: "m"}},
-	}.Encode()
 	h := newHarness(t,
 		mounted("c1", "a", mount.PhaseReady, nil),
-		unusual,
+		unusualWorkspace("b"),
 		mounted("c2", "c", mount.PhaseReady, map[string]string{"team": "b"}),
 	)
 	streaming := codecsFor(t, true)
@@ -304,11 +311,7 @@ func metaJSONEncoder(t testing.TB) runtime.Encoder {
 // answers with the handlers' own.)
 func TestEncodedTable(t *testing.T) {
 	t.Parallel()
-	unusual := mounted("c1", "b<&>", mount.PhaseConnecting, map[string]string{"team": "<&>"})
-	unusual.Annotations[mount.StatusAnnotationKey] = mount.Status{
-		Phase: mount.PhaseConnecting, Reason: "MountNotReady", Message: "quotes \" and <html> & \u2028 and ünïcode",
-		URL: "https://example.com/?a=1&b=<2>", Conditions: []mount.Condition{{Type: "A", Status: "False", Message: "m"}},
-	}.Encode()
+	unusual := unusualWorkspace("b<&>")
 	unusual.CreationTimestamp = metav1.NewTime(time.Now().Add(-3 * time.Hour))
 	namespaced := mounted("c2", "c", mount.PhaseReady, map[string]string{"team": "b"})
 	namespaced.Spec.Mount.Reference.Namespace = "ns"
