@@ -15,7 +15,14 @@ WORKSPACEMOUNTS := $(BIN)/workspacemounts
 GOLANGCI_LINT := $(BIN)/golangci-lint
 DEEPCOPY_GEN := $(BIN)/deepcopy-gen
 OPENAPI_GEN := $(BIN)/openapi-gen
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version is set in one place, the VERSION file (the release, v0.1.0);
+# hack/version.sh makes v0.1.0-N-g<sha> of a commit N past the one that set it.
+# Both, and the commit, are linked into the binary (pkg/version).
+RELEASE := $(shell tr -d '[:space:]' < VERSION)
+VERSION ?= $(shell hack/version.sh)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+VERSION_PKG := github.com/workspacemounts/workspacemounts/pkg/version
+LDFLAGS := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
 
 # Go test flags, e.g. make test GOTESTFLAGS=-v
 GOTESTFLAGS ?=
@@ -44,7 +51,7 @@ build: $(WORKSPACEMOUNTS) $(KCP) ## Build bin/workspacemounts and bin/kcp.
 # Always handed to go build: its cache knows better than make whether anything changed.
 .PHONY: $(WORKSPACEMOUNTS)
 $(WORKSPACEMOUNTS):
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $@ ./cmd/workspacemounts
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/workspacemounts
 
 # kcp v0.28.1, the newest kcp server the module proxy serves whole; its own
 # module pins its Kubernetes fork. hack/kcp/build.sh applies the backported

@@ -670,6 +670,7 @@ var notOnDashboard = map[string]string{
 	"workspacemounts_mount_informers_limit":              "no panel yet",
 	"workspacemounts_cluster_mount_informers":            "no panel yet",
 	"workspacemounts_cluster_mount_informers_over_limit": "no panel yet",
+	"workspacemounts_build_info":                         "which build runs: for a table of versions during a rollout, no panel yet",
 }
 
 // TestMetricsDocumented keeps docs/metrics.md listing every exported metric.

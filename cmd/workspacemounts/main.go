@@ -28,9 +28,6 @@ import (
 	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	os.Exit(run())
 }
@@ -38,7 +35,7 @@ func main() {
 func run() int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := app.NewCommand(version).ExecuteContext(ctx); err != nil {
+	if err := app.NewCommand().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		return 1
 	}

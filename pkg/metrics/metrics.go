@@ -30,6 +30,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/version"
 
 	// rest_client_* series of every client-go client of the process (its
 	// requests to kcp: rest_client_requests_total{code,host,method}), in
@@ -174,6 +175,13 @@ var (
 			"0 while it starts; no series for a Shard deleted.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"shard"})
+	// BuildInfo is 1, with this build's version, commit and Go version as labels.
+	BuildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help: "1, labelled with the version (the VERSION file's release, or v0.1.0-N-g<sha> past it), the commit and the Go version of this " +
+			"build of workspacemounts: the same as `workspacemounts version` and the virtual workspace's /version.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"version", "revision", "goversion"})
 	// Leader is 1 on the replica that holds the lease.
 	Leader = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "leader",
@@ -188,7 +196,9 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
-			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced)
+			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo)
+		build := version.Get()
+		BuildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion).Set(1)
 		// Every result from the start, at 0: a sum over both patch
 		// counters (the patch errors alert) needs both series.
 		for _, result := range []string{PatchApplied, PatchConflict, PatchError} {

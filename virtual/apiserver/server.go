@@ -39,6 +39,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
@@ -56,7 +57,9 @@ import (
 	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/client-go/kubernetes"
 	clientrest "k8s.io/client-go/rest"
+	basecompatibility "k8s.io/component-base/compatibility"
 
+	"github.com/workspacemounts/workspacemounts/pkg/version"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
@@ -117,11 +120,24 @@ type ShardContacts interface {
 // carry a warning that they may be out of date: three probes (kcpcontact).
 const staleAfter = 30 * time.Second
 
+// buildEffectiveVersion is the Kubernetes library's effective version (what
+// its API machinery and feature gates go by) that answers /version with this
+// build of workspacemounts (pkg/version) instead of the library's.
+type buildEffectiveVersion struct {
+	basecompatibility.EffectiveVersion
+}
+
+// Info is what /version answers.
+func (buildEffectiveVersion) Info() *apimachineryversion.Info {
+	info := version.Get().APIServer()
+	return &info
+}
+
 // New builds the server from completed options. It does not listen until Run.
 func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.GenericAPIServer, error) {
 	o := &completed.Options
 	cfg := genericapiserver.NewConfig(codecs)
-	cfg.EffectiveVersion = utilcompatibility.DefaultBuildEffectiveVersion()
+	cfg.EffectiveVersion = buildEffectiveVersion{utilcompatibility.DefaultBuildEffectiveVersion()}
 	// Tenants reach this port: no profiling, /debug/flags, /metrics or index
 	// here (metrics are served on --metrics-bind-address); the request
 	// metrics are still recorded for that listener.

@@ -49,6 +49,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 	clientrest "k8s.io/client-go/rest"
@@ -60,6 +61,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/version"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
@@ -329,6 +331,14 @@ func TestServer(t *testing.T) {
 			code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", path))
 			require.Equal(t, http.StatusOK, code, "%s: %s", path, body)
 		}
+	})
+	t.Run("/version is this build's", func(t *testing.T) {
+		t.Parallel()
+		code, body := do(t, alice, http.MethodGet, clusterURL(ts, "c1", "/version"))
+		require.Equal(t, http.StatusOK, code, "%s", body)
+		var got apimachineryversion.Info
+		require.NoError(t, json.Unmarshal(body, &got), "%s", body)
+		require.Equal(t, version.Get().APIServer(), got)
 	})
 	t.Run("list with a field selector", func(t *testing.T) {
 		t.Parallel()

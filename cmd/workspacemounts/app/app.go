@@ -24,6 +24,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -33,18 +34,23 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/pkg/version"
+
+	// --logging-format=json: component-base's JSON logger (zap), one object
+	// per line, as kcp and kube-apiserver write it.
+	_ "k8s.io/component-base/logs/json/register"
 )
 
 // NewCommand is the workspacemounts command with its subcommands start and
-// version; version is what `workspacemounts version` prints.
-func NewCommand(version string) *cobra.Command {
+// version.
+func NewCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "workspacemounts",
 		Short:         "Shows, for every mounted kcp Workspace, whether its mount is ready",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newStartCommand(), newVersionCommand(version))
+	root.AddCommand(newStartCommand(), newVersionCommand())
 	return root
 }
 
@@ -84,6 +90,9 @@ condition WorkspaceMountAvailable, with --workspace-url its spec.URL.`,
 // Run runs `workspacemounts start` with the options until ctx is done: it
 // completes them, builds the config and the server, and runs it.
 func Run(ctx context.Context, options *server.Options) error {
+	build := version.Get()
+	klog.FromContext(ctx).Info("Starting workspacemounts", "version", build.Version, "revision", build.Revision,
+		"goVersion", build.GoVersion, "kcpVersion", build.KcpVersion, "platform", build.Platform)
 	completed, err := options.Complete()
 	if err != nil {
 		return err
@@ -99,13 +108,31 @@ func Run(ctx context.Context, options *server.Options) error {
 	return s.Run(ctx)
 }
 
-func newVersionCommand(version string) *cobra.Command {
-	return &cobra.Command{
+func newVersionCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, the commit, and the Go and kcp library versions of this build",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), version)
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			info := version.Get()
+			switch output {
+			case "":
+				fmt.Fprintln(cmd.OutOrStdout(), info)
+			case "short":
+				fmt.Fprintln(cmd.OutOrStdout(), info.Version)
+			case "json":
+				data, err := json.Marshal(info)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), string(data))
+			default:
+				return fmt.Errorf("--output must be short or json, not %q", output)
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "short (the version alone) or json; one line of text if empty")
+	return cmd
 }

@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/workspacemounts/workspacemounts/pkg/version"
+)
+
+// commandEnv makes TestMain run the command with the arguments after "--"
+// instead of the tests: a process of its own, as main runs it, since the
+// logging configuration can be applied once per process.
+const commandEnv = "WORKSPACEMOUNTS_APP_TEST_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(commandEnv) != "" {
+		args := os.Args[1:]
+		for i, arg := range args {
+			if arg == "--" {
+				args = args[i+1:]
+				break
+			}
+		}
+		cmd := NewCommand()
+		cmd.SetArgs(args)
+		if err := cmd.Execute(); err != nil {
+			os.Stderr.WriteString("Error: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runCommand runs the command with args in a process of its own and returns
+// its standard output and error.
+func runCommand(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), commandEnv+"=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+func TestVersionCommand(t *testing.T) {
+	t.Parallel()
+	build := version.Get()
+
+	stdout, _, err := runCommand(t, "version")
+	require.NoError(t, err)
+	require.Equal(t, build.String()+"\n", stdout)
+	require.Contains(t, stdout, "workspacemounts "+build.Version+" ")
+
+	stdout, _, err = runCommand(t, "version", "-o", "short")
+	require.NoError(t, err)
+	require.Equal(t, build.Version+"\n", stdout)
+
+	stdout, _, err = runCommand(t, "version", "-o", "json")
+	require.NoError(t, err)
+	var got version.Info
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	require.Equal(t, build, got)
+
+	_, stderr, err := runCommand(t, "version", "-o", "yaml")
+	require.Error(t, err)
+	require.Contains(t, stderr, `--output must be short or json, not "yaml"`)
+}
+
+// TestJSONLogging starts the command with --logging-format=json against a
+// kubeconfig that does not exist: its first line, the start-up line with the
+// build, is a JSON object, and so is every other line it logs.
+func TestJSONLogging(t *testing.T) {
+	t.Parallel()
+	_, stderr, err := runCommand(t, "start", "--logging-format=json", "--kubeconfig=/does/not/exist", "--metrics-bind-address=0")
+	require.Error(t, err, "start without a kubeconfig must fail")
+
+	build := version.Get()
+	var lines []map[string]any
+	scanner := bufio.NewScanner(strings.NewReader(stderr))
+	for scanner.Scan() {
+		line := scanner.Text()
+		if strings.HasPrefix(line, "Error: ") {
+			continue
+		}
+		var entry map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &entry), "a log line that is not JSON: %q", line)
+		lines = append(lines, entry)
+	}
+	require.NotEmpty(t, lines, "nothing logged: %s", stderr)
+	first := lines[0]
+	require.Equal(t, "Starting workspacemounts", first["msg"], stderr)
+	require.Equal(t, build.Version, first["version"])
+	require.Equal(t, build.Revision, first["revision"])
+	require.Equal(t, build.GoVersion, first["goVersion"])
+	require.Equal(t, build.KcpVersion, first["kcpVersion"])
+	require.Contains(t, first, "ts")
+	require.Contains(t, first, "v")
+}
