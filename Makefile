@@ -15,6 +15,7 @@ WORKSPACEMOUNTS := $(BIN)/workspacemounts
 GOLANGCI_LINT := $(BIN)/golangci-lint
 DEEPCOPY_GEN := $(BIN)/deepcopy-gen
 OPENAPI_GEN := $(BIN)/openapi-gen
+HELM := $(BIN)/helm
 # The version is set in one place, the VERSION file (the release, v0.1.0);
 # hack/version.sh makes v0.1.0-N-g<sha> of a commit N past the one that set it.
 # Both, and the commit, are linked into the binary (pkg/version).
@@ -41,6 +42,7 @@ export CACHE_SERVER_BINARY := $(CACHE_SERVER)
 export KCP_FRONT_PROXY_BINARY := $(KCP_FRONT_PROXY)
 export WORKSPACEMOUNTS_BINARY := $(WORKSPACEMOUNTS)
 export PROMETHEUS_BINARY := $(PROMETHEUS)
+export HELM_BINARY := $(HELM)
 
 .PHONY: all
 all: build
@@ -85,6 +87,11 @@ $(PROMTOOL): hack/prometheus/go.mod hack/prometheus/go.sum
 $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+# helm v4.3.2, in a module of its own (hack/tools/helm): its Kubernetes
+# libraries would move those of hack/tools.
+$(HELM): hack/tools/helm/go.mod hack/tools/helm/go.sum
+	cd hack/tools/helm && $(GO) build -o $@ helm.sh/helm/v4/cmd/helm
+
 $(DEEPCOPY_GEN): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ k8s.io/code-generator/cmd/deepcopy-gen
 
@@ -100,11 +107,21 @@ verify-codegen: $(DEEPCOPY_GEN) $(OPENAPI_GEN) ## Fail if the committed zz_gener
 	DEEPCOPY_GEN=$(DEEPCOPY_GEN) OPENAPI_GEN=$(OPENAPI_GEN) hack/verify-codegen.sh
 
 .PHONY: test
-test: test-unit test-rules test-fuzz test-e2e test-run ## Unit, alert rule, fuzz (briefly) and end-to-end tests.
+test: test-unit test-chart test-rules test-fuzz test-e2e test-run ## Unit, alert rule, fuzz (briefly) and end-to-end tests.
 
 .PHONY: test-unit
-test-unit: verify-codegen ## Unit tests, with the race detector (after the generated files are checked).
+test-unit: verify-codegen $(HELM) ## Unit tests, with the race detector (after the generated files are checked).
 	$(GO) test -race $(GOTESTFLAGS) ./...
+
+# deploy/charts/workspacemounts: helm lint with the defaults and each example,
+# then deploy/chart_test.go (helm template, compared with deploy/base).
+.PHONY: test-chart
+test-chart: $(HELM) ## The Helm chart: helm lint (each examples/*.yaml), then its Go tests (deploy/chart_test.go).
+	$(HELM) lint --strict deploy/charts/workspacemounts
+	@set -e; for f in deploy/charts/workspacemounts/examples/*.yaml; do \
+	  echo "helm lint -f $$f"; $(HELM) lint --strict deploy/charts/workspacemounts -f $$f; \
+	done
+	$(GO) test $(GOTESTFLAGS) -run 'Chart' ./deploy/
 
 # The PrometheusRule's groups are checked as a plain rule file too (deploy_test.go
 # checks that they are the same as workspacemounts-alerts.yaml's).

@@ -42,6 +42,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -78,6 +79,9 @@ func yamlFiles(t *testing.T) []string {
 	err := fs.WalkDir(deployFS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && p == chartsDir {
+			return fs.SkipDir // Helm templates and values, not objects: chart_test.go
 		}
 		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
 			files = append(files, p)
@@ -127,6 +131,7 @@ var typed = map[string]func() any{
 	"v1/Secret":                                       func() any { return &corev1.Secret{} },
 	"apps/v1/Deployment":                              func() any { return &appsv1.Deployment{} },
 	"policy/v1/PodDisruptionBudget":                   func() any { return &policyv1.PodDisruptionBudget{} },
+	"networking.k8s.io/v1/NetworkPolicy":              func() any { return &networkingv1.NetworkPolicy{} },
 	"rbac.authorization.k8s.io/v1/Role":               func() any { return &rbacv1.Role{} },
 	"rbac.authorization.k8s.io/v1/RoleBinding":        func() any { return &rbacv1.RoleBinding{} },
 	"rbac.authorization.k8s.io/v1/ClusterRole":        func() any { return &rbacv1.ClusterRole{} },
@@ -381,7 +386,8 @@ func TestBaseDeployment(t *testing.T) {
 		"requestheader-extra-headers-prefix": "[X-Remote-Extra-]",
 		"bind-address":                       "0.0.0.0",
 		"secure-port":                        "6444",
-		"metrics-bind-address":               "0.0.0.0:8080",
+		"requestheader-allowed-names":        "[kcp-front-proxy]",
+		"metrics-bind-address":               "$(POD_IP):8080",
 		"run-controller":                     "true",
 		"run-virtual-workspace":              "true",
 		"leader-elect":                       "true",
@@ -707,24 +713,36 @@ func TestKustomizeBuild(t *testing.T) {
 		}
 		t.Run(dir, func(t *testing.T) {
 			t.Parallel()
-			kubectl, err := exec.LookPath("kubectl")
-			if err != nil {
-				t.Skip("kubectl is not on PATH: `kubectl kustomize` builds are not checked (the other tests still ran)")
-			}
-			cmd := exec.CommandContext(t.Context(), kubectl, "kustomize", dir)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			require.NoError(t, err, "kubectl kustomize %s: %s", dir, stderr.String())
-
-			byKind := map[string][][]byte{}
-			for _, doc := range documents(t, out) {
-				o := checkObject(t, doc)
-				byKind[o.Kind] = append(byKind[o.Kind], doc)
-			}
-			checkBuild(t, dir, byKind)
+			checkBuild(t, dir, kustomize(t, dir))
 		})
 	}
+}
+
+// kustomize runs `kubectl kustomize dir` (skipping the test without kubectl)
+// and returns the checked objects by kind.
+func kustomize(t *testing.T, dir string) map[string][][]byte {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on PATH: `kubectl kustomize` builds are not checked (the other tests still ran)")
+	}
+	cmd := exec.CommandContext(t.Context(), kubectl, "kustomize", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "kubectl kustomize %s: %s", dir, stderr.String())
+	return byKind(t, out)
+}
+
+// byKind checks every object of a rendered stream and groups them by kind.
+func byKind(t *testing.T, out []byte) map[string][][]byte {
+	t.Helper()
+	objs := map[string][][]byte{}
+	for _, doc := range documents(t, out) {
+		o := checkObject(t, doc)
+		objs[o.Kind] = append(objs[o.Kind], doc)
+	}
+	return objs
 }
 
 // checkBuild checks what only the rendered output shows.

@@ -1,0 +1,358 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	appsv1 "k8s.io/api/apps/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
+)
+
+const (
+	chartsDir      = "charts"
+	chartDir       = "charts/workspacemounts"
+	chartRelease   = "workspacemounts" // the release name: the objects' names are deploy/base's
+	chartNamespace = "workspacemounts"
+)
+
+// helmBinary is $HELM_BINARY (make test-chart builds bin/helm and sets it).
+// Unset, as under a plain `go test ./...`, the chart tests are skipped with a
+// reason, as the kustomize tests are without kubectl; set to a missing file,
+// they fail.
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	helm := os.Getenv("HELM_BINARY")
+	if helm == "" {
+		t.Skip("HELM_BINARY is not set: the Helm chart is not checked; run `make test-chart` (it builds bin/helm and sets HELM_BINARY)")
+	}
+	_, err := os.Stat(helm)
+	require.NoError(t, err, "HELM_BINARY=%s: build it with `make test-chart` (bin/helm)", helm)
+	return helm
+}
+
+// helm runs the helm binary; it returns stdout, and stderr in the error.
+func helm(t *testing.T, args ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), helmBinary(t), args...)
+	// No user configuration or repositories: only the chart on disk.
+	tmp := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+tmp, "HELM_CONFIG_HOME="+tmp, "HELM_DATA_HOME="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, &helmError{err: err, stderr: stderr.String()}
+	}
+	return out, nil
+}
+
+type helmError struct {
+	err    error
+	stderr string
+}
+
+func (e *helmError) Error() string { return e.err.Error() + ": " + e.stderr }
+
+// chartValues are the values files the chart is checked with: "" (the
+// defaults) and every example.
+func chartValues(t *testing.T) []string {
+	t.Helper()
+	files, err := fs.Glob(deployFS, chartDir+"/examples/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	return append([]string{""}, files...)
+}
+
+// valuesName names a subtest after its values file.
+func valuesName(file string) string {
+	if file == "" {
+		return "defaults"
+	}
+	return path.Base(file)
+}
+
+func valuesArgs(file string, set ...string) []string {
+	var args []string
+	if file != "" {
+		args = append(args, "-f", file)
+	}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	return args
+}
+
+// helmTemplate renders the chart with a values file ("" for the defaults).
+func helmTemplate(t *testing.T, file string, set ...string) map[string][][]byte {
+	t.Helper()
+	args := append([]string{"template", chartRelease, chartDir, "--namespace", chartNamespace}, valuesArgs(file, set...)...)
+	out, err := helm(t, args...)
+	require.NoError(t, err, "helm %s", strings.Join(args, " "))
+	return byKind(t, out)
+}
+
+func single[T any](t *testing.T, objs map[string][][]byte, kind string) *T {
+	t.Helper()
+	require.Len(t, objs[kind], 1, kind)
+	obj := new(T)
+	require.NoError(t, yaml.UnmarshalStrict(objs[kind][0], obj), kind)
+	return obj
+}
+
+// TestChartVersion: Chart.yaml and deploy/base follow the VERSION file.
+func TestChartVersion(t *testing.T) {
+	t.Parallel()
+	version, err := os.ReadFile("../VERSION")
+	require.NoError(t, err)
+	release := strings.TrimSpace(string(version))
+	var chart struct {
+		APIVersion string `json:"apiVersion"`
+		Name       string `json:"name"`
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	require.NoError(t, yaml.Unmarshal(readFile(t, chartDir+"/Chart.yaml"), &chart))
+	require.Equal(t, "v2", chart.APIVersion)
+	require.Equal(t, "workspacemounts", chart.Name)
+	require.Equal(t, release, chart.AppVersion, "Chart.yaml appVersion is the VERSION file")
+	require.Equal(t, strings.TrimPrefix(release, "v"), chart.Version, "Chart.yaml version is the VERSION file without the v")
+
+	var k struct {
+		Images []struct {
+			Name   string `json:"name"`
+			NewTag string `json:"newTag"`
+		} `json:"images"`
+	}
+	require.NoError(t, yaml.Unmarshal(readFile(t, "base/kustomization.yaml"), &k))
+	require.Len(t, k.Images, 1)
+	require.Equal(t, release, k.Images[0].NewTag, "deploy/base's image tag is the VERSION file")
+}
+
+// TestChartFiles keeps the chart's copies of the monitoring files equal to
+// deploy/monitoring's (helm cannot read files outside the chart).
+func TestChartFiles(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{ruleFile, dashboardFile} {
+		copied := path.Join(chartDir, "files", path.Base(f))
+		require.Equal(t, string(readFile(t, f)), string(readFile(t, copied)), "%s must be a copy of %s: cp deploy/%s deploy/%s", copied, f, f, copied)
+	}
+}
+
+func TestChartLint(t *testing.T) {
+	t.Parallel()
+	for _, file := range chartValues(t) {
+		t.Run("values="+valuesName(file), func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"lint", "--strict", chartDir, "--namespace", chartNamespace}, valuesArgs(file)...)
+			out, err := helm(t, args...)
+			require.NoError(t, err, "helm %s\n%s", strings.Join(args, " "), out)
+		})
+	}
+}
+
+// TestChartTemplate renders every values file: every object decodes strictly
+// into its type (or is a known CRD kind), every argument is a flag of
+// `workspacemounts start` and the values go together (parseArgs).
+func TestChartTemplate(t *testing.T) {
+	t.Parallel()
+	for _, file := range chartValues(t) {
+		t.Run("values="+valuesName(file), func(t *testing.T) {
+			t.Parallel()
+			objs := helmTemplate(t, file)
+			require.NotContains(t, objs, "Namespace", "helm --create-namespace makes it")
+			checkBuild(t, "chart "+file, objs)
+			d := single[appsv1.Deployment](t, objs, "Deployment")
+			require.Len(t, d.Spec.Template.Spec.Containers, 1)
+			flags := parseArgs(t, d.Spec.Template.Spec.Containers[0].Args)
+			for k, v := range d.Spec.Selector.MatchLabels {
+				require.Equal(t, v, d.Spec.Template.Labels[k])
+			}
+			switch path.Base(file) {
+			case "sharded.yaml":
+				require.NotContains(t, flags, "kubeconfig")
+				require.Contains(t, flags, "root-kubeconfig")
+				require.Contains(t, flags, "shards-kubeconfig")
+			case "level-3.yaml":
+				require.Equal(t, "true", flags["workspace-condition"])
+				require.Equal(t, "true", flags["workspace-url"])
+			case "cert-manager-and-monitoring.yaml":
+				require.Len(t, objs["Certificate"], 2) // the CA's and the serving one
+				require.Len(t, objs["Issuer"], 2)
+				checkChartMonitoring(t, objs)
+			}
+		})
+	}
+}
+
+// checkChartMonitoring: the chart's monitoring objects say what
+// deploy/monitoring's say.
+func checkChartMonitoring(t *testing.T, objs map[string][][]byte) {
+	t.Helper()
+	var rule struct {
+		Spec ruleGroups `json:"spec"`
+	}
+	require.Len(t, objs["PrometheusRule"], 1)
+	require.NoError(t, json.Unmarshal(objs["PrometheusRule"][0], &rule))
+	require.Equal(t, parseRuleGroups(t, documents(t, readFile(t, ruleFile))[0]), rule.Spec, "the chart's PrometheusRule holds the groups of %s", ruleFile)
+
+	cms := objs["ConfigMap"]
+	require.Len(t, cms, 1)
+	var cm struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Data map[string]string `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(cms[0], &cm))
+	require.Equal(t, "1", cm.Metadata.Labels["grafana_dashboard"])
+	require.JSONEq(t, string(readFile(t, dashboardFile)), cm.Data[path.Base(dashboardFile)])
+
+	type endpoints struct {
+		Spec struct {
+			Endpoints []map[string]any `json:"endpoints"`
+		} `json:"spec"`
+	}
+	var chartSM, kustSM endpoints
+	require.Len(t, objs["ServiceMonitor"], 1)
+	require.NoError(t, json.Unmarshal(objs["ServiceMonitor"][0], &chartSM))
+	require.NoError(t, json.Unmarshal(documents(t, readFile(t, "monitoring/servicemonitor.yaml"))[0], &kustSM))
+	require.Equal(t, kustSM.Spec.Endpoints, chartSM.Spec.Endpoints)
+}
+
+// effectiveFlags is every flag of `workspacemounts start` with the value the
+// arguments give it, defaults included: two argument lists that differ only
+// in flags set to their defaults say the same thing.
+func effectiveFlags(t *testing.T, args []string) map[string]string {
+	t.Helper()
+	_ = parseArgs(t, args) // the checks
+	fs := pflag.NewFlagSet("workspacemounts start", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	_, _ = app.StartFlags(fs)
+	require.NoError(t, fs.Parse(args[1:]))
+	flags := map[string]string{}
+	fs.VisitAll(func(f *pflag.Flag) { flags[f.Name] = f.Value.String() })
+	return flags
+}
+
+// compareDeployments requires the chart's Deployment to run what the
+// kustomize build's does.
+func compareDeployments(t *testing.T, kust, chart *appsv1.Deployment) {
+	t.Helper()
+	require.Equal(t, kust.Spec.Replicas, chart.Spec.Replicas, "replicas")
+	require.Equal(t, kust.Spec.Strategy, chart.Spec.Strategy, "strategy")
+	kp, cp := kust.Spec.Template.Spec, chart.Spec.Template.Spec
+	require.Equal(t, kp.SecurityContext, cp.SecurityContext, "pod securityContext")
+	require.Equal(t, kp.AutomountServiceAccountToken, cp.AutomountServiceAccountToken)
+	require.Equal(t, kp.EnableServiceLinks, cp.EnableServiceLinks)
+	require.Equal(t, kp.ServiceAccountName, cp.ServiceAccountName)
+	require.Equal(t, kp.TerminationGracePeriodSeconds, cp.TerminationGracePeriodSeconds)
+	require.Equal(t, kp.Volumes, cp.Volumes, "volumes")
+	require.Len(t, cp.Containers, 1)
+	kc, cc := kp.Containers[0], cp.Containers[0]
+	require.Equal(t, kc.Name, cc.Name)
+	require.Equal(t, kc.Image, cc.Image, "image (deploy/base's newTag, the chart's appVersion)")
+	require.Equal(t, kc.ImagePullPolicy, cc.ImagePullPolicy)
+	require.Equal(t, effectiveFlags(t, kc.Args), effectiveFlags(t, cc.Args), "the flags, defaults included")
+	require.Equal(t, kc.Env, cc.Env, "env")
+	require.Equal(t, kc.Ports, cc.Ports, "ports")
+	require.Equal(t, kc.Resources, cc.Resources, "resources")
+	require.Equal(t, kc.SecurityContext, cc.SecurityContext, "container securityContext")
+	require.Equal(t, kc.StartupProbe, cc.StartupProbe, "startupProbe")
+	require.Equal(t, kc.LivenessProbe, cc.LivenessProbe, "livenessProbe")
+	require.Equal(t, kc.ReadinessProbe, cc.ReadinessProbe, "readinessProbe")
+	require.Equal(t, kc.VolumeMounts, cc.VolumeMounts, "volumeMounts")
+}
+
+// TestChartMatchesKustomize: the chart's defaults render what deploy/base
+// does, and examples/sharded.yaml what deploy/overlays/sharded does. The
+// kcp-side RBAC is not in the chart (deploy/kcp is applied to kcp).
+func TestChartMatchesKustomize(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ kustomization, values string }{
+		{"base", ""},
+		{"overlays/sharded", chartDir + "/examples/sharded.yaml"},
+	} {
+		t.Run(c.kustomization, func(t *testing.T) {
+			t.Parallel()
+			chart := helmTemplate(t, c.values)
+			kust := kustomize(t, c.kustomization)
+			compareDeployments(t,
+				single[appsv1.Deployment](t, kust, "Deployment"),
+				single[appsv1.Deployment](t, chart, "Deployment"))
+
+			for _, kind := range []string{"Service", "ServiceAccount", "PodDisruptionBudget", "NetworkPolicy"} {
+				require.Len(t, chart[kind], len(kust[kind]), kind)
+			}
+			type svc struct {
+				Metadata struct {
+					Name, Namespace string
+				}
+				Spec struct {
+					Type  string           `json:"type"`
+					Ports []map[string]any `json:"ports"`
+				}
+			}
+			var ks, cs svc
+			require.NoError(t, json.Unmarshal(kust["Service"][0], &ks))
+			require.NoError(t, json.Unmarshal(chart["Service"][0], &cs))
+			require.Equal(t, ks, cs, "the Service (the front-proxy's backend URL)")
+
+			kn := single[networkingv1.NetworkPolicy](t, kust, "NetworkPolicy")
+			cn := single[networkingv1.NetworkPolicy](t, chart, "NetworkPolicy")
+			require.Equal(t, kn.Spec.Ingress, cn.Spec.Ingress, "NetworkPolicy ingress")
+			require.Equal(t, kn.Spec.PolicyTypes, cn.Spec.PolicyTypes)
+		})
+	}
+}
+
+// TestChartRefuses: values that cannot work fail `helm template` with the
+// chart's message.
+func TestChartRefuses(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, want string
+		set        []string
+	}{
+		{"workspaceURL without workspaceCondition", "levels.workspaceURL needs levels.workspaceCondition", []string{"levels.workspaceURL=true"}},
+		{"both kcp modes", "exclude each other", []string{"kcp.sharded.enabled=true"}},
+		{"no kcp credentials", "set kcp.kubeconfig.secretName (one shard) or kcp.sharded.enabled", []string{"kcp.kubeconfig.secretName="}},
+		{"requestheader CA without allowed names", "requestheader.allowedNames is required", []string{"requestheader.allowedNames=null"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"template", chartRelease, chartDir}, valuesArgs("", c.set...)...)
+			_, err := helm(t, args...)
+			require.Error(t, err, "helm %s", strings.Join(args, " "))
+			require.Contains(t, err.Error(), c.want)
+		})
+	}
+}
