@@ -20,10 +20,26 @@ HELM := $(BIN)/helm
 # hack/version.sh makes v0.1.0-N-g<sha> of a commit N past the one that set it.
 # Both, and the commit, are linked into the binary (pkg/version).
 RELEASE := $(shell tr -d '[:space:]' < VERSION)
+# Evaluated once (:=), so that every step of one make run uses the same.
 VERSION ?= $(shell hack/version.sh)
+VERSION := $(VERSION)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+REVISION := $(REVISION)
 VERSION_PKG := github.com/workspacemounts/workspacemounts/pkg/version
 LDFLAGS := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
+# make image: the multi-architecture image (hack/image), of the binaries
+# built into _output/bin/<os>_<arch>; bin/workspacemounts is the host's one.
+IMAGE_REPOSITORY ?= ghcr.io/workspacemounts/workspacemounts
+IMAGE_TAG ?= $(RELEASE)
+IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
+# The commit time, the image's creation time and every mtime in it: the same commit, the same digests.
+IMAGE_CREATED ?= $(shell git log -1 --format=%cI 2>/dev/null || echo 1970-01-01T00:00:00Z)
+IMAGE_CREATED := $(IMAGE_CREATED)
+IMAGE_DIR := _output/image
+comma := ,
+HOST_PLATFORM := $(shell $(GO) env GOOS)_$(shell $(GO) env GOARCH)
+HOST_BINARY := _output/bin/$(HOST_PLATFORM)/workspacemounts
+IMAGE_BINARIES := $(foreach p,$(subst $(comma), ,$(IMAGE_PLATFORMS)),_output/bin/$(subst /,_,$(p))/workspacemounts)
 
 # Go test flags, e.g. make test GOTESTFLAGS=-v
 GOTESTFLAGS ?=
@@ -41,6 +57,7 @@ export KCP_BINARY := $(KCP)
 export CACHE_SERVER_BINARY := $(CACHE_SERVER)
 export KCP_FRONT_PROXY_BINARY := $(KCP_FRONT_PROXY)
 export WORKSPACEMOUNTS_BINARY := $(WORKSPACEMOUNTS)
+export WORKSPACEMOUNTS_IMAGE := $(abspath $(IMAGE_DIR)/oci)
 export PROMETHEUS_BINARY := $(PROMETHEUS)
 export HELM_BINARY := $(HELM)
 
@@ -50,10 +67,26 @@ all: build
 .PHONY: build
 build: $(WORKSPACEMOUNTS) $(KCP) ## Build bin/workspacemounts and bin/kcp.
 
-# Always handed to go build: its cache knows better than make whether anything changed.
+# The host's binary of _output/bin, hard-linked (or copied): the tests run
+# the very bytes that go into the image.
 .PHONY: $(WORKSPACEMOUNTS)
-$(WORKSPACEMOUNTS):
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/workspacemounts
+$(WORKSPACEMOUNTS): $(HOST_BINARY)
+	@mkdir -p $(@D)
+	ln -f $< $@ 2>/dev/null || cp -f $< $@
+
+# A static binary (no cgo) per <os>_<arch>, the image's (make image).
+# Always handed to go build: its cache knows better than make whether anything changed.
+.PHONY: $(sort $(HOST_BINARY) $(IMAGE_BINARIES))
+$(sort $(HOST_BINARY) $(IMAGE_BINARIES)): _output/bin/%/workspacemounts:
+	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/workspacemounts
+
+.PHONY: image-binaries
+image-binaries: $(IMAGE_BINARIES) ## Build the image's binaries, _output/bin/<os>_<arch>/workspacemounts (what the Dockerfile copies).
+
+.PHONY: image
+image: image-binaries $(WORKSPACEMOUNTS) ## Build the multi-architecture image into _output/image (OCI layout and tarballs; no container daemon).
+	$(GO) run ./hack/image --binaries _output/bin --platforms $(IMAGE_PLATFORMS) --repository $(IMAGE_REPOSITORY) --tag $(IMAGE_TAG) \
+	  --version $(VERSION) --revision $(REVISION) --created $(IMAGE_CREATED) --out $(IMAGE_DIR)
 
 # kcp v0.28.1, the newest kcp server the module proxy serves whole; its own
 # module pins its Kubernetes fork. hack/kcp/build.sh applies the backported
@@ -142,7 +175,7 @@ test-fuzz: ## Every Go fuzz target for FUZZTIME (5000 inputs; FUZZTIME=10m for a
 	done
 
 .PHONY: test-e2e
-test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) $(PROMETHEUS) ## End-to-end tests against a real kcp, a sharded one (and Prometheus) started by the tests.
+test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) image $(PROMETHEUS) ## End-to-end tests against a real kcp, a sharded one (and Prometheus) started by the tests.
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
 
 .PHONY: test-sharded

@@ -97,12 +97,20 @@ func vwRoutes(t *testing.T) []vwRoute {
 // listener whose CA is its self-signed certificate.
 func writeDirectKubeconfig(t *testing.T) string {
 	t.Helper()
+	return writePluginKubeconfig(t, virtualWorkspaceURL, vwCAFile())
+}
+
+// writePluginKubeconfig writes a kubeconfig with the credentials of
+// admin.kubeconfig's contexts root and user, and a cluster at a plugin's
+// listener url whose CA is caFile.
+func writePluginKubeconfig(t *testing.T, url, caFile string) string {
+	t.Helper()
 	admin, err := clientcmd.LoadFromFile(kcp.KubeconfigPath)
 	require.NoError(t, err)
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["workspacemounts"] = &clientcmdapi.Cluster{
-		Server:               virtualWorkspaceURL,
-		CertificateAuthority: vwCAFile(),
+		Server:               url,
+		CertificateAuthority: caFile,
 	}
 	for _, name := range []string{adminContext, userContext} {
 		kcpContext, ok := admin.Contexts[name]
