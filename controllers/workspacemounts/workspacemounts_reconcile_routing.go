@@ -200,3 +200,19 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
 	}
 }
+
+// RemoveOwned removes from ws what the controller keeps on it, as the
+// controller itself does for a Workspace that is not mounted, or without
+// --workspace-condition: the two annotations, and the condition, with the
+// phase kcp's rule then gives (Ready again from Unavailable when no other
+// Workspace* condition is False). spec.URL stays: kcp refuses to unset it.
+// It tells whether it changed ws's metadata (the annotations) and its status.
+func RemoveOwned(ws *tenancyv1alpha1.Workspace) (metadata, status bool) {
+	_, hadPhase := ws.Annotations[mount.PhaseAnnotationKey]
+	_, hadStatus := ws.Annotations[mount.StatusAnnotationKey]
+	had := ownCondition(ws) != nil
+	r := &workspacesReconciler{}
+	r.applyMetadataAndSpec(ws, mountState{})
+	r.applyStatus(ws, mountState{})
+	return hadPhase || hadStatus, had
+}

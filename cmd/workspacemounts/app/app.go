@@ -41,8 +41,8 @@ import (
 	_ "k8s.io/component-base/logs/json/register"
 )
 
-// NewCommand is the workspacemounts command with its subcommands start and
-// version.
+// NewCommand is the workspacemounts command with its subcommands start,
+// version and cleanup.
 func NewCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "workspacemounts",
@@ -50,7 +50,7 @@ func NewCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newStartCommand(), newVersionCommand())
+	root.AddCommand(newStartCommand(), newVersionCommand(), newCleanupCommand())
 	return root
 }
 

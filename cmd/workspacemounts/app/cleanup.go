@@ -1,0 +1,194 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	logsapiv1 "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/cleanup"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/server"
+)
+
+// cleanupFlags are the flags of `workspacemounts start` that cleanup takes
+// too: how kcp is reached, and where the Lease is.
+var cleanupFlags = []string{
+	"kubeconfig", "context", "root-kubeconfig", "shards-kubeconfig",
+	"leader-election-cluster", "leader-election-namespace", "leader-election-id",
+}
+
+// CleanupFlags are the flags of `workspacemounts cleanup`, registered on fs:
+// start's own flags for kcp and the Lease (the same definitions), the
+// logging configuration, and --yes.
+func CleanupFlags(fs *pflag.FlagSet) (*server.Options, *logsapiv1.LoggingConfiguration, *bool) {
+	options := server.NewOptions()
+	all := pflag.NewFlagSet("start", pflag.ContinueOnError)
+	options.AddFlags(all)
+	for _, name := range cleanupFlags {
+		fs.AddFlag(all.Lookup(name))
+	}
+	logging := logsapiv1.NewLoggingConfiguration()
+	logsapiv1.AddFlags(logging, fs)
+	yes := fs.Bool("yes", false, "Write; without it, cleanup only prints what it would change.")
+	return options, logging, yes
+}
+
+func newCleanupCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Remove the plugin's annotations and condition from every Workspace of every shard (a dry run without --yes)",
+		Long: `Remove what workspacemounts wrote from every Workspace of every cluster of every
+shard: the annotations ` + mount.PhaseAnnotationKey + ` and ` + mount.StatusAnnotationKey + `, and the
+condition ` + mount.ConditionType + ` (with the phase kcp's rule then gives: a Workspace
+Unavailable only for it is Ready again). spec.URL, set with --workspace-url, is
+left as it is: kcp refuses to unset it ("URL cannot be unset").
+
+Without --yes nothing is written: every Workspace that would change is printed.
+It refuses to run while a plugin holds the leader Lease: stop the plugin first
+(kubectl scale deployment workspacemounts --replicas=0); a plugin stopped so
+releases the Lease, one killed leaves it to expire (--leader-election-lease-duration).
+It takes start's flags for kcp and the Lease.`,
+		Args: cobra.NoArgs,
+	}
+	options, logging, yes := CleanupFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := logsapiv1.ValidateAndApply(logging, nil); err != nil {
+			return err
+		}
+		return RunCleanup(klog.NewContext(cmd.Context(), klog.Background()), options, *yes, cmd)
+	}
+	return cmd
+}
+
+// RunCleanup runs `workspacemounts cleanup` with start's options, printing
+// to cmd's output.
+func RunCleanup(ctx context.Context, options *server.Options, yes bool, cmd *cobra.Command) error {
+	o := *options
+	o.RunController, o.RunVirtualWorkspace = true, false
+	o.LeaderElection.Enabled = true
+	completed, err := o.Complete()
+	if err != nil {
+		return err
+	}
+	config, err := server.NewConfig(completed)
+	if err != nil {
+		return err
+	}
+	le := o.LeaderElection
+	c := &cleanup.Cleanup{
+		GetLease: func(ctx context.Context) (*coordinationv1.Lease, error) {
+			return config.LeaseClusterClient.Cluster(logicalcluster.NewPath(le.Cluster)).CoordinationV1().Leases(le.Namespace).Get(ctx, le.ID, metav1.GetOptions{})
+		},
+		LeaseName: strings.Join([]string{le.Cluster, le.Namespace, le.ID}, "/"),
+		Shards: func(ctx context.Context) ([]cleanup.Shard, error) {
+			return cleanupShards(ctx, config)
+		},
+		Now: time.Now,
+		Out: cmd.OutOrStdout(),
+		Yes: yes,
+	}
+	_, err = c.Run(ctx)
+	return err
+}
+
+// cleanupShards are the shards of the config: the one of --kubeconfig, or
+// every Shard in root with a baseURL, reached with --shards-kubeconfig's
+// credentials, each with the tenancy identity resolved so that Workspaces
+// are listed across all clusters.
+func cleanupShards(ctx context.Context, config *server.Config) ([]cleanup.Shard, error) {
+	if config.Sharded == nil {
+		shard, err := cleanupShard(ctx, "", config.ShardConfig)
+		if err != nil {
+			return nil, err
+		}
+		return []cleanup.Shard{shard}, nil
+	}
+	factory := config.Sharded.RootKcpSharedInformerFactory
+	informer := factory.Core().V1alpha1().Shards()
+	lister := informer.Lister()
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	factory.Start(syncCtx.Done())
+	if !cache.WaitForCacheSync(syncCtx.Done(), informer.Informer().HasSynced) {
+		return nil, fmt.Errorf("cannot list the Shards in root: %w", syncCtx.Err())
+	}
+	objects, err := lister.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(objects, func(i, j int) bool { return objects[i].Name < objects[j].Name })
+	var shards []cleanup.Shard
+	for _, object := range objects {
+		baseURL := strings.TrimSuffix(object.Spec.BaseURL, "/")
+		if baseURL == "" {
+			klog.FromContext(ctx).Info("a Shard without spec.baseURL: skipped", "shard", object.Name)
+			continue
+		}
+		cfg := rest.CopyConfig(config.Sharded.Credentials)
+		cfg.Host = baseURL
+		cfg.QPS, cfg.Burst = config.ClientConfig.QPS, config.ClientConfig.Burst
+		cfg.UserAgent = config.ClientConfig.UserAgent
+		shardConfig, err := server.NewShardConfig(cfg, config.ClientConfig, false)
+		if err != nil {
+			return nil, err
+		}
+		shard, err := cleanupShard(ctx, object.Name, shardConfig)
+		if err != nil {
+			return nil, err
+		}
+		shards = append(shards, shard)
+	}
+	return shards, nil
+}
+
+// cleanupShard is one shard's Workspaces, once its tenancy identity is resolved.
+func cleanupShard(ctx context.Context, name string, c *server.ShardConfig) (cleanup.Shard, error) {
+	if err := c.ResolveIdentities(ctx); err != nil {
+		return cleanup.Shard{}, fmt.Errorf("shard %q: cannot read the tenancy identity to list Workspaces across clusters: %w", name, err)
+	}
+	client := c.KcpClusterClient
+	workspaces := client.TenancyV1alpha1().Workspaces()
+	return cleanup.Shard{
+		Name:           name,
+		ListWorkspaces: workspaces.List,
+		GetWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+			return workspaces.Cluster(cluster.Path()).Get(ctx, name, metav1.GetOptions{})
+		},
+		PatchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
+			return workspaces.Cluster(cluster.Path()).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, subresources...)
+		},
+	}, nil
+}

@@ -1,0 +1,317 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package cleanup removes what the plugin wrote from every Workspace of
+// every shard (`workspacemounts cleanup`), once no plugin runs.
+//
+// Design:
+//   - It refuses to run while a plugin holds the leader Lease (CheckLease): a
+//     running controller would write everything again. A plugin stopped with
+//     SIGTERM releases the Lease (no holder), one killed leaves it to expire.
+//   - What is removed is the controller's own rule for an unmounted Workspace
+//     (workspacemounts.RemoveOwned): the two annotations, the condition, and
+//     the phase kcp's rule then gives. spec.URL stays: kcp refuses to unset it.
+//   - Each shard's Workspaces are listed across all clusters (wildcard), in
+//     pages of 500. The annotations go in one merge patch without a
+//     resourceVersion (setting them to null is right whatever kcp writes
+//     meanwhile: its workspace controller writes the status, which would only
+//     make a versioned patch conflict). The status is a merge patch of the
+//     status subresource with the whole remaining condition list and the
+//     resourceVersion of the Workspace it was made from, so a concurrent
+//     change conflicts, and is made again from a fresh read.
+//   - Without Yes nothing is written: each Workspace that would change is
+//     printed all the same. One Workspace that fails is reported, the others
+//     go on; Run returns an error at the end.
+//
+// Every dependency is a function field (as kcp's pkg/reconciler), for table
+// tests without fake clients.
+package cleanup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+// PageSize is how many Workspaces one list request asks for.
+const PageSize = 500
+
+// Shard is where one shard's Workspaces are read and written.
+type Shard struct {
+	Name string
+	// ListWorkspaces lists the Workspaces of every cluster of the shard, a
+	// page at a time (opts carries limit and continue).
+	ListWorkspaces func(ctx context.Context, opts metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error)
+	GetWorkspace   func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
+	// PatchWorkspace sends a merge patch, of the status with subresource "status".
+	PatchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
+}
+
+// Cleanup removes the plugin's writes from every Workspace of every shard.
+type Cleanup struct {
+	// GetLease reads the leader Lease (a NotFound error when there is none).
+	GetLease func(ctx context.Context) (*coordinationv1.Lease, error)
+	// LeaseName names the Lease in messages: <cluster>/<namespace>/<name>.
+	LeaseName string
+	// Shards returns the shards to clean, once the Lease is free.
+	Shards func(ctx context.Context) ([]Shard, error)
+	Now    func() time.Time
+	// Out gets one line per Workspace changed and a summary.
+	Out io.Writer
+	// Yes writes; without, nothing is written.
+	Yes bool
+}
+
+// Result counts what Run did.
+type Result struct {
+	Changed, Failed, Shards int
+}
+
+// Run checks the Lease, then cleans every shard, Workspace by Workspace.
+func (c *Cleanup) Run(ctx context.Context) (Result, error) {
+	lease, err := c.GetLease(ctx)
+	if err := CheckLease(lease, err, c.Now(), c.LeaseName); err != nil {
+		return Result{}, err
+	}
+	shards, err := c.Shards(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	var result Result
+	var errs []error
+	kept := 0
+	for _, shard := range shards {
+		result.Shards++
+		err := c.cleanShard(ctx, shard, &result, &kept)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shard %s: %w", shardName(shard), err))
+		}
+	}
+	verb := "changed"
+	if !c.Yes {
+		verb = "to change"
+	}
+	summary := fmt.Sprintf("%d Workspaces %s on %d shards", result.Changed, verb, result.Shards)
+	if result.Failed > 0 {
+		summary += fmt.Sprintf(", %d failed", result.Failed)
+		errs = append(errs, fmt.Errorf("%d Workspaces could not be cleaned up; run again", result.Failed))
+	}
+	if !c.Yes {
+		summary += " (dry run: nothing written; run with --yes)"
+	}
+	fmt.Fprintln(c.Out, summary)
+	if kept > 0 {
+		fmt.Fprintf(c.Out, "spec.URL of %d mounted Workspaces is left as it is: kcp refuses to unset it (\"URL cannot be unset\")\n", kept)
+	}
+	return result, errors.Join(errs...)
+}
+
+func shardName(shard Shard) string {
+	if shard.Name == "" {
+		return "(the one shard)"
+	}
+	return shard.Name
+}
+
+// cleanShard cleans every Workspace of one shard, page by page; it fails
+// only when the shard cannot be listed.
+func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, kept *int) error {
+	opts := metav1.ListOptions{Limit: PageSize}
+	for {
+		list, err := shard.ListWorkspaces(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("listing Workspaces: %w", err)
+		}
+		for i := range list.Items {
+			ws := &list.Items[i]
+			changed, err := c.cleanWorkspace(ctx, shard, ws)
+			if err != nil {
+				result.Failed++
+				fmt.Fprintf(c.Out, "%s  FAILED: %v\n", key(ws), err)
+				klog.FromContext(ctx).Error(err, "cannot clean up a Workspace", "shard", shard.Name, "workspace", key(ws))
+				continue
+			}
+			if changed != "" {
+				result.Changed++
+				fmt.Fprintf(c.Out, "%s  %s\n", key(ws), changed)
+				if ws.Spec.Mount != nil && ws.Spec.URL != "" {
+					*kept++
+				}
+			}
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+func key(ws *tenancyv1alpha1.Workspace) string {
+	return logicalcluster.From(ws).String() + "|" + ws.Name
+}
+
+// Needs tells what RemoveOwned would change on ws: the annotations removed
+// (their short names) and whether the condition goes, and the phase after.
+func Needs(ws *tenancyv1alpha1.Workspace) (annotations []string, condition bool, updated *tenancyv1alpha1.Workspace) {
+	for _, k := range []string{mount.PhaseAnnotationKey, mount.StatusAnnotationKey} {
+		if _, found := ws.Annotations[k]; found {
+			annotations = append(annotations, strings.TrimPrefix(k, "workspacemounts.io/"))
+		}
+	}
+	updated = ws.DeepCopy()
+	_, condition = workspacemounts.RemoveOwned(updated)
+	return annotations, condition, updated
+}
+
+// cleanWorkspace removes the plugin's writes from ws (with Yes) and says
+// what it did, or would do; "" when ws carries none of them.
+func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1alpha1.Workspace) (string, error) {
+	annotations, condition, updated := Needs(ws)
+	if len(annotations) == 0 && !condition {
+		return "", nil
+	}
+	var what []string
+	if len(annotations) > 0 {
+		what = append(what, "annotations "+strings.Join(annotations, ","))
+	}
+	if condition {
+		what = append(what, "condition "+mount.ConditionType)
+		if updated.Status.Phase != ws.Status.Phase {
+			what[len(what)-1] += fmt.Sprintf(" (phase %s -> %s)", ws.Status.Phase, updated.Status.Phase)
+		}
+	}
+	if !c.Yes {
+		return "would remove " + strings.Join(what, "; "), nil
+	}
+
+	cluster := logicalcluster.From(ws)
+	current := ws
+	if len(annotations) > 0 {
+		patch := map[string]interface{}{}
+		for _, k := range []string{mount.PhaseAnnotationKey, mount.StatusAnnotationKey} {
+			patch[k] = nil
+		}
+		data, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"annotations": patch}})
+		if err != nil {
+			return "", err
+		}
+		written, err := shard.PatchWorkspace(ctx, cluster, ws.Name, data)
+		if apierrors.IsNotFound(err) {
+			return "", nil // deleted meanwhile: nothing left to clean
+		}
+		if err != nil {
+			return "", fmt.Errorf("removing the annotations: %w", err)
+		}
+		if written != nil {
+			current = written
+		}
+	}
+	if condition {
+		first := true
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if !first {
+				fresh, err := shard.GetWorkspace(ctx, cluster, ws.Name)
+				if err != nil {
+					return err
+				}
+				current = fresh
+			}
+			first = false
+			_, hasCondition, target := Needs(current)
+			if !hasCondition {
+				return nil
+			}
+			data, err := StatusPatch(current, target)
+			if err != nil {
+				return err
+			}
+			_, err = shard.PatchWorkspace(ctx, cluster, ws.Name, data, "status")
+			return err
+		})
+		if apierrors.IsNotFound(err) {
+			err = nil
+		}
+		if err != nil {
+			done := ""
+			if len(annotations) > 0 {
+				done = " (the annotations are removed)"
+			}
+			return "", fmt.Errorf("removing the condition %s%s: %w", mount.ConditionType, done, err)
+		}
+	}
+	return "removed " + strings.Join(what, "; "), nil
+}
+
+// StatusPatch is the merge patch of the status subresource taking current
+// to updated: the whole remaining condition list (a merge patch replaces a
+// list; null when none remain), the phase if it changed, and current's
+// resourceVersion, so that a concurrent change conflicts.
+func StatusPatch(current, updated *tenancyv1alpha1.Workspace) ([]byte, error) {
+	status := map[string]interface{}{"conditions": nil}
+	if len(updated.Status.Conditions) > 0 {
+		status["conditions"] = updated.Status.Conditions
+	}
+	if updated.Status.Phase != current.Status.Phase {
+		status["phase"] = updated.Status.Phase
+	}
+	return json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"resourceVersion": current.ResourceVersion, "uid": current.UID},
+		"status":   status,
+	})
+}
+
+// CheckLease refuses while a plugin holds the Lease: it exists, has a
+// holder, and its renewTime plus leaseDurationSeconds is after now. A
+// Lease that does not exist, was released (no holder: what a plugin
+// stopped with SIGTERM leaves) or has expired is free. err is GetLease's.
+func CheckLease(lease *coordinationv1.Lease, err error, now time.Time, name string) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read the leader Lease %s to tell whether a plugin runs: %w", name, err)
+	}
+	spec := lease.Spec
+	if spec.HolderIdentity == nil || *spec.HolderIdentity == "" {
+		return nil
+	}
+	if spec.RenewTime == nil || spec.LeaseDurationSeconds == nil {
+		return nil
+	}
+	expires := spec.RenewTime.Add(time.Duration(*spec.LeaseDurationSeconds) * time.Second)
+	if !expires.After(now) {
+		return nil
+	}
+	return fmt.Errorf("a plugin is running: %s holds the leader Lease %s (renewed %s ago); stop it first "+
+		"(kubectl scale deployment workspacemounts --replicas=0), then run cleanup again",
+		*spec.HolderIdentity, name, now.Sub(spec.RenewTime.Time).Round(time.Second))
+}
