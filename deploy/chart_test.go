@@ -54,7 +54,7 @@ func helmBinary(t *testing.T) string {
 	if helm == "" {
 		t.Skip("HELM_BINARY is not set: the Helm chart is not checked; run `make test-chart` (it builds bin/helm and sets HELM_BINARY)")
 	}
-	_, err := os.Stat(helm)
+	_, err := os.Stat(helm) //nolint:gosec // G703: the helm binary is the caller's choice (HELM_BINARY).
 	require.NoError(t, err, "HELM_BINARY=%s: build it with `make test-chart` (bin/helm)", helm)
 	return helm
 }
@@ -62,7 +62,7 @@ func helmBinary(t *testing.T) string {
 // helm runs the helm binary; it returns stdout, and stderr in the error.
 func helm(t *testing.T, args ...string) ([]byte, error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), helmBinary(t), args...)
+	cmd := exec.CommandContext(t.Context(), helmBinary(t), args...) //nolint:gosec // G204: helm with the test's own arguments.
 	// No user configuration or repositories: only the chart on disk.
 	tmp := t.TempDir()
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+tmp, "HELM_CONFIG_HOME="+tmp, "HELM_DATA_HOME="+tmp)
@@ -163,7 +163,7 @@ func TestChartFiles(t *testing.T) {
 	t.Parallel()
 	for _, f := range []string{ruleFile, dashboardFile} {
 		copied := path.Join(chartDir, "files", path.Base(f))
-		require.Equal(t, string(readFile(t, f)), string(readFile(t, copied)), "%s must be a copy of %s: cp deploy/%s deploy/%s", copied, f, f, copied)
+		require.Equal(t, string(readFile(t, f)), string(readFile(t, copied)), "%s must be a copy of %s (copy it again)", copied, f)
 	}
 }
 

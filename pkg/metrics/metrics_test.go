@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package metrics
 
 import (
@@ -33,6 +32,7 @@ import (
 // TestBuildInfo: once registered, the registry /metrics serves has the
 // build's one series at 1.
 func TestBuildInfo(t *testing.T) {
+	t.Parallel()
 	Register()
 	build := version.Get()
 	expected := fmt.Sprintf(`# HELP workspacemounts_build_info %s

@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package version says which build of workspacemounts is running: the
 // release in the repository's VERSION file (v0.1.0), or v0.1.0-N-g<sha> for
 // a commit N past the one that set it, and the commit, set by the Makefile

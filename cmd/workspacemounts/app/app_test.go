@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package app
 
 import (
@@ -60,7 +59,7 @@ func TestMain(m *testing.M) {
 // its standard output and error.
 func runCommand(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd := exec.CommandContext(t.Context(), os.Args[0], append([]string{"-test.run=^$", "--"}, args...)...) //nolint:gosec // G204: this very test binary
 	cmd.Env = append(os.Environ(), commandEnv+"=1")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
