@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kcp-dev/logicalcluster/v3"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
@@ -99,17 +100,18 @@ func TestCleanup(t *testing.T) {
 	require.NotContains(t, ws.Annotations, mount.PhaseAnnotationKey)
 	require.NotContains(t, ws.Annotations, mount.StatusAnnotationKey)
 
-	// No Workspace of any cluster keeps anything of the plugin.
-	// (Across clusters: the shard's own admin, system:masters, as the plugin.)
-	shardAdmin := newClientsFor(t, e.kcp.BaseConfigT(t, "shard-base"))
-	all, err := shardAdmin.kcp.TenancyV1alpha1().Workspaces().List(context.Background(), metav1.ListOptions{})
-	require.NoError(t, err)
-	require.NotEmpty(t, all.Items)
-	for i := range all.Items {
-		w := &all.Items[i]
-		require.NotContains(t, w.Annotations, mount.PhaseAnnotationKey, w.Name)
-		require.NotContains(t, w.Annotations, mount.StatusAnnotationKey, w.Name)
-		require.Nil(t, condition(w, condType), w.Name)
+	// No Workspace of this kcp's clusters with Workspaces (root and the
+	// org) keeps anything of the plugin.
+	for _, cluster := range []logicalcluster.Path{framework.RootPath, orgPath} {
+		all, err := e.c.kcp.Cluster(cluster).TenancyV1alpha1().Workspaces().List(context.Background(), metav1.ListOptions{})
+		require.NoError(t, err)
+		require.NotEmpty(t, all.Items, cluster.String())
+		for i := range all.Items {
+			w := &all.Items[i]
+			require.NotContains(t, w.Annotations, mount.PhaseAnnotationKey, w.Name)
+			require.NotContains(t, w.Annotations, mount.StatusAnnotationKey, w.Name)
+			require.Nil(t, condition(w, condType), w.Name)
+		}
 	}
 
 	out, err = runCleanup(t, e, "--yes")

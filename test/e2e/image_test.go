@@ -136,7 +136,7 @@ func TestImage(t *testing.T) {
 		GitVersion string `json:"gitVersion"`
 		GitCommit  string `json:"gitCommit"`
 	}
-	raw := k.ok("*", "get", "--raw", "/version")
+	raw := k.ok("root", "get", "--raw", vwPrefix+"root/version")
 	require.NoError(t, json.Unmarshal([]byte(raw), &served), raw)
 	require.Equal(t, built.Version, served.GitVersion, "the virtual workspace's /version: %s", raw)
 	require.Equal(t, built.Revision, served.GitCommit, raw)
