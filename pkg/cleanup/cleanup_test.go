@@ -262,3 +262,47 @@ func deepCopy(items []tenancyv1alpha1.Workspace) []tenancyv1alpha1.Workspace {
 	}
 	return copied
 }
+
+// TestRunShardUnreachable: a shard whose Workspaces cannot be listed is
+// reported by name, and the other shards are cleaned all the same.
+func TestRunShardUnreachable(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	var patched []string
+	reachable := Shard{
+		Name: "root",
+		ListWorkspaces: func(context.Context, metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error) {
+			own := condition(mount.ConditionType, corev1.ConditionFalse)
+			return &tenancyv1alpha1.WorkspaceList{Items: []tenancyv1alpha1.Workspace{
+				workspace("condition-only", nil, corev1alpha1.LogicalClusterPhaseUnavailable, own),
+			}}, nil
+		},
+		PatchWorkspace: func(_ context.Context, _ logicalcluster.Name, name string, _ []byte, _ ...string) (*tenancyv1alpha1.Workspace, error) {
+			patched = append(patched, name)
+			ws := workspace(name, nil, corev1alpha1.LogicalClusterPhaseReady)
+			return &ws, nil
+		},
+	}
+	down := Shard{
+		Name: "shard-2",
+		ListWorkspaces: func(context.Context, metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error) {
+			return nil, errors.New("dial tcp 127.0.0.1:1: connection refused")
+		},
+	}
+	c := &Cleanup{
+		GetLease: func(context.Context) (*coordinationv1.Lease, error) {
+			return nil, apierrors.NewNotFound(schema.GroupResource{}, "workspacemounts")
+		},
+		LeaseName: "root/default/workspacemounts",
+		Shards:    func(context.Context) ([]Shard, error) { return []Shard{down, reachable}, nil },
+		Now:       func() time.Time { return now },
+		Out:       &out,
+		Yes:       true,
+	}
+	result, err := c.Run(context.Background())
+	require.ErrorContains(t, err, "shard shard-2: ")
+	require.ErrorContains(t, err, "connection refused")
+	require.Equal(t, []string{"condition-only"}, patched, "the reachable shard is cleaned")
+	require.Equal(t, 1, result.Changed)
+	require.Contains(t, out.String(), "1 Workspaces changed on 2 shards")
+}

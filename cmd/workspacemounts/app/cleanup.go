@@ -162,16 +162,28 @@ func cleanupShards(ctx context.Context, config *server.Config) ([]cleanup.Shard,
 		cfg.QPS, cfg.Burst = config.ClientConfig.QPS, config.ClientConfig.Burst
 		cfg.UserAgent = config.ClientConfig.UserAgent
 		shardConfig, err := server.NewShardConfig(cfg, config.ClientConfig, false)
-		if err != nil {
-			return nil, err
+		var shard cleanup.Shard
+		if err == nil {
+			shard, err = cleanupShard(ctx, object.Name, shardConfig)
 		}
-		shard, err := cleanupShard(ctx, object.Name, shardConfig)
 		if err != nil {
-			return nil, err
+			// A shard that cannot be reached does not stop the others:
+			// Run reports it by name, and exits non-zero at the end.
+			shard = unreachableShard(object.Name, err)
 		}
 		shards = append(shards, shard)
 	}
 	return shards, nil
+}
+
+// unreachableShard is a shard whose Workspaces cannot be listed, for err.
+func unreachableShard(name string, err error) cleanup.Shard {
+	return cleanup.Shard{
+		Name: name,
+		ListWorkspaces: func(context.Context, metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error) {
+			return nil, err
+		},
+	}
 }
 
 // cleanupShard is one shard's Workspaces, once its tenancy identity is resolved.
