@@ -84,11 +84,15 @@ func routingOptions(ctx context.Context, o *CompletedOptions, cfg *rest.Config, 
 		if routing.InTreeMountsController && routing.WorkspaceURL {
 			return routing, false, workspacemounts.InTreeConflict()
 		}
-		if routing.WorkspaceURL && !routing.WorkspaceCondition {
-			logger.Info("--workspace-url without --workspace-condition: a mount that is not ready keeps its URL and takes traffic, as with kcp's in-tree mounts controller")
-		}
-		logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
-			"inTreeMountsController", routing.InTreeMountsController)
 		return routing, true, nil
 	}
+}
+
+// logRouting logs the routing options once they are known.
+func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
+	if routing.WorkspaceURL && !routing.WorkspaceCondition {
+		logger.Info("--workspace-url without --workspace-condition: a mount that is not ready keeps its URL and takes traffic, as with kcp's in-tree mounts controller")
+	}
+	logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
+		"inTreeMountsController", routing.InTreeMountsController)
 }

@@ -48,6 +48,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/version"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
@@ -151,13 +152,21 @@ func New(c CompletedConfig) (*Server, error) {
 // Run runs the parts until ctx is done or one fails.
 func (s *Server) Run(ctx context.Context) error {
 	// When kcp answers right away, --workspace-url beside kcp's in-tree
-	// controller is refused before anything is served or logged: one line.
-	// Otherwise it is asked again once kcp answers.
+	// controller is refused before anything is served or logged, the
+	// start-up line with the build included: one line. Otherwise it is asked
+	// again once kcp answers.
 	routing, routingKnown, err := routingOptions(ctx, s.Options, s.ClientConfig, false)
 	if err != nil {
 		return err
 	}
 	s.routing = routing
+	logger := klog.FromContext(ctx)
+	build := version.Get()
+	logger.Info("Starting workspacemounts", "version", build.Version, "revision", build.Revision,
+		"goVersion", build.GoVersion, "kcpVersion", build.KcpVersion, "platform", build.Platform)
+	if routingKnown {
+		logRouting(logger, routing)
+	}
 
 	group, ctx := errgroup.WithContext(ctx)
 	context.AfterFunc(ctx, func() { s.stopping.Store(true) })
@@ -175,6 +184,7 @@ func (s *Server) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			logRouting(logger, routing)
 			s.routing = routing
 		}
 		s.setNotReady("the informer caches have not synced yet")

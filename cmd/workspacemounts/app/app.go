@@ -90,9 +90,6 @@ condition WorkspaceMountAvailable, with --workspace-url its spec.URL.`,
 // Run runs `workspacemounts start` with the options until ctx is done: it
 // completes them, builds the config and the server, and runs it.
 func Run(ctx context.Context, options *server.Options) error {
-	build := version.Get()
-	klog.FromContext(ctx).Info("Starting workspacemounts", "version", build.Version, "revision", build.Revision,
-		"goVersion", build.GoVersion, "kcpVersion", build.KcpVersion, "platform", build.Platform)
 	completed, err := options.Complete()
 	if err != nil {
 		return err

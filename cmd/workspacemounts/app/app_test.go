@@ -19,13 +19,20 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
+	"os/signal"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 )
@@ -44,9 +51,13 @@ func TestMain(m *testing.M) {
 				break
 			}
 		}
+		// As main runs it: SIGTERM ends the context.
+		ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		cmd := NewCommand()
 		cmd.SetArgs(args)
-		if err := cmd.Execute(); err != nil {
+		err := cmd.ExecuteContext(ctx)
+		cancel()
+		if err != nil {
 			os.Stderr.WriteString("Error: " + err.Error() + "\n")
 			os.Exit(1)
 		}
@@ -92,32 +103,48 @@ func TestVersionCommand(t *testing.T) {
 }
 
 // TestJSONLogging starts the command with --logging-format=json against a
-// kubeconfig that does not exist: its first line, the start-up line with the
-// build, is a JSON object, and so is every other line it logs.
+// kcp that does not answer: its first line, the start-up line with the build,
+// is a JSON object, and so is every line it logs while it waits for kcp, up
+// to the SIGTERM that stops it.
 func TestJSONLogging(t *testing.T) {
 	t.Parallel()
-	_, stderr, err := runCommand(t, "start", "--logging-format=json", "--kubeconfig=/does/not/exist", "--metrics-bind-address=0")
-	require.Error(t, err, "start without a kubeconfig must fail")
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	config := clientcmdapi.NewConfig()
+	config.Clusters["kcp"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1", InsecureSkipTLSVerify: true}
+	config.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: "token"}
+	config.Contexts["kcp"] = &clientcmdapi.Context{Cluster: "kcp", AuthInfo: "admin"}
+	config.CurrentContext = "kcp"
+	require.NoError(t, clientcmd.WriteToFile(*config, kubeconfig))
+
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$", "--", "start", "--logging-format=json", //nolint:gosec // G204: this very test binary
+		"--kubeconfig="+kubeconfig, "--leader-elect=false", "--run-virtual-workspace=false", "--metrics-bind-address=0")
+	cmd.Env = append(os.Environ(), commandEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
 
 	build := version.Get()
 	var lines []map[string]any
-	scanner := bufio.NewScanner(strings.NewReader(stderr))
+	scanner := bufio.NewScanner(stderr)
 	for scanner.Scan() {
 		line := scanner.Text()
-		if strings.HasPrefix(line, "Error: ") {
-			continue
-		}
 		var entry map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &entry), "a log line that is not JSON: %q", line)
 		lines = append(lines, entry)
+		if msg, _ := entry["msg"].(string); strings.HasPrefix(msg, "waiting for kcp") {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		}
 	}
-	require.NotEmpty(t, lines, "nothing logged: %s", stderr)
+	require.NoError(t, cmd.Wait(), "stopped by SIGTERM, the command exits 0")
+	require.NotEmpty(t, lines, "nothing logged")
 	first := lines[0]
-	require.Equal(t, "Starting workspacemounts", first["msg"], stderr)
+	require.Equal(t, "Starting workspacemounts", first["msg"], lines)
 	require.Equal(t, build.Version, first["version"])
 	require.Equal(t, build.Revision, first["revision"])
 	require.Equal(t, build.GoVersion, first["goVersion"])
 	require.Equal(t, build.KcpVersion, first["kcpVersion"])
 	require.Contains(t, first, "ts")
 	require.Contains(t, first, "v")
+	require.Greater(t, len(lines), 1, "the wait for kcp is logged too")
 }
