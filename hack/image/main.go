@@ -88,7 +88,7 @@ func run() error {
 		return fmt.Errorf("creating %s: %w", outDir, err)
 	}
 	layoutDir := filepath.Join(outDir, "oci")
-	if err := oci.WriteLayout(layoutDir, index, tag); err != nil {
+	if err := oci.WriteLayout(layoutDir, index, ref); err != nil {
 		return err
 	}
 	indexDigest, err := index.Digest()

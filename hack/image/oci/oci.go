@@ -43,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -78,8 +79,13 @@ const (
 	LabelTitle       = "org.opencontainers.image.title"
 	LabelDescription = "org.opencontainers.image.description"
 	LabelCreated     = "org.opencontainers.image.created"
-	// RefName names the multi-platform index in the layout's index.json.
+	// RefName names the multi-platform index in the layout's index.json by
+	// its tag, as the OCI image layout specification has it.
 	RefName = "org.opencontainers.image.ref.name"
+	// ImageName names it by its whole reference, repository and tag:
+	// containerd's (docker load) and podman's load name the image so (podman
+	// 4.3 names it localhost/<tag> from RefName alone).
+	ImageName = "io.containerd.image.name"
 )
 
 // rootfs holds the committed files of the layer besides the binary (the
@@ -274,8 +280,9 @@ func Layer(binary []byte, created time.Time) ([]byte, error) {
 }
 
 // WriteLayout writes index into a new OCI layout at dir (removing what was
-// there), named tag in index.json.
-func WriteLayout(dir string, index v1.ImageIndex, tag string) error {
+// there), named ref in index.json: its tag (RefName) and its whole name
+// (ImageName).
+func WriteLayout(dir string, index v1.ImageIndex, ref name.Tag) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("removing the old layout: %w", err)
 	}
@@ -283,7 +290,10 @@ func WriteLayout(dir string, index v1.ImageIndex, tag string) error {
 	if err != nil {
 		return fmt.Errorf("creating the layout %s: %w", dir, err)
 	}
-	if err := p.AppendIndex(index, layout.WithAnnotations(map[string]string{RefName: tag})); err != nil {
+	if err := p.AppendIndex(index, layout.WithAnnotations(map[string]string{
+		RefName:   ref.TagStr(),
+		ImageName: ref.String(),
+	})); err != nil {
 		return fmt.Errorf("writing the index to %s: %w", dir, err)
 	}
 	return nil

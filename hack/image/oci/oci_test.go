@@ -23,7 +23,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/stretchr/testify/require"
 )
 
@@ -54,7 +56,16 @@ func TestBuild(t *testing.T) {
 	require.Equal(t, digest, againDigest, "one input, one digest")
 
 	dir := filepath.Join(t.TempDir(), "oci")
-	require.NoError(t, WriteLayout(dir, index, "v0.1.0"))
+	ref, err := name.NewTag("registry.example/workspacemounts:v0.1.0")
+	require.NoError(t, err)
+	require.NoError(t, WriteLayout(dir, index, ref))
+	outer, err := layout.ImageIndexFromPath(dir)
+	require.NoError(t, err)
+	outerManifest, err := outer.IndexManifest()
+	require.NoError(t, err)
+	require.Len(t, outerManifest.Manifests, 1)
+	require.Equal(t, map[string]string{RefName: "v0.1.0", ImageName: "registry.example/workspacemounts:v0.1.0"},
+		outerManifest.Manifests[0].Annotations, "index.json names the image by its tag and by its whole name")
 	read, err := ReadLayout(dir, "v0.1.0")
 	require.NoError(t, err)
 	readDigest, err := read.Digest()
