@@ -19,6 +19,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -133,7 +136,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.RunVirtualWorkspace, "run-virtual-workspace", o.RunVirtualWorkspace, "Serve the workspacemounts virtual workspace.")
 	o.VirtualWorkspace.AddFlags(fs)
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
-		"Address serving Prometheus /metrics and /healthz, /livez, /readyz (ready once the caches synced) on plain HTTP; 0 turns it off.")
+		"Address (host:port) serving Prometheus /metrics and /healthz, /livez, /readyz (ready once the caches synced) on plain HTTP; 0 turns it off. "+
+			"An IPv6 address may come without brackets, as $(POD_IP):8080 expands: the port is after the last colon.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling,
 		"Also serve net/http/pprof under /debug/pprof/ on --metrics-bind-address (heap, goroutine and CPU profiles, traces), "+
 			"for whoever reaches that address: never route it to tenants.")
@@ -173,6 +177,11 @@ func (o *Options) Validate() error {
 	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
+	}
+	if o.MetricsBindAddress != "0" {
+		if _, err := metricsBindAddress(o.MetricsBindAddress); err != nil {
+			errs = append(errs, fmt.Errorf("--metrics-bind-address: %w", err))
+		}
 	}
 	if o.Profiling && o.MetricsBindAddress == "0" {
 		errs = append(errs, errors.New("--profiling serves on --metrics-bind-address, which is 0 (off)"))
@@ -214,5 +223,28 @@ func (o *Options) Complete() (*CompletedOptions, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	return &CompletedOptions{&completedOptions{Options: *o}}, nil
+	completed := &CompletedOptions{&completedOptions{Options: *o}}
+	if o.MetricsBindAddress != "0" {
+		completed.MetricsBindAddress, _ = metricsBindAddress(o.MetricsBindAddress) // validated above
+	}
+	return completed, nil
+}
+
+// metricsBindAddress returns addr as net.Listen takes it: host:port,
+// [IPv6]:port, or an IPv6 address written without brackets before its
+// port, as $(POD_IP):8080 expands on an IPv6 cluster (fd00::5:8080 is
+// [fd00::5]:8080: the port is after the last colon).
+func metricsBindAddress(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		i := strings.LastIndex(addr, ":")
+		if ip := net.ParseIP(addr[:max(i, 0)]); ip == nil || ip.To4() != nil {
+			return "", fmt.Errorf("%q is not host:port: %w", addr, err)
+		}
+		host, port = addr[:i], addr[i+1:]
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("%q: the port %q is not a number from 0 to 65535", addr, port)
+	}
+	return net.JoinHostPort(host, port), nil
 }

@@ -94,3 +94,43 @@ func TestTokenReviewConfig(t *testing.T) {
 	cfg = tokenReviewConfig(&rest.Config{Host: "https://kcp:6443/clusters/other"}, nil)
 	require.Equal(t, "https://kcp:6443/clusters/other", cfg.Host, "a cluster in the URL is kept")
 }
+
+// TestMetricsBindAddress: what --metrics-bind-address takes, as net.Listen
+// gets it; $(POD_IP):8080 on an IPv6 cluster has no brackets.
+func TestMetricsBindAddress(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]string{
+		"127.0.0.1:8080":   "127.0.0.1:8080",
+		":8080":            ":8080",
+		"localhost:0":      "localhost:0",
+		"[fd00::5]:8080":   "[fd00::5]:8080",
+		"fd00::5:8080":     "[fd00::5]:8080",
+		"fd00:10:244::7:9": "[fd00:10:244::7]:9",
+	} {
+		got, err := metricsBindAddress(addr)
+		require.NoError(t, err, addr)
+		require.Equal(t, want, got, addr)
+
+		o := NewOptions()
+		o.Kubeconfig, o.MetricsBindAddress = "kubeconfig", addr
+		completed, err := o.Complete()
+		require.NoError(t, err, addr)
+		require.Equal(t, want, completed.MetricsBindAddress, addr)
+	}
+	for addr, want := range map[string]string{
+		"8080":              "is not host:port",
+		"10.0.0.1":          "is not host:port",
+		"fd00::5":           "is not host:port",
+		"10.0.0.1:8080:1":   "is not host:port",
+		"10.0.0.1:http":     "is not a number",
+		"[fd00::5]:70000":   "is not a number",
+		"127.0.0.1:":        "is not a number",
+		"fd00::5:123456789": "is not a number",
+	} {
+		_, err := metricsBindAddress(addr)
+		require.ErrorContains(t, err, want, addr)
+		o := NewOptions()
+		o.Kubeconfig, o.MetricsBindAddress = "kubeconfig", addr
+		require.ErrorContains(t, o.Validate(), "--metrics-bind-address: ", addr)
+	}
+}
