@@ -44,9 +44,16 @@ import (
 // does) against kcp's shard with args, and returns its output.
 func runCleanup(t *testing.T, e *condEnv, args ...string) (string, error) {
 	t.Helper()
+	return runCleanupCommand(t, append([]string{"--kubeconfig", e.kcp.KubeconfigPath, "--context", "shard-base"}, args...)...)
+}
+
+// runCleanupCommand runs `workspacemounts cleanup` with args and returns
+// its output.
+func runCleanupCommand(t *testing.T, args ...string) (string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	full := append([]string{"cleanup", "--kubeconfig", e.kcp.KubeconfigPath, "--context", "shard-base"}, args...)
+	full := append([]string{"cleanup"}, args...)
 	binary, err := framework.PluginBinary()
 	require.NoError(t, err)
 	cmd := exec.CommandContext(ctx, binary, full...)

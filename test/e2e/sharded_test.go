@@ -816,6 +816,30 @@ func TestSharded(t *testing.T) {
 		require.NoError(t, e.plugin.CheckRunning(), "%s", e.logs())
 		t.Logf("back and converged %s after the restart", time.Since(back).Round(time.Second))
 	})
+
+	// The plugin stopped, one cleanup with the plugin's own kubeconfigs
+	// clears every shard.
+	t.Run("cleanup of both shards", func(t *testing.T) {
+		require.NoError(t, e.plugin.Stop())
+		kubeconfigs := []string{"--root-kubeconfig", e.s.RootKubeconfigPath, "--shards-kubeconfig", e.s.ShardsKubeconfigPath}
+		var out string
+		framework.Eventually(t, func() (bool, string) {
+			var err error
+			out, err = runCleanupCommand(t, append(kubeconfigs, "--yes")...)
+			return err == nil, fmt.Sprintf("%v: %s", err, out)
+		}, time.Minute, time.Second, "cleanup, once the stopped plugin's Lease is released or expired")
+		require.Contains(t, out, "on 2 shards", out)
+		for _, m := range all() {
+			require.Contains(t, out, m.org.cluster.String()+"|"+m.name+"  ", "cleanup names %s", m.path())
+			ws, err := e.on(t, m.org.shard).kcp.Cluster(m.org.cluster.Path()).TenancyV1alpha1().Workspaces().Get(t.Context(), m.name, metav1.GetOptions{})
+			require.NoError(t, err)
+			require.NotContains(t, ws.Annotations, mount.PhaseAnnotationKey, m.path())
+			require.NotContains(t, ws.Annotations, mount.StatusAnnotationKey, m.path())
+		}
+		out, err := runCleanupCommand(t, append(kubeconfigs, "--yes")...)
+		require.NoError(t, err, out)
+		require.Contains(t, out, "0 Workspaces changed on 2 shards", "nothing left on either shard")
+	})
 	t.Logf("TestSharded took %s", time.Since(began).Round(time.Second))
 }
 

@@ -28,7 +28,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -36,6 +35,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/cleanup"
@@ -136,18 +136,22 @@ func cleanupShards(ctx context.Context, config *server.Config) ([]cleanup.Shard,
 		}
 		return []cleanup.Shard{shard}, nil
 	}
+	// The informer of the server, scoped to root; its store is read as the
+	// server's handlers read it (a scoped factory's lister looks up a
+	// cluster index the store does not have).
 	factory := config.Sharded.RootKcpSharedInformerFactory
-	informer := factory.Core().V1alpha1().Shards()
-	lister := informer.Lister()
+	informer := factory.Core().V1alpha1().Shards().Informer()
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	factory.Start(syncCtx.Done())
-	if !cache.WaitForCacheSync(syncCtx.Done(), informer.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
 		return nil, fmt.Errorf("cannot list the Shards in root: %w", syncCtx.Err())
 	}
-	objects, err := lister.List(labels.Everything())
-	if err != nil {
-		return nil, err
+	var objects []*corev1alpha1.Shard
+	for _, item := range informer.GetStore().List() {
+		if object, ok := item.(*corev1alpha1.Shard); ok {
+			objects = append(objects, object)
+		}
 	}
 	sort.Slice(objects, func(i, j int) bool { return objects[i].Name < objects[j].Name })
 	var shards []cleanup.Shard
