@@ -34,15 +34,16 @@ var keptWorkspaceAnnotations = []string{
 // shard with 10^5 Workspaces fits in little memory. It keeps metadata but
 // other annotations, owner references, finalizers and managed fields;
 // spec.mount, spec.cluster and (of a Workspace with spec.mount) spec.URL;
-// status.phase, the controller's own condition, and the type and status of
-// every other False condition whose type starts with "Workspace" (what
+// status.phase, the controller's own condition and kcp's WorkspaceMountReady
+// (which --workspace-url keeps; about 200 bytes per mounted Workspace), and
+// the type and status of every other False condition whose type starts with "Workspace" (what
 // kcp's phase rule reads, kcpPhaseRule).
 //
 // The controller's writes depend on it: the patch of metadata and spec is
 // the difference of two trimmed copies, which differ only in what the
 // controller sets there; the status patch is never made from a trimmed copy
-// (a merge patch replaces the whole condition list, and the cache holds one
-// condition of it), only whether one is needed.
+// (a merge patch replaces the whole condition list, and the cache holds a
+// part of it), only whether one is needed.
 func TrimWorkspace(ws *tenancyv1alpha1.Workspace) {
 	annotations := map[string]string{}
 	for _, key := range keptWorkspaceAnnotations {
@@ -62,7 +63,7 @@ func TrimWorkspace(ws *tenancyv1alpha1.Workspace) {
 	status := tenancyv1alpha1.WorkspaceStatus{Phase: ws.Status.Phase}
 	for _, c := range ws.Status.Conditions {
 		switch {
-		case c.Type == mount.ConditionType:
+		case c.Type == mount.ConditionType, c.Type == tenancyv1alpha1.MountConditionReady:
 			status.Conditions = append(status.Conditions, c)
 		case makesUnavailable(c):
 			status.Conditions = append(status.Conditions, conditionsv1alpha1.Condition{Type: c.Type, Status: c.Status})

@@ -265,13 +265,17 @@ func TestProcessWorkspaceRouting(t *testing.T) {
 	require.Equal(t, "https://shard.example/clusters/target", written.Spec.URL)
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, written.Status.Phase, "out of Scheduling once the mount is ready")
 	require.Equal(t, "Ready", written.Annotations[mount.PhaseAnnotationKey])
-	require.Len(t, written.Status.Conditions, 3)
+	require.Len(t, written.Status.Conditions, 4)
 	requireSemanticEqual(t, kcpConditions, written.Status.Conditions[:2], "kcp's conditions are kept, in place")
 	requireSemanticEqual(t, conditionsv1alpha1.Condition{
 		Type: mount.ConditionType, Status: corev1.ConditionTrue, Reason: mount.ReasonMountReady,
 		Message:            "KubeCluster proxy (contrib.kcp.io/v1alpha1) is ready at https://shard.example/clusters/target.",
 		LastTransitionTime: metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)),
 	}, written.Status.Conditions[2])
+	requireSemanticEqual(t, conditionsv1alpha1.Condition{
+		Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue,
+		LastTransitionTime: metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)),
+	}, written.Status.Conditions[3], "kcp's own condition, as its in-tree controller writes it, in the same patch")
 
 	key = syncCache(t, k, indexer, "mounted")
 	require.NoError(t, c.processWorkspace(ctx, key))
@@ -287,20 +291,26 @@ func TestProcessWorkspaceRouting(t *testing.T) {
 	require.Equal(t, corev1.ConditionFalse, ownCondition(written).Status)
 	require.Equal(t, conditionsv1alpha1.ConditionSeverityInfo, ownCondition(written).Severity)
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, written.Status.Phase, "kcp's rule, in the same status patch")
+	require.Equal(t, tenancyv1alpha1.MountObjectNotReadyReason, written.Status.Conditions[3].Reason)
 	key = syncCache(t, k, indexer, "mounted")
 	require.NoError(t, c.processWorkspace(ctx, key))
 	require.Len(t, k.patches, 4, "a steady state writes nothing")
 
 	// Restarted without --workspace-condition: only the condition goes, from
-	// a fresh read (the annotations did not change), and kcp's stay.
+	// a fresh read (the annotations did not change), and kcp's stay, with
+	// WorkspaceMountReady, False, which --workspace-url keeps.
 	c, indexer = testController(k, RoutingOptions{WorkspaceURL: true}, getMountObject)
 	key = syncCache(t, k, indexer, "mounted")
 	require.NoError(t, c.processWorkspace(ctx, key))
 	require.Len(t, k.patches, 5)
 	require.Equal(t, "status", k.patches[4].subresource)
 	require.Equal(t, 1, k.reads)
-	requireSemanticEqual(t, kcpConditions, k.workspaces["mounted"].Status.Conditions)
-	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, k.workspaces["mounted"].Status.Phase, "nothing False any more")
+	remaining := k.workspaces["mounted"].Status.Conditions
+	require.Len(t, remaining, 3)
+	requireSemanticEqual(t, kcpConditions, remaining[:2])
+	require.Equal(t, tenancyv1alpha1.MountConditionReady, remaining[2].Type)
+	require.Equal(t, corev1.ConditionFalse, remaining[2].Status)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, k.workspaces["mounted"].Status.Phase, "kcp's condition is still False")
 	key = syncCache(t, k, indexer, "mounted")
 	require.NoError(t, c.processWorkspace(ctx, key))
 	require.Len(t, k.patches, 5, "a steady state writes nothing")

@@ -30,6 +30,7 @@ import (
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
@@ -104,12 +105,15 @@ func (r *workspacesReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspac
 
 // applyStatus sets what the controller owns in ws's status, the part the
 // status subresource writes: with --workspace-condition the condition
-// (without, it removes it), with --workspace-url the phase out of
-// Scheduling, and then the phase by kcp's own rule for the conditions
+// (without, it removes it), with --workspace-url kcp's WorkspaceMountReady
+// and the phase out of Scheduling, and then the phase by kcp's own rule for the conditions
 // (kcpPhaseRule), which kcp's controller would write a moment later: one
 // write fewer per change, and no wait for kcp's queue.
 func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state mountState) {
-	had := ownCondition(ws) != nil
+	// kcp's WorkspaceMountReady is the controller's unless kcp's in-tree
+	// mounts controller runs.
+	ownsKCPCondition := !r.routing.InTreeMountsController
+	had := ownCondition(ws) != nil || (ownsKCPCondition && conditions.Has(ws, tenancyv1alpha1.MountConditionReady))
 	switch {
 	case !r.routing.WorkspaceCondition || !state.mounted:
 		removeCondition(ws)
@@ -120,13 +124,20 @@ func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state 
 	default:
 		setCondition(ws, conditionOf(state.status, r.routing.InTreeMountsController, state.at))
 	}
+	keepsKCPCondition := r.routing.WorkspaceURL && ws.Spec.Mount != nil && state.mounted && ownsKCPCondition
+	switch {
+	case keepsKCPCondition:
+		applyKCPMountCondition(ws, state.status, state.at)
+	case ownsKCPCondition:
+		conditions.Delete(ws, tenancyv1alpha1.MountConditionReady)
+	}
 	if r.routing.WorkspaceURL {
 		applyPhase(ws, state)
 	}
 	// kcp applies its rule to a Workspace it is done with, and to every
 	// Workspace with spec.mount (it schedules none), never to one it is
 	// still scheduling or initializing (whose own conditions may be False).
-	if (r.routing.WorkspaceCondition || had) && (ws.Spec.Mount != nil || kcpIsDone(ws)) {
+	if (r.routing.WorkspaceCondition || keepsKCPCondition || had) && (ws.Spec.Mount != nil || kcpIsDone(ws)) {
 		kcpPhaseRule(ws)
 	}
 }

@@ -21,10 +21,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
@@ -45,8 +47,12 @@ type RoutingOptions struct {
 	// WorkspaceURL (--workspace-url) sets spec.URL of every Workspace with
 	// spec.mount to the mount object's status.URL (kept when the mount has
 	// no usable URL: kcp refuses to unset it), and moves its phase from
-	// Scheduling to Ready once the mount is ready, as kcp's in-tree mounts
-	// controller does.
+	// Scheduling to Ready once the mount is ready, and keeps kcp's own
+	// condition WorkspaceMountReady (applyKCPMountCondition), as kcp's
+	// in-tree mounts controller does: what was written against that
+	// controller (kcp's TestMountsMachinery, users' scripts) waits for it.
+	// Without WorkspaceURL, and with kcp's controller off, the controller
+	// removes WorkspaceMountReady wherever it finds it.
 	WorkspaceURL bool
 	// InTreeMountsController tells that kcp's in-tree mounts controller
 	// (feature gate WorkspaceMounts) runs on the shard. It marks a Workspace
@@ -201,18 +207,78 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 	}
 }
 
+// applyKCPMountCondition keeps kcp's own condition WorkspaceMountReady
+// (tenancyv1alpha1.MountConditionReady) on a Workspace with spec.mount as
+// kcp's in-tree mounts controller writes it (workspaceStatusUpdater in kcp's
+// pkg/reconciler/tenancy/workspacemounts, the same in v0.28.1 and v0.32.3),
+// built with kcp's own condition helpers: True when the mount object's
+// status.phase is Ready (with or without a URL); False with
+// MountObjectNotFound when there is no mount object; False with
+// MountObjectNotReady for any other phase, or none; both with severity Error
+// and kcp's messages. Where kcp's controller cannot read the mount object
+// (its kind is not served, the reference names none, the plugin does not
+// watch its resource), it writes nothing and retries: the condition is left
+// as it is, and WorkspaceMountAvailable says why.
+func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, now metav1.Time) {
+	ref := ws.Spec.Mount.Reference
+	var condition *conditionsv1alpha1.Condition
+	switch {
+	case status.Reason == mount.ReasonMountObjectNotFound:
+		condition = conditions.FalseCondition(tenancyv1alpha1.MountConditionReady, tenancyv1alpha1.MountObjectNotFoundReason,
+			conditionsv1alpha1.ConditionSeverityError, "%s %q not found", ref.Kind, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+	case status.Phase == mount.PhaseReady:
+		condition = conditions.TrueCondition(tenancyv1alpha1.MountConditionReady)
+	case status.Reason == mount.ReasonMountNotReady, status.Reason == mount.ReasonMountPhaseUnrecognized:
+		condition = conditions.FalseCondition(tenancyv1alpha1.MountConditionReady, tenancyv1alpha1.MountObjectNotReadyReason,
+			conditionsv1alpha1.ConditionSeverityError, "Mount is not reporting ready. See %s %q status for more details", ref.Kind, ref.Name)
+	default:
+		return
+	}
+	// As kcp's conditions.Set, the transition time moves when any of status,
+	// reason, severity and message does; unlike it, the other conditions
+	// keep their order (no patch reorders kcp's).
+	condition.LastTransitionTime = now
+	for i := range ws.Status.Conditions {
+		existing := &ws.Status.Conditions[i]
+		if existing.Type != condition.Type {
+			continue
+		}
+		if existing.Status == condition.Status && existing.Reason == condition.Reason &&
+			existing.Severity == condition.Severity && existing.Message == condition.Message {
+			condition.LastTransitionTime = existing.LastTransitionTime
+		}
+		*existing = *condition
+		return
+	}
+	ws.Status.Conditions = append(ws.Status.Conditions, *condition)
+}
+
 // RemoveOwned removes from ws what the controller keeps on it, as the
 // controller itself does for a Workspace that is not mounted, or without
-// --workspace-condition: the two annotations, and the condition, with the
-// phase kcp's rule then gives (Ready again from Unavailable when no other
-// Workspace* condition is False). spec.URL stays: kcp refuses to unset it.
-// It tells whether it changed ws's metadata (the annotations) and its status.
-func RemoveOwned(ws *tenancyv1alpha1.Workspace) (metadata, status bool) {
+// --workspace-condition and --workspace-url: the two annotations, the
+// condition, and kcp's condition WorkspaceMountReady unless
+// inTreeMountsController (then it is kcp's), with the phase kcp's rule then
+// gives (Ready again from Unavailable when no other Workspace* condition is
+// False). spec.URL stays: kcp refuses to unset it. It tells whether it
+// changed ws's metadata (the annotations), and which conditions it removed.
+func RemoveOwned(ws *tenancyv1alpha1.Workspace, inTreeMountsController bool) (metadata bool, removed []conditionsv1alpha1.ConditionType) {
 	_, hadPhase := ws.Annotations[mount.PhaseAnnotationKey]
 	_, hadStatus := ws.Annotations[mount.StatusAnnotationKey]
-	had := ownCondition(ws) != nil
-	r := &workspacesReconciler{}
+	before := map[conditionsv1alpha1.ConditionType]bool{}
+	for _, c := range ws.Status.Conditions {
+		before[c.Type] = true
+	}
+	r := &workspacesReconciler{routing: RoutingOptions{InTreeMountsController: inTreeMountsController}}
 	r.applyMetadataAndSpec(ws, mountState{})
 	r.applyStatus(ws, mountState{})
-	return hadPhase || hadStatus, had
+	after := map[conditionsv1alpha1.ConditionType]bool{}
+	for _, c := range ws.Status.Conditions {
+		after[c.Type] = true
+	}
+	for _, t := range []conditionsv1alpha1.ConditionType{mount.ConditionType, tenancyv1alpha1.MountConditionReady} {
+		if before[t] && !after[t] {
+			removed = append(removed, t)
+		}
+	}
+	return hadPhase || hadStatus, removed
 }

@@ -35,6 +35,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
@@ -227,29 +228,212 @@ func TestReconcileRouting(t *testing.T) {
 }
 
 // TestReconcileRoutingOff: without the options, the controller's condition
-// is removed (kcp's stay) and spec.URL and the phase are not touched.
+// is removed, and kcp's WorkspaceMountReady too unless kcp's in-tree
+// controller runs (then it is kcp's), with the phase kcp's rule gives;
+// spec.URL is not touched.
 func TestReconcileRoutingOff(t *testing.T) {
 	t.Parallel()
-	ws := mountedWorkspace(kubeClusterRef)
-	ws.Spec.URL = "https://kept.example"
-	ws.Status.Phase = corev1alpha1.LogicalClusterPhaseUnavailable
-	ws.Status.Conditions = conditionsv1alpha1.Conditions{
-		{Type: "WorkspaceScheduled", Status: corev1.ConditionTrue},
-		{Type: mount.ConditionType, Status: corev1.ConditionFalse, Reason: mount.ReasonMountNotReady},
-		{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse},
+	for _, inTree := range []bool{false, true} {
+		ws := mountedWorkspace(kubeClusterRef)
+		ws.Spec.URL = "https://kept.example"
+		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseUnavailable
+		ws.Status.Conditions = conditionsv1alpha1.Conditions{
+			{Type: "WorkspaceScheduled", Status: corev1.ConditionTrue},
+			{Type: mount.ConditionType, Status: corev1.ConditionFalse, Reason: mount.ReasonMountNotReady},
+			{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse},
+		}
+		r := &workspacesReconciler{
+			resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://new.example"}), nil),
+			informerDenied: neverDenied, now: time.Now, routing: RoutingOptions{InTreeMountsController: inTree},
+		}
+		require.NoError(t, r.reconcile(context.Background(), ws))
+		require.Equal(t, "https://kept.example", ws.Spec.URL)
+		require.Equal(t, "Ready", ws.Annotations[mount.PhaseAnnotationKey])
+		if inTree {
+			require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, ws.Status.Phase, "kcp's False condition stays")
+			require.Equal(t, conditionsv1alpha1.Conditions{
+				{Type: "WorkspaceScheduled", Status: corev1.ConditionTrue},
+				{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse},
+			}, ws.Status.Conditions, "beside kcp's in-tree controller only the controller's own condition goes")
+			continue
+		}
+		require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, ws.Status.Phase)
+		require.Equal(t, conditionsv1alpha1.Conditions{
+			{Type: "WorkspaceScheduled", Status: corev1.ConditionTrue},
+		}, ws.Status.Conditions, "the controller's condition and WorkspaceMountReady, which level 3 kept, go")
 	}
-	r := &workspacesReconciler{
-		resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://new.example"}), nil),
-		informerDenied: neverDenied, now: time.Now,
+}
+
+// TestReconcileKCPMountCondition: at level 3 kcp's own condition
+// WorkspaceMountReady, row by row as kcp's in-tree controller writes it
+// (workspaceStatusUpdater, kcp v0.28.1 and v0.32.3), beside the plugin's.
+func TestReconcileKCPMountCondition(t *testing.T) {
+	t.Parallel()
+	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "contrib.kcp.io", Resource: "kubeclusters"}, "proxy")
+	notServed := func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+		return restmapping.Resource{}, restmapping.ErrKindNotServed
 	}
-	require.NoError(t, r.reconcile(context.Background(), ws))
-	require.Equal(t, "https://kept.example", ws.Spec.URL)
-	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, ws.Status.Phase)
-	require.Equal(t, conditionsv1alpha1.Conditions{
-		{Type: "WorkspaceScheduled", Status: corev1.ConditionTrue},
-		{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse},
-	}, ws.Status.Conditions, "only the controller's own condition goes")
-	require.Equal(t, "Ready", ws.Annotations[mount.PhaseAnnotationKey])
+	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	wasTrue := &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue, LastTransitionTime: earlier}
+	const notReady = `Mount is not reporting ready. See KubeCluster "proxy" status for more details`
+	namespacedRef := mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Namespace: "ns", Name: "proxy"}
+	namespaced := func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+		r := kubeClusterResource
+		r.Namespaced = true
+		return r, nil
+	}
+	for _, tc := range []struct {
+		name       string
+		ws         *tenancyv1alpha1.Workspace
+		before     *conditionsv1alpha1.Condition // kcp's condition before
+		resolve    func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error)
+		denied     bool
+		object     *unstructured.Unstructured
+		getErr     error
+		condition  bool                          // --workspace-condition too
+		want       *conditionsv1alpha1.Condition // nil: none
+		wantPhase  corev1alpha1.LogicalClusterPhaseType
+		keepsTime  bool
+		wantOthers int // the plugin's own condition beside it
+	}{
+		{
+			name: "ready", ws: mountedWorkspace(kubeClusterRef), condition: true,
+			object:    mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example/clusters/a"}),
+			want:      &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue},
+			wantPhase: corev1alpha1.LogicalClusterPhaseReady, wantOthers: 1,
+		},
+		{
+			name: "ready again keeps the transition time", ws: mountedWorkspace(kubeClusterRef), before: wasTrue,
+			object:    mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example/clusters/a"}),
+			want:      &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue},
+			wantPhase: corev1alpha1.LogicalClusterPhaseReady, keepsTime: true,
+		},
+		{
+			// The phase stays out of Ready: there is no URL to route to.
+			name: "ready without URL is True for kcp", ws: mountedWorkspace(kubeClusterRef),
+			object: mountObject(map[string]interface{}{"phase": "Ready"}),
+			want:   &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue},
+		},
+		{
+			name: "ready without URL, with the plugin's condition: kcp's True, the plugin's False", ws: mountedWorkspace(kubeClusterRef), condition: true,
+			object:    mountObject(map[string]interface{}{"phase": "Ready"}),
+			want:      &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantOthers: 1,
+		},
+		{
+			name: "connecting", ws: mountedWorkspace(kubeClusterRef), before: wasTrue,
+			object: mountObject(map[string]interface{}{"phase": "Connecting", "URL": "https://proxy.example/clusters/a"}),
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: tenancyv1alpha1.MountObjectNotReadyReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: notReady},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "initializing", ws: mountedWorkspace(kubeClusterRef),
+			object: mountObject(map[string]interface{}{"phase": "Initializing"}),
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: tenancyv1alpha1.MountObjectNotReadyReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: notReady},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "the mount says Unknown", ws: mountedWorkspace(kubeClusterRef),
+			object: mountObject(map[string]interface{}{"phase": "Unknown"}),
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: tenancyv1alpha1.MountObjectNotReadyReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: notReady},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "an unrecognized phase", ws: mountedWorkspace(kubeClusterRef),
+			object: mountObject(map[string]interface{}{"phase": "Happy"}),
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: tenancyv1alpha1.MountObjectNotReadyReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: notReady},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "no status.phase", ws: mountedWorkspace(kubeClusterRef),
+			object: mountObject(map[string]interface{}{"URL": "https://proxy.example/clusters/a"}),
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: tenancyv1alpha1.MountObjectNotReadyReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: notReady},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "a status.phase that is not a string", ws: mountedWorkspace(kubeClusterRef),
+			object: mountObject(map[string]interface{}{"phase": int64(3)}),
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: tenancyv1alpha1.MountObjectNotReadyReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: notReady},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "no mount object", ws: mountedWorkspace(kubeClusterRef), getErr: notFound,
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: tenancyv1alpha1.MountObjectNotFoundReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: `KubeCluster "/proxy" not found`},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "no namespaced mount object", ws: mountedWorkspace(namespacedRef), getErr: notFound, resolve: namespaced,
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: tenancyv1alpha1.MountObjectNotFoundReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: `KubeCluster "ns/proxy" not found`},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "kind not served: kcp's controller writes nothing, neither does the plugin", ws: mountedWorkspace(kubeClusterRef), before: wasTrue,
+			resolve: notServed, condition: true,
+			want: wasTrue, keepsTime: true, wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantOthers: 1,
+		},
+		{
+			name: "kind not served, no condition yet", ws: mountedWorkspace(kubeClusterRef), resolve: notServed,
+		},
+		{
+			name: "informer limit reached: left as it is", ws: mountedWorkspace(kubeClusterRef), before: wasTrue, denied: true,
+			want: wasTrue, keepsTime: true,
+		},
+		{
+			name: "invalid reference: left as it is", ws: mountedWorkspace(mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "a/b"}),
+			before: wasTrue, want: wasTrue, keepsTime: true,
+		},
+		{
+			name:   "legacy mount: kcp's controller never sees it, its condition goes",
+			ws:     legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`),
+			before: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse},
+			object: mountObject(map[string]interface{}{"phase": "Connecting"}),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resolve := tc.resolve
+			if resolve == nil {
+				resolve = servedEverywhere
+			}
+			ws := tc.ws.DeepCopy()
+			if tc.before != nil {
+				ws.Status.Conditions = conditionsv1alpha1.Conditions{*tc.before}
+			}
+			r := &workspacesReconciler{
+				resolve: resolve, getMountObject: returns(tc.object, tc.getErr),
+				informerDenied: func(restmapping.Resource) bool { return tc.denied }, maxMountInformers: mount.DefaultMaxMountInformers,
+				routing: RoutingOptions{WorkspaceCondition: tc.condition, WorkspaceURL: true},
+				now:     time.Now,
+			}
+			began := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+			require.NoError(t, r.reconcile(context.Background(), ws))
+			got := conditions.Get(ws, tenancyv1alpha1.MountConditionReady)
+			if tc.want == nil {
+				require.Nil(t, got)
+			} else {
+				require.NotNil(t, got)
+				want := *tc.want
+				if tc.keepsTime {
+					require.Equal(t, earlier, got.LastTransitionTime)
+				} else {
+					require.False(t, got.LastTransitionTime.Before(&began), "a new condition, a new transition time")
+				}
+				want.LastTransitionTime = got.LastTransitionTime
+				require.Equal(t, want, *got)
+			}
+			require.Len(t, ws.Status.Conditions, tc.wantOthers+map[bool]int{true: 1}[tc.want != nil])
+			require.Equal(t, tc.wantOthers == 1, ownCondition(ws) != nil)
+			require.Equal(t, tc.wantPhase, ws.Status.Phase)
+		})
+	}
 }
 
 // TestSetConditionKeepsTheTransitionTime: the time moves when the status

@@ -22,8 +22,11 @@ limitations under the License.
 //     running controller would write everything again. A plugin stopped with
 //     SIGTERM releases the Lease (no holder), one killed leaves it to expire.
 //   - What is removed is the controller's own rule for an unmounted Workspace
-//     (workspacemounts.RemoveOwned): the two annotations, the condition, and
-//     the phase kcp's rule then gives. spec.URL stays: kcp refuses to unset it.
+//     (workspacemounts.RemoveOwned): the two annotations, the condition, kcp's
+//     condition WorkspaceMountReady that --workspace-url keeps (not on a shard
+//     where kcp's in-tree mounts controller runs, or may: there it is kcp's),
+//     and the phase kcp's rule then gives. spec.URL stays: kcp refuses to
+//     unset it.
 //   - Each shard's Workspaces are listed across all clusters (wildcard), in
 //     pages of 500. The annotations go in one merge patch without a
 //     resourceVersion (setting them to null is right whatever kcp writes
@@ -57,6 +60,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -68,6 +72,10 @@ const PageSize = 500
 // Shard is where one shard's Workspaces are read and written.
 type Shard struct {
 	Name string
+	// InTreeMountsController tells that kcp's in-tree mounts controller
+	// runs on the shard, or may (it could not be told): its condition
+	// WorkspaceMountReady is then left alone.
+	InTreeMountsController bool
 	// ListWorkspaces lists the Workspaces of every cluster of the shard, a
 	// page at a time (opts carries limit and continue).
 	ListWorkspaces func(ctx context.Context, opts metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error)
@@ -113,7 +121,7 @@ func (c *Cleanup) Run(ctx context.Context) (Result, error) {
 		result.Shards++
 		err := c.cleanShard(ctx, shard, &result, &kept)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("shard %s: %w", shardName(shard), err))
+			errs = append(errs, fmt.Errorf("shard %s: %w", shard.String(), err))
 		}
 	}
 	verb := "changed"
@@ -135,11 +143,12 @@ func (c *Cleanup) Run(ctx context.Context) (Result, error) {
 	return result, errors.Join(errs...)
 }
 
-func shardName(shard Shard) string {
-	if shard.Name == "" {
+// String names the shard in messages.
+func (s Shard) String() string {
+	if s.Name == "" {
 		return "(the one shard)"
 	}
-	return shard.Name
+	return s.Name
 }
 
 // cleanShard cleans every Workspace of one shard, page by page; it fails
@@ -179,32 +188,37 @@ func key(ws *tenancyv1alpha1.Workspace) string {
 	return logicalcluster.From(ws).String() + "|" + ws.Name
 }
 
-// Needs tells what RemoveOwned would change on ws: the annotations removed
-// (their short names) and whether the condition goes, and the phase after.
-func Needs(ws *tenancyv1alpha1.Workspace) (annotations []string, condition bool, updated *tenancyv1alpha1.Workspace) {
+// Needs tells what RemoveOwned would change on ws on a shard: the
+// annotations removed (their short names), the conditions removed, and the
+// Workspace after.
+func Needs(ws *tenancyv1alpha1.Workspace, shard Shard) (annotations []string, conditions []conditionsv1alpha1.ConditionType, updated *tenancyv1alpha1.Workspace) {
 	for _, k := range []string{mount.PhaseAnnotationKey, mount.StatusAnnotationKey} {
 		if _, found := ws.Annotations[k]; found {
 			annotations = append(annotations, strings.TrimPrefix(k, "workspacemounts.io/"))
 		}
 	}
 	updated = ws.DeepCopy()
-	_, condition = workspacemounts.RemoveOwned(updated)
-	return annotations, condition, updated
+	_, conditions = workspacemounts.RemoveOwned(updated, shard.InTreeMountsController)
+	return annotations, conditions, updated
 }
 
 // cleanWorkspace removes the plugin's writes from ws (with Yes) and says
 // what it did, or would do; "" when ws carries none of them.
 func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1alpha1.Workspace) (string, error) {
-	annotations, condition, updated := Needs(ws)
-	if len(annotations) == 0 && !condition {
+	annotations, conditions, updated := Needs(ws, shard)
+	if len(annotations) == 0 && len(conditions) == 0 {
 		return "", nil
+	}
+	names := make([]string, len(conditions))
+	for i, t := range conditions {
+		names[i] = string(t)
 	}
 	var what []string
 	if len(annotations) > 0 {
 		what = append(what, "annotations "+strings.Join(annotations, ","))
 	}
-	if condition {
-		what = append(what, "condition "+mount.ConditionType)
+	if len(conditions) > 0 {
+		what = append(what, "condition "+strings.Join(names, ","))
 		if updated.Status.Phase != ws.Status.Phase {
 			what[len(what)-1] += fmt.Sprintf(" (phase %s -> %s)", ws.Status.Phase, updated.Status.Phase)
 		}
@@ -235,7 +249,7 @@ func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1
 			current = written
 		}
 	}
-	if condition {
+	if len(conditions) > 0 {
 		first := true
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			if !first {
@@ -246,8 +260,8 @@ func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1
 				current = fresh
 			}
 			first = false
-			_, hasCondition, target := Needs(current)
-			if !hasCondition {
+			_, remaining, target := Needs(current, shard)
+			if len(remaining) == 0 {
 				return nil
 			}
 			data, err := StatusPatch(current, target)
@@ -265,7 +279,7 @@ func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1
 			if len(annotations) > 0 {
 				done = " (the annotations are removed)"
 			}
-			return "", fmt.Errorf("removing the condition %s%s: %w", mount.ConditionType, done, err)
+			return "", fmt.Errorf("removing the condition %s%s: %w", strings.Join(names, ","), done, err)
 		}
 	}
 	return "removed " + strings.Join(what, "; "), nil

@@ -306,3 +306,51 @@ func TestRunShardUnreachable(t *testing.T) {
 	require.Equal(t, 1, result.Changed)
 	require.Contains(t, out.String(), "1 Workspaces changed on 2 shards")
 }
+
+// TestRunKCPCondition: kcp's WorkspaceMountReady, which --workspace-url
+// keeps, is removed with the plugin's condition on a shard without kcp's
+// in-tree mounts controller, and left alone (it is kcp's) on a shard where
+// that controller runs.
+func TestRunKCPCondition(t *testing.T) {
+	t.Parallel()
+	both := []conditionsv1alpha1.Condition{
+		condition(mount.ConditionType, corev1.ConditionFalse),
+		condition(tenancyv1alpha1.MountConditionReady, corev1.ConditionFalse),
+	}
+	var out bytes.Buffer
+	patches := map[string][]string{}
+	shard := func(name string, inTree bool) Shard {
+		return Shard{
+			Name:                   name,
+			InTreeMountsController: inTree,
+			ListWorkspaces: func(context.Context, metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error) {
+				ws := workspace("level-3", nil, corev1alpha1.LogicalClusterPhaseUnavailable, both...)
+				return &tenancyv1alpha1.WorkspaceList{Items: []tenancyv1alpha1.Workspace{ws}}, nil
+			},
+			PatchWorkspace: func(_ context.Context, _ logicalcluster.Name, _ string, data []byte, _ ...string) (*tenancyv1alpha1.Workspace, error) {
+				patches[name] = append(patches[name], string(data))
+				return nil, nil
+			},
+		}
+	}
+	c := &Cleanup{
+		GetLease: func(context.Context) (*coordinationv1.Lease, error) {
+			return nil, apierrors.NewNotFound(schema.GroupResource{}, "workspacemounts")
+		},
+		LeaseName: "root/default/workspacemounts",
+		Shards: func(context.Context) ([]Shard, error) {
+			return []Shard{shard("gate-off", false), shard("gate-on", true)}, nil
+		},
+		Now: func() time.Time { return now },
+		Out: &out,
+		Yes: true,
+	}
+	_, err := c.Run(context.Background())
+	require.NoError(t, err)
+	require.Contains(t, out.String(), "c1|level-3  removed condition WorkspaceMountAvailable,WorkspaceMountReady (phase Unavailable -> Ready)")
+	require.Contains(t, out.String(), "c1|level-3  removed condition WorkspaceMountAvailable\n", "kcp's condition stays where kcp's controller runs")
+	require.Equal(t, map[string][]string{
+		"gate-off": {`{"metadata":{"resourceVersion":"10","uid":""},"status":{"conditions":null,"phase":"Ready"}}`},
+		"gate-on":  {`{"metadata":{"resourceVersion":"10","uid":""},"status":{"conditions":[{"type":"WorkspaceMountReady","status":"False","lastTransitionTime":null}]}}`},
+	}, patches)
+}

@@ -29,6 +29,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
@@ -38,6 +39,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/cleanup"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/server"
@@ -190,6 +192,22 @@ func unreachableShard(name string, err error) cleanup.Shard {
 	}
 }
 
+// inTreeMountsController tells whether kcp's in-tree mounts controller runs
+// on the shard cfg reaches, from its /metrics; when that cannot be told, it
+// is taken to run, so that its condition WorkspaceMountReady is left alone.
+func inTreeMountsController(ctx context.Context, name string, cfg *rest.Config) bool {
+	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
+	if err == nil {
+		var runs bool
+		if runs, err = workspacemounts.InTreeMountsControllerRuns(ctx, client.Discovery().RESTClient()); err == nil {
+			return runs
+		}
+	}
+	klog.FromContext(ctx).Info("cannot tell whether kcp's in-tree mounts controller runs: its condition "+
+		string(tenancyv1alpha1.MountConditionReady)+" is left as it is", "shard", cleanup.Shard{Name: name}.String(), "err", err.Error())
+	return true
+}
+
 // cleanupShard is one shard's Workspaces, once its tenancy identity is resolved.
 func cleanupShard(ctx context.Context, name string, c *server.ShardConfig) (cleanup.Shard, error) {
 	if err := c.ResolveIdentities(ctx); err != nil {
@@ -198,8 +216,9 @@ func cleanupShard(ctx context.Context, name string, c *server.ShardConfig) (clea
 	client := c.KcpClusterClient
 	workspaces := client.TenancyV1alpha1().Workspaces()
 	return cleanup.Shard{
-		Name:           name,
-		ListWorkspaces: workspaces.List,
+		Name:                   name,
+		InTreeMountsController: inTreeMountsController(ctx, name, c.ClientConfig),
+		ListWorkspaces:         workspaces.List,
 		GetWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return workspaces.Cluster(cluster.Path()).Get(ctx, name, metav1.GetOptions{})
 		},
