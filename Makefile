@@ -6,9 +6,35 @@ SHELL := /usr/bin/env bash -o pipefail
 
 GO ?= go
 BIN := $(abspath bin)
+# The kcp the tests, the benchmarks and make run start: v0.28.1 built from the
+# module proxy (hack/kcp) unless one of these names another release's:
+#   KCP_BIN, KCP_CACHE_SERVER_BIN, KCP_FRONT_PROXY_BIN, KCP_MOUNTS_TEST_BIN:
+#     its binaries (kcp, cache-server, kcp-front-proxy, and kcp's own mounts
+#     e2e test compiled, go test -c -trimpath ./test/e2e/mounts), used as
+#     they are;
+#   KCP_SOURCE (and KCP_SOURCE_VERSION, its tag): a kcp source tree, from
+#     which make kcp builds them into _output/kcp-<tag> (hack/kcp-source).
+# e.g. make test-e2e KCP_SOURCE=_output/kcp-v0.32.3/src KCP_SOURCE_VERSION=v0.32.3
+KCP_SOURCE ?=
+KCP_SOURCE_VERSION ?=
+KCP_BIN ?=
+ifneq ($(KCP_SOURCE),)
+KCP_SOURCE_OUT := $(abspath _output/kcp-$(KCP_SOURCE_VERSION))
+KCP := $(KCP_SOURCE_OUT)/kcp
+CACHE_SERVER := $(KCP_SOURCE_OUT)/cache-server
+KCP_FRONT_PROXY := $(KCP_SOURCE_OUT)/kcp-front-proxy
+KCP_MOUNTS_TEST := $(KCP_SOURCE_OUT)/kcp-mounts.test
+else ifneq ($(KCP_BIN),)
+KCP := $(abspath $(KCP_BIN))
+CACHE_SERVER := $(abspath $(KCP_CACHE_SERVER_BIN))
+KCP_FRONT_PROXY := $(abspath $(KCP_FRONT_PROXY_BIN))
+KCP_MOUNTS_TEST := $(abspath $(KCP_MOUNTS_TEST_BIN))
+else
 KCP := $(BIN)/kcp
 CACHE_SERVER := $(BIN)/cache-server
 KCP_FRONT_PROXY := $(BIN)/kcp-front-proxy
+KCP_MOUNTS_TEST := $(BIN)/kcp-mounts.test
+endif
 PROMETHEUS := $(BIN)/prometheus
 PROMTOOL := $(BIN)/promtool
 WORKSPACEMOUNTS := $(BIN)/workspacemounts
@@ -56,6 +82,7 @@ BENCH_WORKSPACES ?= 1000
 export KCP_BINARY := $(KCP)
 export CACHE_SERVER_BINARY := $(CACHE_SERVER)
 export KCP_FRONT_PROXY_BINARY := $(KCP_FRONT_PROXY)
+export KCP_MOUNTS_TEST_BINARY := $(KCP_MOUNTS_TEST)
 export WORKSPACEMOUNTS_BINARY := $(WORKSPACEMOUNTS)
 export WORKSPACEMOUNTS_IMAGE := $(abspath $(IMAGE_DIR)/oci)
 export PROMETHEUS_BINARY := $(PROMETHEUS)
@@ -94,8 +121,15 @@ image: image-binaries $(WORKSPACEMOUNTS) ## Build the multi-architecture image i
 KCP_SOURCES := hack/kcp/go.mod hack/kcp/go.sum hack/kcp/build.sh $(wildcard hack/kcp/patches/*.patch)
 
 .PHONY: kcp
-kcp: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) ## Build bin/kcp, bin/cache-server and bin/kcp-front-proxy (hack/kcp).
+kcp: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) ## Build kcp, its cache-server and kcp-front-proxy, and kcp's own mounts e2e test (bin/: hack/kcp; or from KCP_SOURCE).
 
+ifneq ($(KCP_SOURCE),)
+ifeq ($(KCP_SOURCE_VERSION),)
+$(error KCP_SOURCE needs KCP_SOURCE_VERSION, the tag of the tree, e.g. v0.32.3)
+endif
+$(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) &: hack/kcp-source/build.sh
+	GO=$(GO) hack/kcp-source/build.sh $(KCP_SOURCE) $(KCP_SOURCE_VERSION) $(KCP_SOURCE_OUT)
+else ifeq ($(KCP_BIN),)
 $(KCP): $(KCP_SOURCES)
 	GO=$(GO) hack/kcp/build.sh kcp $@
 
@@ -106,6 +140,16 @@ $(CACHE_SERVER): $(KCP_SOURCES)
 
 $(KCP_FRONT_PROXY): $(KCP_SOURCES)
 	GO=$(GO) hack/kcp/build.sh kcp-front-proxy $@
+
+# kcp's own end-to-end test of mounts (TestMountsMachinery, test/e2e), compiled
+# from the module cache with a copy of hack/kcp's module (-mod=mod adds what
+# only the tests need to the copy), -trimpath (see hack/kcp-source/build.sh).
+KCP_MOUNTS_TEST_MODULE := $(abspath _output/kcp-mounts-test)
+$(KCP_MOUNTS_TEST): hack/kcp/go.mod hack/kcp/go.sum
+	mkdir -p $(KCP_MOUNTS_TEST_MODULE)
+	cp hack/kcp/go.mod hack/kcp/go.sum $(KCP_MOUNTS_TEST_MODULE)/
+	cd hack/kcp && $(GO) test -c -trimpath -mod=mod -modfile=$(KCP_MOUNTS_TEST_MODULE)/go.mod -o $@ github.com/kcp-dev/kcp/test/e2e/mounts
+endif
 
 # Prometheus and promtool v0.316.0 (Prometheus 3.16), in a module of their own
 # (hack/prometheus); remove_all_sd leaves out the service discovery of every
@@ -175,7 +219,7 @@ test-fuzz: ## Every Go fuzz target for FUZZTIME (5000 inputs; FUZZTIME=10m for a
 	done
 
 .PHONY: test-e2e
-test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) image $(PROMETHEUS) ## End-to-end tests against a real kcp, a sharded one (and Prometheus) started by the tests.
+test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) $(WORKSPACEMOUNTS) image $(PROMETHEUS) ## End-to-end tests against a real kcp, a sharded one (and Prometheus) started by the tests.
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
 
 .PHONY: test-sharded
