@@ -377,7 +377,9 @@ func (e *condEnv) requireNoFailedPatches(t *testing.T, p *framework.Plugin, conf
 // nobody serves end Unavailable too (the latter legacy, as kcp v0.28.1
 // crashes on a spec.mount it cannot map, gate or not); a plugin without
 // --workspace-condition takes its conditions away and the Workspaces are
-// Ready again; no write at steady state, and no conflict but with kcp's own
+// Ready again, but the spec.mount one, whose kcp condition WorkspaceMountReady
+// level 3 keeps (False while its mount is not ready, as kcp's in-tree
+// controller keeps it); no write at steady state, and no conflict but with kcp's own
 // writes.
 func TestWorkspaceConditionAndURL(t *testing.T) {
 	t.Parallel()
@@ -421,7 +423,11 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 	e.c.createMountObject(t, source, kubeClusters, "proxy", ready)
 	e.c.createMountedWorkspace(t, source, "mount", kubeClusters.ref("proxy"))
 	mountPath := source.Join("mount")
-	readyWant := condWant{phase: corev1alpha1.LogicalClusterPhaseReady, status: corev1.ConditionTrue, reason: mount.ReasonMountReady, url: &destinationURL}
+	// At level 3 the plugin keeps kcp's own WorkspaceMountReady on the
+	// spec.mount Workspace as kcp's in-tree controller would; on the legacy
+	// annotation's Workspaces, which kcp's controller does not read, none.
+	readyWant := condWant{phase: corev1alpha1.LogicalClusterPhaseReady, status: corev1.ConditionTrue, reason: mount.ReasonMountReady,
+		inTree: corev1.ConditionTrue, url: &destinationURL}
 	e.waitWorkspace(t, source, "mount", readyWant)
 	e.c.waitForMount(t, source, "mount", mountState{phase: mount.PhaseReady, ready: true, reason: mount.ReasonMountReady, url: destinationURL})
 	t.Logf("kcp routes %s to destination", mountPath)
@@ -430,7 +436,8 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 	t.Log("the mount object turns Connecting (its URL stays): Unavailable, and kcp answers 503 at the mount's path")
 	e.c.setMountStatus(t, source, kubeClusters, "proxy", connecting)
 	connectingWant := condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable, status: corev1.ConditionFalse, reason: mount.ReasonMountNotReady,
-		severity: conditionsv1alpha1.ConditionSeverityInfo, url: &destinationURL}
+		severity: conditionsv1alpha1.ConditionSeverityInfo, inTree: corev1.ConditionFalse, inTreeReason: tenancyv1alpha1.MountObjectNotReadyReason,
+		url: &destinationURL}
 	e.waitWorkspace(t, source, "mount", connectingWant)
 	e.waitGet(t, mountPath, configMapPath, http.StatusServiceUnavailable, "Not available.")
 
@@ -445,7 +452,8 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 	t.Log("the mount object is deleted: Unavailable (MountObjectNotFound), spec.URL stays (kcp forbids unsetting it), 503")
 	e.c.deleteMountObject(t, source, kubeClusters, "proxy")
 	e.waitWorkspace(t, source, "mount", condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable, status: corev1.ConditionFalse,
-		reason: mount.ReasonMountObjectNotFound, severity: conditionsv1alpha1.ConditionSeverityError, url: &destinationURL})
+		reason: mount.ReasonMountObjectNotFound, severity: conditionsv1alpha1.ConditionSeverityError,
+		inTree: corev1.ConditionFalse, inTreeReason: tenancyv1alpha1.MountObjectNotFoundReason, url: &destinationURL})
 	e.c.waitForMount(t, source, "mount", mountState{phase: mount.PhaseNotFound, reason: mount.ReasonMountObjectNotFound})
 	e.waitGet(t, mountPath, configMapPath, http.StatusServiceUnavailable, "Not available.")
 
@@ -499,11 +507,14 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 	require.NoError(t, p1.Stop())
 	p2 := e.startPlugin(t, "url-only", "--workspace-url")
 
-	t.Log("the conditions are gone and the three Workspaces are Ready again; kcp routes their paths again, though proxy is still Connecting")
-	e.waitWorkspace(t, source, "mount", condWant{phase: corev1alpha1.LogicalClusterPhaseReady, url: &destinationURL})
+	t.Log("WorkspaceMountAvailable is gone from the three Workspaces: legacy and unserved are Ready again and kcp routes " +
+		"their paths again; mount keeps kcp's own WorkspaceMountReady=False (MountObjectNotReady, proxy is still Connecting), " +
+		"as kcp's in-tree controller would, so it stays Unavailable and kcp answers 503 at its path")
+	e.waitWorkspace(t, source, "mount", condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		inTree: corev1.ConditionFalse, inTreeReason: tenancyv1alpha1.MountObjectNotReadyReason, url: &destinationURL})
 	e.waitWorkspace(t, source, "legacy", condWant{phase: corev1alpha1.LogicalClusterPhaseReady, url: &legacyURL})
 	e.waitWorkspace(t, source, "unserved", condWant{phase: corev1alpha1.LogicalClusterPhaseReady, url: &unservedURL})
-	e.waitGet(t, mountPath, configMapPath, http.StatusOK, marker)
+	e.waitGet(t, mountPath, configMapPath, http.StatusServiceUnavailable, "Not available.")
 	e.waitGet(t, legacyPath, condWorkspacesPath, http.StatusOK, "WorkspaceList")
 	e.waitGet(t, unservedPath, condWorkspacesPath, http.StatusOK, "WorkspaceList")
 	t.Log("one write per change: one status patch per condition removed, no other patch")
