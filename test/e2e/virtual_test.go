@@ -44,6 +44,7 @@ import (
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/sdk/apis/core"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -713,8 +714,22 @@ func TestVirtualReadOnly(t *testing.T) {
 		{workspace: "target", labels: map[string]string{"env": "prod"}, object: "target-cluster", status: map[string]interface{}{"phase": "Connecting"}, want: mountState{phase: mount.PhaseConnecting, reason: mount.ReasonMountNotReady}},
 	})
 	cluster := org.cluster.String()
-	workspaceBefore, err := c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), "target", metav1.GetOptions{})
-	require.NoError(t, err)
+	// kcp's own controllers may still be writing the new Workspace (its
+	// phase, its in-tree mount condition) after the plugin's annotations
+	// are there: what is compared below is taken once kcp is done, when its
+	// resourceVersion stays the same for 3 s.
+	var workspaceBefore *tenancyv1alpha1.Workspace
+	quietSince := time.Now()
+	framework.Eventually(t, func() (bool, string) {
+		ws, err := c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), "target", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if workspaceBefore == nil || ws.ResourceVersion != workspaceBefore.ResourceVersion {
+			workspaceBefore, quietSince = ws, time.Now()
+		}
+		return time.Since(quietSince) >= 3*time.Second, fmt.Sprintf("resourceVersion %s since %s", ws.ResourceVersion, quietSince.Format(time.StampMilli))
+	}, vwConvergeTimeout, 250*time.Millisecond, "workspace %s written by kcp no more", org.path.Join("target"))
 
 	created := `apiVersion: workspacemounts.io/v1alpha1
 kind: WorkspaceMount
