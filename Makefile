@@ -118,7 +118,7 @@ image: image-binaries $(WORKSPACEMOUNTS) ## Build the multi-architecture image i
 # kcp v0.28.1, the newest kcp server the module proxy serves whole; its own
 # module pins its Kubernetes fork. hack/kcp/build.sh applies the backported
 # fixes of hack/kcp/patches.
-KCP_SOURCES := hack/kcp/go.mod hack/kcp/go.sum hack/kcp/build.sh $(wildcard hack/kcp/patches/*.patch)
+KCP_SOURCES := hack/kcp/go.mod hack/kcp/go.sum hack/kcp/build.sh hack/kcp-ldflags.sh $(wildcard hack/kcp/patches/*.patch)
 
 .PHONY: kcp
 kcp: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) ## Build kcp, its cache-server and kcp-front-proxy, and kcp's own mounts e2e test (bin/: hack/kcp; or from KCP_SOURCE).

@@ -16,18 +16,10 @@ version=${2:?usage: build.sh SOURCE VERSION OUT}
 mkdir -p "${3:?usage: build.sh SOURCE VERSION OUT}"
 out=$(cd "$3" && pwd)
 go=${GO:-go}
+here=$(cd "$(dirname "$0")" && pwd)
 
 cd "$src"
-# As kcp's Makefile sets it: the Kubernetes version kcp is built on,
-# +kcp-<tag>, with its major and minor (a bare kcp tag would be read as
-# Kubernetes 0.x, and kcp panics on its feature gates).
-kube=$("$go" list -m -f '{{.Version}}' k8s.io/kubernetes)
-major=$(echo "$kube" | sed 's/^v\([0-9]*\).*/\1/')
-minor=$(echo "$kube" | sed 's/^v[0-9]*\.\([0-9]*\).*/\1/')
-ldflags=""
-for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-  ldflags="$ldflags -X $p.gitVersion=$kube+kcp-$version -X $p.gitMajor=$major -X $p.gitMinor=$minor"
-done
+ldflags=$("$here"/../kcp-ldflags.sh "$("$go" list -m -f '{{.Version}}' k8s.io/kubernetes)" "$version")
 for cmd in kcp kcp-front-proxy cache-server; do
   "$go" build -ldflags "$ldflags" -o "$out/$cmd" "./cmd/$cmd"
 done

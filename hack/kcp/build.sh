@@ -18,7 +18,7 @@ builds=$(cd "$here/../.." && pwd)/_output/kcp-build
 
 cd "$here"
 patches=("$here"/patches/*.patch)
-key=$(cat go.mod go.sum build.sh "${patches[@]}" | sha256sum | cut -c1-16)
+key=$(cat go.mod go.sum build.sh ../kcp-ldflags.sh "${patches[@]}" | sha256sum | cut -c1-16)
 build=$builds/$key
 if [[ ! -f "$build/go.mod" ]]; then
   "$go" mod download github.com/kcp-dev/kcp
@@ -40,4 +40,8 @@ if [[ ! -f "$build/go.mod" ]]; then
   mv -T "$tmp" "$build" 2>/dev/null || rm -rf "$tmp"
 fi
 
-"$go" build -modfile="$build/go.mod" -o "$out" "github.com/kcp-dev/kcp/cmd/$cmd"
+# Stamped with its version as kcp's Makefile does (hack/kcp-ldflags.sh), so
+# that the tests can tell which kcp they run on.
+ldflags=$("$here"/../kcp-ldflags.sh "$("$go" list -m -f '{{.Version}}' k8s.io/kubernetes)" \
+  "$("$go" list -m -f '{{.Version}}' github.com/kcp-dev/kcp)")
+"$go" build -modfile="$build/go.mod" -ldflags "$ldflags" -o "$out" "github.com/kcp-dev/kcp/cmd/$cmd"

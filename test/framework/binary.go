@@ -19,11 +19,16 @@ package framework
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 // modulePath identifies the repository root by its go.mod.
@@ -93,4 +98,39 @@ func goModModule(data []byte) string {
 		}
 	}
 	return ""
+}
+
+// kcpTag is the kcp release in a kcp command's --version, as kcp's Makefile
+// and hack/kcp-ldflags.sh stamp it: "kcp version v1.36.0+kcp-v0.32.3".
+var kcpTag = regexp.MustCompile(`\+kcp-(v[0-9]+\.[0-9]+\.[0-9]+\S*)`)
+
+// KCPRelease returns the kcp release a kcp command (kcp, kcp-front-proxy)
+// was built from, from its --version; an error for a build without it
+// (go build without kcp's -ldflags prints v0.0.0-master+$Format:%H$).
+func KCPRelease(ctx context.Context, binary string) (*version.Version, error) {
+	out, err := exec.CommandContext(ctx, binary, "--version").CombinedOutput() //nolint:gosec // G204: the binary to run is the caller's choice.
+	if err != nil {
+		return nil, fmt.Errorf("%s --version: %w: %s", binary, err, bytes.TrimSpace(out))
+	}
+	return parseKCPRelease(string(out))
+}
+
+func parseKCPRelease(versionOutput string) (*version.Version, error) {
+	m := kcpTag.FindStringSubmatch(versionOutput)
+	if m == nil {
+		return nil, fmt.Errorf("no kcp release (+kcp-vX.Y.Z) in %q: build kcp as its Makefile does, or with make kcp", strings.TrimSpace(versionOutput))
+	}
+	return version.ParseSemantic(m[1])
+}
+
+// StripsIdentityHeaders is the first kcp-front-proxy that deletes the
+// X-Remote-User, X-Remote-Group and X-Remote-Extra-* headers a client sends
+// before it sets its own (kcp's pkg/proxy/authheaders, new in v0.32.1;
+// docs/compatibility.md). Before it, a client's X-Remote-Group reaches the
+// backend beside the proxy's.
+var StripsIdentityHeaders = version.MustParseSemantic("v0.32.1")
+
+// FrontProxyRelease is the kcp release of the front-proxy s runs.
+func (s *ShardedServer) FrontProxyRelease(ctx context.Context) (*version.Version, error) {
+	return KCPRelease(ctx, s.opts.FrontProxyBinary)
 }

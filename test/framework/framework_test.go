@@ -479,3 +479,24 @@ func TestLoadKubeconfigBeingRewritten(t *testing.T) {
 	_, err = loadKubeconfigContext(path, "root")
 	require.ErrorContains(t, err, `context "root" not found`)
 }
+
+func TestParseKCPRelease(t *testing.T) {
+	t.Parallel()
+	for output, want := range map[string]string{
+		"kcp version v1.36.0+kcp-v0.32.3\n":             "0.32.3",
+		"kcp-front-proxy version v1.32.3+kcp-v0.28.1\n": "0.28.1",
+		"kcp version v1.36.0+kcp-v0.33.0-rc.1":          "0.33.0-rc.1",
+	} {
+		got, err := parseKCPRelease(output)
+		require.NoError(t, err, output)
+		require.Equal(t, want, got.String(), output)
+	}
+	_, err := parseKCPRelease("kcp version v0.0.0-master+$Format:%H$\n")
+	require.ErrorContains(t, err, "no kcp release")
+	release, err := parseKCPRelease("kcp-front-proxy version v1.36.0+kcp-v0.32.3")
+	require.NoError(t, err)
+	require.True(t, release.AtLeast(StripsIdentityHeaders))
+	release, err = parseKCPRelease("kcp-front-proxy version v1.32.3+kcp-v0.28.1")
+	require.NoError(t, err)
+	require.False(t, release.AtLeast(StripsIdentityHeaders))
+}

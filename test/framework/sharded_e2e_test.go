@@ -227,6 +227,28 @@ func checkServiceMapping(t *testing.T, s *ShardedServer, port int) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 	require.Equal(t, FrontProxyClientName+" /services/echo/clusters/root/x "+AdminUser+" [system:authenticated system:kcp:admin]", string(body))
+
+	// Identity headers a client sends: kcp-front-proxy v0.32.1 and later
+	// delete them first; earlier ones add their own beside them, so the
+	// client's group reaches the backend (the hole docs/compatibility.md
+	// tells production users to close with v0.32.1).
+	release, err := s.FrontProxyRelease(t.Context())
+	require.NoError(t, err, "which kcp-front-proxy runs")
+	req.Header.Set("X-Remote-User", "intruder")
+	req.Header.Set("X-Remote-Group", "system:masters")
+	resp, err = client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	want := "[system:authenticated system:kcp:admin]"
+	if !release.AtLeast(StripsIdentityHeaders) {
+		want = "[system:authenticated system:kcp:admin system:masters]"
+	}
+	require.Equal(t, FrontProxyClientName+" /services/echo/clusters/root/x "+AdminUser+" "+want, string(body),
+		"kcp-front-proxy %s with a client's X-Remote-User and X-Remote-Group (stripped from %s on)", release, StripsIdentityHeaders)
+	t.Logf("kcp-front-proxy %s: a client's X-Remote-Group reaches the backend: %t", release, !release.AtLeast(StripsIdentityHeaders))
 }
 
 // logMemory logs the memory of every process of s and their sum.
