@@ -44,7 +44,6 @@ import (
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/sdk/apis/core"
-	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -714,22 +713,16 @@ func TestVirtualReadOnly(t *testing.T) {
 		{workspace: "target", labels: map[string]string{"env": "prod"}, object: "target-cluster", status: map[string]interface{}{"phase": "Connecting"}, want: mountState{phase: mount.PhaseConnecting, reason: mount.ReasonMountNotReady}},
 	})
 	cluster := org.cluster.String()
-	// kcp's own controllers may still be writing the new Workspace (its
-	// phase, its in-tree mount condition) after the plugin's annotations
-	// are there: what is compared below is taken once kcp is done, when its
-	// resourceVersion stays the same for 3 s.
-	var workspaceBefore *tenancyv1alpha1.Workspace
-	quietSince := time.Now()
-	framework.Eventually(t, func() (bool, string) {
-		ws, err := c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), "target", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		if workspaceBefore == nil || ws.ResourceVersion != workspaceBefore.ResourceVersion {
-			workspaceBefore, quietSince = ws, time.Now()
-		}
-		return time.Since(quietSince) >= 3*time.Second, fmt.Sprintf("resourceVersion %s since %s", ws.ResourceVersion, quietSince.Format(time.StampMilli))
-	}, vwConvergeTimeout, 250*time.Millisecond, "workspace %s written by kcp no more", org.path.Join("target"))
+	workspaceBefore, err := c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), "target", metav1.GetOptions{})
+	require.NoError(t, err)
+	// The WorkspaceMount is compared without the two fields it copies from
+	// the Workspace as kcp keeps them, its resourceVersion and
+	// status.workspacePhase: kcp v0.28.1's in-tree mounts controller (gate
+	// on in this kcp) keeps writing a Workspace whose mount object has no
+	// status.URL, its phase going between Ready and Unavailable (measured:
+	// the resourceVersion never stays the same for 3 s), whatever the plugin
+	// does. What the plugin itself serves must not change.
+	kcpFields := regexp.MustCompile(`(?m)^  (resourceVersion|workspacePhase): .*\n`)
 
 	created := `apiVersion: workspacemounts.io/v1alpha1
 kind: WorkspaceMount
@@ -792,7 +785,8 @@ status: {phase: Ready, ready: true, reason: MountReady}
 			}
 
 			// Nothing changed, here or on the Workspace.
-			require.Equal(t, before, k.ok(cluster, "get", "wsm", "target", "-o", "yaml"))
+			require.Equal(t, kcpFields.ReplaceAllString(before, ""),
+				kcpFields.ReplaceAllString(k.ok(cluster, "get", "wsm", "target", "-o", "yaml"), ""))
 			require.Equal(t, []string{"target"}, k.names(cluster, "get", "wsm"))
 			workspaceAfter, err := c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), "target", metav1.GetOptions{})
 			require.NoError(t, err)
