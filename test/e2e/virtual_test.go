@@ -722,7 +722,7 @@ func TestVirtualReadOnly(t *testing.T) {
 	// status.URL, its phase going between Ready and Unavailable (measured:
 	// the resourceVersion never stays the same for 3 s), whatever the plugin
 	// does. What the plugin itself serves must not change.
-	kcpFields := regexp.MustCompile(`(?m)^  (resourceVersion|workspacePhase): .*\n`)
+	kcpFields := regexp.MustCompile(`(?m)^ {2}(resourceVersion|workspacePhase): .*\n`)
 
 	created := `apiVersion: workspacemounts.io/v1alpha1
 kind: WorkspaceMount

@@ -102,13 +102,13 @@ func goModModule(data []byte) string {
 
 // kcpTag is the kcp release in a kcp command's --version, as kcp's Makefile
 // and hack/kcp-ldflags.sh stamp it: "kcp version v1.36.0+kcp-v0.32.3".
-var kcpTag = regexp.MustCompile(`\+kcp-(v[0-9]+\.[0-9]+\.[0-9]+\S*)`)
+var kcpTag = regexp.MustCompile(`\+kcp-(v\d+\.\d+\.\d+\S*)`)
 
 // KCPRelease returns the kcp release a kcp command (kcp, kcp-front-proxy)
 // was built from, from its --version; an error for a build without it
 // (go build without kcp's -ldflags prints v0.0.0-master+$Format:%H$).
 func KCPRelease(ctx context.Context, binary string) (*version.Version, error) {
-	out, err := exec.CommandContext(ctx, binary, "--version").CombinedOutput() //nolint:gosec // G204: the binary to run is the caller's choice.
+	out, err := exec.CommandContext(ctx, binary, "--version").CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("%s --version: %w: %s", binary, err, bytes.TrimSpace(out))
 	}
