@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
@@ -37,17 +39,16 @@ import (
 const routingAttemptTimeout = 5 * time.Second
 
 // routingOptions are --workspace-condition and --workspace-url, and whether
-// kcp's in-tree mounts controller runs on the shard, which is asked when
-// either is on (known tells that it was): --workspace-url is refused beside
-// it. With retry, kcp is asked again with backoff while it does not answer;
-// without, once. When kcp refuses to tell (no right to read /metrics), the
-// in-tree controller is taken to run, which is the safe answer for the
-// condition.
+// kcp's in-tree mounts controller runs on the shard (known tells that it
+// was asked), at every level: --workspace-url is refused beside it, and
+// kcp's condition WorkspaceMountReady is the controller's to keep or remove
+// only where it does not run (beside it, removing kcp's condition makes the
+// two controllers rewrite the Workspace without end). With retry, kcp is
+// asked again with backoff while it does not answer; without, once. When
+// kcp refuses to tell (no right to read /metrics), the in-tree controller is
+// taken to run, the safe answer for both conditions.
 func routingOptions(ctx context.Context, o *CompletedOptions, cfg *rest.Config, retry bool) (routing workspacemounts.RoutingOptions, known bool, err error) {
 	routing = workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL}
-	if !routing.WorkspaceCondition && !routing.WorkspaceURL {
-		return routing, true, nil
-	}
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
 		return routing, false, err
@@ -65,7 +66,8 @@ func routingOptions(ctx context.Context, o *CompletedOptions, cfg *rest.Config, 
 			if routing.WorkspaceURL {
 				return routing, false, fmt.Errorf("--workspace-url needs to know that kcp's in-tree mounts controller does not run on the shard: %w", err)
 			}
-			logger.Error(err, "cannot tell whether kcp's in-tree mounts controller runs; taken to run: a mount that is Ready without URL gets condition "+mount.ConditionType+" Unknown, not False")
+			logger.Error(err, "cannot tell whether kcp's in-tree mounts controller runs; taken to run: kcp's condition "+string(tenancyv1alpha1.MountConditionReady)+
+				" is left as it is, and a mount that is Ready without URL gets condition "+mount.ConditionType+" Unknown, not False")
 			routing.InTreeMountsController = true
 		case ctx.Err() != nil:
 			return routing, false, ctx.Err()

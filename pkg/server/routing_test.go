@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+)
+
+// TestRoutingOptionsAskAtEveryLevel: whether kcp's in-tree mounts
+// controller runs is asked at every level, the first included: without
+// --workspace-condition and --workspace-url the controller still removes
+// WorkspaceMountReady where kcp's controller does not run, and must leave it
+// where it does (the two would rewrite the Workspace without end).
+func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
+	const inTreeQueue = "# TYPE workqueue_depth gauge\nworkqueue_depth{name=\"kcp-workspace-mounts\"} 0\n"
+	const otherQueue = "# TYPE workqueue_depth gauge\nworkqueue_depth{name=\"kcp-workspace\"} 0\n"
+	for _, tc := range []struct {
+		name               string
+		condition, url     bool
+		status             int
+		metrics            string
+		want               workspacemounts.RoutingOptions
+		wantErr, wantKnown bool
+	}{
+		{name: "level 1, gate on", status: http.StatusOK, metrics: inTreeQueue,
+			want: workspacemounts.RoutingOptions{InTreeMountsController: true}, wantKnown: true},
+		{name: "level 1, gate off", status: http.StatusOK, metrics: otherQueue,
+			want: workspacemounts.RoutingOptions{}, wantKnown: true},
+		{name: "level 1, /metrics forbidden: taken to run", status: http.StatusForbidden,
+			want: workspacemounts.RoutingOptions{InTreeMountsController: true}, wantKnown: true},
+		{name: "level 2, gate on", condition: true, status: http.StatusOK, metrics: inTreeQueue,
+			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, InTreeMountsController: true}, wantKnown: true},
+		{name: "level 3, gate off", condition: true, url: true, status: http.StatusOK, metrics: otherQueue,
+			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true}, wantKnown: true},
+		{name: "level 3, gate on: refused", condition: true, url: true, status: http.StatusOK, metrics: inTreeQueue, wantErr: true},
+		{name: "level 3, /metrics forbidden: refused", condition: true, url: true, status: http.StatusForbidden, wantErr: true},
+		{name: "level 1, kcp not answering yet: asked again later", status: http.StatusServiceUnavailable,
+			want: workspacemounts.RoutingOptions{}, wantKnown: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked atomic.Int32
+			kcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				require.Equal(t, "/metrics", r.URL.Path)
+				asked.Add(1)
+				if tc.status != http.StatusOK {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(tc.status)
+					_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","code":%d}`, tc.status)
+					return
+				}
+				_, _ = fmt.Fprint(w, tc.metrics)
+			}))
+			defer kcp.Close()
+			o := &CompletedOptions{&completedOptions{Options{WorkspaceCondition: tc.condition, WorkspaceURL: tc.url}}}
+			got, known, err := routingOptions(t.Context(), o, &rest.Config{Host: kcp.URL}, false)
+			require.Equal(t, int32(1), asked.Load(), "kcp's /metrics asked once")
+			if tc.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.wantKnown, known)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
