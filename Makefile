@@ -11,9 +11,11 @@ BIN := $(abspath bin)
 #   KCP_BIN, KCP_CACHE_SERVER_BIN, KCP_FRONT_PROXY_BIN, KCP_MOUNTS_TEST_BIN:
 #     its binaries (kcp, cache-server, kcp-front-proxy, and kcp's own mounts
 #     e2e test compiled, go test -c -trimpath ./test/e2e/mounts), used as
-#     they are;
+#     they are (kcp v0.31 and later: set KCP_REPO_DIR to the source tree of
+#     KCP_MOUNTS_TEST_BIN, where kcp's test helpers find their files);
 #   KCP_SOURCE (and KCP_SOURCE_VERSION, its tag): a kcp source tree, from
-#     which make kcp builds them into _output/kcp-<tag> (hack/kcp-source).
+#     which make kcp builds them into _output/kcp-<tag> (hack/kcp-source);
+#     KCP_REPO_DIR is set to it.
 # e.g. make test-e2e KCP_SOURCE=_output/kcp-v0.32.3/src KCP_SOURCE_VERSION=v0.32.3
 KCP_SOURCE ?=
 KCP_SOURCE_VERSION ?=
@@ -24,6 +26,7 @@ KCP := $(KCP_SOURCE_OUT)/kcp
 CACHE_SERVER := $(KCP_SOURCE_OUT)/cache-server
 KCP_FRONT_PROXY := $(KCP_SOURCE_OUT)/kcp-front-proxy
 KCP_MOUNTS_TEST := $(KCP_SOURCE_OUT)/kcp-mounts.test
+export KCP_REPO_DIR := $(abspath $(KCP_SOURCE))
 else ifneq ($(KCP_BIN),)
 KCP := $(abspath $(KCP_BIN))
 CACHE_SERVER := $(abspath $(KCP_CACHE_SERVER_BIN))

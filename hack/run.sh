@@ -12,6 +12,9 @@ ETCD_CLIENT_PORT=${ETCD_CLIENT_PORT:-2379}
 ETCD_PEER_PORT=${ETCD_PEER_PORT:-2380}
 KUBECONFIG_FILE=$STATE/admin.kubeconfig
 BIN=$ROOT/bin
+# make sets KCP_BINARY (bin/kcp, KCP_BIN, or the build of KCP_SOURCE).
+KCP_BINARY=${KCP_BINARY:-$BIN/kcp}
+KCP_RELEASE=$("$KCP_BINARY" --version 2>/dev/null | sed -n 's/.*+kcp-\(v[0-9][^ ]*\).*/\1/p')
 DEMO=$ROOT/hack/demo
 
 mkdir -p "$STATE"
@@ -36,8 +39,8 @@ cat >"$STATE/miniproxy-mapping.yaml" <<YAML
   backend: https://127.0.0.1:$VW_PORT
 YAML
 
-echo "Starting kcp v0.28.1 on https://127.0.0.1:$KCP_PORT (state in $STATE, log $STATE/kcp.log)..."
-"$BIN/kcp" start \
+echo "Starting kcp ${KCP_RELEASE:-(release unknown)} ($KCP_BINARY) on https://127.0.0.1:$KCP_PORT (state in $STATE, log $STATE/kcp.log)..."
+"$KCP_BINARY" start \
   --miniproxy-mapping-file "$STATE/miniproxy-mapping.yaml" \
   --root-directory "$STATE" \
   --bind-address 127.0.0.1 \

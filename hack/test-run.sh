@@ -123,9 +123,9 @@ say "make run is running after $(elapsed)"
 
 # The processes to see gone after Ctrl-C.
 if [ "$SHARDS" = 1 ]; then
-  KCP_PID=$(ps -e -o pid=,pgid=,args= | awk -v g="$PGID" -v b="$ROOT/bin/kcp" '$2 == g && $3 == b && $4 == "start" {print $1}')
+  KCP_PID=$(ps -e -o pid=,pgid=,args= | awk -v g="$PGID" -v b="${KCP_BINARY:-$ROOT/bin/kcp}" '$2 == g && $3 == b && $4 == "start" {print $1}')
   PLUGIN_PID=$(ps -e -o pid=,pgid=,args= | awk -v g="$PGID" -v b="$ROOT/bin/workspacemounts" '$2 == g && $3 == b && $4 == "start" {print $1}')
-  [ -n "$KCP_PID" ] || fail "no $ROOT/bin/kcp process in make run's process group $PGID"
+  [ -n "$KCP_PID" ] || fail "no ${KCP_BINARY:-$ROOT/bin/kcp} process in make run's process group $PGID"
   [ -n "$PLUGIN_PID" ] || fail "no $ROOT/bin/workspacemounts process in make run's process group $PGID"
 else
   # hack/run-sharded starts kcp's processes and the plugin, each in a

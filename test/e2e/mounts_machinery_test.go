@@ -64,9 +64,10 @@ func TestMountsMachinery(t *testing.T) {
 }
 
 // runKCPMountsTest runs kcp's TestMountsMachinery against e's kcp (its
-// --kcp-kubeconfig), from this repository's work tree: kcp's helpers look
-// for a .git above the (trimmed) source path, relative to the working
-// directory.
+// --kcp-kubeconfig), from this repository's work tree: kcp's helpers before
+// v0.31 look for a .git above the (trimmed) source path, relative to the
+// working directory; from v0.31 on they want kcp's source tree, which
+// $KCP_REPO_DIR names (make sets it to KCP_SOURCE) and the test inherits.
 func runKCPMountsTest(t *testing.T, binary string, e *condEnv) {
 	t.Helper()
 	root, err := framework.RepoRoot()

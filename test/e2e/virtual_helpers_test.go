@@ -516,6 +516,8 @@ func rawClient(t *testing.T, route vwRoute, context string) *http.Client {
 type rawResponse struct {
 	code int
 	body string
+	// location is the Location header of a redirect.
+	location string
 }
 
 // do sends one request with an optional bearer token (which replaces the client's).
@@ -541,5 +543,5 @@ func do(t *testing.T, client *http.Client, method, url, token, body string) rawR
 	if err != nil && !errors.Is(err, io.EOF) {
 		require.NoError(t, err)
 	}
-	return rawResponse{code: resp.StatusCode, body: string(data)}
+	return rawResponse{code: resp.StatusCode, body: string(data), location: resp.Header.Get("Location")}
 }

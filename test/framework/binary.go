@@ -130,6 +130,19 @@ func parseKCPRelease(versionOutput string) (*version.Version, error) {
 // backend beside the proxy's.
 var StripsIdentityHeaders = version.MustParseSemantic("v0.32.1")
 
+// RedirectsUncleanPaths is the first kcp whose proxy (kcp's mini-proxy in
+// front of a shard, and kcp-front-proxy) routes its path mappings with a Go
+// http.ServeMux (kcp's pkg/server/proxy/handler.go, new in v0.29.0 with kcp
+// c767a4d36): a path with an empty, "." or ".." segment is answered with
+// 307 Temporary Redirect to its cleaned form and never reaches the backend.
+// Before it, such a path is passed on as it is.
+var RedirectsUncleanPaths = version.MustParseSemantic("v0.29.0")
+
+// Release is the kcp release of the kcp s runs.
+func (s *Server) Release(ctx context.Context) (*version.Version, error) {
+	return KCPRelease(ctx, s.binary)
+}
+
 // FrontProxyRelease is the kcp release of the front-proxy s runs.
 func (s *ShardedServer) FrontProxyRelease(ctx context.Context) (*version.Version, error) {
 	return KCPRelease(ctx, s.opts.FrontProxyBinary)

@@ -55,7 +55,7 @@ const (
 type ShardedOptions struct {
 	// KCPBinary, CacheServerBinary and FrontProxyBinary are the executables
 	// of kcp's commands kcp, cache-server and kcp-front-proxy, all of the same
-	// kcp (v0.28.1, built from hack/kcp). Default: $KCP_BINARY,
+	// kcp release (make kcp: v0.28.1 from hack/kcp, or KCP_SOURCE). Default: $KCP_BINARY,
 	// $CACHE_SERVER_BINARY and $KCP_FRONT_PROXY_BINARY, else bin/kcp,
 	// bin/cache-server and bin/kcp-front-proxy of the repo root (make builds them).
 	KCPBinary, CacheServerBinary, FrontProxyBinary string

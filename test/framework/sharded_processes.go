@@ -20,7 +20,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -33,7 +35,7 @@ import (
 // etcd peer).
 func (s *ShardedServer) newCacheServer(ports []int) (*Server, error) {
 	const name = "cache-server"
-	return s.newProcess(name, s.opts.CacheServerBinary, localURL(ports[0]), "/readyz", []string{
+	args := []string{
 		"--root-directory=" + s.processDir(name),
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(ports[0]),
@@ -41,7 +43,25 @@ func (s *ShardedServer) newCacheServer(ports []int) (*Server, error) {
 		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
 		"--tls-cert-file=" + s.PKI.ServingCertFile,
 		"--tls-private-key-file=" + s.PKI.ServingKeyFile,
-	})
+	}
+	// From kcp v0.31.0 (kcp 416922b09, "Enhance inter-shard
+	// authentication") the cache server refuses to start without
+	// --client-ca-file and admits client certificates of system:masters
+	// only; before, it has neither the flag nor any authentication. Its
+	// --help tells which (it has no --version).
+	if hasFlag(s.opts.CacheServerBinary, "--client-ca-file") {
+		args = append(args, "--client-ca-file="+s.PKI.ClientCAFile)
+	}
+	return s.newProcess(name, s.opts.CacheServerBinary, localURL(ports[0]), "/readyz", args)
+}
+
+// hasFlag tells whether binary lists flag in its --help; a binary whose
+// --help fails is started without it, and its own start says what it lacks.
+func hasFlag(binary, flag string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, "--help").CombinedOutput()
+	return err == nil && regexp.MustCompile(`(?m)^\s+(-\w, )?`+regexp.QuoteMeta(flag)+`\b`).Match(out)
 }
 
 // newShard prepares a shard on ports (secure, etcd client, etcd peer); it
@@ -195,8 +215,9 @@ func (s *ShardedServer) writeKubeconfigs() error {
 		path, context string
 		config        *rest.Config
 	}{
-		// The cache server has no authentication.
-		{s.kubeconfigPath("cache"), "cache", withCert(s.CacheServer.BaseURL, "", "")},
+		// The admin (system:masters) for a cache server that authenticates
+		// (kcp v0.31.0 and later); one before it does not ask for it.
+		{s.kubeconfigPath("cache"), "cache", withCert(s.CacheServer.BaseURL, pki.AdminCertFile, pki.AdminKeyFile)},
 		// --root-shard-kubeconfig-file needs the context shard-base.
 		{s.RootKubeconfigPath, "shard-base", s.AdminConfig(root)},
 		{s.ShardsKubeconfigPath, "base", s.AdminConfig(root)},

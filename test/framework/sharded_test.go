@@ -214,7 +214,8 @@ func TestStartShardedRetriesTakenPorts(t *testing.T) {
 	t.Parallel()
 
 	runs := filepath.Join(t.TempDir(), "runs")
-	binary := fakeKCP(t, `echo "$PWD" >> `+runs+`; echo "listen tcp 127.0.0.1:1234: bind: address already in use"; exit 1`)
+	// (--help: whether the cache server takes --client-ca-file, asked first.)
+	binary := fakeKCP(t, `[ "$1" = --help ] && exit 0; echo "$PWD" >> `+runs+`; echo "listen tcp 127.0.0.1:1234: bind: address already in use"; exit 1`)
 	_, err := StartSharded(t.Context(), ShardedOptions{KCPBinary: binary, CacheServerBinary: binary, FrontProxyBinary: binary})
 	require.ErrorIs(t, err, errPortInUse)
 	data, err := os.ReadFile(runs)
