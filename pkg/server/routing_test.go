@@ -36,6 +36,7 @@ import (
 // WorkspaceMountReady where kcp's controller does not run, and must leave it
 // where it does (the two would rewrite the Workspace without end).
 func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
+	t.Parallel()
 	const inTreeQueue = "# TYPE workqueue_depth gauge\nworkqueue_depth{name=\"kcp-workspace-mounts\"} 0\n"
 	const otherQueue = "# TYPE workqueue_depth gauge\nworkqueue_depth{name=\"kcp-workspace\"} 0\n"
 	for _, tc := range []struct {
@@ -62,9 +63,15 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 			want: workspacemounts.RoutingOptions{}, wantKnown: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var asked atomic.Int32
+			var otherPaths atomic.Int32
 			kcp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				require.Equal(t, "/metrics", r.URL.Path)
+				if r.URL.Path != "/metrics" {
+					otherPaths.Add(1)
+					http.NotFound(w, r)
+					return
+				}
 				asked.Add(1)
 				if tc.status != http.StatusOK {
 					w.Header().Set("Content-Type", "application/json")
@@ -78,6 +85,7 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 			o := &CompletedOptions{&completedOptions{Options{WorkspaceCondition: tc.condition, WorkspaceURL: tc.url}}}
 			got, known, err := routingOptions(t.Context(), o, &rest.Config{Host: kcp.URL}, false)
 			require.Equal(t, int32(1), asked.Load(), "kcp's /metrics asked once")
+			require.Zero(t, otherPaths.Load(), "requests to kcp other than /metrics")
 			if tc.wantErr {
 				require.Error(t, err)
 				return
