@@ -186,11 +186,15 @@ codegen: $(DEEPCOPY_GEN) $(OPENAPI_GEN) ## Regenerate the API's deep copies and 
 verify-codegen: $(DEEPCOPY_GEN) $(OPENAPI_GEN) ## Fail if the committed zz_generated files are not what make codegen writes.
 	DEEPCOPY_GEN=$(DEEPCOPY_GEN) OPENAPI_GEN=$(OPENAPI_GEN) hack/verify-codegen.sh
 
+.PHONY: verify-third-party
+verify-third-party: ## Fail unless each copy under third_party/ is its upstream module with exactly the patch beside it.
+	GO=$(GO) hack/verify-third-party.sh
+
 .PHONY: test
 test: test-unit test-chart test-rules test-fuzz test-e2e test-run ## Unit, alert rule, fuzz (briefly) and end-to-end tests.
 
 .PHONY: test-unit
-test-unit: verify-codegen $(HELM) ## Unit tests, with the race detector (after the generated files are checked).
+test-unit: verify-codegen verify-third-party $(HELM) ## Unit tests, with the race detector (after the generated and third-party files are checked).
 	$(GO) test -race $(GOTESTFLAGS) ./...
 
 # deploy/charts/workspacemounts: helm lint with the defaults and each example,

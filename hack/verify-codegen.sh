@@ -14,6 +14,7 @@ trap 'rm -rf "${copy}"' EXIT
 
 cd "${REPO_ROOT}"
 cp go.mod go.sum "${copy}/"
+ln -s "${REPO_ROOT}/third_party" "${copy}/third_party" # go.mod replaces a module with a copy there
 mkdir -p "${copy}/${API_DIR}"
 find "${API_DIR}" -maxdepth 1 -type f ! -name 'zz_generated.*' -exec cp {} "${copy}/${API_DIR}/" \;
 
