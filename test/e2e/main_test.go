@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
-	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/server"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 

@@ -24,7 +24,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
-	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/server"
 )
 
 // parsePluginArgs parses a command line of StartPlugin with the flags of

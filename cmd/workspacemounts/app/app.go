@@ -33,7 +33,7 @@ import (
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/server"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 
 	// --logging-format=json: component-base's JSON logger (zap), one object

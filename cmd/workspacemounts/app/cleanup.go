@@ -40,9 +40,9 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
-	"github.com/workspacemounts/workspacemounts/pkg/cleanup"
+	"github.com/workspacemounts/workspacemounts/controllers/cleanup"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/server"
 )
 
 // cleanupFlags are the flags of `workspacemounts start` that cleanup takes

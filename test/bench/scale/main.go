@@ -16,7 +16,7 @@ limitations under the License.
 
 // Command scale simulates the workspacemounts process without kcp: real
 // client-go shared informers (the same indexers and cache transforms as
-// pkg/server), the controller's indexers and mount object informer, the
+// server), the controller's indexers and mount object informer, the
 // virtual workspace's store and REST, and the metrics collector, fed by a fake
 // ListerWatcher with N synthetic mounted Workspaces. Each N runs in a process
 // of its own, which measures memory per Workspace, the initial list, the CPU

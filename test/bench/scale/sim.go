@@ -49,7 +49,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	"github.com/workspacemounts/workspacemounts/pkg/server"
+	"github.com/workspacemounts/workspacemounts/server"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
@@ -101,7 +101,7 @@ func (s *fakeSource) forget() {
 }
 
 // sim is the plugin's process without kcp: the informers of one shard as
-// pkg/server builds them (the same indexers, the same transform), the
+// server builds them (the same indexers, the same transform), the
 // controller's indexers, the mount objects' metadata informer, the virtual
 // workspace's store and REST, and the metrics collector.
 type sim struct {
