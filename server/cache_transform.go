@@ -21,7 +21,6 @@ import (
 	"strings"
 	"sync"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -57,36 +56,8 @@ func TrimForCache(obj interface{}) (interface{}, error) {
 		obj.Annotations = annotations
 		obj.Labels, obj.OwnerReferences, obj.Finalizers = nil, nil, nil
 		obj.Spec, obj.Status = corev1alpha1.LogicalClusterSpec{}, corev1alpha1.LogicalClusterStatus{}
-	case *apiextensionsv1.CustomResourceDefinition:
-		trimCRD(obj)
 	}
-	return restmapping.StripSchemas(obj)
-}
-
-// trimCRD keeps of a CRD what the resolver reads (pkg/restmapping): its
-// cluster, group, names, scope, each version's name and whether it is
-// served, and whether it is Established. The rest can be large: schemas,
-// a conversion webhook's CA bundle, and, for a CRD applied with kubectl,
-// the whole CRD again in an annotation.
-func trimCRD(crd *apiextensionsv1.CustomResourceDefinition) {
-	annotations := map[string]string{}
-	if cluster, found := crd.Annotations[logicalcluster.AnnotationKey]; found {
-		annotations[logicalcluster.AnnotationKey] = cluster
-	}
-	crd.Annotations = annotations
-	crd.Labels, crd.OwnerReferences, crd.Finalizers = nil, nil, nil
-	versions := make([]apiextensionsv1.CustomResourceDefinitionVersion, 0, len(crd.Spec.Versions))
-	for _, v := range crd.Spec.Versions {
-		versions = append(versions, apiextensionsv1.CustomResourceDefinitionVersion{Name: v.Name, Served: v.Served, Storage: v.Storage})
-	}
-	crd.Spec = apiextensionsv1.CustomResourceDefinitionSpec{Group: crd.Spec.Group, Names: crd.Spec.Names, Scope: crd.Spec.Scope, Versions: versions}
-	var conditions []apiextensionsv1.CustomResourceDefinitionCondition
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established {
-			conditions = append(conditions, apiextensionsv1.CustomResourceDefinitionCondition{Type: c.Type, Status: c.Status})
-		}
-	}
-	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{Conditions: conditions}
+	return restmapping.TrimForResolver(obj)
 }
 
 // Bounds of what sharing keeps: label sets of at most maxSharedLabels

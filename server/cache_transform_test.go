@@ -24,7 +24,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -181,62 +180,4 @@ func TestSharingIsBounded(t *testing.T) {
 		require.LessOrEqual(t, len(s.labels), maxShared)
 		require.LessOrEqual(t, len(s.strings), maxShared)
 	}
-}
-
-// TestTrimCRD: a CRD keeps what the resolver reads, and nothing it does
-// not: no schema, no last-applied copy of itself, no conversion webhook.
-func TestTrimCRD(t *testing.T) {
-	t.Parallel()
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "kubeclusters.contrib.kcp.io", UID: "uid", ResourceVersion: "5",
-			Annotations: map[string]string{
-				"kcp.io/cluster": "c1", "kubectl.kubernetes.io/last-applied-configuration": `{"spec":{"versions":[{"schema":{}}]}}`,
-			},
-			Labels:        map[string]string{"a": "b"},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
-		},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "contrib.kcp.io",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
-			Scope: apiextensionsv1.ClusterScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
-				{
-					Name: "v1alpha1", Served: true, Storage: true,
-					Schema:                   &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object"}},
-					Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-					AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Phase", Type: "string", JSONPath: ".status.phase"}},
-				},
-				{Name: "v1alpha0", Served: false},
-			},
-			Conversion: &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter, Webhook: &apiextensionsv1.WebhookConversion{
-				ClientConfig: &apiextensionsv1.WebhookClientConfig{CABundle: []byte("a large CA bundle")}, ConversionReviewVersions: []string{"v1"},
-			}},
-		},
-		Status: apiextensionsv1.CustomResourceDefinitionStatus{
-			Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
-				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Message: "no conflicts found"},
-				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"},
-			},
-			AcceptedNames:  apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", Plural: "kubeclusters"},
-			StoredVersions: []string{"v1alpha1"},
-		},
-	}
-	obj, err := TrimForCache(crd)
-	require.NoError(t, err)
-	require.Equal(t, &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "kubeclusters.contrib.kcp.io", UID: "uid", ResourceVersion: "5", Annotations: map[string]string{"kcp.io/cluster": "c1"}},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "contrib.kcp.io",
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
-			Scope: apiextensionsv1.ClusterScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
-				{Name: "v1alpha1", Served: true, Storage: true},
-				{Name: "v1alpha0", Served: false},
-			},
-		},
-		Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
-			{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue},
-		}},
-	}, obj)
 }

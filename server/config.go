@@ -19,28 +19,40 @@ package server
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/klog/v2"
 
-	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
-	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	kcpinformers "github.com/kcp-dev/sdk/client/informers/externalversions"
 
+	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
+	"github.com/workspacemounts/workspacemounts/pkg/shards"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
 // Config is what the parts of the process are built from: the credentials
-// (followed as their files change), the process-wide clients (the Lease,
-// reviews of tokens and access) and, in a ShardConfig, what reads and writes
-// the shard. NewConfig asks kcp nothing, so that the process starts, serves
-// its health and waits while kcp is away.
+// (followed as their files change), the clients of root (the Lease, reviews
+// of tokens, the Shard objects) and the set of shards served, each of which
+// gets its own clients when it is found (runShard). NewConfig asks kcp
+// nothing, so that the process starts, serves its health and waits while kcp
+// is away.
+//
+// One shard is a sharded kcp with one shard: with --kubeconfig, the set
+// holds one unnamed shard, reached at the kubeconfig's server; with
+// --root-kubeconfig and --shards-kubeconfig, a shard per Shard object in
+// root. Everything else is the same.
 type Config struct {
 	Options *CompletedOptions
 
@@ -51,38 +63,44 @@ type Config struct {
 	KubeconfigLoader  *kubeconfig.Loader
 	ShardsLoader      *kubeconfig.Loader
 	TokenReviewLoader *kubeconfig.Loader
-	// Contact sees every answer kcp gives to any client below; KCPProbe is
-	// one cheap request (GET /version) it sends when kcp has been quiet.
+	// Contact sees every answer root gives to any client of it (with
+	// --kubeconfig, root is the one shard); KCPProbe is one cheap request
+	// (GET /version) it sends when root has been quiet.
 	Contact  *kcpcontact.Tracker
 	KCPProbe func(context.Context) error
-	// ClientConfig is what every client starts from: the shard base URL (the
-	// root shard's for a sharded kcp), the loader's credentials, the rate
-	// limit and the contact tracker.
+	// ClientConfig reaches root: the base URL of the --kubeconfig shard or
+	// of the root shard, with the loader's credentials, the rate limit and
+	// the contact tracker.
 	ClientConfig *rest.Config
-	// KCPReady asks kcp, once, what must be known before the informers
-	// start: the tenancy identity. Run waits until it succeeds.
+	// KCPReady asks root, once, what must be known before anything is
+	// watched: the tenancy identity. Run waits until it succeeds.
 	KCPReady func(context.Context) error
-	// ShardConfig reads and writes the one shard of --kubeconfig; nil for
-	// a sharded kcp, where each shard gets one as it is found.
-	*ShardConfig
-	// Sharded (--root-kubeconfig) follows the Shards in root and serves
-	// them all; nil with --kubeconfig.
-	Sharded *ShardedConfig
+
+	// Shards are the shards served, as their runners find them; each is
+	// reached with ShardCredentials, its server replaced by its base URL.
+	Shards           *Shards
+	ShardCredentials *rest.Config
+	// RootKcpSharedInformerFactory informs of the Shard objects in root,
+	// scoped to root as kcp's front-proxy does (Shards are not served
+	// across clusters); nil with --kubeconfig, whose one shard is fixed.
+	RootKcpSharedInformerFactory kcpinformers.SharedScopedInformerFactory
 
 	// LeaseClusterClient (with --run-controller and --leader-elect) is a
 	// client of its own, so that no other traffic delays a renewal.
 	LeaseClusterClient kcpkubernetesclientset.ClusterInterface
 
 	// Set with --run-virtual-workspace: who may see which logical cluster
-	// (SubjectAccessReviews through a client of their own, rate-limited by
-	// --authorization-qps), and where bearer tokens are reviewed.
+	// (SubjectAccessReviews sent to the shard holding it, all under one
+	// rate limit, ReviewLimiter, of --authorization-qps), and where bearer
+	// tokens are reviewed.
 	Authorizer        *authorization.Authorizer
+	ReviewLimiter     flowcontrol.RateLimiter
 	TokenReviewConfig *rest.Config
 }
 
 // NewConfig builds the config from completed options.
 func NewConfig(o *CompletedOptions) (*Config, error) {
-	c := &Config{Options: o, Contact: kcpcontact.New()}
+	c := &Config{Options: o, Contact: kcpcontact.New(), Shards: newShards()}
 	var err error
 	if o.Sharded() {
 		if c.KubeconfigLoader, err = kubeconfig.Load(o.RootKubeconfig, ""); err != nil {
@@ -102,58 +120,42 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 	c.ClientConfig = c.KubeconfigLoader.Config()
 	c.ClientConfig.Host = baseURL(c.ClientConfig.Host)
 	c.ClientConfig.QPS, c.ClientConfig.Burst = o.QPS, o.Burst
-	c.ClientConfig.UserAgent = "workspacemounts"
+	c.ClientConfig.UserAgent = userAgent
 	c.ClientConfig.Wrap(c.Contact.Wrap)
 	if c.KCPProbe, err = kcpProbe(c.ClientConfig); err != nil {
 		return nil, err
 	}
+	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
+	_, c.KCPReady = clients.NewConfigWithWildcardIdentities(c.ClientConfig, c.ClientConfig, map[string]string{tenancy: tenancy})
 
 	if o.Sharded() {
-		if c.Sharded, err = newShardedConfig(c.ClientConfig, c.ShardsLoader.CredentialsConfig()); err != nil {
+		c.ShardCredentials = c.ShardsLoader.CredentialsConfig()
+		client, err := kcpclientset.NewForConfig(c.ClientConfig)
+		if err != nil {
 			return nil, err
 		}
-		c.KCPReady = c.Sharded.ResolveRootIdentities
+		c.RootKcpSharedInformerFactory = kcpinformers.NewSharedScopedInformerFactory(client.Cluster(core.RootCluster.Path()), 0, "")
 	} else {
-		if c.ShardConfig, err = NewShardConfig(c.ClientConfig, c.ClientConfig, o.RunController); err != nil {
-			return nil, err
-		}
-		c.KCPReady = c.ShardConfig.ResolveIdentities
+		// The one shard is root itself, reached as root is (but for the
+		// rate limit and the contact tracker, which runShard adds).
+		c.ShardCredentials = c.KubeconfigLoader.Config()
 	}
 	if o.RunController && o.LeaderElection.Enabled {
 		if c.LeaseClusterClient, err = kcpkubernetesclientset.NewForConfig(rest.CopyConfig(c.ClientConfig)); err != nil {
 			return nil, err
 		}
 	}
-
 	if o.RunVirtualWorkspace {
-		reviewConfig := rest.CopyConfig(c.ClientConfig)
-		reviewConfig.QPS, reviewConfig.Burst = o.VirtualWorkspace.AuthorizationQPS, o.VirtualWorkspace.AuthorizationBurst
-		if c.Sharded != nil {
-			// Each shard answers for its own logical clusters; the reviews
-			// of all shards share one rate limit.
-			c.Sharded.ReviewLimiter = flowcontrol.NewTokenBucketRateLimiter(reviewConfig.QPS, reviewConfig.Burst)
-			c.Authorizer = authorization.New(authorization.NewReviews(authorization.ReviewByShard(c.Sharded.Shards.ReviewerOf), o.VirtualWorkspace.Authorization),
-				c.Sharded.Shards.ClusterExists)
-		} else {
-			review, err := authorization.NewSubjectAccessReviewer(reviewConfig)
-			if err != nil {
-				return nil, err
-			}
-			logicalClusters := c.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer().GetIndexer()
-			c.Authorizer = authorization.New(authorization.NewReviews(review, o.VirtualWorkspace.Authorization), func(cluster logicalcluster.Name) bool {
-				return clusterExists(logicalClusters, cluster)
-			})
-		}
+		c.ReviewLimiter = flowcontrol.NewTokenBucketRateLimiter(o.VirtualWorkspace.AuthorizationQPS, o.VirtualWorkspace.AuthorizationBurst)
+		reviews := authorization.NewReviews(authorization.ReviewByShard(c.Shards.ReviewerOf), o.VirtualWorkspace.Authorization)
+		c.Authorizer = authorization.New(reviews, c.Shards.ClusterExists)
 		c.TokenReviewConfig = tokenReviewConfig(c.ClientConfig, c.TokenReviewLoader)
 	}
 	return c, nil
 }
 
-// clusterExists tells whether a LogicalCluster cache holds the cluster.
-func clusterExists(logicalClusters cache.Indexer, cluster logicalcluster.Name) bool {
-	_, exists, err := logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
-	return exists && err == nil
-}
+// userAgent is what every client of the process sends.
+const userAgent = "workspacemounts"
 
 // CompletedConfig is a Config that New can build the server from; only
 // Complete makes one.
@@ -183,4 +185,42 @@ func tokenReviewConfig(cfg *rest.Config, loader *kubeconfig.Loader) *rest.Config
 		cfg.Host = strings.TrimSuffix(cfg.Host, "/") + core.RootCluster.Path().RequestPath()
 	}
 	return cfg
+}
+
+// ListShards lists, once, the shards the config serves (for
+// `workspacemounts cleanup`): the one unnamed shard of --kubeconfig, or every
+// Shard in root with a base URL, sorted by name, each reached with
+// ShardCredentials. It starts RootKcpSharedInformerFactory if there is one.
+func (c *Config) ListShards(ctx context.Context) ([]shards.Shard, error) {
+	if c.RootKcpSharedInformerFactory == nil {
+		return []shards.Shard{c.shard("", c.ClientConfig.Host)}, nil
+	}
+	informer := c.RootKcpSharedInformerFactory.Core().V1alpha1().Shards().Informer()
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c.RootKcpSharedInformerFactory.Start(syncCtx.Done())
+	if !cache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
+		return nil, fmt.Errorf("cannot list the Shards in root: %w", syncCtx.Err())
+	}
+	var found []shards.Shard
+	for _, obj := range informer.GetStore().List() {
+		if object, ok := obj.(*corev1alpha1.Shard); ok {
+			if baseURL := strings.TrimSuffix(object.Spec.BaseURL, "/"); baseURL != "" {
+				found = append(found, c.shard(object.Name, baseURL))
+			} else {
+				klog.FromContext(ctx).Info("a Shard without spec.baseURL: skipped", "shard", object.Name)
+			}
+		}
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Name < found[j].Name })
+	return found, nil
+}
+
+// shard is a shard at baseURL, as a runner gets it (pkg/shards), with the
+// rate limit and user agent of root's clients.
+func (c *Config) shard(name, baseURL string) shards.Shard {
+	cfg := rest.CopyConfig(c.ShardCredentials)
+	cfg.Host = baseURL
+	cfg.QPS, cfg.Burst, cfg.UserAgent = c.ClientConfig.QPS, c.ClientConfig.Burst, userAgent
+	return shards.Shard{Name: name, BaseURL: baseURL, Config: cfg}
 }

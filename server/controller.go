@@ -19,50 +19,24 @@ package server
 import (
 	"context"
 
-	"k8s.io/client-go/tools/cache"
-
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 )
 
-// installController installs the controller writing the mount status of
-// every mounted Workspace. It starts once the caches it reads have synced,
-// and, with --leader-elect, only while this replica holds the lease. For a
-// sharded kcp, the term as leader is handed to one controller per shard
-// (runShard), each started once its shard has synced.
-func (s *Server) installController() (part, error) {
-	if s.Sharded != nil {
-		return part{
-			name:     workspacemounts.ControllerName,
-			afterKCP: true,
-			start: func(ctx context.Context) error {
-				if s.Options.LeaderElection.Enabled {
-					return runAsLeader(ctx, &s.Options.LeaderElection, s.LeaseClusterClient, s.leadership.lead)
-				}
-				return s.leadership.lead(ctx)
-			},
-		}, nil
-	}
-	controller, err := newShardController(s.ShardConfig, s.workspaces)
-	if err != nil {
-		return part{}, err
-	}
-	// A new controller each run (each term as leader): it starts from the
-	// informer caches and reconciles every Workspace once.
-	run := func(ctx context.Context) error {
-		return controller.run(ctx, s.controllerOptions(""), s.Options.WorkspaceWorkers)
-	}
+// installController installs the leader election of the controller that
+// writes the mount status of every mounted Workspace: with --leader-elect,
+// one Lease in root for all shards; each term is handed to the controllers
+// of every shard served (runShard), each started once its shard has
+// synced, all stopped when the term ends. Without --leader-elect, the one
+// term lasts as long as the process.
+func (s *Server) installController() part {
 	return part{
 		name:     workspacemounts.ControllerName,
 		afterKCP: true,
 		start: func(ctx context.Context) error {
-			if !cache.WaitForNamedCacheSync(workspacemounts.ControllerName, ctx.Done(), controller.synced...) {
-				return nil // stopping
-			}
 			if s.Options.LeaderElection.Enabled {
-				return runAsLeader(ctx, &s.Options.LeaderElection, s.LeaseClusterClient, run)
+				return runAsLeader(ctx, &s.Options.LeaderElection, s.LeaseClusterClient, s.leadership.lead)
 			}
-			return run(ctx)
+			return s.leadership.lead(ctx)
 		},
-		hasSynced: controller.synced,
-	}, nil
+	}
 }

@@ -18,15 +18,15 @@ package server
 
 import (
 	"context"
-	"math"
 	"net/url"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/workspacemounts/workspacemounts/pkg/retry"
 )
 
 // contactProbeInterval is how long kcp may go without answering before a
@@ -44,38 +44,16 @@ func kcpProbe(cfg *rest.Config) (func(context.Context) error, error) {
 	}, nil
 }
 
-// waitForKCP resolves the identities the informers need, retrying with
-// backoff (1s doubling to 30s) while kcp does not answer or refuses, until
-// ctx is done.
+// waitForKCP reads what must be known of root before anything is watched
+// (Config.KCPReady), retrying with backoff while kcp does not answer or
+// refuses, until ctx is done.
 func (s *Server) waitForKCP(ctx context.Context) error {
-	attempts, err := retryUntilDone(ctx, "waiting for kcp: cannot list Workspaces across clusters yet", s.KCPReady, "server", s.ClientConfig.Host)
+	logger := klog.FromContext(ctx)
+	attempts, err := retry.Until(ctx, s.KCPReady, logRetry(logger, "waiting for kcp: cannot list Workspaces across clusters yet", "server", s.ClientConfig.Host))
 	if err == nil && attempts > 1 {
-		klog.FromContext(ctx).Info("kcp answered, starting", "attempts", attempts)
+		logger.Info("kcp answered, starting", "attempts", attempts)
 	}
 	return err
-}
-
-// retryUntilDone calls try until it succeeds (the attempts it took) or ctx
-// is done (the error), with backoff from 1s to 30s, logging each failure
-// with message and keysAndValues.
-func retryUntilDone(ctx context.Context, message string, try func(context.Context) error, keysAndValues ...interface{}) (int, error) {
-	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
-	for attempt := 1; ; attempt++ {
-		err := try(ctx)
-		if err == nil {
-			return attempt, nil
-		}
-		if ctx.Err() != nil {
-			return attempt, ctx.Err()
-		}
-		delay := backoff.Step()
-		klog.FromContext(ctx).Error(err, message+", retrying", append(keysAndValues, "attempt", attempt, "retryIn", delay.Round(100*time.Millisecond))...)
-		select {
-		case <-ctx.Done():
-			return attempt, ctx.Err()
-		case <-time.After(delay):
-		}
-	}
 }
 
 // baseURL strips a /clusters/<name> path from a kcp server URL: the clients

@@ -33,13 +33,13 @@ import (
 )
 
 // installMetrics registers the plugin's metrics, the mount collector over
-// the Workspace informer among them, and installs the listener serving them
+// every shard's Workspace informer among them, and installs the listener serving them
 // with the health endpoints from the start, so that the process is alive, and
 // says why it is not ready, while it waits for kcp; nil with
 // --metrics-bind-address=0.
-func (s *Server) installMetrics(workspaces metrics.WorkspaceLister) *part {
+func (s *Server) installMetrics() *part {
 	metrics.Register()
-	metrics.RegisterMountCollector(workspaces)
+	metrics.RegisterMountCollector(s.Shards)
 	if s.Options.MetricsBindAddress == "0" {
 		return nil
 	}

@@ -18,12 +18,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -32,65 +31,77 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/retry"
 )
 
-// routingAttemptTimeout bounds one reading of kcp's /metrics: the first
+// routingAttemptTimeout bounds one reading of a shard's /metrics: the first
 // comes before the health endpoints are served.
 const routingAttemptTimeout = 5 * time.Second
 
-// routingOptions are --workspace-condition and --workspace-url, and whether
-// kcp's in-tree mounts controller runs on the shard (known tells that it
-// was asked), at every level: --workspace-url is refused beside it, and
+// errNotAnswered is a shard not answering whether kcp's in-tree mounts
+// controller runs there: it is asked again.
+var errNotAnswered = errors.New("the shard did not answer")
+
+// routingOf is what the controller of a shard keeps beside the
+// annotations: --workspace-condition and --workspace-url, and whether
+// kcp's in-tree mounts controller runs on the shard (one reading of its
+// /metrics), at every level: --workspace-url is refused beside it, and
 // kcp's condition WorkspaceMountReady is the controller's to keep or remove
 // only where it does not run (beside it, removing kcp's condition makes the
-// two controllers rewrite the Workspace without end). With retry, kcp is
-// asked again with backoff while it does not answer; without, once. When
-// kcp refuses to tell (no right to read /metrics), the in-tree controller is
-// taken to run, the safe answer for both conditions.
-func routingOptions(ctx context.Context, o *CompletedOptions, cfg *rest.Config, retry bool) (routing workspacemounts.RoutingOptions, known bool, err error) {
-	routing = workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL}
+// two controllers rewrite the Workspace without end). A shard that refuses
+// to tell (no right to read /metrics) is taken to run it, the safe answer
+// for both conditions. An error wrapping errNotAnswered: the shard did not
+// answer.
+func routingOf(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
+	routing := workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL}
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
-		return routing, false, err
+		return routing, err
 	}
-	logger := klog.FromContext(ctx)
-	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
-	for {
-		attemptCtx, cancel := context.WithTimeout(ctx, routingAttemptTimeout)
-		runs, err := workspacemounts.InTreeMountsControllerRuns(attemptCtx, client.Discovery().RESTClient())
-		cancel()
-		switch {
-		case err == nil:
-			routing.InTreeMountsController = runs
-		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
-			if routing.WorkspaceURL {
-				return routing, false, fmt.Errorf("--workspace-url needs to know that kcp's in-tree mounts controller does not run on the shard: %w", err)
-			}
-			logger.Error(err, "cannot tell whether kcp's in-tree mounts controller runs; taken to run: kcp's condition "+string(tenancyv1alpha1.MountConditionReady)+
-				" is left as it is, and a mount that is Ready without URL gets condition "+mount.ConditionType+" Unknown, not False")
-			routing.InTreeMountsController = true
-		case ctx.Err() != nil:
-			return routing, false, ctx.Err()
-		case !retry:
-			return routing, false, nil
-		default:
-			delay := backoff.Step()
-			logger.Error(err, "waiting for kcp's /metrics, retrying", "retryIn", delay.Round(100*time.Millisecond))
-			select {
-			case <-ctx.Done():
-				return routing, false, ctx.Err()
-			case <-time.After(delay):
-			}
-			continue
+	attemptCtx, cancel := context.WithTimeout(ctx, routingAttemptTimeout)
+	runs, err := workspacemounts.InTreeMountsControllerRuns(attemptCtx, client.Discovery().RESTClient())
+	cancel()
+	switch {
+	case err == nil:
+		routing.InTreeMountsController = runs
+	case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+		if routing.WorkspaceURL {
+			return routing, fmt.Errorf("--workspace-url needs to know that kcp's in-tree mounts controller does not run on the shard: %w", err)
 		}
-		if routing.InTreeMountsController && routing.WorkspaceURL {
-			return routing, false, workspacemounts.InTreeConflict()
-		}
-		return routing, true, nil
+		klog.FromContext(ctx).Error(err, "cannot tell whether kcp's in-tree mounts controller runs; taken to run: kcp's condition "+string(tenancyv1alpha1.MountConditionReady)+
+			" is left as it is, and a mount that is Ready without URL gets condition "+mount.ConditionType+" Unknown, not False")
+		routing.InTreeMountsController = true
+	default:
+		return routing, fmt.Errorf("%w: %w", errNotAnswered, err)
 	}
+	if routing.InTreeMountsController && routing.WorkspaceURL {
+		return routing, workspacemounts.InTreeConflict()
+	}
+	return routing, nil
 }
 
-// logRouting logs the routing options once they are known.
+// shardRouting is routingOf, asked again with backoff while the shard does
+// not answer, until ctx is done; logged once known.
+func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
+	logger := klog.FromContext(ctx)
+	var routing workspacemounts.RoutingOptions
+	var answer error
+	if _, err := retry.Until(ctx, func(ctx context.Context) error {
+		routing, answer = routingOf(ctx, o, cfg)
+		if errors.Is(answer, errNotAnswered) {
+			return answer
+		}
+		return nil
+	}, logRetry(logger, "waiting for kcp's /metrics", "server", cfg.Host)); err != nil {
+		return routing, err
+	}
+	if answer == nil {
+		logRouting(logger, routing)
+	}
+	return routing, answer
+}
+
+// logRouting logs the routing options of a shard once they are known.
 func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 	if routing.WorkspaceURL && !routing.WorkspaceCondition {
 		logger.Info("--workspace-url without --workspace-condition: kcp's condition WorkspaceMountReady takes a mount that is not ready out of traffic, " +

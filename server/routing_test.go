@@ -45,22 +45,21 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 		status             int
 		metrics            string
 		want               workspacemounts.RoutingOptions
-		wantErr, wantKnown bool
+		wantErr, wantAsked bool
 	}{
 		{name: "level 1, gate on", status: http.StatusOK, metrics: inTreeQueue,
-			want: workspacemounts.RoutingOptions{InTreeMountsController: true}, wantKnown: true},
+			want: workspacemounts.RoutingOptions{InTreeMountsController: true}},
 		{name: "level 1, gate off", status: http.StatusOK, metrics: otherQueue,
-			want: workspacemounts.RoutingOptions{}, wantKnown: true},
+			want: workspacemounts.RoutingOptions{}},
 		{name: "level 1, /metrics forbidden: taken to run", status: http.StatusForbidden,
-			want: workspacemounts.RoutingOptions{InTreeMountsController: true}, wantKnown: true},
+			want: workspacemounts.RoutingOptions{InTreeMountsController: true}},
 		{name: "level 2, gate on", condition: true, status: http.StatusOK, metrics: inTreeQueue,
-			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, InTreeMountsController: true}, wantKnown: true},
+			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, InTreeMountsController: true}},
 		{name: "level 3, gate off", condition: true, url: true, status: http.StatusOK, metrics: otherQueue,
-			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true}, wantKnown: true},
+			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true}},
 		{name: "level 3, gate on: refused", condition: true, url: true, status: http.StatusOK, metrics: inTreeQueue, wantErr: true},
 		{name: "level 3, /metrics forbidden: refused", condition: true, url: true, status: http.StatusForbidden, wantErr: true},
-		{name: "level 1, kcp not answering yet: asked again later", status: http.StatusServiceUnavailable,
-			want: workspacemounts.RoutingOptions{}, wantKnown: false},
+		{name: "level 1, kcp not answering yet: asked again later", status: http.StatusServiceUnavailable, wantAsked: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -83,16 +82,19 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 			}))
 			defer kcp.Close()
 			o := &CompletedOptions{&completedOptions{Options{WorkspaceCondition: tc.condition, WorkspaceURL: tc.url}}}
-			got, known, err := routingOptions(t.Context(), o, &rest.Config{Host: kcp.URL}, false)
+			got, err := routingOf(t.Context(), o, &rest.Config{Host: kcp.URL})
 			require.Equal(t, int32(1), asked.Load(), "kcp's /metrics asked once")
 			require.Zero(t, otherPaths.Load(), "requests to kcp other than /metrics")
-			if tc.wantErr {
+			switch {
+			case tc.wantAsked:
+				require.ErrorIs(t, err, errNotAnswered)
+			case tc.wantErr:
 				require.Error(t, err)
-				return
+				require.NotErrorIs(t, err, errNotAnswered, "refused: not asked again")
+			default:
+				require.NoError(t, err)
+				require.Equal(t, tc.want, got)
 			}
-			require.NoError(t, err)
-			require.Equal(t, tc.wantKnown, known)
-			require.Equal(t, tc.want, got)
 		})
 	}
 }

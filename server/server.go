@@ -14,29 +14,32 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package server runs workspacemounts, in the shape of kcp's pkg/server:
-// Options (options.go: flags, validation, Complete) -> Config (config.go: the
-// clients of kcp and the shared informer factories, built without asking kcp
-// anything) -> New (server.go), which installs each part with its own start
-// and the caches it needs synced: the controller, leader-elected
-// (controller.go, leaderelection.go), the virtual workspace
-// (virtual_workspace.go), metrics and health (metrics_server.go) -> Run.
-// kcp going away is not a failure: Run waits for it (kcp.go) and the parts go
-// on from what they last knew.
+// Package server runs workspacemounts: the composition root, which wires
+// the controller (controllers/), the virtual workspace (virtual/) and the
+// shared leaves (pkg/), in the shape of kcp's pkg/server and
+// k8s.io/sample-apiserver: Options (options.go: flags, validation, Complete)
+// -> Config (config.go: the clients of root and the set of shards, built
+// without asking kcp anything) -> New (server.go), which installs each part
+// with its own start and the caches it needs synced: metrics and health
+// (metrics_server.go), the virtual workspace (virtual_workspace.go), the
+// controller's leader election (controller.go, leaderelection.go) and the
+// shards (shard.go) -> Run. kcp going away is not a failure: Run waits for
+// it (kcp.go) and the parts go on from what they last knew.
 //
-// With --kubeconfig the process serves one shard (its ShardConfig,
-// shard_config.go). With --root-kubeconfig and --shards-kubeconfig it serves
-// a sharded kcp (sharded.go): it follows the Shard objects in root
-// (pkg/shards) and runs, per shard, that shard's clients, informers and
-// source of the virtual workspace's store; the virtual workspace looks
-// paths, clusters and access up on the shard holding them (shard_set.go).
-// One Lease in root elects one leader for all shards, whose term each
-// shard's controller runs in (leadership.go): never two writers for a shard.
+// One shard is a sharded kcp with one shard. The shards part runs, for each
+// shard served (pkg/shards: a runner per Shard object in root with
+// --root-kubeconfig, or the one unnamed shard of --kubeconfig), that shard's
+// clients, informers, source of the virtual workspace's store and
+// controller (runShard); the virtual workspace and the metrics look paths,
+// clusters and access up on the shard holding them (shards.go). One Lease in
+// root elects one leader for all shards, whose term each shard's controller
+// runs in (leadership.go): never two writers for a shard.
 package server
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -45,9 +48,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
-	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
@@ -58,23 +59,14 @@ type Server struct {
 
 	// parts in the order they start.
 	parts []part
-	// routing is what the controller keeps beside the annotations; Run
-	// settles it before the controller starts.
-	routing workspacemounts.RoutingOptions
 	// notReady says why the process is not ready (/readyz), nil once every
 	// part's caches have synced.
 	notReady atomic.Pointer[string]
-	// factories are the shared informer factories Run starts once kcp has
-	// answered (a sharded kcp's shards start their own).
-	factories []interface{ Start(stopCh <-chan struct{}) }
-	// workspaces is the Workspace informer of the one shard, nil for a
-	// sharded kcp.
-	workspaces cache.SharedIndexInformer
 
-	// For a sharded kcp: the virtual workspace's store (nil without it),
-	// which each shard joins once synced, the leader's terms the shards'
-	// controllers run in, and whether the process is stopping (a shard
-	// stopping then leaves its objects to the last).
+	// store is the virtual workspace's (nil without it), which each shard
+	// joins once synced; leadership is the leader's terms the shards'
+	// controllers run in; stopping tells whether the process is stopping (a
+	// shard stopping then leaves its objects to the last).
 	store      *wsmregistry.Store
 	leadership *leadership
 	stopping   atomic.Bool
@@ -85,9 +77,9 @@ type part struct {
 	name string
 	// start runs the part until ctx is done or it fails.
 	start func(ctx context.Context) error
-	// afterKCP parts start once kcp has answered and the informers have
-	// started; the others at once, so that the process is alive, and says
-	// why it is not ready, while it waits.
+	// afterKCP parts start once kcp has answered; the others at once, so
+	// that the process is alive, and says why it is not ready, while it
+	// waits.
 	afterKCP bool
 	// hasSynced are the caches the part reads: the process is ready once
 	// they all have synced.
@@ -96,24 +88,9 @@ type part struct {
 
 // New installs the parts the options ask for. Nothing runs until Run.
 func New(c CompletedConfig) (*Server, error) {
-	s := &Server{CompletedConfig: c}
+	s := &Server{CompletedConfig: c, leadership: newLeadership()}
 	s.setNotReady("waiting for kcp to answer")
-	var workspaces metrics.WorkspaceLister
-	if c.Sharded != nil {
-		workspaces = c.Sharded.Shards
-		s.factories = append(s.factories, c.Sharded.RootKcpSharedInformerFactory)
-		s.leadership = newLeadership()
-	} else {
-		// Workspaces are read by every part: their informer is registered first.
-		s.workspaces = c.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
-		workspaces = s.workspaces.GetStore()
-		s.factories = append(s.factories, c.KcpSharedInformerFactory)
-		if c.ApiExtensionsSharedInformerFactory != nil {
-			s.factories = append(s.factories, c.ApiExtensionsSharedInformerFactory)
-		}
-	}
-
-	if metrics := s.installMetrics(workspaces); metrics != nil {
+	if metrics := s.installMetrics(); metrics != nil {
 		s.parts = append(s.parts, *metrics)
 	}
 	// Rotated credentials are picked up without a restart.
@@ -130,49 +107,46 @@ func New(c CompletedConfig) (*Server, error) {
 		return nil
 	}})
 	if c.Options.RunVirtualWorkspace {
-		vw, err := s.installVirtualWorkspace()
-		if err != nil {
-			return nil, err
-		}
-		s.parts = append(s.parts, vw)
+		s.parts = append(s.parts, s.installVirtualWorkspace())
 	}
 	if c.Options.RunController {
-		controller, err := s.installController()
-		if err != nil {
-			return nil, err
-		}
-		s.parts = append(s.parts, controller)
+		s.parts = append(s.parts, s.installController())
 	}
-	if c.Sharded != nil {
-		s.parts = append(s.parts, s.installShards())
-	}
+	s.parts = append(s.parts, s.installShards())
 	return s, nil
 }
 
-// Run runs the parts until ctx is done or one fails.
+// Run runs the parts until ctx is done or one fails; the error names the part.
 func (s *Server) Run(ctx context.Context) error {
-	// When kcp answers right away, --workspace-url beside kcp's in-tree
-	// controller is refused before anything is served or logged, the
-	// start-up line with the build included: one line. Otherwise it is asked
-	// again once kcp answers.
-	routing, routingKnown, err := routingOptions(ctx, s.Options, s.ClientConfig, false)
-	if err != nil {
-		return err
+	// --workspace-url beside kcp's in-tree controller on root is refused
+	// before anything is served or logged, the start-up line with the build
+	// included, when kcp answers right away: one line. Otherwise it is asked
+	// again once kcp answers. (Every shard's runner asks its own shard.)
+	routingKnown := !s.Options.WorkspaceURL
+	if !routingKnown {
+		_, err := routingOf(ctx, s.Options, s.ClientConfig)
+		if routingKnown = !errors.Is(err, errNotAnswered); routingKnown && err != nil {
+			return err
+		}
 	}
-	s.routing = routing
 	logger := klog.FromContext(ctx)
 	build := version.Get()
 	logger.Info("Starting workspacemounts", "version", build.Version, "revision", build.Revision,
 		"goVersion", build.GoVersion, "kcpVersion", build.KcpVersion, "platform", build.Platform)
-	if routingKnown {
-		logRouting(logger, routing)
-	}
 
 	group, ctx := errgroup.WithContext(ctx)
 	context.AfterFunc(ctx, func() { s.stopping.Store(true) })
+	start := func(p part) {
+		group.Go(func() error {
+			if err := p.start(ctx); err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+			return nil
+		})
+	}
 	for _, p := range s.parts {
 		if !p.afterKCP {
-			group.Go(func() error { return p.start(ctx) })
+			start(p)
 		}
 	}
 	group.Go(func() error {
@@ -180,34 +154,26 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil //nolint:nilerr // it fails only when ctx is done: stopping
 		}
 		if !routingKnown {
-			routing, _, err := routingOptions(ctx, s.Options, s.ClientConfig, true)
-			if err != nil {
+			if _, err := shardRouting(ctx, s.Options, s.ClientConfig); err != nil && ctx.Err() == nil {
 				return err
 			}
-			logRouting(logger, routing)
-			s.routing = routing
 		}
 		s.setNotReady("the informer caches have not synced yet")
-		for _, factory := range s.factories {
-			factory.Start(ctx.Done())
+		if s.RootKcpSharedInformerFactory != nil {
+			s.RootKcpSharedInformerFactory.Start(ctx.Done())
 		}
 		var synced []cache.InformerSynced
 		for _, p := range s.parts {
 			synced = append(synced, p.hasSynced...)
 			if p.afterKCP {
-				group.Go(func() error { return p.start(ctx) })
+				start(p)
 			}
 		}
 		began := time.Now()
 		if !cache.WaitForNamedCacheSync("workspacemounts", ctx.Done(), synced...) {
 			return nil // stopping
 		}
-		logger := klog.FromContext(ctx)
-		if s.workspaces != nil {
-			logger.Info("informers synced", "duration", time.Since(began).Round(time.Millisecond), "workspaces", len(s.workspaces.GetStore().ListKeys()))
-		} else {
-			logger.Info("shards synced", "duration", time.Since(began).Round(time.Millisecond), "shards", s.Sharded.Shards.Names())
-		}
+		logger.Info("synced: ready", "duration", time.Since(began).Round(time.Millisecond), "shards", s.Shards.Names())
 		// Ready from now on, also while kcp is unreachable: the virtual
 		// workspace serves what it last knew (see docs/deployment.md).
 		s.notReady.Store(nil)

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/workspacemounts/workspacemounts/pkg/shards"
 )
 
 // kubeconfigFor writes a kubeconfig reaching server with a token.
@@ -72,7 +74,8 @@ func partNames(s *Server) []string {
 }
 
 // TestNewInstallsWhatTheOptionsAskFor: each part once, in its start order,
-// and only those the options ask for; nothing is written before Run.
+// and only those the options ask for; one shard and many differ only in
+// where the shards come from; nothing is written before Run.
 func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 	t.Parallel()
 	base := func() *Options {
@@ -81,12 +84,14 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 		o.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = t.TempDir()
 		return o
 	}
-
 	o := base()
 	s := newServer(t, o)
-	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace", "workspacemounts"}, partNames(s))
+	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace", "workspacemounts", "shards"}, partNames(s))
 	require.Equal(t, "https://127.0.0.1:1", s.ClientConfig.Host, "the shard base URL")
+	require.Nil(t, s.RootKcpSharedInformerFactory, "one shard, fixed: no Shard objects followed")
+	require.Equal(t, []shards.Shard{{Name: "", BaseURL: "https://127.0.0.1:1"}}, withoutConfigs(listShards(t, s)), "the one unnamed shard")
 	require.NotNil(t, s.LeaseClusterClient)
+	require.NotNil(t, s.store, "the shard joins the virtual workspace's store")
 	entries, err := os.ReadDir(o.VirtualWorkspace.SecureServing.ServerCert.CertDirectory)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing written before Run: a refused start writes nothing")
@@ -96,26 +101,26 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 	o.MetricsBindAddress = "0"
 	o.VirtualWorkspace.AuthenticationKubeconfig = o.Kubeconfig
 	s = newServer(t, o)
-	require.Equal(t, []string{"kubeconfig-reloader", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace"}, partNames(s))
-	require.Nil(t, s.ApiExtensionsSharedInformerFactory)
+	require.Equal(t, []string{"kubeconfig-reloader", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace", "shards"}, partNames(s))
+	require.Nil(t, s.LeaseClusterClient)
 
 	o = base()
 	o.RunVirtualWorkspace = false
 	o.LeaderElection.Enabled = false
 	s = newServer(t, o)
-	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kcp-contact", "workspacemounts"}, partNames(s))
+	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kcp-contact", "workspacemounts", "shards"}, partNames(s))
 	require.Nil(t, s.LeaseClusterClient)
 	require.Nil(t, s.Authorizer)
+	require.Nil(t, s.store)
 
-	// A sharded kcp: the root shard's clients, the Shards followed; no
-	// shard's informers before they are found.
+	// A sharded kcp: the same parts, root's clients, the Shards in root
+	// followed; no shard's clients before they are found.
 	o = base()
 	o.RootKubeconfig, o.ShardsKubeconfig, o.Kubeconfig = o.Kubeconfig, kubeconfigFor(t, "https://127.0.0.1:2"), ""
 	s = newServer(t, o)
 	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace", "workspacemounts", "shards"},
 		partNames(s))
-	require.Nil(t, s.ShardConfig, "each shard gets its own as it is found")
-	require.NotNil(t, s.Sharded)
+	require.NotNil(t, s.RootKcpSharedInformerFactory, "the Shard objects in root")
 	require.NotNil(t, s.store, "the shards join the virtual workspace's store")
 	require.Equal(t, "https://127.0.0.1:1", s.ClientConfig.Host, "root's base URL")
 	require.NotNil(t, s.LeaseClusterClient, "one Lease, in root")
@@ -124,6 +129,20 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 	o.WorkspaceWorkers = 0
 	_, err = o.Complete()
 	require.ErrorContains(t, err, "--workspace-workers")
+}
+
+func listShards(t *testing.T, s *Server) []shards.Shard {
+	t.Helper()
+	found, err := s.ListShards(t.Context())
+	require.NoError(t, err)
+	return found
+}
+
+func withoutConfigs(found []shards.Shard) []shards.Shard {
+	for i := range found {
+		found[i].Config = nil
+	}
+	return found
 }
 
 // TestRunWhileKCPIsAway: the process is alive and says why it is not ready

@@ -18,34 +18,33 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/kcp-dev/logicalcluster/v3"
-	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
-// installVirtualWorkspace installs the virtual workspace over the Workspace
-// and LogicalCluster informers. It serves from its start (once kcp has
-// answered): until the caches sync, its /readyz fails and reads get 503. The
-// server itself is built then, with its serving certificate (a self-signed
-// one is written to --cert-dir and logged), so that a refused start writes
-// nothing; the process is not ready before it is built and listening.
-//
-// For a sharded kcp, each shard joins the store once its caches have synced
-// (runShard); paths and clusters are looked up on every shard.
-func (s *Server) installVirtualWorkspace() (part, error) {
-	deps, synced, err := s.virtualWorkspaceDependencies()
-	if err != nil {
-		return part{}, fmt.Errorf("virtual workspace: %w", err)
+// installVirtualWorkspace installs the virtual workspace over the store
+// every shard joins once synced (runShard), looking paths, clusters and
+// access up on the shard holding them. It serves from its start (once kcp
+// has answered): until a shard has synced, its /readyz fails and reads get
+// 503. The server itself is built then, with its serving certificate (a
+// self-signed one is written to --cert-dir and logged), so that a refused
+// start writes nothing; the process is not ready before it is built and
+// listening.
+func (s *Server) installVirtualWorkspace() part {
+	s.store = wsmregistry.NewShardedStore()
+	deps := apiserver.Dependencies{
+		Store:             s.store,
+		Authorizer:        s.Authorizer,
+		TokenReviewConfig: s.TokenReviewConfig,
+		KCPLastContact:    s.Contact.Since,
+		GetWorkspace:      s.Shards.GetWorkspace,
+		ClustersSynced:    s.Shards.Synced,
+		Shards:            s.Shards,
 	}
-	store := deps.Store
 	var listening atomic.Bool
 	return part{
 		name:     apiserver.Name,
@@ -53,50 +52,16 @@ func (s *Server) installVirtualWorkspace() (part, error) {
 		start: func(ctx context.Context) error {
 			completed, err := s.Options.VirtualWorkspace.Complete()
 			if err != nil {
-				return fmt.Errorf("virtual workspace: %w", err)
+				return err
 			}
 			server, err := apiserver.New(completed, deps) // binds the port
 			if err != nil {
-				return fmt.Errorf("virtual workspace: %w", err)
+				return err
 			}
 			listening.Store(true)
-			store.StopWatchesWhenDone(ctx)
+			s.store.StopWatchesWhenDone(ctx)
 			return apiserver.Run(ctx, server)
 		},
-		hasSynced: append(synced, listening.Load),
-	}, nil
-}
-
-// virtualWorkspaceDependencies are what the virtual workspace reads: one
-// shard's informers, or every shard's (s.Sharded), and the caches to sync.
-func (s *Server) virtualWorkspaceDependencies() (apiserver.Dependencies, []cache.InformerSynced, error) {
-	deps := apiserver.Dependencies{
-		Authorizer:        s.Authorizer,
-		TokenReviewConfig: s.TokenReviewConfig,
-		KCPLastContact:    s.Contact.Since,
+		hasSynced: []cache.InformerSynced{listening.Load},
 	}
-	if s.Sharded != nil {
-		s.store = wsmregistry.NewShardedStore()
-		deps.Store = s.store
-		deps.GetWorkspace = s.Sharded.Shards.GetWorkspace
-		deps.ClustersSynced = s.Sharded.Shards.Synced
-		deps.Shards = s.Sharded.Shards
-		// The shards' part holds readiness until they have synced.
-		return deps, nil, nil
-	}
-	logicalClusters := s.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer()
-	store, err := wsmregistry.NewStore(s.workspaces)
-	if err != nil {
-		return deps, nil, err
-	}
-	if err := store.AddClusterPaths(logicalClusters); err != nil {
-		return deps, nil, err
-	}
-	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(s.workspaces.GetIndexer())
-	deps.Store = store
-	deps.GetWorkspace = func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
-		return lister.Cluster(cluster).Get(name)
-	}
-	deps.ClustersSynced = logicalClusters.HasSynced
-	return deps, []cache.InformerSynced{store.HasSynced, logicalClusters.HasSynced}, nil
 }

@@ -264,15 +264,17 @@ func indexByUID(obj interface{}) ([]string, error) {
 	return []string{string(m.GetUID())}, nil
 }
 
-// StripSchemas is an informer transform that drops the OpenAPI schemas of
-// CRDs and APIResourceSchemas, which the resolver never reads and which make
-// up most of their size.
-func StripSchemas(obj interface{}) (interface{}, error) {
+// TrimForResolver is an informer transform that keeps of CRDs and
+// APIResourceSchemas what the resolver reads: a CRD's cluster, group,
+// names, scope, each version's name and whether it is served, and whether it
+// is Established (trimCRD); an APIResourceSchema without its versions'
+// OpenAPI schemas. The rest can be large: schemas, a conversion webhook's CA
+// bundle, and, for a CRD applied with kubectl, the whole CRD again in an
+// annotation. Anything else is returned as it is.
+func TrimForResolver(obj interface{}) (interface{}, error) {
 	switch o := obj.(type) {
 	case *apiextensionsv1.CustomResourceDefinition:
-		for i := range o.Spec.Versions {
-			o.Spec.Versions[i].Schema = nil
-		}
+		trimCRD(o)
 	case *apisv1alpha1.APIResourceSchema:
 		for i := range o.Spec.Versions {
 			o.Spec.Versions[i].Schema.Raw = nil
@@ -280,4 +282,26 @@ func StripSchemas(obj interface{}) (interface{}, error) {
 		}
 	}
 	return obj, nil
+}
+
+// trimCRD keeps of a CRD what the resolver reads (TrimForResolver).
+func trimCRD(crd *apiextensionsv1.CustomResourceDefinition) {
+	annotations := map[string]string{}
+	if cluster, found := crd.Annotations[logicalcluster.AnnotationKey]; found {
+		annotations[logicalcluster.AnnotationKey] = cluster
+	}
+	crd.Annotations = annotations
+	crd.Labels, crd.OwnerReferences, crd.Finalizers, crd.ManagedFields = nil, nil, nil, nil
+	versions := make([]apiextensionsv1.CustomResourceDefinitionVersion, 0, len(crd.Spec.Versions))
+	for _, v := range crd.Spec.Versions {
+		versions = append(versions, apiextensionsv1.CustomResourceDefinitionVersion{Name: v.Name, Served: v.Served, Storage: v.Storage})
+	}
+	crd.Spec = apiextensionsv1.CustomResourceDefinitionSpec{Group: crd.Spec.Group, Names: crd.Spec.Names, Scope: crd.Spec.Scope, Versions: versions}
+	var conditions []apiextensionsv1.CustomResourceDefinitionCondition
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established {
+			conditions = append(conditions, apiextensionsv1.CustomResourceDefinitionCondition{Type: c.Type, Status: c.Status})
+		}
+	}
+	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{Conditions: conditions}
 }

@@ -26,17 +26,17 @@ package shards
 
 import (
 	"context"
-	"math"
 	"strings"
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/retry"
 )
 
 // Shard is one kcp shard as a runner sees it.
@@ -55,7 +55,6 @@ type RunFunc func(ctx context.Context, shard Shard) error
 type Runners struct {
 	credentials *rest.Config
 	run         RunFunc
-	backoff     wait.Backoff
 
 	lock    sync.Mutex
 	running map[string]*runner
@@ -78,15 +77,14 @@ func New(credentials *rest.Config, run RunFunc) *Runners {
 	return &Runners{
 		credentials: credentials,
 		run:         run,
-		backoff:     wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second},
 		running:     map[string]*runner{},
 		last:        map[string]*runner{},
 	}
 }
 
-// Start follows the Shard informer (which the caller starts) until ctx is
-// done, then stops every runner; Wait waits for them.
-func (r *Runners) Start(ctx context.Context, shards cache.SharedIndexInformer) error {
+// Follow runs a runner per Shard of the informer (which the caller starts)
+// until ctx is done, then stops every runner; Wait waits for them.
+func (r *Runners) Follow(ctx context.Context, shards cache.SharedIndexInformer) error {
 	registration, err := shards.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { r.upsert(ctx, obj) },
 		UpdateFunc: func(_, obj interface{}) { r.upsert(ctx, obj) },
@@ -128,21 +126,29 @@ func (r *Runners) Names() []string {
 }
 
 func (r *Runners) upsert(ctx context.Context, obj interface{}) {
-	shard, ok := obj.(*corev1alpha1.Shard)
-	if !ok || ctx.Err() != nil {
+	if shard, ok := obj.(*corev1alpha1.Shard); ok {
+		r.Add(ctx, shard.Name, shard.Spec.BaseURL)
+	}
+}
+
+// Add starts the runner of a shard at baseURL, or restarts it if it runs at
+// another one; a shard without baseURL is stopped. Follow calls it for
+// every Shard object; the caller of a fixed set of shards calls it once
+// per shard. The runner stops when ctx is done.
+func (r *Runners) Add(ctx context.Context, name, baseURL string) {
+	if ctx.Err() != nil {
 		return
 	}
-	logger := klog.FromContext(ctx).WithValues("shard", shard.Name)
-	baseURL := strings.TrimSuffix(shard.Spec.BaseURL, "/")
+	logger := klog.FromContext(ctx).WithValues("shard", name)
+	baseURL = strings.TrimSuffix(baseURL, "/")
 	if baseURL == "" {
 		logger.Info("Shard without spec.baseURL: not reached until it has one")
-		r.stop(ctx, shard.Name)
+		r.stop(ctx, name)
 		return
 	}
-
 	r.lock.Lock()
 	defer r.lock.Unlock()
-	if current := r.running[shard.Name]; current != nil {
+	if current := r.running[name]; current != nil {
 		if current.baseURL == baseURL {
 			return
 		}
@@ -151,46 +157,31 @@ func (r *Runners) upsert(ctx context.Context, obj interface{}) {
 	} else {
 		logger.Info("a new Shard: starting its runner", "baseURL", baseURL)
 	}
-	previous := r.last[shard.Name]
+	previous := r.last[name]
 	config := rest.CopyConfig(r.credentials)
 	config.Host = baseURL
 	runCtx, cancel := context.WithCancel(klog.NewContext(ctx, logger))
 	next := &runner{baseURL: baseURL, cancel: cancel, done: make(chan struct{})}
-	r.running[shard.Name], r.last[shard.Name] = next, next
+	r.running[name], r.last[name] = next, next
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		defer r.forget(shard.Name, next)
+		defer r.forget(name, next)
 		defer close(next.done)
 		defer cancel()
 		if previous != nil {
 			<-previous.done // one runner per shard at a time
 		}
-		r.runUntilDone(runCtx, Shard{Name: shard.Name, BaseURL: baseURL, Config: config})
+		r.runUntilDone(runCtx, Shard{Name: name, BaseURL: baseURL, Config: config})
 	}()
 }
 
 // runUntilDone runs one shard's work, again after each failure, until ctx is done.
 func (r *Runners) runUntilDone(ctx context.Context, shard Shard) {
 	logger := klog.FromContext(ctx)
-	backoff := r.backoff
-	for {
-		began := time.Now()
-		err := r.run(ctx, shard)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(began) > backoff.Cap {
-			backoff = r.backoff // it ran a good while: a new failure, not the same one
-		}
-		delay := backoff.Step()
-		logger.Error(err, "the shard's runner failed; starting it again", "retryIn", delay.Round(100*time.Millisecond))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-	}
+	_, _ = retry.Until(ctx, func(ctx context.Context) error { return r.run(ctx, shard) }, func(err error, _ int, retryIn time.Duration) {
+		logger.Error(err, "the shard's runner failed; starting it again", "retryIn", retryIn.Round(100*time.Millisecond))
+	})
 }
 
 // forget drops a runner that has returned, unless a newer one took its place.

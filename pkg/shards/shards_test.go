@@ -27,7 +27,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -98,10 +97,9 @@ func TestRunners(t *testing.T) {
 
 	rec := &recorder{fails: map[string]int{"flaky": 2}, linger: 50 * time.Millisecond}
 	runners := New(&rest.Config{Host: "https://ignored", BearerToken: "shared"}, rec.run)
-	runners.backoff = wait.Backoff{Duration: 10 * time.Millisecond, Factor: 1, Steps: 100, Cap: time.Second}
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
-	require.NoError(t, runners.Start(ctx, informer))
+	require.NoError(t, runners.Follow(ctx, informer))
 	go informer.Run(ctx.Done())
 
 	waitFor := func(want []event) {
@@ -135,7 +133,7 @@ func TestRunners(t *testing.T) {
 	// A runner that fails is started again, and stops no other.
 	source.Add(shard("flaky", "https://flaky:6443"))
 	before = len(rec.seen())
-	require.Eventually(t, func() bool { return len(rec.seen()) == before+3 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(rec.seen()) == before+3 }, 10*time.Second, 5*time.Millisecond, "after waits of 1s and 2s (pkg/retry)")
 	for _, e := range rec.seen()[before:] {
 		require.Equal(t, event{shard: "flaky", host: "https://flaky:6443", token: "shared"}, e, "two failures, then it runs")
 	}

@@ -33,8 +33,8 @@ import (
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/workspacemounts/workspacemounts/server"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
+	"github.com/workspacemounts/workspacemounts/server"
 
 	// --logging-format=json: component-base's JSON logger (zap), one object
 	// per line, as kcp and kube-apiserver write it.

@@ -19,7 +19,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -31,16 +30,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kcp-dev/logicalcluster/v3"
-	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 
-	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/controllers/cleanup"
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/server"
 )
@@ -126,60 +125,24 @@ func RunCleanup(ctx context.Context, options *server.Options, yes bool, cmd *cob
 	return err
 }
 
-// cleanupShards are the shards of the config: the one of --kubeconfig, or
-// every Shard in root with a baseURL, reached with --shards-kubeconfig's
-// credentials, each with the tenancy identity resolved so that Workspaces
-// are listed across all clusters.
+// cleanupShards are the shards of the config (server.Config.ListShards),
+// each with the tenancy identity resolved so that Workspaces are listed
+// across all clusters. A shard that cannot be reached does not stop the
+// others: Run reports it by name, and exits non-zero at the end.
 func cleanupShards(ctx context.Context, config *server.Config) ([]cleanup.Shard, error) {
-	if config.Sharded == nil {
-		shard, err := cleanupShard(ctx, "", config.ShardConfig)
+	targets, err := config.ListShards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	found := make([]cleanup.Shard, 0, len(targets))
+	for _, target := range targets {
+		shard, err := cleanupShard(ctx, target.Name, target.Config, config.ClientConfig)
 		if err != nil {
-			return nil, err
+			shard = unreachableShard(target.Name, err)
 		}
-		return []cleanup.Shard{shard}, nil
+		found = append(found, shard)
 	}
-	// The informer of the server, scoped to root; its store is read as the
-	// server's handlers read it (a scoped factory's lister looks up a
-	// cluster index the store does not have).
-	factory := config.Sharded.RootKcpSharedInformerFactory
-	informer := factory.Core().V1alpha1().Shards().Informer()
-	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	factory.Start(syncCtx.Done())
-	if !cache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
-		return nil, fmt.Errorf("cannot list the Shards in root: %w", syncCtx.Err())
-	}
-	var objects []*corev1alpha1.Shard
-	for _, item := range informer.GetStore().List() {
-		if object, ok := item.(*corev1alpha1.Shard); ok {
-			objects = append(objects, object)
-		}
-	}
-	sort.Slice(objects, func(i, j int) bool { return objects[i].Name < objects[j].Name })
-	var shards []cleanup.Shard
-	for _, object := range objects {
-		baseURL := strings.TrimSuffix(object.Spec.BaseURL, "/")
-		if baseURL == "" {
-			klog.FromContext(ctx).Info("a Shard without spec.baseURL: skipped", "shard", object.Name)
-			continue
-		}
-		cfg := rest.CopyConfig(config.Sharded.Credentials)
-		cfg.Host = baseURL
-		cfg.QPS, cfg.Burst = config.ClientConfig.QPS, config.ClientConfig.Burst
-		cfg.UserAgent = config.ClientConfig.UserAgent
-		shardConfig, err := server.NewShardConfig(cfg, config.ClientConfig, false)
-		var shard cleanup.Shard
-		if err == nil {
-			shard, err = cleanupShard(ctx, object.Name, shardConfig)
-		}
-		if err != nil {
-			// A shard that cannot be reached does not stop the others:
-			// Run reports it by name, and exits non-zero at the end.
-			shard = unreachableShard(object.Name, err)
-		}
-		shards = append(shards, shard)
-	}
-	return shards, nil
+	return found, nil
 }
 
 // unreachableShard is a shard whose Workspaces cannot be listed, for err.
@@ -208,16 +171,22 @@ func inTreeMountsController(ctx context.Context, name string, cfg *rest.Config) 
 	return true
 }
 
-// cleanupShard is one shard's Workspaces, once its tenancy identity is resolved.
-func cleanupShard(ctx context.Context, name string, c *server.ShardConfig) (cleanup.Shard, error) {
-	if err := c.ResolveIdentities(ctx); err != nil {
+// cleanupShard is one shard's Workspaces, once its tenancy identity is
+// read from root.
+func cleanupShard(ctx context.Context, name string, cfg, root *rest.Config) (cleanup.Shard, error) {
+	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
+	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(cfg, root, map[string]string{tenancy: tenancy})
+	if err := resolve(ctx); err != nil {
 		return cleanup.Shard{}, fmt.Errorf("shard %q: cannot read the tenancy identity to list Workspaces across clusters: %w", name, err)
 	}
-	client := c.KcpClusterClient
+	client, err := kcpclientset.NewForConfig(identityConfig)
+	if err != nil {
+		return cleanup.Shard{}, err
+	}
 	workspaces := client.TenancyV1alpha1().Workspaces()
 	return cleanup.Shard{
 		Name:                   name,
-		InTreeMountsController: inTreeMountsController(ctx, name, c.ClientConfig),
+		InTreeMountsController: inTreeMountsController(ctx, name, cfg),
 		ListWorkspaces:         workspaces.List,
 		GetWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return workspaces.Cluster(cluster.Path()).Get(ctx, name, metav1.GetOptions{})

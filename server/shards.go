@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
 
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -33,10 +34,11 @@ import (
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
-// Shards are the shards of a sharded kcp the process serves, by name:
-// what the virtual workspace asks across all of them. Logical cluster names
+// Shards are the shards the process serves, by name: what the virtual
+// workspace and the metrics ask across all of them. Logical cluster names
 // are unique across shards, so a cluster is on the one shard whose
-// LogicalCluster cache holds it. Shards are few: a lookup asks each.
+// LogicalCluster cache holds it. Shards are few: a lookup asks each. With
+// --kubeconfig the set holds one shard, unnamed ("").
 type Shards struct {
 	lock   sync.RWMutex
 	shards map[string]*shard
@@ -98,12 +100,16 @@ func (s *Shards) all() []*shard {
 	return all
 }
 
-// Names are the shards served, sorted (apiserver.ShardContacts).
+// Names are the named shards served, sorted (apiserver.ShardContacts):
+// those of a sharded kcp. The unnamed shard of --kubeconfig is kcp itself,
+// whose last contact is the process's (Config.Contact).
 func (s *Shards) Names() []string {
 	all := s.all()
 	names := make([]string, 0, len(all))
 	for _, served := range all {
-		names = append(names, served.name)
+		if served.name != "" {
+			names = append(names, served.name)
+		}
 	}
 	return names
 }
@@ -128,6 +134,12 @@ func (s *Shards) shardOf(cluster logicalcluster.Name) (*shard, bool) {
 		}
 	}
 	return nil, false
+}
+
+// clusterExists tells whether a LogicalCluster cache holds the cluster.
+func clusterExists(logicalClusters cache.Indexer, cluster logicalcluster.Name) bool {
+	_, exists, err := logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
+	return exists && err == nil
 }
 
 // ClusterExists tells whether a shard holds the logical cluster.
@@ -188,21 +200,17 @@ func (s *Shards) Synced() bool {
 	return false
 }
 
-// syncedOrLate tells whether every Shard (with a baseURL) is served and
-// synced, or has had grace to: the process is ready.
-func (s *Shards) syncedOrLate(shardObjects []interface{}, grace time.Duration) bool {
+// syncedOrLate tells whether every shard of names is served and synced,
+// or has had grace to (0: no grace, it is waited for): the process is ready.
+func (s *Shards) syncedOrLate(names []string, grace time.Duration) bool {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
-	for _, obj := range shardObjects {
-		object, ok := obj.(*corev1alpha1.Shard)
-		if !ok || object.Spec.BaseURL == "" {
-			continue
-		}
-		served := s.shards[object.Name]
+	for _, name := range names {
+		served := s.shards[name]
 		if served == nil {
 			return false // its runner is about to start
 		}
-		if workspaces, _ := served.caches(); workspaces == nil && time.Since(served.started) < grace {
+		if workspaces, _ := served.caches(); workspaces == nil && (grace == 0 || time.Since(served.started) < grace) {
 			return false
 		}
 	}

@@ -90,15 +90,22 @@ func TestShards(t *testing.T) {
 	require.False(t, found, "a cluster no shard holds has no reviewer: denied")
 	require.Len(t, shards.List(), 3, "the Workspaces of the synced shards")
 
-	shardObject := func(name, baseURL string) interface{} {
-		return &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1alpha1.ShardSpec{BaseURL: baseURL}}
-	}
-	objects := make([]interface{}, 0, 4)
-	objects = append(objects, shardObject("root", "https://root"), shardObject("shard-2", "https://two"), shardObject("shard-3", "https://three"))
-	require.False(t, shards.syncedOrLate(objects, time.Minute), "shard-3 is still syncing")
-	require.True(t, shards.syncedOrLate(objects, 0), "shard-3 had its grace")
-	require.False(t, shards.syncedOrLate(append(objects, shardObject("shard-4", "https://four")), 0), "shard-4's runner has not started")
-	require.True(t, shards.syncedOrLate(append(objects[:2:2], shardObject("no-url", "")), time.Minute), "a Shard without baseURL is not waited for")
+	require.False(t, shards.syncedOrLate([]string{"root", "shard-2", "shard-3"}, time.Minute), "shard-3 is still syncing")
+	require.True(t, shards.syncedOrLate([]string{"root", "shard-2", "shard-3"}, time.Nanosecond), "shard-3 had its grace")
+	require.False(t, shards.syncedOrLate([]string{"root", "shard-3"}, 0), "no grace: shard-3 is waited for")
+	require.False(t, shards.syncedOrLate([]string{"root", "shard-4"}, time.Nanosecond), "shard-4's runner has not started")
+	require.Equal(t, []string{"root", "shard-2"}, shardNames([]interface{}{
+		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: corev1alpha1.ShardSpec{BaseURL: "https://root"}},
+		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "shard-2"}, Spec: corev1alpha1.ShardSpec{BaseURL: "https://two"}},
+		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "no-url"}},
+	}), "a Shard without baseURL is not waited for")
+
+	unnamed := servedShard(t, "", "c-alone")
+	shards.add(unnamed)
+	require.Equal(t, []string{"root", "shard-2", "shard-3"}, shards.Names(), "the unnamed shard of --kubeconfig is kcp itself: not a named shard")
+	require.True(t, shards.ClusterExists("c-alone"))
+	require.True(t, shards.syncedOrLate([]string{""}, 0))
+	shards.remove(unnamed)
 
 	shards.remove(&shard{name: "shard-2"})
 	require.True(t, shards.ClusterExists("c-team"), "only the runner that added a shard removes it")

@@ -1,0 +1,301 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
+	kcpapiextensionsinformers "github.com/kcp-dev/client-go/apiextensions/informers"
+	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	kcpmetadata "github.com/kcp-dev/client-go/metadata"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	kcpinformers "github.com/kcp-dev/sdk/client/informers/externalversions"
+
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+	"github.com/workspacemounts/workspacemounts/pkg/clients"
+	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/retry"
+	"github.com/workspacemounts/workspacemounts/pkg/shards"
+	"github.com/workspacemounts/workspacemounts/virtual/authorization"
+)
+
+// shardSyncGrace is how long a shard of a sharded kcp found at start may
+// take to sync before the process is ready without it (a shard down at
+// start does not keep the others from being served); it is served once it
+// syncs. The one shard of --kubeconfig is waited for.
+const shardSyncGrace = time.Minute
+
+// installShards installs the part serving the shards, a runner each
+// (pkg/shards) running runShard: one per Shard object in root, followed as
+// they come and go, or the one shard of --kubeconfig.
+func (s *Server) installShards() part {
+	runners := shards.New(s.ShardCredentials, s.runShard)
+	p := part{name: "shards", afterKCP: true}
+	var follow func(ctx context.Context) error
+	var expected func() []string
+	grace := time.Duration(0)
+	if s.RootKcpSharedInformerFactory != nil {
+		shardObjects := s.RootKcpSharedInformerFactory.Core().V1alpha1().Shards().Informer()
+		follow = func(ctx context.Context) error { return runners.Follow(ctx, shardObjects) }
+		expected = func() []string { return shardNames(shardObjects.GetStore().List()) }
+		grace = shardSyncGrace
+		p.hasSynced = append(p.hasSynced, shardObjects.HasSynced)
+	} else {
+		follow = func(ctx context.Context) error {
+			runners.Add(ctx, "", s.ClientConfig.Host)
+			return nil
+		}
+		expected = func() []string { return []string{""} }
+	}
+	p.start = func(ctx context.Context) error {
+		if err := follow(ctx); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		runners.Wait()
+		return nil
+	}
+	// Ready once every shard expected has synced, or had its grace to.
+	p.hasSynced = append(p.hasSynced, func() bool { return s.Shards.syncedOrLate(expected(), grace) })
+	return p
+}
+
+// shardNames are the names of the Shard objects with a base URL: those a
+// runner serves.
+func shardNames(shardObjects []interface{}) []string {
+	names := make([]string, 0, len(shardObjects))
+	for _, obj := range shardObjects {
+		if object, ok := obj.(*corev1alpha1.Shard); ok && object.Spec.BaseURL != "" {
+			names = append(names, object.Name)
+		}
+	}
+	return names
+}
+
+// runShard serves one shard until ctx is done (the Shard deleted or moved,
+// or the process stopping): its clients with a rate limit and a contact
+// tracker, its informers, its source of the virtual workspace's store once
+// they have synced, and, during each term as leader, its controller. A
+// shard that does not answer keeps what it last knew; the others are not
+// affected.
+func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
+	logger := klog.FromContext(ctx)
+	contact := s.Contact // the unnamed shard is root: its answers are root's
+	if target.Name != "" {
+		contact = kcpcontact.NewForShard(target.Name)
+	}
+	cfg := rest.CopyConfig(target.Config)
+	cfg.QPS, cfg.Burst = s.Options.QPS, s.Options.Burst
+	cfg.UserAgent = userAgent
+	cfg.Wrap(contact.Wrap)
+	shardConfig, err := newShardConfig(cfg, s.ClientConfig, s.Options.RunController)
+	if err != nil {
+		return err
+	}
+	served := &shard{name: target.Name, contact: contact, started: time.Now()}
+	if s.Options.RunVirtualWorkspace {
+		reviewConfig := rest.CopyConfig(cfg)
+		reviewConfig.RateLimiter = s.ReviewLimiter
+		if served.review, err = authorization.NewSubjectAccessReviewer(reviewConfig); err != nil {
+			return err
+		}
+	}
+	s.Shards.add(served)
+	defer s.Shards.remove(served)
+	if target.Name != "" {
+		probe, err := kcpProbe(cfg)
+		if err != nil {
+			return err
+		}
+		metrics.ShardSynced.WithLabelValues(target.Name).Set(0)
+		defer metrics.ForgetShard(target.Name)
+		go contact.Run(ctx, contactProbeInterval, probe)
+	}
+
+	if _, err := retry.Until(ctx, shardConfig.ResolveIdentities, logRetry(logger, "cannot read the tenancy identity in root for the shard yet")); err != nil {
+		return nil //nolint:nilerr // it fails only when ctx is done: stopping
+	}
+	workspaces := shardConfig.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
+	logicalClusters := shardConfig.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer()
+	synced := []cache.InformerSynced{workspaces.HasSynced, logicalClusters.HasSynced}
+	var controller *shardController
+	var routing workspacemounts.RoutingOptions
+	if s.Options.RunController {
+		if controller, err = newShardController(shardConfig, workspaces); err != nil {
+			return err
+		}
+		synced = append(synced, controller.synced...)
+		if routing, err = shardRouting(ctx, s.Options, cfg); err != nil {
+			return err
+		}
+	}
+	shardConfig.KcpSharedInformerFactory.Start(ctx.Done())
+	defer shardConfig.KcpSharedInformerFactory.Shutdown()
+	if shardConfig.ApiExtensionsSharedInformerFactory != nil {
+		shardConfig.ApiExtensionsSharedInformerFactory.Start(ctx.Done())
+		defer shardConfig.ApiExtensionsSharedInformerFactory.Shutdown()
+	}
+	began := time.Now()
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return nil // stopping
+	}
+	if s.store != nil {
+		if err := s.store.AddShard(target.Name, workspaces, logicalClusters); err != nil {
+			return err
+		}
+		defer func() {
+			if !s.stopping.Load() { // the Shard is gone, not the process
+				s.store.RemoveShard(target.Name)
+			}
+		}()
+		// Served once the store holds the shard's WorkspaceMounts.
+		if !cache.WaitForCacheSync(ctx.Done(), s.store.HasSynced) {
+			return nil // stopping
+		}
+	}
+	served.setSynced(workspaces.GetIndexer(), logicalClusters.GetIndexer())
+	if target.Name != "" {
+		metrics.ShardSynced.WithLabelValues(target.Name).Set(1)
+	}
+	logger.Info("shard synced: served", "duration", time.Since(began).Round(time.Millisecond), "workspaces", len(workspaces.GetStore().ListKeys()))
+
+	if controller == nil {
+		<-ctx.Done()
+		return nil
+	}
+	// The one leader writes every shard during each of its terms.
+	s.leadership.whileLeading(ctx, func(ctx context.Context) error {
+		return controller.run(ctx, s.controllerOptions(target.Name, routing), s.Options.WorkspaceWorkers)
+	})
+	return nil
+}
+
+// logRetry logs a failed try of pkg/retry with message.
+func logRetry(logger klog.Logger, message string, keysAndValues ...interface{}) func(err error, attempt int, retryIn time.Duration) {
+	return func(err error, attempt int, retryIn time.Duration) {
+		logger.Error(err, message+", retrying", append(keysAndValues, "attempt", attempt, "retryIn", retryIn.Round(100*time.Millisecond))...)
+	}
+}
+
+// shardConfig is what reads and writes one kcp shard: its clients and
+// shared informer factories, built without asking kcp anything. The
+// identity under which the shard serves Workspaces across all clusters is
+// read from root once the shard's runner starts (ResolveIdentities), before
+// any informer starts.
+type shardConfig struct {
+	// ResolveIdentities reads the identity of the tenancy.kcp.io APIExport,
+	// once; until it has succeeded, KcpClusterClient cannot list Workspaces
+	// across all clusters.
+	ResolveIdentities func(context.Context) error
+
+	// KcpClusterClient and KcpSharedInformerFactory: Workspaces (read by
+	// every part), APIBindings and APIResourceSchemas (the controller) and
+	// LogicalClusters (the virtual workspace), each informer trimmed by
+	// TrimForCache.
+	KcpClusterClient         kcpclientset.ClusterInterface
+	KcpSharedInformerFactory kcpinformers.SharedInformerFactory
+
+	// Set for the controller: the CRD informers, and the clients reaching
+	// mount objects of any kind.
+	ApiExtensionsSharedInformerFactory kcpapiextensionsinformers.SharedInformerFactory
+	DynamicClusterClient               kcpdynamic.ClusterInterface
+	MetadataClusterClient              kcpmetadata.ClusterInterface
+}
+
+// newShardConfig builds the clients of the shard cfg reaches; with
+// controller, also those the controller needs. root reaches root, where the
+// identities are read.
+func newShardConfig(cfg, root *rest.Config, controller bool) (*shardConfig, error) {
+	c := &shardConfig{}
+	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
+	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(cfg, root, map[string]string{tenancy: tenancy})
+	c.ResolveIdentities = resolve
+	var err error
+	if c.KcpClusterClient, err = kcpclientset.NewForConfig(identityConfig); err != nil {
+		return nil, err
+	}
+	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(TrimForCache))
+	if !controller {
+		return c, nil
+	}
+	apiExtensionsClient, err := kcpapiextensionsclientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.ApiExtensionsSharedInformerFactory = kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0,
+		kcpapiextensionsinformers.WithTransform(TrimForCache))
+	if c.DynamicClusterClient, err = kcpdynamic.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if c.MetadataClusterClient, err = kcpmetadata.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// shardController is what the controller of one shard reads and writes
+// with; a new Controller is built from it in each term.
+type shardController struct {
+	informers workspacemounts.Informers
+	clients   workspacemounts.Clients
+	synced    []cache.InformerSynced
+}
+
+// newShardController registers the controller's informers (and their
+// indexers) of a shard's config, beside its Workspace informer.
+func newShardController(c *shardConfig, workspaces cache.SharedIndexInformer) (*shardController, error) {
+	informers := workspacemounts.Informers{
+		Workspaces:         workspaces,
+		CRDs:               c.ApiExtensionsSharedInformerFactory.Apiextensions().V1().CustomResourceDefinitions().Informer(),
+		APIBindings:        c.KcpSharedInformerFactory.Apis().V1alpha1().APIBindings().Informer(),
+		APIResourceSchemas: c.KcpSharedInformerFactory.Apis().V1alpha1().APIResourceSchemas().Informer(),
+	}
+	if err := workspacemounts.InstallIndexers(informers); err != nil {
+		return nil, err
+	}
+	return &shardController{
+		informers: informers,
+		clients:   workspacemounts.Clients{KCP: c.KcpClusterClient, Dynamic: c.DynamicClusterClient, Metadata: c.MetadataClusterClient},
+		synced:    []cache.InformerSynced{workspaces.HasSynced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced},
+	}, nil
+}
+
+// run builds a controller and runs it until ctx is done: it starts from the
+// informer caches and reconciles every Workspace once.
+func (c *shardController) run(ctx context.Context, options workspacemounts.Options, workers int) error {
+	controller, err := workspacemounts.NewController(c.clients, c.informers, options)
+	if err != nil {
+		return err
+	}
+	return controller.Start(ctx, workers)
+}
+
+// controllerOptions are the controller's options for a shard ("" for the
+// one of --kubeconfig), with what it keeps beside the annotations there.
+func (s *Server) controllerOptions(shard string, routing workspacemounts.RoutingOptions) workspacemounts.Options {
+	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
+		Routing: routing, Shard: shard}
+}
