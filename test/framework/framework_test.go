@@ -42,17 +42,20 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 )
 
-func TestTailBuffer(t *testing.T) {
+// TestLogTail: a log's tail is read from its last 64 KiB, from where a
+// start's output begins, and cut to its last lines, a partial one included.
+func TestLogTail(t *testing.T) {
 	t.Parallel()
 
-	b := newTailBuffer(10)
-	for _, s := range []string{"line1\n", "line2\n", "line3\n", "partial"} {
-		_, err := b.Write([]byte(s))
-		require.NoError(t, err)
-	}
-	require.Equal(t, "e3\npartial", b.String(), "keeps the last 10 bytes")
-	require.Equal(t, "e3\npartial", b.lastLines(5))
-	require.Equal(t, "partial", b.lastLines(1))
+	p := &Process{LogPath: filepath.Join(t.TempDir(), "kcp.log")}
+	require.Contains(t, p.LogTail(1), "(reading the log: ")
+	data := strings.Repeat("x", logTailBytes) + "\nline1\nline2\nline3\npartial"
+	require.NoError(t, os.WriteFile(p.LogPath, []byte(data), 0o600))
+	require.Len(t, p.readLog(0), logTailBytes, "keeps the last 64 KiB")
+	require.Equal(t, "line2\nline3\npartial", p.LogTail(3))
+	require.Equal(t, "partial", p.LogTail(1))
+	require.Equal(t, "line3\npartial", p.readLog(int64(len(data)-len("line3\npartial"))), "from a start's offset")
+	require.Equal(t, "e3\npartial", lastLines("e3\npartial\n", 5))
 }
 
 func TestGoModModule(t *testing.T) {

@@ -52,7 +52,7 @@ func (s *ShardedServer) newCacheServer(ports []int) (*Server, error) {
 	if hasFlag(s.opts.CacheServerBinary, "--client-ca-file") {
 		args = append(args, "--client-ca-file="+s.PKI.ClientCAFile)
 	}
-	return s.newProcess(name, s.opts.CacheServerBinary, localURL(ports[0]), "/readyz", args)
+	return s.newPart(name, s.opts.CacheServerBinary, localURL(ports[0]), "/readyz", args)
 }
 
 // hasFlag tells whether binary lists flag in its --help; a binary whose
@@ -111,7 +111,7 @@ func (s *ShardedServer) newShard(name string, ports []int) (*Shard, error) {
 	}
 	args = append(args, s.opts.ShardArgs...)
 
-	server, err := s.newProcess(name, s.opts.KCPBinary, baseURL, "/readyz", args)
+	server, err := s.newPart(name, s.opts.KCPBinary, baseURL, "/readyz", args)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (s *ShardedServer) newShard(name string, ports []int) (*Shard, error) {
 func (s *ShardedServer) newFrontProxy(port int) (*Server, error) {
 	const name = "front-proxy"
 	mappingFile := filepath.Join(s.RootDir, "front-proxy-mapping.yaml")
-	if err := s.writeMappingFile(mappingFile); err != nil {
+	if err := writeMappingFile(mappingFile, s.frontProxyMappings()); err != nil {
 		return nil, err
 	}
 	args := append([]string{
@@ -139,23 +139,24 @@ func (s *ShardedServer) newFrontProxy(port int) (*Server, error) {
 		"--tls-cert-file=" + s.PKI.ServingCertFile,
 		"--tls-private-key-file=" + s.PKI.ServingKeyFile,
 	}, s.opts.FrontProxyArgs...)
-	return s.newProcess(name, s.opts.FrontProxyBinary, s.FrontProxyURL, frontProxyReadyPath, args)
+	return s.newPart(name, s.opts.FrontProxyBinary, s.FrontProxyURL, frontProxyReadyPath, args)
 }
 
-// pathMapping is an entry of the front-proxy's --mapping-file.
+// pathMapping is an entry of the front-proxy's --mapping-file, and of kcp's
+// --miniproxy-mapping-file.
 type pathMapping struct {
 	Path            string `json:"path"`
 	Backend         string `json:"backend"`
-	BackendServerCA string `json:"backend_server_ca"`
-	ProxyClientCert string `json:"proxy_client_cert"`
-	ProxyClientKey  string `json:"proxy_client_key"`
+	BackendServerCA string `json:"backend_server_ca,omitempty"`
+	ProxyClientCert string `json:"proxy_client_cert,omitempty"`
+	ProxyClientKey  string `json:"proxy_client_key,omitempty"`
 }
 
-// writeMappingFile writes the front-proxy's mapping file: the service
-// mappings of the options, the rest of /services/ (kcp's own virtual
-// workspaces) to the root shard, and /clusters/, which the front-proxy
-// routes to each workspace's shard.
-func (s *ShardedServer) writeMappingFile(path string) error {
+// frontProxyMappings are the entries of the front-proxy's mapping file:
+// the service mappings of the options, the rest of /services/ (kcp's own
+// virtual workspaces) to the root shard, and /clusters/, which the
+// front-proxy routes to each workspace's shard.
+func (s *ShardedServer) frontProxyMappings() []pathMapping {
 	root := s.shards[0].BaseURL
 	mapping := func(path, backend, backendCA string) pathMapping {
 		if backendCA == "" {
@@ -168,7 +169,22 @@ func (s *ShardedServer) writeMappingFile(path string) error {
 	for _, m := range s.opts.ServiceMappings {
 		mappings = append(mappings, mapping("/services/"+m.Name+"/", m.Backend, m.BackendCAFile))
 	}
-	mappings = append(mappings, mapping("/services/", root, ""), mapping("/clusters/", root, ""))
+	return append(mappings, mapping("/services/", root, ""), mapping("/clusters/", root, ""))
+}
+
+// miniproxyMappings are the entries of a kcp's mini front-proxy's mapping
+// file for the service mappings of its Options: /services/<name>, with the
+// client's own credentials.
+func miniproxyMappings(services []ServiceMapping) []pathMapping {
+	mappings := make([]pathMapping, 0, len(services))
+	for _, m := range services {
+		mappings = append(mappings, pathMapping{Path: "/services/" + m.Name, Backend: m.Backend, BackendServerCA: m.BackendCAFile})
+	}
+	return mappings
+}
+
+// writeMappingFile writes a mapping file with these entries.
+func writeMappingFile(path string, mappings []pathMapping) error {
 	data, err := yaml.Marshal(mappings)
 	if err != nil {
 		return err
@@ -176,19 +192,11 @@ func (s *ShardedServer) writeMappingFile(path string) error {
 	return WriteFileAtomic(path, data)
 }
 
-// newProcess prepares a Server for the process name of s, with its root
+// newPart prepares a Server for the process name of s, with its root
 // directory <RootDir>/<name> and its log <RootDir>/<name>.log, ready once
 // GET readyPath answers 200 to AdminUser.
-func (s *ShardedServer) newProcess(name, binary, baseURL, readyPath string, args []string) (*Server, error) {
-	p := &Server{
-		RootDir: s.processDir(name),
-		BaseURL: baseURL,
-		LogPath: filepath.Join(s.RootDir, name+".log"),
-		name:    name,
-		binary:  binary,
-		args:    args,
-		tail:    newTailBuffer(logTailBytes),
-	}
+func (s *ShardedServer) newPart(name, binary, baseURL, readyPath string, args []string) (*Server, error) {
+	p := newServer(name, binary, args, s.processDir(name), baseURL, filepath.Join(s.RootDir, name+".log"))
 	if err := os.MkdirAll(p.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the root directory of %s: %w", name, err)
 	}
