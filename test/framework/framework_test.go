@@ -183,6 +183,16 @@ func fakeKCPServer(t *testing.T) string {
 	return fakeKCP(t, fakeKCPEnv+`=1 exec '`+self+`' -test.run='^TestFakeKCPProcess$' -- "$@"`)
 }
 
+// startFakeKCP starts a fake kcp (fakeKCPServer) that the test stops or
+// kills at will, and stops it at the end.
+func startFakeKCP(t *testing.T) *Server {
+	t.Helper()
+	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
 // TestFakeKCPProcess is not a test: run by fakeKCPServer's script, it serves
 // as kcp does with --root-directory, --kubeconfig-path and --secure-port:
 // /readyz on 127.0.0.1 for the shard-base token of admin.kubeconfig, which it
@@ -292,9 +302,7 @@ func readyz(t *testing.T, s *Server, timeout time.Duration) error {
 func TestServerRestart(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	base, root, pid := s.BaseURL, s.RootDir, s.Pid()
 	require.NoError(t, s.CheckRunning())
 
@@ -327,9 +335,7 @@ func TestServerRestart(t *testing.T) {
 func TestServerStopProcessAndKill(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	require.ErrorContains(t, s.StartAgain(t.Context()), "still running")
 
 	require.NoError(t, s.StopProcess())
@@ -356,9 +362,7 @@ func TestServerStopProcessAndKill(t *testing.T) {
 func TestServerExitedByItself(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	marker := filepath.Join(s.RootDir, "exit-now")
 	require.NoError(t, os.WriteFile(marker, nil, 0o600))
 	Eventually(t, func() (bool, string) {
@@ -379,9 +383,7 @@ func TestServerExitedByItself(t *testing.T) {
 func TestServerPause(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 
 	require.NoError(t, s.Pause())
 	Eventually(t, func() (bool, string) {
@@ -408,9 +410,7 @@ func TestServerPause(t *testing.T) {
 func TestServerStartAgainPortTaken(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	require.NoError(t, s.StopProcess())
 
 	taken, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", strings.TrimPrefix(s.BaseURL, "https://"))
@@ -445,9 +445,7 @@ func processState(t *testing.T, pid int) string {
 func TestLogTailsServers(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	tails := LogTails{Lines: 1, Servers: []*Server{s}}
 	require.Contains(t, tails.String(), fmt.Sprintf("--- last 1 lines of kcp (running, %s) ---\nfake kcp pid %d serving", s.LogPath, s.Pid()))
 

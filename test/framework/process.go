@@ -300,11 +300,8 @@ func (p *Process) signalRunning(sig syscall.Signal) error {
 // StartAgain). It returns an error if the process had to be killed or had
 // exited by itself before.
 func (p *Process) StopProcess() error {
-	i, err := p.current()
+	i, err := p.toStop()
 	if err != nil {
-		return err
-	}
-	if err := p.exitedByItself(i); err != nil {
 		return err
 	}
 	err = p.terminate(i)
@@ -315,11 +312,8 @@ func (p *Process) StopProcess() error {
 // Kill kills the process group with SIGKILL, as a crash would, and waits
 // until the process has exited; it may be started again.
 func (p *Process) Kill() error {
-	i, err := p.current()
+	i, err := p.toStop()
 	if err != nil {
-		return err
-	}
-	if err := p.exitedByItself(i); err != nil {
 		return err
 	}
 	if err := p.signal(i, syscall.SIGKILL); err != nil {
@@ -380,18 +374,23 @@ func (p *Process) terminate(i *instance) error {
 	}
 }
 
-// exitedByItself returns an error if instance i has exited while it was
-// not stopped on purpose.
-func (p *Process) exitedByItself(i *instance) error {
+// toStop returns the latest start for StopProcess or Kill, or an error
+// once Stop was called or if it has exited while it was not stopped on
+// purpose.
+func (p *Process) toStop() (*instance, error) {
+	i, err := p.current()
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case <-i.exited:
 	default:
-		return nil
+		return i, nil
 	}
 	if _, stopped := p.last(); stopped != "" {
-		return nil
+		return i, nil
 	}
-	return fmt.Errorf("%s had exited by itself: %v\n%s", p.who(), i.err, p.LogTail(failureLogLines))
+	return nil, fmt.Errorf("%s had exited by itself: %v\n%s", p.who(), i.err, p.LogTail(failureLogLines))
 }
 
 func (p *Process) setStopped(why string) {

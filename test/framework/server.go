@@ -195,15 +195,7 @@ func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 		return nil, err
 	}
 	kubeconfigPath := filepath.Join(rootDir, "admin.kubeconfig")
-	args := []string{
-		"start",
-		"--root-directory=" + rootDir,
-		"--kubeconfig-path=" + kubeconfigPath,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[0]),
-		"--embedded-etcd-client-port=" + strconv.Itoa(ports[1]),
-		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
-	}
+	args := append([]string{"start", "--kubeconfig-path=" + kubeconfigPath}, serverArgs(rootDir, ports)...)
 	if opts.FeatureGates != "" {
 		args = append(args, "--feature-gates="+opts.FeatureGates)
 	}
@@ -230,6 +222,19 @@ func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 		return nil, startFailed(err, "kcp", rootDir, own)
 	}
 	return s, nil
+}
+
+// serverArgs are the flags of a kcp server (kcp start, a shard, the cache
+// server) with its root directory and on 127.0.0.1 with ports (secure,
+// embedded etcd's for clients, for peers).
+func serverArgs(rootDir string, ports []int) []string {
+	return []string{
+		"--root-directory=" + rootDir,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(ports[0]),
+		"--embedded-etcd-client-port=" + strconv.Itoa(ports[1]),
+		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
+	}
 }
 
 // launch starts a process and waits until it is ready. If it does not

@@ -235,3 +235,16 @@ func newToken() (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// requestHeaderArgs are the flags of a server (a shard, the plugin) that
+// accepts the user in the front-proxy's X-Remote-User, X-Remote-Group and
+// X-Remote-Extra-* headers from the front-proxy's client certificate only.
+func (p *ShardedPKI) requestHeaderArgs() []string {
+	return []string{
+		"--requestheader-client-ca-file=" + p.RequestHeaderCAFile,
+		"--requestheader-allowed-names=" + FrontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+	}
+}

@@ -35,15 +35,10 @@ import (
 // etcd peer).
 func (s *ShardedServer) newCacheServer(ports []int) (*Server, error) {
 	const name = "cache-server"
-	args := []string{
-		"--root-directory=" + s.processDir(name),
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[0]),
-		"--embedded-etcd-client-port=" + strconv.Itoa(ports[1]),
-		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
-		"--tls-cert-file=" + s.PKI.ServingCertFile,
-		"--tls-private-key-file=" + s.PKI.ServingKeyFile,
-	}
+	args := append(serverArgs(s.processDir(name), ports),
+		"--tls-cert-file="+s.PKI.ServingCertFile,
+		"--tls-private-key-file="+s.PKI.ServingKeyFile,
+	)
 	// From kcp v0.31.0 (kcp 416922b09, "Enhance inter-shard
 	// authentication") the cache server refuses to start without
 	// --client-ca-file and admits client certificates of system:masters
@@ -71,38 +66,27 @@ func (s *ShardedServer) newShard(name string, ports []int) (*Shard, error) {
 	dir := s.processDir(name)
 	baseURL := localURL(ports[0])
 	pki := s.PKI
-	args := []string{
-		"start",
-		"--shard-name=" + name,
-		"--root-directory=" + dir,
-		"--kubeconfig-path=" + filepath.Join(dir, "admin.kubeconfig"),
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[0]),
-		"--embedded-etcd-client-port=" + strconv.Itoa(ports[1]),
-		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
-		"--shard-base-url=" + baseURL,
-		"--shard-external-url=" + s.FrontProxyURL,
-		"--tls-cert-file=" + pki.ServingCertFile,
-		"--tls-private-key-file=" + pki.ServingKeyFile,
-		"--client-ca-file=" + pki.ClientCAFile,
-		"--requestheader-client-ca-file=" + pki.RequestHeaderCAFile,
-		"--requestheader-allowed-names=" + FrontProxyClientName,
-		"--requestheader-username-headers=X-Remote-User",
-		"--requestheader-group-headers=X-Remote-Group",
-		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-		"--service-account-key-file=" + pki.ServiceAccountPublicKeyFile,
-		"--service-account-private-key-file=" + pki.ServiceAccountKeyFile,
-		"--service-account-signing-key-file=" + pki.ServiceAccountKeyFile,
+	args := append([]string{"start", "--shard-name=" + name, "--kubeconfig-path=" + filepath.Join(dir, "admin.kubeconfig")}, serverArgs(dir, ports)...)
+	args = append(args, pki.requestHeaderArgs()...)
+	args = append(args,
+		"--shard-base-url="+baseURL,
+		"--shard-external-url="+s.FrontProxyURL,
+		"--tls-cert-file="+pki.ServingCertFile,
+		"--tls-private-key-file="+pki.ServingKeyFile,
+		"--client-ca-file="+pki.ClientCAFile,
+		"--service-account-key-file="+pki.ServiceAccountPublicKeyFile,
+		"--service-account-private-key-file="+pki.ServiceAccountKeyFile,
+		"--service-account-signing-key-file="+pki.ServiceAccountKeyFile,
 		"--service-account-lookup=false",
-		"--token-auth-file=" + pki.TokenFile,
-		"--cache-kubeconfig=" + s.kubeconfigPath("cache"),
-		"--logical-cluster-admin-kubeconfig=" + s.kubeconfigPath("logical-cluster-admin"),
-		"--external-logical-cluster-admin-kubeconfig=" + s.kubeconfigPath("external-logical-cluster-admin"),
+		"--token-auth-file="+pki.TokenFile,
+		"--cache-kubeconfig="+s.kubeconfigPath("cache"),
+		"--logical-cluster-admin-kubeconfig="+s.kubeconfigPath("logical-cluster-admin"),
+		"--external-logical-cluster-admin-kubeconfig="+s.kubeconfigPath("external-logical-cluster-admin"),
 		// Ends the watches of the front-proxy and of the other shards at
 		// SIGTERM: without, the HTTP server waits for them after etcd has
 		// stopped, and the shard does not exit.
 		"--shutdown-watch-termination-grace-period=2s",
-	}
+	)
 	if name != RootShard {
 		args = append(args, "--root-shard-kubeconfig-file="+s.kubeconfigPath("root-shard"))
 	}
