@@ -37,6 +37,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -167,9 +168,7 @@ func (c config) run(ctx context.Context) error {
 		"METRICS_URL": plugin.MetricsURL,
 		"PLUGIN_LOG":  plugin.LogPath,
 	}
-	for name, value := range kcp.vars {
-		vars[name] = value
-	}
+	maps.Copy(vars, kcp.vars)
 	fmt.Print(os.Expand(kcp.text, func(name string) string { return vars[name] }))
 
 	exited := make(chan *framework.Process, 1+len(kcp.processes))
