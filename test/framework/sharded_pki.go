@@ -204,10 +204,7 @@ func (p *ShardedPKI) writeServiceAccountKey() error {
 func (p *ShardedPKI) writeTokens(users []string) error {
 	p.Tokens = make(map[string]string, len(users)+1)
 	var lines strings.Builder
-	for _, user := range append([]string{AdminUser}, users...) {
-		if _, dup := p.Tokens[user]; dup {
-			return fmt.Errorf("user %q is there twice", user)
-		}
+	for _, user := range append([]string{AdminUser}, users...) { // ShardedOptions.complete checks them
 		token, err := newToken()
 		if err != nil {
 			return err
