@@ -266,7 +266,7 @@ SHARDS ?= 1
 
 .PHONY: run
 run: build $(if $(filter-out 1,$(SHARDS)),$(CACHE_SERVER) $(KCP_FRONT_PROXY)) ## Start a local kcp, the plugin and a demo (SHARDS=2: a sharded kcp).
-	$(if $(filter-out 1,$(SHARDS)),SHARDS=$(SHARDS) GO=$(GO) hack/run-sharded.sh,hack/run.sh)
+	SHARDS=$(SHARDS) GO=$(GO) hack/run.sh
 
 .PHONY: test-run
 test-run: build $(if $(filter-out 1,$(SHARDS)),$(CACHE_SERVER) $(KCP_FRONT_PROXY)) ## make run, exercised: starts it, runs the kubectl line it prints, stops it (SHARDS=2: make run SHARDS=2).

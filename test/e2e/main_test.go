@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -67,17 +66,12 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	virtualWorkspaceURL = fmt.Sprintf("https://127.0.0.1:%d", vwPort)
 	virtualWorkspaceCertDir = dir
-	mapping := filepath.Join(dir, "miniproxy-mapping.yaml")
-	if err := os.WriteFile(mapping, []byte(fmt.Sprintf("- path: /services/workspacemounts\n  backend: %s\n", virtualWorkspaceURL)), 0o600); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 
 	began := time.Now()
 	s, err := framework.Start(ctx, framework.Options{
 		FeatureGates:      "WorkspaceMounts=true",
 		BatteriesIncluded: "workspace-types,admin,user",
-		ExtraArgs:         []string{"--miniproxy-mapping-file=" + mapping},
+		ServiceMappings:   []framework.ServiceMapping{framework.PluginServiceMapping(vwPort)},
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting kcp: %v\n", err)

@@ -34,7 +34,6 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/kcp-dev/sdk/apis/apis/v1alpha2"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
-	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 )
 
 // MountVersion is the API version of the kinds built by MountCRD and ExportAndBind.
@@ -135,7 +134,7 @@ func InstallCRD(t testing.TB, cfg *rest.Config, cluster logicalcluster.Path, crd
 	}
 
 	var established *apiextensionsv1.CustomResourceDefinition
-	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+	pollT(t, ctx, fmt.Sprintf("CRD %s in %s to be Established", crd.Name, cluster), func(ctx context.Context) (bool, string) {
 		established, err = crds.Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -147,9 +146,6 @@ func InstallCRD(t testing.TB, cfg *rest.Config, cluster logicalcluster.Path, crd
 		}
 		return false, "no Established condition yet"
 	})
-	if err != nil {
-		t.Fatalf("waiting for CRD %s in %s to be Established: %v", crd.Name, cluster, err)
-	}
 
 	disco := client.Cluster(cluster).Discovery()
 	for _, v := range crd.Spec.Versions {
@@ -160,19 +156,7 @@ func InstallCRD(t testing.TB, cfg *rest.Config, cluster logicalcluster.Path, crd
 	return established
 }
 
-// ExportOption changes what ExportAndBind exports.
-type ExportOption func(*exportOptions)
-
-type exportOptions struct {
-	scope apiextensionsv1.ResourceScope
-}
-
-// WithExportScope sets the scope of the exported kind. The default is Cluster.
-func WithExportScope(scope apiextensionsv1.ResourceScope) ExportOption {
-	return func(o *exportOptions) { o.scope = scope }
-}
-
-// ExportAndBind exports a kind with the schema of MountCRD (version v1alpha1)
+// ExportAndBind exports a cluster-scoped kind with the schema of MountCRD (version v1alpha1)
 // from provider and binds it in consumer: it creates the APIResourceSchema
 // v1.<plural>.<group> and the APIExport <plural>.<group> in provider and the
 // APIBinding <plural>.<group> in consumer, waits until the binding is Bound and
@@ -180,23 +164,15 @@ func WithExportScope(scope apiextensionsv1.ResourceScope) ExportOption {
 // (from the binding's status.boundResources). cfg must be a base config
 // (Server.BaseConfig) allowed to bind the export, e.g. of context "base".
 // Like InstallCRD, this takes about 5s.
-func ExportAndBind(t testing.TB, cfg *rest.Config, provider, consumer logicalcluster.Path, group, kind, plural string, opts ...ExportOption) string {
+func ExportAndBind(t testing.TB, cfg *rest.Config, provider, consumer logicalcluster.Path, group, kind, plural string) string {
 	t.Helper()
 
-	o := exportOptions{scope: apiextensionsv1.ClusterScoped}
-	for _, opt := range opts {
-		opt(&o)
-	}
-
-	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
-	if err != nil {
-		t.Fatalf("creating kcp clientset: %v", err)
-	}
+	client := kcpClientT(t, cfg)
 
 	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
 	defer cancel()
 
-	schema, err := apisv1alpha1.CRDToAPIResourceSchema(MountCRD(group, kind, plural, o.scope), "v1")
+	schema, err := apisv1alpha1.CRDToAPIResourceSchema(MountCRD(group, kind, plural, apiextensionsv1.ClusterScoped), "v1")
 	if err != nil {
 		t.Fatalf("converting the CRD of %s.%s to an APIResourceSchema: %v", plural, group, err)
 	}
@@ -229,10 +205,7 @@ func ExportAndBind(t testing.TB, cfg *rest.Config, provider, consumer logicalclu
 func BindExport(t testing.TB, cfg *rest.Config, provider, consumer logicalcluster.Path, group, plural string) string {
 	t.Helper()
 
-	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
-	if err != nil {
-		t.Fatalf("creating kcp clientset: %v", err)
-	}
+	client := kcpClientT(t, cfg)
 
 	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
 	defer cancel()
@@ -251,7 +224,7 @@ func BindExport(t testing.TB, cfg *rest.Config, provider, consumer logicalcluste
 	// that may not know the new APIExport yet: Forbidden right after its
 	// creation is retried.
 	var createErr error
-	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+	err := poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
 		_, createErr = bindings.Create(ctx, binding, metav1.CreateOptions{})
 		if apierrors.IsForbidden(createErr) {
 			return false, createErr.Error()
@@ -266,7 +239,7 @@ func BindExport(t testing.TB, cfg *rest.Config, provider, consumer logicalcluste
 	}
 
 	var identityHash string
-	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+	pollT(t, ctx, fmt.Sprintf("APIBinding %s in %s to be Bound", name, consumer), func(ctx context.Context) (bool, string) {
 		binding, err := bindings.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -282,9 +255,6 @@ func BindExport(t testing.TB, cfg *rest.Config, provider, consumer logicalcluste
 		}
 		return false, fmt.Sprintf("Bound, but %s.%s with an identity hash is not in status.boundResources", plural, group)
 	})
-	if err != nil {
-		t.Fatalf("waiting for APIBinding %s in %s to be Bound: %v", name, consumer, err)
-	}
 
 	waitServed(t, client.Cluster(consumer).Discovery(), consumer, group+"/"+MountVersion, plural)
 	return identityHash
@@ -297,12 +267,9 @@ func BindExport(t testing.TB, cfg *rest.Config, provider, consumer logicalcluste
 func APIExportIdentityHash(t testing.TB, cfg *rest.Config, cluster logicalcluster.Path, name string) string {
 	t.Helper()
 
-	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
-	if err != nil {
-		t.Fatalf("creating kcp clientset: %v", err)
-	}
+	client := kcpClientT(t, cfg)
 	var hash string
-	err = poll(context.Background(), WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+	pollT(t, context.Background(), fmt.Sprintf("the identity hash of APIExport %s in %s", name, cluster), func(ctx context.Context) (bool, string) {
 		export, err := client.Cluster(cluster).ApisV1alpha2().APIExports().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -310,9 +277,6 @@ func APIExportIdentityHash(t testing.TB, cfg *rest.Config, cluster logicalcluste
 		hash = export.Status.IdentityHash
 		return hash != "", "status.identityHash is empty"
 	})
-	if err != nil {
-		t.Fatalf("waiting for the identity hash of APIExport %s in %s: %v", name, cluster, err)
-	}
 	return hash
 }
 
@@ -330,7 +294,7 @@ const restMapperSettle = 2 * time.Second
 func waitServed(t testing.TB, disco discovery.DiscoveryInterface, cluster logicalcluster.Path, groupVersion, resource string) {
 	t.Helper()
 
-	err := poll(context.Background(), WaitTimeout, pollInterval, func(context.Context) (bool, string) {
+	pollT(t, context.Background(), fmt.Sprintf("%s in %s to be served", resource+"."+groupVersion, cluster), func(context.Context) (bool, string) {
 		resources, err := disco.ServerResourcesForGroupVersion(groupVersion)
 		if apierrors.IsNotFound(err) {
 			return false, groupVersion + " is not served yet"
@@ -344,9 +308,6 @@ func waitServed(t testing.TB, disco discovery.DiscoveryInterface, cluster logica
 		}
 		return false, fmt.Sprintf("%s is served, but without %s", groupVersion, resource)
 	})
-	if err != nil {
-		t.Fatalf("waiting for %s in %s to be served: %v", resource+"."+groupVersion, cluster, err)
-	}
 	time.Sleep(restMapperSettle)
 }
 

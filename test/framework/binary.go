@@ -36,33 +36,48 @@ const modulePath = "github.com/workspacemounts/workspacemounts"
 
 // binary returns the kcp executable to run.
 func (o Options) binary() (string, error) {
-	return findBinary(o.Binary, "KCP_BINARY", "kcp")
+	return findBinary(o.Binary, "KCP_BINARY", "kcp", "kcp")
 }
 
-// findBinary returns the kcp command (kcp, cache-server, kcp-front-proxy)
-// to run: the executable given, else the one $envVar names, else <repo
-// root>/bin/<name>, checking that it is an executable file. The errors say
-// how to build it (make kcp: hack/kcp/build.sh).
-func findBinary(given, envVar, name string) (string, error) {
+// KCPBinary returns the kcp executable Start runs by default: $KCP_BINARY,
+// else <repo root>/bin/kcp (make kcp), which must be an executable file.
+func KCPBinary() (string, error) {
+	return Options{}.binary()
+}
+
+// findBinary returns the executable to run (kcp's commands kcp,
+// cache-server and kcp-front-proxy, workspacemounts, prometheus): the one
+// given, else binaryPath's, checking that it is an executable file. The
+// errors say how to build it: make <target>.
+func findBinary(given, envVar, name, target string) (string, error) {
 	binary := given
 	if binary == "" {
-		binary = os.Getenv(envVar)
-	}
-	if binary == "" {
-		root, err := RepoRoot()
-		if err != nil {
-			return "", fmt.Errorf("finding the %s binary (set %s to skip this): %w", name, envVar, err)
+		var err error
+		if binary, err = binaryPath(envVar, name); err != nil {
+			return "", err
 		}
-		binary = filepath.Join(root, "bin", name)
 	}
-	info, err := os.Stat(binary) //nolint:gosec // G703: the binary to run is the caller's choice.
+	info, err := os.Stat(binary)
 	if err != nil {
-		return "", fmt.Errorf("%s binary: %w (build it with `make kcp`, or set %s)", name, err, envVar)
+		return "", fmt.Errorf("%s binary: %w (build it with `make %s`, or set %s)", name, err, target, envVar)
 	}
 	if info.IsDir() || info.Mode()&0o111 == 0 {
 		return "", fmt.Errorf("%s binary %s is not an executable file", name, binary)
 	}
 	return binary, nil
+}
+
+// binaryPath returns the executable $envVar names, else <repo
+// root>/bin/<name>, which make builds.
+func binaryPath(envVar, name string) (string, error) {
+	if binary := os.Getenv(envVar); binary != "" {
+		return binary, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", fmt.Errorf("finding the %s binary (set %s to skip this): %w", name, envVar, err)
+	}
+	return filepath.Join(root, "bin", name), nil
 }
 
 // RepoRoot returns the directory of the go.mod of module

@@ -31,7 +31,11 @@ limitations under the License.
 //		...
 //	}
 //
-// A server can be stopped and started again on the same
+// Everything the framework starts (kcp and each process of a sharded kcp,
+// the plugin, Prometheus) is a Process: in a process group of its own,
+// logging to a file (LogTail reads its end), stopped with SIGTERM and then
+// SIGKILL (Stop), and with its exit tracked (CheckRunning, Exited, ExitErr,
+// ExitCode). A server can also be stopped and started again on the same
 // address, ports and root directory (Restart; StopProcess or Kill, then
 // StartAgain) and paused with SIGSTOP (Pause, Resume). kcp rewrites
 // admin.kubeconfig on every start: the shard-base context keeps its token,
@@ -80,8 +84,9 @@ limitations under the License.
 // early, its informers back off, and the whole took 41 to 69s.
 //
 // StartPlugin (StartPluginT in a test) runs the workspacemounts binary as a
-// separate process against such a server, for the end-to-end tests and the
-// benchmarks alike; Eventually is the one wait of the tests; ReadMemory and the Plugin's
+// separate process against such a server, for the end-to-end tests, the
+// benchmarks and make run (hack/run) alike; WaitReady waits for its /readyz.
+// Eventually is the one wait of the tests; ReadMemory and the Plugin's
 // MemorySampler read a process's memory from /proc, and ScrapeMetrics parses
 // a Prometheus endpoint (kcp's or the plugin's) with expfmt.
 //

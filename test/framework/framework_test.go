@@ -42,17 +42,20 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 )
 
-func TestTailBuffer(t *testing.T) {
+// TestLogTail: a log's tail is read from its last 64 KiB, from where a
+// start's output begins, and cut to its last lines, a partial one included.
+func TestLogTail(t *testing.T) {
 	t.Parallel()
 
-	b := newTailBuffer(10)
-	for _, s := range []string{"line1\n", "line2\n", "line3\n", "partial"} {
-		_, err := b.Write([]byte(s))
-		require.NoError(t, err)
-	}
-	require.Equal(t, "e3\npartial", b.String(), "keeps the last 10 bytes")
-	require.Equal(t, "e3\npartial", b.lastLines(5))
-	require.Equal(t, "partial", b.lastLines(1))
+	p := &Process{LogPath: filepath.Join(t.TempDir(), "kcp.log")}
+	require.Contains(t, p.LogTail(1), "(reading the log: ")
+	data := strings.Repeat("x", logTailBytes) + "\nline1\nline2\nline3\npartial"
+	require.NoError(t, os.WriteFile(p.LogPath, []byte(data), 0o600))
+	require.Len(t, p.readLog(0), logTailBytes, "keeps the last 64 KiB")
+	require.Equal(t, "line2\nline3\npartial", p.LogTail(3))
+	require.Equal(t, "partial", p.LogTail(1))
+	require.Equal(t, "line3\npartial", p.readLog(int64(len(data)-len("line3\npartial"))), "from a start's offset")
+	require.Equal(t, "e3\npartial", lastLines("e3\npartial\n", 5))
 }
 
 func TestGoModModule(t *testing.T) {
@@ -180,6 +183,16 @@ func fakeKCPServer(t *testing.T) string {
 	return fakeKCP(t, fakeKCPEnv+`=1 exec '`+self+`' -test.run='^TestFakeKCPProcess$' -- "$@"`)
 }
 
+// startFakeKCP starts a fake kcp (fakeKCPServer) that the test stops or
+// kills at will, and stops it at the end.
+func startFakeKCP(t *testing.T) *Server {
+	t.Helper()
+	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
 // TestFakeKCPProcess is not a test: run by fakeKCPServer's script, it serves
 // as kcp does with --root-directory, --kubeconfig-path and --secure-port:
 // /readyz on 127.0.0.1 for the shard-base token of admin.kubeconfig, which it
@@ -289,9 +302,7 @@ func readyz(t *testing.T, s *Server, timeout time.Duration) error {
 func TestServerRestart(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	base, root, pid := s.BaseURL, s.RootDir, s.Pid()
 	require.NoError(t, s.CheckRunning())
 
@@ -324,9 +335,7 @@ func TestServerRestart(t *testing.T) {
 func TestServerStopProcessAndKill(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	require.ErrorContains(t, s.StartAgain(t.Context()), "still running")
 
 	require.NoError(t, s.StopProcess())
@@ -353,9 +362,7 @@ func TestServerStopProcessAndKill(t *testing.T) {
 func TestServerExitedByItself(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	marker := filepath.Join(s.RootDir, "exit-now")
 	require.NoError(t, os.WriteFile(marker, nil, 0o600))
 	Eventually(t, func() (bool, string) {
@@ -376,9 +383,7 @@ func TestServerExitedByItself(t *testing.T) {
 func TestServerPause(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 
 	require.NoError(t, s.Pause())
 	Eventually(t, func() (bool, string) {
@@ -405,9 +410,7 @@ func TestServerPause(t *testing.T) {
 func TestServerStartAgainPortTaken(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	require.NoError(t, s.StopProcess())
 
 	taken, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", strings.TrimPrefix(s.BaseURL, "https://"))
@@ -442,9 +445,7 @@ func processState(t *testing.T, pid int) string {
 func TestLogTailsServers(t *testing.T) {
 	t.Parallel()
 
-	s, err := Start(t.Context(), Options{Binary: fakeKCPServer(t)})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Stop() })
+	s := startFakeKCP(t)
 	tails := LogTails{Lines: 1, Servers: []*Server{s}}
 	require.Contains(t, tails.String(), fmt.Sprintf("--- last 1 lines of kcp (running, %s) ---\nfake kcp pid %d serving", s.LogPath, s.Pid()))
 

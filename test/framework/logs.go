@@ -19,52 +19,7 @@ package framework
 import (
 	"fmt"
 	"strings"
-	"sync"
 )
-
-// logTailBytes is how much of a process's output (kcp's, the plugin's) is
-// kept or read for the last lines of its log that a failure shows.
-const logTailBytes = 64 << 10
-
-// tailBuffer is an io.Writer that keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu   sync.Mutex
-	max  int
-	data []byte
-}
-
-func newTailBuffer(max int) *tailBuffer {
-	return &tailBuffer{max: max}
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.data = append(b.data, p...)
-	// Trim only when twice the size, so that copying stays cheap.
-	if len(b.data) > 2*b.max {
-		b.data = append(b.data[:0], b.data[len(b.data)-b.max:]...)
-	}
-	return len(p), nil
-}
-
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.data) > b.max {
-		return string(b.data[len(b.data)-b.max:])
-	}
-	return string(b.data)
-}
-
-// lastLines returns the last n complete or partial lines.
-func (b *tailBuffer) lastLines(n int) string {
-	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
 
 // LogTails formats, for a failure message, whether each kcp process
 // (Server) and plugin still runs and the last lines of its log. It reads
@@ -78,20 +33,20 @@ type LogTails struct {
 }
 
 func (l LogTails) String() string {
-	var b strings.Builder
+	processes := make([]*Process, 0, len(l.Servers)+len(l.Plugins))
 	for _, s := range l.Servers {
-		state := "running"
-		if err := s.CheckRunning(); err != nil {
-			state, _, _ = strings.Cut(err.Error(), "\n")
-		}
-		fmt.Fprintf(&b, "\n--- last %d lines of %s (%s, %s) ---\n%s\n", l.Lines, s.name, state, s.LogPath, s.LogTail(l.Lines))
+		processes = append(processes, s.Process)
 	}
 	for _, p := range l.Plugins {
+		processes = append(processes, p.Process)
+	}
+	var b strings.Builder
+	for _, p := range processes {
 		state := "running"
 		if err := p.CheckRunning(); err != nil {
-			state = fmt.Sprintf("exited: %v", p.ExitErr())
+			state, _, _ = strings.Cut(err.Error(), "\n")
 		}
-		fmt.Fprintf(&b, "\n--- last %d lines of %s (%s, %s) ---\n%s\n", l.Lines, p.Name, state, p.LogPath, p.LogTail(l.Lines))
+		fmt.Fprintf(&b, "\n--- last %d lines of %s (%s, %s) ---\n%s\n", l.Lines, p.name, state, p.LogPath, p.LogTail(l.Lines))
 	}
 	return b.String()
 }

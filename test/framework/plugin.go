@@ -18,16 +18,12 @@ package framework
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 )
 
@@ -58,6 +54,9 @@ type PluginOptions struct {
 	// a free port. A front-proxy mapping to the plugin needs it before the
 	// front-proxy starts (ShardedServer.PluginOptions).
 	SecurePort int
+	// MetricsPort is the metrics listener's port on 127.0.0.1. Default (0):
+	// a free port.
+	MetricsPort int
 	// ServingCertFile and ServingKeyFile are the virtual workspace's serving
 	// certificate (--tls-cert-file, --tls-private-key-file), ServingCAFile
 	// the CA that signed it (Plugin.CAFile). Default: a self-signed pair in
@@ -77,15 +76,13 @@ type PluginOptions struct {
 	Name string
 }
 
-// Plugin is the workspacemounts binary running `start` as a child process in
-// a process group of its own, so that a Ctrl-C reaches it only through Stop.
+// Plugin is the workspacemounts binary running `start` as a Process.
 type Plugin struct {
-	*child
+	// Process is the process; LogPath its log.
+	*Process
 
 	// Name names the plugin in messages.
 	Name string
-	// LogPath is the file the plugin logs to.
-	LogPath string
 	// Started is when the process was started, from which a test times its start-up.
 	Started time.Time
 	// Memory samples the plugin's memory every PluginOptions.MemoryInterval
@@ -97,41 +94,25 @@ type Plugin struct {
 	CAFile string
 	// MetricsURL is the metrics listener, http://127.0.0.1:<port>.
 	MetricsURL string
-
-	stopOnce sync.Once
-	stopErr  error
 }
 
 // PluginBinary returns the default workspacemounts executable:
 // $WORKSPACEMOUNTS_BINARY, else <repo root>/bin/workspacemounts (`make build`).
 func PluginBinary() (string, error) {
-	if binary := os.Getenv("WORKSPACEMOUNTS_BINARY"); binary != "" {
-		return binary, nil
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", fmt.Errorf("finding the workspacemounts binary (set WORKSPACEMOUNTS_BINARY to skip this): %w", err)
-	}
-	return filepath.Join(root, "bin", "workspacemounts"), nil
+	return binaryPath("WORKSPACEMOUNTS_BINARY", "workspacemounts")
 }
 
 // StartPlugin runs `<binary> start` against the shard-base context of the
 // kubeconfig (or, with RootKubeconfig, against a sharded kcp) with a high
 // client rate limit (QPS 1000, burst 2000), serving the virtual workspace
 // and metrics on free ports of 127.0.0.1 (not the defaults 6444 and 8080,
-// which another plugin may hold; the virtual workspace on SecurePort if
-// given), and samples its memory until it exits. It does not wait until the
-// plugin is ready. The caller must call Stop.
+// which another plugin may hold; SecurePort and MetricsPort if given), and
+// samples its memory until it exits. It does not wait until the plugin is
+// ready (WaitReady). The caller must call Stop.
 func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
-	if opts.Binary == "" {
-		binary, err := PluginBinary()
-		if err != nil {
-			return nil, err
-		}
-		opts.Binary = binary
-	}
-	if _, err := os.Stat(opts.Binary); err != nil {
-		return nil, fmt.Errorf("plugin binary: %w (build it with `make build`)", err)
+	var err error
+	if opts.Binary, err = findBinary(opts.Binary, "WORKSPACEMOUNTS_BINARY", "workspacemounts", "build"); err != nil {
+		return nil, err
 	}
 	if opts.LogPath == "" {
 		opts.LogPath = filepath.Join(opts.WorkDir, "workspacemounts.log")
@@ -142,32 +123,44 @@ func StartPlugin(ctx context.Context, opts PluginOptions) (*Plugin, error) {
 	if opts.Name == "" {
 		opts.Name = "the plugin"
 	}
-	ports, err := freePorts(ctx, 2)
+	vwPort, metricsPort, err := pluginPorts(ctx, opts.SecurePort, opts.MetricsPort)
 	if err != nil {
 		return nil, err
 	}
-	vwPort, metricsPort := ports[0], ports[1]
-	if opts.SecurePort > 0 {
-		// The given port is not held by anyone yet: the free ones may be it.
-		vwPort = opts.SecurePort
-		if metricsPort == vwPort {
-			metricsPort = ports[0]
-		}
-	}
 	args, caFile := pluginArgs(opts, vwPort, metricsPort)
 	started := time.Now()
-	c, err := startChild(opts.Name, opts.Binary, args, opts.WorkDir, opts.LogPath)
+	process := newProcess(opts.Name, "", opts.Binary, args, opts.WorkDir, opts.LogPath, pluginStopTimeout)
+	i, err := process.start()
 	if err != nil {
 		return nil, err
 	}
 	p := &Plugin{
-		child: c, Name: opts.Name, LogPath: opts.LogPath, Started: started, Memory: &MemorySampler{pid: c.cmd.Process.Pid},
+		Process: process, Name: opts.Name, Started: started, Memory: &MemorySampler{pid: i.cmd.Process.Pid},
 		VirtualWorkspaceURL: "https://127.0.0.1:" + strconv.Itoa(vwPort),
 		CAFile:              caFile,
 		MetricsURL:          "http://127.0.0.1:" + strconv.Itoa(metricsPort),
 	}
-	go p.Memory.run(opts.MemoryInterval, p.exited)
+	go p.Memory.run(opts.MemoryInterval, i.exited)
 	return p, nil
+}
+
+// pluginPorts returns the ports of the virtual workspace and of the
+// metrics listener: those given, and free ones for those not (0), all
+// different.
+func pluginPorts(ctx context.Context, vwPort, metricsPort int) (int, int, error) {
+	free, err := freePorts(ctx, 3)
+	if err != nil {
+		return 0, 0, err
+	}
+	// A free port may be one given, which nobody holds yet.
+	free = slices.DeleteFunc(free, func(port int) bool { return port == vwPort || port == metricsPort })
+	if vwPort == 0 {
+		vwPort, free = free[0], free[1:]
+	}
+	if metricsPort == 0 {
+		metricsPort = free[0]
+	}
+	return vwPort, metricsPort, nil
 }
 
 // pluginArgs returns the command line of StartPlugin, and the CA file
@@ -202,45 +195,6 @@ func PluginVersion(ctx context.Context, binary string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// Pid is the plugin's process id.
-func (p *Plugin) Pid() int {
-	return p.cmd.Process.Pid
-}
-
-// Exited is closed once the process has exited.
-func (p *Plugin) Exited() <-chan struct{} {
-	return p.exited
-}
-
-// ExitErr is what waiting for the process returned once it has exited
-// (nil for exit code 0), and nil while it runs.
-func (p *Plugin) ExitErr() error {
-	select {
-	case <-p.exited:
-		return p.waitErr
-	default:
-		return nil
-	}
-}
-
-// ExitCode is the process's exit code once it has exited, -1 while it runs
-// or when a signal ended it.
-func (p *Plugin) ExitCode() int {
-	select {
-	case <-p.exited:
-		return p.cmd.ProcessState.ExitCode()
-	default:
-		return -1
-	}
-}
-
-// Signal sends sig to the plugin's process group, e.g. SIGKILL to test a
-// crash or SIGTERM to test a graceful stop without waiting for it as Stop
-// does. A process group that is gone already is no error.
-func (p *Plugin) Signal(sig syscall.Signal) error {
-	return p.signal(sig)
-}
-
 // ScrapeMetrics scrapes the plugin's /metrics.
 func (p *Plugin) ScrapeMetrics(ctx context.Context) (Metrics, error) {
 	return ScrapeMetrics(ctx, metricsClient, p.MetricsURL+"/metrics")
@@ -249,34 +203,12 @@ func (p *Plugin) ScrapeMetrics(ctx context.Context) (Metrics, error) {
 // metricsClient scrapes the plugin's plain HTTP metrics listener.
 var metricsClient = &http.Client{Timeout: 5 * time.Second}
 
-// CheckRunning returns nil while the plugin runs, else an error with its exit status.
-func (p *Plugin) CheckRunning() error {
-	return p.checkRunning(p.LogPath)
-}
-
-// Stop sends SIGTERM to the plugin's process group, and SIGKILL if it has not
-// exited after 15s. It is safe to call more than once.
-func (p *Plugin) Stop() error {
-	p.stopOnce.Do(func() { p.stopErr = p.stop(pluginStopTimeout) })
-	return p.stopErr
-}
-
-// LogTail returns the last n lines of the plugin's log (of at most its last
-// 64 KiB).
-func (p *Plugin) LogTail(n int) string {
-	f, err := os.Open(p.LogPath)
-	if err != nil {
-		return fmt.Sprintf("(reading the log: %v)", err)
-	}
-	defer f.Close()
-	tail := newTailBuffer(logTailBytes)
-	if _, err := io.Copy(tail, f); err != nil {
-		return fmt.Sprintf("(reading the log: %v)", err)
-	}
-	return tail.lastLines(n)
-}
-
-// PrintLogTail writes the last n lines of the plugin's log to w.
-func (p *Plugin) PrintLogTail(w io.Writer, n int) {
-	fmt.Fprintf(w, "last lines of %s's log (%s):\n%s\n", p.Name, p.LogPath, p.LogTail(n))
+// WaitReady waits until the plugin's /readyz answers 200 (it has synced
+// its caches), for at most timeout or until ctx is done; an error at once
+// if the plugin exits.
+func (p *Plugin) WaitReady(ctx context.Context, timeout time.Duration) error {
+	i, _ := p.last()
+	return p.waitReady(ctx, i, timeout, func(ctx context.Context) (bool, string) {
+		return probe(ctx, metricsClient, p.MetricsURL+"/readyz")
+	})
 }

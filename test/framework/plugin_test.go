@@ -63,7 +63,7 @@ func TestPluginSignalAndLogs(t *testing.T) {
 	require.ErrorContains(t, p.CheckRunning(), "replica-a exited")
 	require.Error(t, p.ExitErr())
 	require.Equal(t, -1, p.ExitCode(), "ended by a signal")
-	require.Contains(t, LogTails{Lines: 1, Plugins: []*Plugin{p}}.String(), "(exited: signal: killed, ")
+	require.Contains(t, LogTails{Lines: 1, Plugins: []*Plugin{p}}.String(), "(replica-a exited: signal: killed, ")
 	require.NoError(t, p.Signal(syscall.SIGTERM), "a process group that is gone is no error")
 	require.NoError(t, p.Stop(), "Stop after the process exited")
 }

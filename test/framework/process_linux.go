@@ -18,9 +18,9 @@ package framework
 
 import "syscall"
 
-// ChildProcessAttributes puts a child process (kcp, the plugin) into its own
+// processAttributes puts a Process (kcp, the plugin, ...) into its own
 // process group, so that its starter can signal everything it started, and
 // makes Linux send it SIGTERM when the starter dies without stopping it.
-func ChildProcessAttributes() *syscall.SysProcAttr {
+func processAttributes() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }

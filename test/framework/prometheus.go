@@ -27,8 +27,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -44,7 +42,8 @@ const (
 
 // PrometheusOptions says how StartPrometheus runs Prometheus.
 type PrometheusOptions struct {
-	// Binary is the Prometheus executable. Default: PrometheusBinary().
+	// Binary is the Prometheus executable. Default: $PROMETHEUS_BINARY, else
+	// <repo root>/bin/prometheus (built from hack/prometheus by `make bin/prometheus`).
 	Binary string
 	// WorkDir holds the configuration, the TSDB and the log. It must exist.
 	WorkDir string
@@ -59,34 +58,16 @@ type PrometheusOptions struct {
 	RuleFiles []string
 }
 
-// Prometheus is a Prometheus server running as a child process in a process
-// group of its own, with a static scrape configuration, its TSDB in its work
-// directory, and its HTTP API on a free port of 127.0.0.1.
+// Prometheus is a Prometheus server running as a Process, with a static
+// scrape configuration, its TSDB in its work directory, and its HTTP API on
+// a free port of 127.0.0.1.
 type Prometheus struct {
-	*child
+	// Process is the process; LogPath its log.
+	*Process
 	client *http.Client
 
 	// URL is the HTTP API and UI, http://127.0.0.1:<port>.
 	URL string
-	// LogPath is the file Prometheus logs to.
-	LogPath string
-
-	stopOnce sync.Once
-	stopErr  error
-}
-
-// PrometheusBinary returns the default Prometheus executable:
-// $PROMETHEUS_BINARY, else <repo root>/bin/prometheus (built from
-// hack/prometheus by `make bin/prometheus`).
-func PrometheusBinary() (string, error) {
-	if binary := os.Getenv("PROMETHEUS_BINARY"); binary != "" {
-		return binary, nil
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", fmt.Errorf("finding the prometheus binary (set PROMETHEUS_BINARY to skip this): %w", err)
-	}
-	return filepath.Join(root, "bin", "prometheus"), nil
 }
 
 // prometheusConfig is the part of prometheus.yml StartPrometheus writes.
@@ -113,15 +94,9 @@ type staticConfig struct {
 // until Prometheus says it is ready (/-/ready), which is before the first
 // scrape. The caller must call Stop.
 func StartPrometheus(ctx context.Context, opts PrometheusOptions) (*Prometheus, error) {
-	if opts.Binary == "" {
-		binary, err := PrometheusBinary()
-		if err != nil {
-			return nil, err
-		}
-		opts.Binary = binary
-	}
-	if _, err := os.Stat(opts.Binary); err != nil {
-		return nil, fmt.Errorf("prometheus binary: %w (build it with `make bin/prometheus`)", err)
+	var err error
+	if opts.Binary, err = findBinary(opts.Binary, "PROMETHEUS_BINARY", "prometheus", "bin/prometheus"); err != nil {
+		return nil, err
 	}
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
@@ -146,33 +121,28 @@ func StartPrometheus(ctx context.Context, opts PrometheusOptions) (*Prometheus, 
 		return nil, err
 	}
 	address := "127.0.0.1:" + strconv.Itoa(port)
-	logPath := filepath.Join(opts.WorkDir, "prometheus.log")
 	args := []string{
 		"--config.file=" + configPath,
 		"--storage.tsdb.path=" + filepath.Join(opts.WorkDir, "data"),
 		"--web.listen-address=" + address,
 	}
-	c, err := startChild("prometheus", opts.Binary, args, opts.WorkDir, logPath)
+	apiURL := "http://" + address
+	p := &Prometheus{
+		Process: newProcess("prometheus", apiURL, opts.Binary, args, opts.WorkDir, filepath.Join(opts.WorkDir, "prometheus.log"), prometheusStopTimeout),
+		client:  &http.Client{Timeout: 10 * time.Second},
+		URL:     apiURL,
+	}
+	i, err := p.start()
 	if err != nil {
 		return nil, err
 	}
-	p := &Prometheus{child: c, client: &http.Client{Timeout: 10 * time.Second}, URL: "http://" + address, LogPath: logPath}
-
-	err = poll(ctx, prometheusReadyTimeout, 100*time.Millisecond, func(ctx context.Context) (bool, string) {
-		if err := p.CheckRunning(); err != nil {
-			return false, err.Error()
-		}
+	err = p.waitReady(ctx, i, prometheusReadyTimeout, func(ctx context.Context) (bool, string) {
 		return probe(ctx, p.client, p.URL+"/-/ready")
 	})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("waiting for Prometheus at %s to become ready (log: %s): %w", p.URL, logPath, err), p.Stop())
+		return nil, errors.Join(err, p.Stop())
 	}
 	return p, nil
-}
-
-// CheckRunning returns nil while Prometheus runs, else an error with its exit status.
-func (p *Prometheus) CheckRunning() error {
-	return p.checkRunning(p.LogPath)
 }
 
 // Query evaluates expr at the current time (/api/v1/query) and returns the
@@ -244,22 +214,4 @@ func (p *Prometheus) get(ctx context.Context, path string, out any) error {
 		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, answer.Error)
 	}
 	return json.Unmarshal(answer.Data, out)
-}
-
-// PrintLogTail writes the last n lines of Prometheus' log to w.
-func (p *Prometheus) PrintLogTail(w io.Writer, n int) {
-	data, err := os.ReadFile(p.LogPath)
-	if err != nil {
-		return
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	lines = lines[max(0, len(lines)-n):]
-	fmt.Fprintf(w, "last lines of Prometheus' log (%s):\n%s\n", p.LogPath, strings.Join(lines, "\n"))
-}
-
-// Stop sends SIGTERM to Prometheus' process group, and SIGKILL if it has not
-// exited after 15s. It is safe to call more than once.
-func (p *Prometheus) Stop() error {
-	p.stopOnce.Do(func() { p.stopErr = p.stop(prometheusStopTimeout) })
-	return p.stopErr
 }

@@ -24,12 +24,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -58,6 +55,10 @@ type Options struct {
 	// RootDir is kcp's --root-directory. Default: a new temporary directory, which
 	// Stop removes. A given directory is never removed.
 	RootDir string
+	// SecurePort, EtcdClientPort and EtcdPeerPort are kcp's ports on
+	// 127.0.0.1 (--secure-port, --embedded-etcd-client-port,
+	// --embedded-etcd-peer-port). Default (0): free ports.
+	SecurePort, EtcdClientPort, EtcdPeerPort int
 	// FeatureGates is passed as --feature-gates, e.g. "WorkspaceMounts=true".
 	FeatureGates string
 	// BatteriesIncluded is passed as --batteries-included, e.g.
@@ -65,10 +66,14 @@ type Options struct {
 	// Default: kcp's default (workspace-types,admin). The admin battery is needed
 	// for the admin.kubeconfig that everything here relies on.
 	BatteriesIncluded string
+	// ServiceMappings route kcp's /services/<Name> to a backend through its
+	// mini front-proxy (--miniproxy-mapping-file, written to RootDir), which
+	// passes on the client's bearer token (for development only).
+	ServiceMappings []ServiceMapping
 	// ExtraArgs are appended to the `kcp start` command line.
 	ExtraArgs []string
-	// LogWriter receives kcp's stdout and stderr. Default: the file kcp.log in RootDir.
-	LogWriter io.Writer
+	// LogPath is the file kcp's stdout and stderr go to. Default: kcp.log in RootDir.
+	LogPath string
 }
 
 // Server is a kcp process started from a binary, with embedded etcd in a
@@ -80,6 +85,9 @@ type Options struct {
 // front-proxy) are Servers too; there the name in messages is the process's
 // (e.g. "shard-2"), and only the shards write an admin.kubeconfig.
 type Server struct {
+	// Process is the process; LogPath is kcp's log, which every start
+	// appends to.
+	*Process
 	// RootDir is kcp's --root-directory.
 	RootDir string
 	// KubeconfigPath is the admin.kubeconfig written by kcp. kcp rewrites it on
@@ -89,9 +97,6 @@ type Server struct {
 	KubeconfigPath string
 	// BaseURL is the shard's base URL, e.g. https://127.0.0.1:41234, without a /clusters/... path.
 	BaseURL string
-	// LogPath is the file kcp logs to, empty if Options.LogWriter was set.
-	// Every start appends to it.
-	LogPath string
 
 	// KubeconfigAfter is how long after the latest process start kcp wrote
 	// admin.kubeconfig (roughly when it starts serving); after a restart, when
@@ -100,41 +105,19 @@ type Server struct {
 	// ReadyAfter is how long after the latest process start /readyz first succeeded.
 	ReadyAfter time.Duration
 
-	name       string // names the process in messages: "kcp", or a ShardedServer's "root", "cache-server", ...
-	binary     string
-	args       []string                             // the arguments, the same for every start
 	newProbe   func(began time.Time) readinessProbe // makes the readiness check of each start
-	logWriter  io.Writer                            // Options.LogWriter, nil for LogPath
 	ownRootDir bool
-	tail       *tailBuffer // the output of every start
-
-	lock    sync.Mutex
-	proc    *process // the latest process
-	starts  int      // processes started
-	stopped string   // why no process runs on purpose (StopProcess, Kill), "" otherwise
-	closed  bool     // Stop was called
-
-	stopOnce sync.Once
-	stopErr  error
 }
 
-// readinessProbe tells, asked again and again after a process started,
-// whether it serves yet, and if not, why not.
-type readinessProbe func(ctx context.Context) (ready bool, state string)
-
-// process is one kcp process of a Server.
-type process struct {
-	name    string // the Server's
-	cmd     *exec.Cmd
-	logFile *os.File    // closed when the process has exited, nil with Options.LogWriter
-	tail    *tailBuffer // this process's output only
-
-	exited  chan struct{} // closed when the process has exited
-	waitErr error         // the result of cmd.Wait, set before exited is closed
+// newServer prepares the kcp process name (kcp, or a process of a
+// ShardedServer), serving at baseURL, that runs binary with args in rootDir.
+func newServer(name, binary string, args []string, rootDir, baseURL, logPath string) *Server {
+	return &Server{
+		Process: newProcess(name, baseURL, binary, args, rootDir, logPath, stopTimeout),
+		RootDir: rootDir,
+		BaseURL: baseURL,
+	}
 }
-
-// errPortInUse marks a start that failed because a port was taken meanwhile.
-var errPortInUse = errors.New("a port was already in use")
 
 // Start starts kcp and waits until it is ready: admin.kubeconfig is written and
 // /readyz succeeds. It gives up after 3 minutes or when ctx is done, and returns
@@ -144,167 +127,132 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	return retryTakenPorts(opts.RootDir, func() (*Server, error) { return start(ctx, binary, opts) })
+}
+
+// retryTakenPorts calls start again while it fails because a port was taken
+// between picking it and binding it, at most startAttempts times in all; only
+// when the root directory is its own (rootDir is empty), so that no
+// half-initialized etcd data of a failed attempt is reused.
+func retryTakenPorts[T any](rootDir string, start func() (T, error)) (T, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := start(ctx, binary, opts)
-		if err == nil {
-			return s, nil
-		}
-		// Only retry when the root directory is ours, so that no half-initialized
-		// etcd data of the failed attempt is reused.
-		if !errors.Is(err, errPortInUse) || opts.RootDir != "" || attempt == startAttempts {
-			return nil, err
+		v, err := start()
+		if err == nil || !errors.Is(err, errPortInUse) || rootDir != "" || attempt == startAttempts {
+			return v, err
 		}
 	}
 }
 
-func start(ctx context.Context, binary string, opts Options) (*Server, error) {
-	s := &Server{
-		RootDir:   opts.RootDir,
-		name:      "kcp",
-		binary:    binary,
-		logWriter: opts.LogWriter,
-		tail:      newTailBuffer(logTailBytes),
+// makeRootDir creates dir, or a new temporary directory named pattern
+// (own) if it is empty, the root directory of what.
+func makeRootDir(dir, pattern, what string) (path string, own bool, err error) {
+	if dir == "" {
+		dir, err = os.MkdirTemp("", pattern)
+		own = true
+	} else {
+		err = os.MkdirAll(dir, 0o755)
 	}
-	s.newProbe = s.adminKubeconfigProbe
-	if s.RootDir == "" {
-		dir, err := os.MkdirTemp("", "kcp-e2e-")
-		if err != nil {
-			return nil, fmt.Errorf("creating kcp root directory: %w", err)
-		}
-		s.RootDir, s.ownRootDir = dir, true
-	} else if err := os.MkdirAll(s.RootDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating kcp root directory: %w", err)
+	if err != nil {
+		return "", false, fmt.Errorf("creating the root directory of %s: %w", what, err)
 	}
-	s.KubeconfigPath = filepath.Join(s.RootDir, "admin.kubeconfig")
+	return dir, own, nil
+}
 
+// startFailed is the error of a start that failed with err: a root
+// directory of its own is removed if a port was taken (the next attempt
+// makes a new one), any other is kept for inspection.
+func startFailed(err error, what, rootDir string, own bool) error {
+	if !errors.Is(err, errPortInUse) {
+		return fmt.Errorf("%w\n(root directory of %s kept for inspection: %s)", err, what, rootDir)
+	}
+	_ = removeRootDir(own, rootDir, what)
+	return err
+}
+
+// removeRootDir removes the root directory dir of what if it is its own.
+func removeRootDir(own bool, dir, what string) error {
+	if !own {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("removing the root directory of %s: %w", what, err)
+	}
+	return nil
+}
+
+func start(ctx context.Context, binary string, opts Options) (*Server, error) {
 	ports, err := freePorts(ctx, 3)
 	if err != nil {
-		s.removeOwnRootDir()
 		return nil, err
 	}
-	s.BaseURL = "https://127.0.0.1:" + strconv.Itoa(ports[0])
+	for i, port := range []int{opts.SecurePort, opts.EtcdClientPort, opts.EtcdPeerPort} {
+		if port != 0 {
+			ports[i] = port
+		}
+	}
+	rootDir, own, err := makeRootDir(opts.RootDir, "kcp-e2e-", "kcp")
+	if err != nil {
+		return nil, err
+	}
+	kubeconfigPath := filepath.Join(rootDir, "admin.kubeconfig")
+	args := append([]string{"start", "--kubeconfig-path=" + kubeconfigPath}, serverArgs(rootDir, ports)...)
+	if opts.FeatureGates != "" {
+		args = append(args, "--feature-gates="+opts.FeatureGates)
+	}
+	if opts.BatteriesIncluded != "" {
+		args = append(args, "--batteries-included="+opts.BatteriesIncluded)
+	}
+	if len(opts.ServiceMappings) > 0 {
+		mappingFile := filepath.Join(rootDir, "miniproxy-mapping.yaml")
+		if err := writeMappingFile(mappingFile, miniproxyMappings(opts.ServiceMappings)); err != nil {
+			return nil, startFailed(err, "kcp", rootDir, own)
+		}
+		args = append(args, "--miniproxy-mapping-file="+mappingFile)
+	}
+	args = append(args, opts.ExtraArgs...)
+	logPath := opts.LogPath
+	if logPath == "" {
+		logPath = filepath.Join(rootDir, "kcp.log")
+	}
 
-	s.args = []string{
-		"start",
-		"--root-directory=" + s.RootDir,
-		"--kubeconfig-path=" + s.KubeconfigPath,
+	s := newServer("kcp", binary, args, rootDir, localURL(ports[0]), logPath)
+	s.KubeconfigPath, s.ownRootDir = kubeconfigPath, own
+	s.newProbe = s.adminKubeconfigProbe
+	if err := s.launch(ctx); err != nil {
+		return nil, startFailed(err, "kcp", rootDir, own)
+	}
+	return s, nil
+}
+
+// serverArgs are the flags of a kcp server (kcp start, a shard, the cache
+// server) with its root directory and on 127.0.0.1 with ports (secure,
+// embedded etcd's for clients, for peers).
+func serverArgs(rootDir string, ports []int) []string {
+	return []string{
+		"--root-directory=" + rootDir,
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(ports[0]),
 		"--embedded-etcd-client-port=" + strconv.Itoa(ports[1]),
 		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
 	}
-	if opts.FeatureGates != "" {
-		s.args = append(s.args, "--feature-gates="+opts.FeatureGates)
-	}
-	if opts.BatteriesIncluded != "" {
-		s.args = append(s.args, "--batteries-included="+opts.BatteriesIncluded)
-	}
-	s.args = append(s.args, opts.ExtraArgs...)
-	if s.logWriter == nil {
-		s.LogPath = filepath.Join(s.RootDir, "kcp.log")
-	}
-
-	if err := s.launch(ctx); err != nil {
-		if errors.Is(err, errPortInUse) {
-			s.removeOwnRootDir()
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w\n(kcp root directory kept for inspection: %s)", err, s.RootDir)
-	}
-	return s, nil
 }
 
-// launch starts a process with s.args and waits until it is ready. If it
-// does not become ready, the process is stopped, and the error wraps
-// errPortInUse if a port was taken.
+// launch starts a process and waits until it is ready. If it does not
+// become ready, the process is stopped, and the error wraps errPortInUse if
+// a port was taken.
 func (s *Server) launch(ctx context.Context) error {
-	s.lock.Lock()
-	s.starts++
-	first := s.starts == 1
-	s.lock.Unlock()
-
-	p := &process{name: s.name, tail: newTailBuffer(logTailBytes), exited: make(chan struct{})}
-	logWriter := s.logWriter
-	if logWriter == nil {
-		// The first start begins the log, later ones add to it.
-		flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
-		if first {
-			flags |= os.O_TRUNC
-		}
-		var err error
-		if p.logFile, err = os.OpenFile(s.LogPath, flags, 0o644); err != nil {
-			return fmt.Errorf("opening the log file of %s: %w", s.name, err)
-		}
-		logWriter = p.logFile
-	}
-	out := io.MultiWriter(logWriter, s.tail, p.tail)
-	if !first {
-		_, _ = fmt.Fprintf(out, "=== test framework: %s started again (start %d) at %s ===\n", s.name, s.starts, time.Now().Format(time.RFC3339))
-	}
-
-	// Not ctx: exec.CommandContext would SIGKILL the process when ctx is done,
-	// but it must outlive ctx, and Stop gives it the chance to shut down cleanly.
-	p.cmd = exec.CommandContext(context.Background(), s.binary, s.args...) //nolint:gosec // G204: the binary and its flags are the caller's (Options).
-	p.cmd.Dir = s.RootDir
-	p.cmd.Stdout = out
-	p.cmd.Stderr = out
-	p.cmd.SysProcAttr = ChildProcessAttributes()
-
 	began := time.Now()
-	if err := p.cmd.Start(); err != nil {
-		p.closeLog()
-		return fmt.Errorf("starting %s: %w", s.binary, err)
-	}
-	go func() {
-		p.waitErr = p.cmd.Wait()
-		p.closeLog()
-		close(p.exited)
-	}()
-	s.lock.Lock()
-	s.proc, s.stopped = p, ""
-	s.lock.Unlock()
-
-	if err := s.waitForReady(ctx, p, began); err != nil {
-		_ = p.terminate()
-		s.lock.Lock()
-		s.stopped = "it did not become ready"
-		s.lock.Unlock()
+	i, err := s.start()
+	if err != nil {
 		return err
 	}
-	return nil
-}
-
-// waitForReady asks a new readiness probe every 100ms until process p is
-// ready, has exited, or readyTimeout or ctx is over.
-func (s *Server) waitForReady(ctx context.Context, p *process, began time.Time) error {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-
-	ticker := time.NewTicker(100 * time.Millisecond)
-	defer ticker.Stop()
-
-	ready := s.newProbe(began)
-	lastState := "not asked yet"
-	for {
-		select {
-		case <-p.exited:
-			err := fmt.Errorf("%s exited before it became ready (%s): %v\n%s", s.name, lastState, p.waitErr, p.tail.lastLines(40))
-			if strings.Contains(p.tail.String(), "address already in use") {
-				err = fmt.Errorf("%w: %w", errPortInUse, err)
-			}
-			return err
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s at %s to become ready (%s): %w\n%s", s.name, s.BaseURL, lastState, context.Cause(ctx), p.tail.lastLines(40))
-		case <-ticker.C:
-		}
-
-		ok, state := ready(ctx)
-		if ok {
-			s.ReadyAfter = time.Since(began)
-			return nil
-		}
-		lastState = state
+	if err := s.waitReady(ctx, i, readyTimeout, s.newProbe(began)); err != nil {
+		_ = s.terminate(i)
+		s.setStopped("it did not become ready")
+		return err
 	}
+	s.ReadyAfter = time.Since(began)
+	return nil
 }
 
 // adminKubeconfigProbe is kcp's readiness: admin.kubeconfig is written for
@@ -436,78 +384,6 @@ func (s *Server) Name() string {
 	return s.name
 }
 
-// CheckRunning returns nil while the kcp process runs (paused or not), else
-// an error with its exit status and the tail of its log; after StopProcess or
-// Kill, an error saying so, until StartAgain.
-func (s *Server) CheckRunning() error {
-	s.lock.Lock()
-	p, stopped := s.proc, s.stopped
-	s.lock.Unlock()
-	select {
-	case <-p.exited:
-		if stopped != "" {
-			return fmt.Errorf("%s at %s is not running: %s", s.name, s.BaseURL, stopped)
-		}
-		return fmt.Errorf("%s at %s exited: %v\n%s", s.name, s.BaseURL, p.waitErr, s.LogTail(40))
-	default:
-		return nil
-	}
-}
-
-// LogTail returns the last n lines of kcp's output (of at most the last 64
-// KiB), across restarts: a line "=== test framework: <name> started again ..."
-// marks each start after the first.
-func (s *Server) LogTail(n int) string {
-	return s.tail.lastLines(n)
-}
-
-// Pid is the process id of the latest kcp process (also the id of its
-// process group).
-func (s *Server) Pid() int {
-	s.lock.Lock()
-	defer s.lock.Unlock()
-	return s.proc.cmd.Process.Pid
-}
-
-// StopProcess stops kcp as Stop does (SIGTERM to its process group, SIGKILL
-// after 20s), but keeps the root directory, so that StartAgain can start it
-// again with the same state. It returns an error if kcp had to be killed or
-// had exited by itself before.
-func (s *Server) StopProcess() error {
-	p, err := s.current()
-	if err != nil {
-		return err
-	}
-	if err := s.exitedByItself(p); err != nil {
-		return err
-	}
-	err = p.terminate()
-	s.setStopped("stopped by StopProcess")
-	return err
-}
-
-// Kill kills kcp's process group with SIGKILL, as a crash would, keeps the
-// root directory, and waits until the process has exited.
-func (s *Server) Kill() error {
-	p, err := s.current()
-	if err != nil {
-		return err
-	}
-	if err := s.exitedByItself(p); err != nil {
-		return err
-	}
-	if err := p.signal(syscall.SIGKILL); err != nil {
-		return err
-	}
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("%s (pid %d) did not exit within 10s of SIGKILL", s.name, p.cmd.Process.Pid)
-	}
-	s.setStopped("killed by Kill")
-	return nil
-}
-
 // StartAgain starts kcp after StopProcess or Kill with the command line of
 // the first start: the same address, ports, root directory and flags, and
 // waits until it is ready (at most 3 minutes, or until ctx is done). A port
@@ -515,14 +391,14 @@ func (s *Server) Kill() error {
 // cannot be changed. If kcp does not become ready, it is stopped again, and
 // StartAgain may be called again.
 func (s *Server) StartAgain(ctx context.Context) error {
-	p, err := s.current()
+	i, err := s.current()
 	if err != nil {
 		return err
 	}
 	select {
-	case <-p.exited:
+	case <-i.exited:
 	default:
-		return fmt.Errorf("%s at %s is still running (pid %d): stop it first", s.name, s.BaseURL, p.cmd.Process.Pid)
+		return fmt.Errorf("%s is still running (pid %d): stop it first", s.who(), i.cmd.Process.Pid)
 	}
 	for attempt := 1; ; attempt++ {
 		err := s.launch(ctx)
@@ -546,141 +422,12 @@ func (s *Server) Restart(ctx context.Context) error {
 	return s.StartAgain(ctx)
 }
 
-// Pause stops kcp's process group with SIGSTOP: its listeners still accept
-// connections (the kernel does), but nothing answers until Resume.
-func (s *Server) Pause() error {
-	p, err := s.current()
-	if err != nil {
-		return err
-	}
-	return p.signal(syscall.SIGSTOP)
-}
-
-// Resume continues kcp's process group after Pause with SIGCONT.
-func (s *Server) Resume() error {
-	p, err := s.current()
-	if err != nil {
-		return err
-	}
-	return p.signal(syscall.SIGCONT)
-}
-
-// Stop sends SIGTERM to kcp's process group (and SIGCONT, in case it is
-// paused), waits up to 20s for it to exit, then sends SIGKILL. It removes the
-// root directory if Start created it. It is safe to call more than once, and
-// after StopProcess or Kill; the server cannot be started again afterwards.
+// Stop stops kcp as Process.Stop does (SIGTERM, SIGKILL after 20s) and
+// removes the root directory if Start created it. It is safe to call more
+// than once, and after StopProcess or Kill; the server cannot be started
+// again afterwards.
 func (s *Server) Stop() error {
-	s.stopOnce.Do(func() {
-		s.lock.Lock()
-		s.closed = true
-		p := s.proc
-		s.lock.Unlock()
-		err := p.terminate()
-		s.setStopped("stopped by Stop")
-		if s.ownRootDir {
-			if rmErr := os.RemoveAll(s.RootDir); rmErr != nil {
-				err = errors.Join(err, fmt.Errorf("removing kcp root directory: %w", rmErr))
-			}
-		}
-		s.stopErr = err
-	})
-	return s.stopErr
-}
-
-// started tells whether a process of s was started.
-func (s *Server) started() bool {
-	s.lock.Lock()
-	defer s.lock.Unlock()
-	return s.proc != nil
-}
-
-// current returns the latest process, or an error once Stop was called.
-func (s *Server) current() (*process, error) {
-	s.lock.Lock()
-	defer s.lock.Unlock()
-	if s.closed {
-		return nil, fmt.Errorf("%s at %s was stopped for good (Stop)", s.name, s.BaseURL)
-	}
-	return s.proc, nil
-}
-
-// exitedByItself returns an error if p has exited while it was not stopped
-// on purpose.
-func (s *Server) exitedByItself(p *process) error {
-	select {
-	case <-p.exited:
-	default:
-		return nil
-	}
-	s.lock.Lock()
-	stopped := s.stopped
-	s.lock.Unlock()
-	if stopped != "" {
-		return nil
-	}
-	return fmt.Errorf("%s at %s had exited by itself: %v\n%s", s.name, s.BaseURL, p.waitErr, s.LogTail(40))
-}
-
-func (s *Server) setStopped(why string) {
-	s.lock.Lock()
-	defer s.lock.Unlock()
-	if s.stopped == "" {
-		s.stopped = why
-	}
-}
-
-// signal sends sig to the process group of p, unless p has exited.
-func (p *process) signal(sig syscall.Signal) error {
-	select {
-	case <-p.exited:
-		return fmt.Errorf("%s (pid %d) has exited: %v", p.name, p.cmd.Process.Pid, p.waitErr)
-	default:
-	}
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending %s to %s: %w", sig, p.name, err)
-	}
-	return nil
-}
-
-// terminate stops the process group, politely first. SIGCONT follows
-// SIGTERM, so that a paused kcp gets it too.
-func (p *process) terminate() error {
-	pgid := -p.cmd.Process.Pid
-	select {
-	case <-p.exited:
-		return nil
-	default:
-	}
-	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGTERM to %s: %w", p.name, err)
-	}
-	_ = syscall.Kill(pgid, syscall.SIGCONT)
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(stopTimeout):
-	}
-	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGKILL to %s: %w", p.name, err)
-	}
-	select {
-	case <-p.exited:
-		return fmt.Errorf("%s did not stop within %s after SIGTERM and was killed", p.name, stopTimeout)
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("%s (pid %d) did not exit even after SIGKILL", p.name, p.cmd.Process.Pid)
-	}
-}
-
-func (p *process) closeLog() {
-	if p.logFile != nil {
-		_ = p.logFile.Close()
-	}
-}
-
-func (s *Server) removeOwnRootDir() {
-	if s.ownRootDir {
-		_ = os.RemoveAll(s.RootDir)
-	}
+	return errors.Join(s.Process.Stop(), removeRootDir(s.ownRootDir, s.RootDir, "kcp"))
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,6 +73,9 @@ type ShardedOptions struct {
 	Users []string
 	// ServiceMappings are front-proxy mapping entries beside kcp's own.
 	ServiceMappings []ServiceMapping
+	// FrontProxyPort is the front-proxy's port on 127.0.0.1. Default (0): a
+	// free port.
+	FrontProxyPort int
 	// ShardArgs are appended to every shard's `kcp start` command line,
 	// FrontProxyArgs to the front-proxy's.
 	ShardArgs, FrontProxyArgs []string
@@ -140,9 +142,6 @@ type ShardedServer struct {
 
 	lock   sync.Mutex
 	shards []*Shard // the root shard first, then in the order started
-
-	stopOnce sync.Once
-	stopErr  error
 }
 
 // Shard is one kcp shard of a ShardedServer. Its Server is its kcp process:
@@ -168,28 +167,19 @@ func StartSharded(ctx context.Context, opts ShardedOptions) (*ShardedServer, err
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
-	for attempt := 1; ; attempt++ {
-		s, err := startSharded(ctx, opts)
-		if err == nil {
-			return s, nil
-		}
-		// As Start: only retry when the root directory is ours.
-		if !errors.Is(err, errPortInUse) || opts.RootDir != "" || attempt == startAttempts {
-			return nil, err
-		}
-	}
+	return retryTakenPorts(opts.RootDir, func() (*ShardedServer, error) { return startSharded(ctx, opts) })
 }
 
 // complete fills in the defaults and checks the names.
 func (o *ShardedOptions) complete() error {
 	var err error
-	if o.KCPBinary, err = findBinary(o.KCPBinary, "KCP_BINARY", "kcp"); err != nil {
+	if o.KCPBinary, err = findBinary(o.KCPBinary, "KCP_BINARY", "kcp", "kcp"); err != nil {
 		return err
 	}
-	if o.CacheServerBinary, err = findBinary(o.CacheServerBinary, "CACHE_SERVER_BINARY", "cache-server"); err != nil {
+	if o.CacheServerBinary, err = findBinary(o.CacheServerBinary, "CACHE_SERVER_BINARY", "cache-server", "kcp"); err != nil {
 		return err
 	}
-	if o.FrontProxyBinary, err = findBinary(o.FrontProxyBinary, "KCP_FRONT_PROXY_BINARY", "kcp-front-proxy"); err != nil {
+	if o.FrontProxyBinary, err = findBinary(o.FrontProxyBinary, "KCP_FRONT_PROXY_BINARY", "kcp-front-proxy", "kcp"); err != nil {
 		return err
 	}
 	if o.Shards == nil {
@@ -236,54 +226,36 @@ func checkShardName(name string, taken []string) error {
 // startSharded makes one attempt of StartSharded.
 func startSharded(ctx context.Context, opts ShardedOptions) (*ShardedServer, error) {
 	began := time.Now()
-	s, err := newShardedServer(opts)
+	rootDir, own, err := makeRootDir(opts.RootDir, "kcp-sharded-", "the sharded kcp")
 	if err != nil {
 		return nil, err
 	}
+	s := &ShardedServer{RootDir: rootDir, ownRootDir: own, opts: opts}
 	if err := s.start(ctx); err != nil {
-		err = errors.Join(err, s.stopProcesses())
-		if errors.Is(err, errPortInUse) {
-			s.removeOwnRootDir()
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w\n(root directory of the sharded kcp kept for inspection: %s)", err, s.RootDir)
+		return nil, startFailed(errors.Join(err, s.stopProcesses()), "the sharded kcp", rootDir, own)
 	}
 	s.ReadyAfter = time.Since(began)
-	return s, nil
-}
-
-// newShardedServer makes the root directory and the PKI.
-func newShardedServer(opts ShardedOptions) (*ShardedServer, error) {
-	s := &ShardedServer{RootDir: opts.RootDir, opts: opts}
-	if s.RootDir == "" {
-		dir, err := os.MkdirTemp("", "kcp-sharded-")
-		if err != nil {
-			return nil, fmt.Errorf("creating the root directory of the sharded kcp: %w", err)
-		}
-		s.RootDir, s.ownRootDir = dir, true
-	} else if err := os.MkdirAll(s.RootDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the root directory of the sharded kcp: %w", err)
-	}
-	var err error
-	if s.PKI, err = newShardedPKI(filepath.Join(s.RootDir, "pki"), opts.Users); err != nil {
-		s.removeOwnRootDir()
-		return nil, err
-	}
-	if s.admin, err = rest.HTTPClientFor(s.AdminConfig("")); err != nil {
-		s.removeOwnRootDir()
-		return nil, fmt.Errorf("creating the admin's HTTP client: %w", err)
-	}
-	s.admin.Timeout = 5 * time.Second
 	return s, nil
 }
 
 // start picks the ports, writes the configuration and starts every process
 // in turn.
 func (s *ShardedServer) start(ctx context.Context) error {
+	var err error
+	if s.PKI, err = newShardedPKI(filepath.Join(s.RootDir, "pki"), s.opts.Users); err != nil {
+		return err
+	}
+	if s.admin, err = rest.HTTPClientFor(s.AdminConfig("")); err != nil {
+		return fmt.Errorf("creating the admin's HTTP client: %w", err)
+	}
+	s.admin.Timeout = 5 * time.Second
 	shardNames := append([]string{RootShard}, s.opts.Shards...)
 	ports, err := freePorts(ctx, 1+3+3*len(shardNames))
 	if err != nil {
 		return err
+	}
+	if s.opts.FrontProxyPort != 0 {
+		ports[0] = s.opts.FrontProxyPort
 	}
 	s.FrontProxyURL = localURL(ports[0])
 	if s.CacheServer, err = s.newCacheServer(ports[1:4]); err != nil {
@@ -524,15 +496,7 @@ func (s *ShardedServer) LogTails(lines int) LogTails {
 // the cache server last, and removes the root directory if StartSharded
 // created it. It is safe to call more than once.
 func (s *ShardedServer) Stop() error {
-	s.stopOnce.Do(func() {
-		s.stopErr = s.stopProcesses()
-		if s.ownRootDir {
-			if err := os.RemoveAll(s.RootDir); err != nil {
-				s.stopErr = errors.Join(s.stopErr, fmt.Errorf("removing the root directory of the sharded kcp: %w", err))
-			}
-		}
-	})
-	return s.stopErr
+	return errors.Join(s.stopProcesses(), removeRootDir(s.ownRootDir, s.RootDir, "the sharded kcp"))
 }
 
 // stopProcesses stops every process started, in the reverse order.
@@ -545,10 +509,4 @@ func (s *ShardedServer) stopProcesses() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (s *ShardedServer) removeOwnRootDir() {
-	if s.ownRootDir {
-		_ = os.RemoveAll(s.RootDir)
-	}
 }

@@ -204,10 +204,7 @@ func (p *ShardedPKI) writeServiceAccountKey() error {
 func (p *ShardedPKI) writeTokens(users []string) error {
 	p.Tokens = make(map[string]string, len(users)+1)
 	var lines strings.Builder
-	for _, user := range append([]string{AdminUser}, users...) {
-		if _, dup := p.Tokens[user]; dup {
-			return fmt.Errorf("user %q is there twice", user)
-		}
+	for _, user := range append([]string{AdminUser}, users...) { // ShardedOptions.complete checks them
 		token, err := newToken()
 		if err != nil {
 			return err
@@ -234,4 +231,17 @@ func newToken() (string, error) {
 		return "", fmt.Errorf("generating a token: %w", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// requestHeaderArgs are the flags of a server (a shard, the plugin) that
+// accepts the user in the front-proxy's X-Remote-User, X-Remote-Group and
+// X-Remote-Extra-* headers from the front-proxy's client certificate only.
+func (p *ShardedPKI) requestHeaderArgs() []string {
+	return []string{
+		"--requestheader-client-ca-file=" + p.RequestHeaderCAFile,
+		"--requestheader-allowed-names=" + FrontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+	}
 }

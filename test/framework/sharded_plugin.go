@@ -56,13 +56,6 @@ func (s *ShardedServer) PluginOptions(port int, workDir string) PluginOptions {
 		ServingKeyFile:   pki.ServingKeyFile,
 		ServingCAFile:    pki.ServingCAFile,
 		WorkDir:          workDir,
-		ExtraArgs: []string{
-			"--client-ca-file=" + pki.ClientCAFile,
-			"--requestheader-client-ca-file=" + pki.RequestHeaderCAFile,
-			"--requestheader-allowed-names=" + FrontProxyClientName,
-			"--requestheader-username-headers=X-Remote-User",
-			"--requestheader-group-headers=X-Remote-Group",
-			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-		},
+		ExtraArgs:        append([]string{"--client-ca-file=" + pki.ClientCAFile}, pki.requestHeaderArgs()...),
 	}
 }

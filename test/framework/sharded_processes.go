@@ -35,15 +35,10 @@ import (
 // etcd peer).
 func (s *ShardedServer) newCacheServer(ports []int) (*Server, error) {
 	const name = "cache-server"
-	args := []string{
-		"--root-directory=" + s.processDir(name),
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[0]),
-		"--embedded-etcd-client-port=" + strconv.Itoa(ports[1]),
-		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
-		"--tls-cert-file=" + s.PKI.ServingCertFile,
-		"--tls-private-key-file=" + s.PKI.ServingKeyFile,
-	}
+	args := append(serverArgs(s.processDir(name), ports),
+		"--tls-cert-file="+s.PKI.ServingCertFile,
+		"--tls-private-key-file="+s.PKI.ServingKeyFile,
+	)
 	// From kcp v0.31.0 (kcp 416922b09, "Enhance inter-shard
 	// authentication") the cache server refuses to start without
 	// --client-ca-file and admits client certificates of system:masters
@@ -52,7 +47,7 @@ func (s *ShardedServer) newCacheServer(ports []int) (*Server, error) {
 	if hasFlag(s.opts.CacheServerBinary, "--client-ca-file") {
 		args = append(args, "--client-ca-file="+s.PKI.ClientCAFile)
 	}
-	return s.newProcess(name, s.opts.CacheServerBinary, localURL(ports[0]), "/readyz", args)
+	return s.newPart(name, s.opts.CacheServerBinary, localURL(ports[0]), "/readyz", args)
 }
 
 // hasFlag tells whether binary lists flag in its --help; a binary whose
@@ -71,38 +66,27 @@ func (s *ShardedServer) newShard(name string, ports []int) (*Shard, error) {
 	dir := s.processDir(name)
 	baseURL := localURL(ports[0])
 	pki := s.PKI
-	args := []string{
-		"start",
-		"--shard-name=" + name,
-		"--root-directory=" + dir,
-		"--kubeconfig-path=" + filepath.Join(dir, "admin.kubeconfig"),
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(ports[0]),
-		"--embedded-etcd-client-port=" + strconv.Itoa(ports[1]),
-		"--embedded-etcd-peer-port=" + strconv.Itoa(ports[2]),
-		"--shard-base-url=" + baseURL,
-		"--shard-external-url=" + s.FrontProxyURL,
-		"--tls-cert-file=" + pki.ServingCertFile,
-		"--tls-private-key-file=" + pki.ServingKeyFile,
-		"--client-ca-file=" + pki.ClientCAFile,
-		"--requestheader-client-ca-file=" + pki.RequestHeaderCAFile,
-		"--requestheader-allowed-names=" + FrontProxyClientName,
-		"--requestheader-username-headers=X-Remote-User",
-		"--requestheader-group-headers=X-Remote-Group",
-		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-		"--service-account-key-file=" + pki.ServiceAccountPublicKeyFile,
-		"--service-account-private-key-file=" + pki.ServiceAccountKeyFile,
-		"--service-account-signing-key-file=" + pki.ServiceAccountKeyFile,
+	args := append([]string{"start", "--shard-name=" + name, "--kubeconfig-path=" + filepath.Join(dir, "admin.kubeconfig")}, serverArgs(dir, ports)...)
+	args = append(args, pki.requestHeaderArgs()...)
+	args = append(args,
+		"--shard-base-url="+baseURL,
+		"--shard-external-url="+s.FrontProxyURL,
+		"--tls-cert-file="+pki.ServingCertFile,
+		"--tls-private-key-file="+pki.ServingKeyFile,
+		"--client-ca-file="+pki.ClientCAFile,
+		"--service-account-key-file="+pki.ServiceAccountPublicKeyFile,
+		"--service-account-private-key-file="+pki.ServiceAccountKeyFile,
+		"--service-account-signing-key-file="+pki.ServiceAccountKeyFile,
 		"--service-account-lookup=false",
-		"--token-auth-file=" + pki.TokenFile,
-		"--cache-kubeconfig=" + s.kubeconfigPath("cache"),
-		"--logical-cluster-admin-kubeconfig=" + s.kubeconfigPath("logical-cluster-admin"),
-		"--external-logical-cluster-admin-kubeconfig=" + s.kubeconfigPath("external-logical-cluster-admin"),
+		"--token-auth-file="+pki.TokenFile,
+		"--cache-kubeconfig="+s.kubeconfigPath("cache"),
+		"--logical-cluster-admin-kubeconfig="+s.kubeconfigPath("logical-cluster-admin"),
+		"--external-logical-cluster-admin-kubeconfig="+s.kubeconfigPath("external-logical-cluster-admin"),
 		// Ends the watches of the front-proxy and of the other shards at
 		// SIGTERM: without, the HTTP server waits for them after etcd has
 		// stopped, and the shard does not exit.
 		"--shutdown-watch-termination-grace-period=2s",
-	}
+	)
 	if name != RootShard {
 		args = append(args, "--root-shard-kubeconfig-file="+s.kubeconfigPath("root-shard"))
 	}
@@ -111,7 +95,7 @@ func (s *ShardedServer) newShard(name string, ports []int) (*Shard, error) {
 	}
 	args = append(args, s.opts.ShardArgs...)
 
-	server, err := s.newProcess(name, s.opts.KCPBinary, baseURL, "/readyz", args)
+	server, err := s.newPart(name, s.opts.KCPBinary, baseURL, "/readyz", args)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +108,7 @@ func (s *ShardedServer) newShard(name string, ports []int) (*Shard, error) {
 func (s *ShardedServer) newFrontProxy(port int) (*Server, error) {
 	const name = "front-proxy"
 	mappingFile := filepath.Join(s.RootDir, "front-proxy-mapping.yaml")
-	if err := s.writeMappingFile(mappingFile); err != nil {
+	if err := writeMappingFile(mappingFile, s.frontProxyMappings()); err != nil {
 		return nil, err
 	}
 	args := append([]string{
@@ -139,23 +123,24 @@ func (s *ShardedServer) newFrontProxy(port int) (*Server, error) {
 		"--tls-cert-file=" + s.PKI.ServingCertFile,
 		"--tls-private-key-file=" + s.PKI.ServingKeyFile,
 	}, s.opts.FrontProxyArgs...)
-	return s.newProcess(name, s.opts.FrontProxyBinary, s.FrontProxyURL, frontProxyReadyPath, args)
+	return s.newPart(name, s.opts.FrontProxyBinary, s.FrontProxyURL, frontProxyReadyPath, args)
 }
 
-// pathMapping is an entry of the front-proxy's --mapping-file.
+// pathMapping is an entry of the front-proxy's --mapping-file, and of kcp's
+// --miniproxy-mapping-file.
 type pathMapping struct {
 	Path            string `json:"path"`
 	Backend         string `json:"backend"`
-	BackendServerCA string `json:"backend_server_ca"`
-	ProxyClientCert string `json:"proxy_client_cert"`
-	ProxyClientKey  string `json:"proxy_client_key"`
+	BackendServerCA string `json:"backend_server_ca,omitempty"`
+	ProxyClientCert string `json:"proxy_client_cert,omitempty"`
+	ProxyClientKey  string `json:"proxy_client_key,omitempty"`
 }
 
-// writeMappingFile writes the front-proxy's mapping file: the service
-// mappings of the options, the rest of /services/ (kcp's own virtual
-// workspaces) to the root shard, and /clusters/, which the front-proxy
-// routes to each workspace's shard.
-func (s *ShardedServer) writeMappingFile(path string) error {
+// frontProxyMappings are the entries of the front-proxy's mapping file:
+// the service mappings of the options, the rest of /services/ (kcp's own
+// virtual workspaces) to the root shard, and /clusters/, which the
+// front-proxy routes to each workspace's shard.
+func (s *ShardedServer) frontProxyMappings() []pathMapping {
 	root := s.shards[0].BaseURL
 	mapping := func(path, backend, backendCA string) pathMapping {
 		if backendCA == "" {
@@ -168,7 +153,22 @@ func (s *ShardedServer) writeMappingFile(path string) error {
 	for _, m := range s.opts.ServiceMappings {
 		mappings = append(mappings, mapping("/services/"+m.Name+"/", m.Backend, m.BackendCAFile))
 	}
-	mappings = append(mappings, mapping("/services/", root, ""), mapping("/clusters/", root, ""))
+	return append(mappings, mapping("/services/", root, ""), mapping("/clusters/", root, ""))
+}
+
+// miniproxyMappings are the entries of a kcp's mini front-proxy's mapping
+// file for the service mappings of its Options: /services/<name>, with the
+// client's own credentials.
+func miniproxyMappings(services []ServiceMapping) []pathMapping {
+	mappings := make([]pathMapping, 0, len(services))
+	for _, m := range services {
+		mappings = append(mappings, pathMapping{Path: "/services/" + m.Name, Backend: m.Backend, BackendServerCA: m.BackendCAFile})
+	}
+	return mappings
+}
+
+// writeMappingFile writes a mapping file with these entries.
+func writeMappingFile(path string, mappings []pathMapping) error {
 	data, err := yaml.Marshal(mappings)
 	if err != nil {
 		return err
@@ -176,19 +176,11 @@ func (s *ShardedServer) writeMappingFile(path string) error {
 	return WriteFileAtomic(path, data)
 }
 
-// newProcess prepares a Server for the process name of s, with its root
+// newPart prepares a Server for the process name of s, with its root
 // directory <RootDir>/<name> and its log <RootDir>/<name>.log, ready once
 // GET readyPath answers 200 to AdminUser.
-func (s *ShardedServer) newProcess(name, binary, baseURL, readyPath string, args []string) (*Server, error) {
-	p := &Server{
-		RootDir: s.processDir(name),
-		BaseURL: baseURL,
-		LogPath: filepath.Join(s.RootDir, name+".log"),
-		name:    name,
-		binary:  binary,
-		args:    args,
-		tail:    newTailBuffer(logTailBytes),
-	}
+func (s *ShardedServer) newPart(name, binary, baseURL, readyPath string, args []string) (*Server, error) {
+	p := newServer(name, binary, args, s.processDir(name), baseURL, filepath.Join(s.RootDir, name+".log"))
 	if err := os.MkdirAll(p.RootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the root directory of %s: %w", name, err)
 	}

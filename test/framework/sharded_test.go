@@ -157,7 +157,7 @@ func TestWriteMappingFile(t *testing.T) {
 		shards: []*Shard{{Server: &Server{BaseURL: "https://127.0.0.1:1"}, Name: RootShard}},
 	}
 	path := filepath.Join(dir, "mapping.yaml")
-	require.NoError(t, s.writeMappingFile(path))
+	require.NoError(t, writeMappingFile(path, s.frontProxyMappings()))
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var mappings []map[string]string

@@ -25,8 +25,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 )
 
 // RootPath is the path of kcp's root workspace.
@@ -70,6 +72,26 @@ func poll(ctx context.Context, timeout, interval time.Duration, condition func(c
 		return fmt.Errorf("not done after %s: %s", timeout, last)
 	}
 	return err
+}
+
+// pollT polls condition (poll) for at most WaitTimeout, and fails t,
+// saying what it waited for, if it is not done by then.
+func pollT(t testing.TB, ctx context.Context, what string, condition func(context.Context) (done bool, reason string)) {
+	t.Helper()
+	if err := poll(ctx, WaitTimeout, pollInterval, condition); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// kcpClientT returns a cluster-aware kcp clientset for cfg (with or without
+// a /clusters/ path), failing t if it cannot.
+func kcpClientT(t testing.TB, cfg *rest.Config) kcpclientset.ClusterInterface {
+	t.Helper()
+	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
+	if err != nil {
+		t.Fatalf("creating kcp clientset: %v", err)
+	}
+	return client
 }
 
 // messagePrefix formats testify-style msgAndArgs as "message: ".

@@ -30,18 +30,10 @@ import (
 	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 )
 
 // WorkspaceOption changes a Workspace before CreateWorkspace creates it.
 type WorkspaceOption func(*tenancyv1alpha1.Workspace)
-
-// WithType sets the workspace type. The default is root:universal.
-func WithType(path logicalcluster.Path, name string) WorkspaceOption {
-	return func(ws *tenancyv1alpha1.Workspace) {
-		ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Path: path.String(), Name: tenancyv1alpha1.WorkspaceTypeName(name)}
-	}
-}
 
 // OnShard places the workspace on the shard of that name: its
 // spec.location.selector selects the Shard labelled name=<shard>, as kcp
@@ -64,10 +56,7 @@ func OnShard(shard string) WorkspaceOption {
 func CreateWorkspace(t testing.TB, cfg *rest.Config, parent logicalcluster.Path, name string, opts ...WorkspaceOption) (logicalcluster.Name, *tenancyv1alpha1.Workspace) {
 	t.Helper()
 
-	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
-	if err != nil {
-		t.Fatalf("creating kcp clientset: %v", err)
-	}
+	client := kcpClientT(t, cfg)
 	workspaces := client.Cluster(parent).TenancyV1alpha1().Workspaces()
 
 	ws := &tenancyv1alpha1.Workspace{
@@ -88,7 +77,7 @@ func CreateWorkspace(t testing.TB, cfg *rest.Config, parent logicalcluster.Path,
 	// Workspace invalid or already there.
 	var refused error
 	attempts := 0
-	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+	err := poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
 		attempts++
 		_, err := workspaces.Create(ctx, ws, metav1.CreateOptions{})
 		switch {
@@ -108,7 +97,7 @@ func CreateWorkspace(t testing.TB, cfg *rest.Config, parent logicalcluster.Path,
 		t.Fatalf("creating workspace %s: %v", parent.Join(name), err)
 	}
 
-	err = poll(ctx, WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+	pollT(t, ctx, fmt.Sprintf("workspace %s to be Ready", parent.Join(name)), func(ctx context.Context) (bool, string) {
 		ws, err = workspaces.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -118,9 +107,6 @@ func CreateWorkspace(t testing.TB, cfg *rest.Config, parent logicalcluster.Path,
 		}
 		return true, ""
 	})
-	if err != nil {
-		t.Fatalf("waiting for workspace %s to be Ready: %v", parent.Join(name), err)
-	}
 	return logicalcluster.Name(ws.Spec.Cluster), ws
 }
 
@@ -133,12 +119,10 @@ func CreateWorkspace(t testing.TB, cfg *rest.Config, parent logicalcluster.Path,
 func WaitForWorkspacePath(t testing.TB, cfg *rest.Config, path logicalcluster.Path) logicalcluster.Name {
 	t.Helper()
 
-	client, err := kcpclientset.NewForConfig(clusterAwareConfig(cfg))
-	if err != nil {
-		t.Fatalf("creating kcp clientset: %v", err)
-	}
+	client := kcpClientT(t, cfg)
 	var cluster *corev1alpha1.LogicalCluster
-	err = poll(context.Background(), WaitTimeout, pollInterval, func(ctx context.Context) (bool, string) {
+	pollT(t, context.Background(), fmt.Sprintf("%s to be served at %s", path, cfg.Host), func(ctx context.Context) (bool, string) {
+		var err error
 		cluster, err = client.Cluster(path).CoreV1alpha1().LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -146,9 +130,6 @@ func WaitForWorkspacePath(t testing.TB, cfg *rest.Config, path logicalcluster.Pa
 		got := cluster.Annotations[core.LogicalClusterPathAnnotationKey]
 		return got == path.String(), fmt.Sprintf("reached the logical cluster of %q", got)
 	})
-	if err != nil {
-		t.Fatalf("waiting for %s to be served at %s: %v", path, cfg.Host, err)
-	}
 	return logicalcluster.From(cluster)
 }
 

@@ -148,14 +148,7 @@ func run(ctx context.Context, opts options, out io.Writer) error {
 	kcpOpts := framework.Options{
 		RootDir:   filepath.Join(dir, "kcp"),
 		ExtraArgs: []string{"--token-auth-file=" + tokens.path},
-	}
-	if opts.kcpLog != "" {
-		f, err := os.Create(opts.kcpLog)
-		if err != nil {
-			return fmt.Errorf("creating kcp's log file: %w", err)
-		}
-		defer f.Close()
-		kcpOpts.LogWriter = f
+		LogPath:   opts.kcpLog,
 	}
 	logf("starting kcp (root directory %s)", kcpOpts.RootDir)
 	kcp, err := framework.Start(ctx, kcpOpts)

@@ -18,18 +18,15 @@ package mountbench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // kcpServer is a kcp process, with or without kcp's in-tree mounts
-// controller, and the log file it writes to if the caller chose one.
+// controller.
 type kcpServer struct {
 	*framework.Server
-	logFile *os.File
 }
 
 // startKCP starts kcp in rootDir, which it creates, logging to logPath if set
@@ -37,44 +34,26 @@ type kcpServer struct {
 // controller on (the WorkspaceMounts feature gate); kcp accepts mounted
 // Workspaces without it.
 func startKCP(ctx context.Context, logPath, rootDir string, inTree bool) (*kcpServer, error) {
-	opts := framework.Options{RootDir: rootDir}
+	opts := framework.Options{RootDir: rootDir, LogPath: logPath}
 	if inTree {
 		opts.FeatureGates = "WorkspaceMounts=true"
 	}
-	var logFile *os.File
-	if logPath != "" {
-		f, err := os.Create(logPath)
-		if err != nil {
-			return nil, fmt.Errorf("creating kcp's log file: %w", err)
-		}
-		logFile, opts.LogWriter = f, f
-	}
 	s, err := framework.Start(ctx, opts)
 	if err != nil {
-		if logFile != nil {
-			err = errors.Join(err, logFile.Close())
-		}
 		return nil, fmt.Errorf("starting kcp: %w", err)
 	}
-	return &kcpServer{Server: s, logFile: logFile}, nil
+	return &kcpServer{Server: s}, nil
 }
 
 // logPath returns the file kcp logs to.
 func (k *kcpServer) logPath() string {
-	if k.logFile != nil {
-		return k.logFile.Name()
-	}
 	return k.LogPath
 }
 
-// stop stops kcp and closes its log file.
+// stop stops kcp.
 func (k *kcpServer) stop() error {
-	err := k.Stop()
-	if err != nil {
-		err = fmt.Errorf("stopping kcp: %w", err)
+	if err := k.Stop(); err != nil {
+		return fmt.Errorf("stopping kcp: %w", err)
 	}
-	if k.logFile != nil {
-		err = errors.Join(err, k.logFile.Close())
-	}
-	return err
+	return nil
 }
