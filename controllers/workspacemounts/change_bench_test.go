@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -43,7 +42,7 @@ import (
 )
 
 // BenchmarkWorkspaceChange is the controller's CPU for one change of a
-// mount object, without kcp: the mount object's event, the workspaces queue,
+// mount object, without kcp: the mount object's event, workspacemounts-workspaces,
 // processWorkspace (the read of the mount object, the contract, the merge
 // patch), then the echo, the patched Workspace coming back through the
 // Workspace informer's handler and reconciled once more (nothing to write).
@@ -122,8 +121,8 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 	}
 	mountVersion := 2000
 	c := &Controller{
-		mountsQueue:      workqueue.NewTypedRateLimitingQueue(retryRateLimiter()),
-		workspacesQueue:  workqueue.NewTypedRateLimitingQueue(retryRateLimiter()),
+		mountsQueue:      newQueue(""),
+		workspacesQueue:  newQueue(""),
 		workspaceIndexer: indexer,
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(indexer),
 		workspaces: &workspacesReconciler{

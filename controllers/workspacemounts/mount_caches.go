@@ -44,7 +44,7 @@ import (
 // resource in one cluster the controller runs.
 const DefaultMaxClusterMountInformers = 500
 
-// mountCaches are the caches of full mount objects the workspaces queue
+// mountCaches are the caches of full mount objects workspacemounts-workspaces
 // reads instead of a GET: one per bound resource across all clusters
 // (kcp serves full objects at * for resource:identity), one per
 // (CRD resource, cluster) pair that has an informer of its own. Their

@@ -34,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
@@ -259,7 +258,7 @@ func exampleKind(kind string) string {
 	return kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})
 }
 
-// TestKindReconcilerClusterInformers: the mounts queue asks for a
+// TestKindReconcilerClusterInformers: workspacemounts-mounts asks for a
 // per-cluster informer for every (CRD resource, cluster) pair in use, none
 // for a bound resource (its informer across all clusters has full objects)
 // and none for a resource denied its informer.
@@ -311,7 +310,7 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 	c := &Controller{
 		workspaceIndexer: indexer,
 		caches:           newMountCaches(),
-		workspacesQueue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		workspacesQueue:  newQueue(""),
 		observed:         map[string]time.Time{},
 	}
 	t.Cleanup(c.workspacesQueue.ShutDown)
@@ -340,7 +339,7 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 
 // TestWorkspacesReadAgainWhenAnInformerSyncs: an informer that synced sends
 // the Workspaces whose kind resolves to its resource, in its cluster (all
-// clusters for one across them), back to the workspaces queue, and no
+// clusters for one across them), back to workspacemounts-workspaces, and no
 // others. (A mount object deleted between a Workspace's GET and the
 // informer's list has no event: restarting kcp made that happen.)
 func TestWorkspacesReadAgainWhenAnInformerSyncs(t *testing.T) {

@@ -166,7 +166,7 @@ func TestKindReconcilerInformerLimit(t *testing.T) {
 	require.Empty(t, kindsEnqueued)
 
 	// A is mounted nowhere any more: its slot goes to C, whose kind is sent to
-	// the mounts queue again, and whose Workspace then to the workspaces queue.
+	// workspacemounts-mounts again, and whose Workspace then to workspacemounts-workspaces.
 	delete(workspaces, "example.io/v1/A")
 	require.NoError(t, r.reconcile(ctx, "example.io/v1/A"))
 	require.Equal(t, keys("B", "C"), sortedKeys(running))

@@ -62,21 +62,38 @@ import (
 const (
 	// ControllerName names the controller in logs.
 	ControllerName = "workspacemounts"
-	// MountsQueueName names the mounts queue, keyed by mount kind, in logs and workqueue metrics.
+	// MountsQueueName names the queue keyed by mount kind (QueueName).
 	MountsQueueName = "workspacemounts-mounts"
-	// WorkspacesQueueName names the workspaces queue, keyed by Workspace, in logs and workqueue metrics.
+	// WorkspacesQueueName names the queue keyed by Workspace (QueueName).
 	WorkspacesQueueName = "workspacemounts-workspaces"
 )
 
-// QueueName is the name of a queue of the controller of a shard: the
-// queue's name, with "/<shard>" for one of the controllers of a sharded
-// kcp, so that each shard's queues have their own workqueue series (the
-// gauges of two queues of one name would overwrite each other).
+// QueueName is the one name of a queue of the controller of a shard: the
+// workqueue's (its workqueue_* series), the queue of its log lines and the
+// queue label of workspacemounts_reconcile_*. It is the queue's name, with
+// "/<shard>" for one of the controllers of a sharded kcp, so that each
+// shard's queues have their own series (the gauges of two queues of one
+// name would overwrite each other).
 func QueueName(queue, shard string) string {
 	if shard == "" {
 		return queue
 	}
 	return queue + "/" + shard
+}
+
+// queue is a work queue and its name (QueueName).
+type queue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	name string
+}
+
+// newQueue is a work queue named name, retrying with retryRateLimiter.
+func newQueue(name string) queue {
+	return queue{
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
+		name: name,
+	}
 }
 
 // maxRetryDelay caps how long a key that keeps failing waits before its next
@@ -87,7 +104,7 @@ func QueueName(queue, shard string) string {
 // minutes to be written. The overall limit (10/s, burst 100) is client-go's.
 const maxRetryDelay = 10 * time.Second
 
-// reconcileTimeout bounds one reconcile of the workspaces queue, all its
+// reconcileTimeout bounds one reconcile of workspacemounts-workspaces, all its
 // requests to kcp included (a read of the mount object and at most two
 // patches, or a read of the Workspace): it ends with an error and is
 // retried.
@@ -135,7 +152,7 @@ type Options struct {
 	Shard string
 	// MaxClusterMountInformers bounds the full-object informers of CRD
 	// resources in one cluster each (--max-cluster-mount-informers), one
-	// per (resource, cluster) pair in use: the workspaces queue reads a
+	// per (resource, cluster) pair in use: workspacemounts-workspaces reads a
 	// pair's mount objects from it instead of a GET. Pairs beyond it are
 	// read with a GET per change. 0 runs none.
 	MaxClusterMountInformers int
@@ -146,12 +163,12 @@ type Options struct {
 type Controller struct {
 	// shard is Options.Shard, "" with one shard.
 	shard           string
-	mountsQueue     workqueue.TypedRateLimitingInterface[string]
-	workspacesQueue workqueue.TypedRateLimitingInterface[string]
+	mountsQueue     queue
+	workspacesQueue queue
 
 	workspaceIndexer cache.Indexer
 	workspaceLister  tenancyv1alpha1listers.WorkspaceClusterLister
-	kinds            *mountsReconciler
+	mounts           *mountsReconciler
 	workspaces       *workspacesReconciler
 	mountInformers   *mountInformers
 	// caches are the full-object informers' caches of mount objects.
@@ -206,15 +223,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
-		shard: options.Shard,
-		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			retryRateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName(MountsQueueName, options.Shard)},
-		),
-		workspacesQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			retryRateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName(WorkspacesQueueName, options.Shard)},
-		),
+		shard:            options.Shard,
+		mountsQueue:      newQueue(QueueName(MountsQueueName, options.Shard)),
+		workspacesQueue:  newQueue(QueueName(WorkspacesQueueName, options.Shard)),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
 		patchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
@@ -231,15 +242,15 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	c.caches = newMountCaches()
 	// An informer that synced has the Workspaces it covers read again (runMountInformer).
 	c.mountInformers = newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
-		func(resource restmapping.Resource) { c.kinds.enqueueWorkspacesUsing(resource.Key(), "") })
+		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })
 	var syncClusterInformers func(context.Context, []clusterResource) int
 	if options.MaxClusterMountInformers > 0 {
 		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, options.Shard, c.enqueueMountObject,
 			func(cluster logicalcluster.Name, resource restmapping.Resource) {
-				c.kinds.enqueueWorkspacesUsing(resource.Key(), cluster)
+				c.mounts.enqueueWorkspacesUsing(resource.Key(), cluster)
 			}).sync
 	}
-	c.kinds = &mountsReconciler{
+	c.mounts = &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
 			return indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountKind, key)
 		},
@@ -421,7 +432,7 @@ func (c *Controller) enqueueMountObjectEvent(resource restmapping.Resource, obj 
 	c.enqueueMountObject(resource, obj)
 }
 
-// enqueueMountObject sends the Workspaces that reference a mount object to the workspaces queue.
+// enqueueMountObject sends the Workspaces that reference a mount object to workspacemounts-workspaces.
 func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj interface{}) {
 	m, err := meta.Accessor(unwrapTombstone(obj))
 	if err != nil {
@@ -478,8 +489,8 @@ func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
 
 // Start runs the controller until ctx is done: it adds its event handlers
 // to the informers, which replay every object they hold, so that everything
-// is reconciled once; then one worker for the mounts queue, whose work is cheap cache
-// reads, and workers for the workspaces queue. The informers must have synced. When ctx
+// is reconciled once; then one worker for workspacemounts-mounts, whose work is cheap cache
+// reads, and workers for workspacemounts-workspaces. The informers must have synced. When ctx
 // is done, the handlers are removed, the mount object informers stop, and
 // Start returns once every worker has finished its item: nothing is written
 // after that. A Controller runs once; build a new one to run again (as a
@@ -507,19 +518,19 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	}
 
 	var workers sync.WaitGroup
-	run := func(queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) {
+	run := func(q queue, process func(context.Context, string) error) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
 			wait.UntilWithContext(ctx, func(ctx context.Context) {
-				for processNextWorkItem(ctx, queue, name, metricsQueue, process) {
+				for processNextWorkItem(ctx, q, process) {
 				}
 			}, time.Second)
 		}()
 	}
-	run(c.mountsQueue, QueueName(MountsQueueName, c.shard), metrics.QueueMounts, c.kinds.reconcile)
+	run(c.mountsQueue, c.mounts.reconcile)
 	for range workspaceWorkers {
-		run(c.workspacesQueue, QueueName(WorkspacesQueueName, c.shard), metrics.QueueWorkspaces, c.processWorkspace)
+		run(c.workspacesQueue, c.processWorkspace)
 	}
 	<-ctx.Done()
 	// Shutting the queues down ends the workers' Get; each finishes its item first.
@@ -550,14 +561,14 @@ func (c *Controller) addHandlers() (func(klog.Logger), error) {
 	return remove, nil
 }
 
-func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) bool {
-	key, quit := queue.Get()
+func processNextWorkItem(ctx context.Context, q queue, process func(context.Context, string) error) bool {
+	key, quit := q.Get()
 	if quit {
 		return false
 	}
-	defer queue.Done(key)
+	defer q.Done(key)
 
-	logger := logging.WithQueueKey(klog.FromContext(ctx), key).WithValues("queue", name)
+	logger := logging.WithQueueKey(klog.FromContext(ctx), key).WithValues("queue", q.name)
 	ctx = klog.NewContext(ctx, logger)
 	logger.V(4).Info("processing key")
 
@@ -567,16 +578,16 @@ func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingI
 			// Someone else (kcp itself, often) wrote the Workspace since our
 			// cache saw it: expected, and retried against the newer version.
 			logger.V(2).Info("conflict, requeuing", "err", err)
-			metrics.ObserveReconcile(metricsQueue, metrics.ResultRequeue, began)
+			metrics.ObserveReconcile(q.name, metrics.ResultRequeue, began)
 		} else {
-			utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", name, "key", key)
-			metrics.ObserveReconcile(metricsQueue, metrics.ResultError, began)
+			utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", q.name, "key", key)
+			metrics.ObserveReconcile(q.name, metrics.ResultError, began)
 		}
-		queue.AddRateLimited(key)
+		q.AddRateLimited(key)
 		return true
 	}
-	metrics.ObserveReconcile(metricsQueue, metrics.ResultSuccess, began)
-	queue.Forget(key)
+	metrics.ObserveReconcile(q.name, metrics.ResultSuccess, began)
+	q.Forget(key)
 	return true
 }
 
@@ -590,8 +601,8 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	// No request to kcp may hold a key forever: one that kcp accepted and
 	// never answers (while it starts, say) would keep the key in progress,
-	// and every later change of its Workspace waiting. (Not in the mounts
-	// queue: the mount object informers it starts live on its context.)
+	// and every later change of its Workspace waiting. (Not in
+	// workspacemounts-mounts: the mount object informers it starts live on its context.)
 	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
 	defer cancel()
 	conflicted := c.takeConflicted(key)

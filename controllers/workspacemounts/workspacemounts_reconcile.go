@@ -36,7 +36,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// workspacesReconciler is the workspaces queue's logic: it reads a Workspace's mount object
+// workspacesReconciler is the logic of workspacemounts-workspaces: it reads a Workspace's mount object
 // and sets what the controller owns on the Workspace: the two annotations,
 // and with the options the condition, spec.URL and the phase out of
 // Scheduling (workspacemounts_reconcile_routing.go). Its dependencies are
@@ -54,7 +54,7 @@ type workspacesReconciler struct {
 	reads lastReads
 	// informerDenied tells whether a resource was refused a mount object
 	// informer because maxMountInformers others run: its mount objects are
-	// not read until a slot frees (the mounts queue then sends its Workspaces here).
+	// not read until a slot frees (workspacemounts-mounts then sends its Workspaces here).
 	informerDenied func(resource restmapping.Resource) bool
 	// maxMountInformers is --max-mount-informers, for messages.
 	maxMountInformers int

@@ -33,10 +33,10 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// mountsReconciler is the mounts queue's logic. For a kind that Workspaces reference it
+// mountsReconciler is the logic of workspacemounts-mounts. For a kind that Workspaces reference it
 // resolves, in every cluster it is referenced from, the resource serving it,
 // keeps one mount object informer per resource in use (at most
-// --max-mount-informers: see mountInformers), and sends a Workspace to the workspaces queue
+// --max-mount-informers: see mountInformers), and sends a Workspace to workspacemounts-workspaces
 // whenever the resolution in its cluster changes (a CRD or binding appearing
 // or going away) or its resource gains or loses an informer slot. Its
 // dependencies are function fields.
@@ -44,7 +44,7 @@ type mountsReconciler struct {
 	workspacesOfKind func(key string) ([]*tenancyv1alpha1.Workspace, error)
 	resolve          func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	enqueueWorkspace func(ws *tenancyv1alpha1.Workspace)
-	// enqueueKind sends another kind to the mounts queue: one whose resources gained
+	// enqueueKind sends another kind to workspacemounts-mounts: one whose resources gained
 	// (or lost) an informer slot in a sync this kind's reconcile made.
 	enqueueKind func(key string)
 	// syncInformers makes the running mount object informers the wanted ones,
@@ -122,7 +122,7 @@ func (r *mountsReconciler) reconcile(ctx context.Context, key string) error {
 	wanted := r.wantedResourcesLocked()
 	r.lock.Unlock()
 
-	// Informers first, so that a Workspace sent to the workspaces queue below is already
+	// Informers first, so that a Workspace sent to workspacemounts-workspaces below is already
 	// covered by the informer that will report its mount object's changes.
 	denied := r.syncInformers(ctx, wanted)
 
@@ -170,7 +170,7 @@ func deniedOf(resources map[string]restmapping.Resource, denied map[string]bool)
 	return out
 }
 
-// enqueueWorkspacesUsing sends to the workspaces queue every Workspace whose
+// enqueueWorkspacesUsing sends to workspacemounts-workspaces every Workspace whose
 // kind resolved to the resource resourceKey at its last reconcile, in
 // cluster, or in every cluster for "": an informer of that resource has
 // synced (runMountInformer says why they are read again).

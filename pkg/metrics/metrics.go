@@ -42,12 +42,6 @@ import (
 
 const namespace = "workspacemounts"
 
-// Queue label values.
-const (
-	QueueMounts     = "mounts"
-	QueueWorkspaces = "workspaces"
-)
-
 // Reconcile results.
 const (
 	ResultSuccess = "success"
@@ -63,10 +57,12 @@ const (
 )
 
 var (
-	// ReconcileTotal counts reconciles per queue and result.
+	// ReconcileTotal counts reconciles per queue (its name, as its
+	// workqueue_* series' name) and result.
 	ReconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Name: "reconcile_total",
-		Help:           "Reconciles per queue (mounts: the mounts queue, keyed by mount kind; workspaces: the workspaces queue, keyed by Workspace) and result (success, error, requeue).",
+		Help: "Reconciles per queue (the work queue's name: workspacemounts-mounts, keyed by mount kind; workspacemounts-workspaces, keyed by Workspace; " +
+			"with /<shard> for a shard's controller) and result (success, error, requeue).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"queue", "result"})
 
