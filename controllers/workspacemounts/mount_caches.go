@@ -344,10 +344,10 @@ func setNonEmpty(m map[string]interface{}, key, value string) {
 // clusterMountInformers runs the full-object informers of CRD resources,
 // one per (resource, cluster) pair in use, and at most limit of them: kcp
 // serves a CRD resource across clusters only as metadata, so a full object
-// is only to be had in its cluster. A pair beyond the limit keeps the
-// metadata informer and a GET per change: correct, only costlier. A
-// running informer keeps its slot while its pair is in use, as in
-// mountInformers.
+// is only to be had in its cluster. A pair beyond the limit has its
+// resource's metadata informer run (informersAcrossClusters) and a GET per
+// change: correct, only costlier. A running informer keeps its slot while
+// its pair is in use, as in mountInformers.
 type clusterMountInformers struct {
 	limit int
 	// shard names the controller's shard in the metrics ("" with one).
@@ -384,8 +384,9 @@ func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountC
 // sync makes the running informers the wanted pairs' as far as the limit
 // allows: it stops those of pairs no longer wanted, keeps the others, and
 // starts wanted ones, those mounted by the most Workspaces first, while
-// fewer than limit run. It returns how many wanted pairs have no informer.
-func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResource) int {
+// fewer than limit run. It returns the wanted pairs left without an
+// informer: beyond the limit, or whose informer cannot start.
+func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResource) (uncovered []clusterResource) {
 	logger := klog.FromContext(ctx)
 	m.lock.Lock()
 	defer m.lock.Unlock()
@@ -423,21 +424,24 @@ func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResour
 		}
 		if len(m.running) >= m.limit {
 			overLimit++
+			uncovered = append(uncovered, pair.clusterResource)
 			continue
 		}
 		logger.V(2).Info("starting mount object informer of a cluster", "resource", key)
 		stop, err := m.start(ctx, pair.clusterResource)
 		if err != nil {
 			logger.Error(err, "cannot watch mount objects in a cluster", "resource", key)
+			uncovered = append(uncovered, pair.clusterResource)
 			continue
 		}
 		m.running[key] = stop
 	}
 	if overLimit > 0 && m.overLimit == 0 {
-		logger.Info("--max-cluster-mount-informers reached: the mount objects of the pairs beyond it are read with a GET per change",
+		logger.Info("--max-cluster-mount-informers reached: the mount objects of the pairs beyond it are read with a GET per change, "+
+			"on their resource's metadata events",
 			"limit", m.limit, "overLimit", overLimit)
 	}
 	m.overLimit = overLimit
 	metrics.SetClusterMountInformers(m.shard, len(m.running), overLimit)
-	return overLimit
+	return uncovered
 }

@@ -226,20 +226,22 @@ func TestClusterMountInformersLimit(t *testing.T) {
 		wanted        []clusterResource
 		wantRunning   []string
 		wantOverLimit int
+		wantUncovered []clusterResource
 	}{
 		{name: "below the limit", wanted: []clusterResource{pair("a", "K", 1)}, wantRunning: []string{key("a", "K")}},
 		{name: "the most mounted first", wanted: []clusterResource{pair("b", "K", 1), pair("c", "K", 5), pair("a", "K", 1)},
-			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1},
+			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1, wantUncovered: []clusterResource{pair("b", "K", 1)}},
 		{name: "a running informer keeps its slot", wanted: []clusterResource{pair("b", "K", 50), pair("c", "K", 5), pair("a", "K", 1)},
-			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1},
+			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1, wantUncovered: []clusterResource{pair("b", "K", 50)}},
 		{name: "a slot frees", wanted: []clusterResource{pair("b", "K", 50), pair("c", "K", 5)},
 			wantRunning: []string{key("b", "K"), key("c", "K")}},
 		{name: "one that cannot start", wanted: []clusterResource{pair("broken", "K", 99), pair("c", "K", 5)},
-			wantRunning: []string{key("c", "K")}},
+			wantRunning: []string{key("c", "K")}, wantUncovered: []clusterResource{pair("broken", "K", 99)}},
 		{name: "nothing wanted", wanted: nil, wantRunning: []string{}},
 	} {
-		overLimit := m.sync(ctx, step.wanted)
-		require.Equal(t, step.wantOverLimit, overLimit, step.name)
+		uncovered := m.sync(ctx, step.wanted)
+		require.Equal(t, step.wantOverLimit, m.overLimit, step.name)
+		require.ElementsMatch(t, step.wantUncovered, uncovered, step.name)
 		require.ElementsMatch(t, step.wantRunning, sortedKeys(running), step.name)
 		require.Len(t, m.running, len(step.wantRunning), step.name)
 	}
@@ -261,7 +263,9 @@ func exampleKind(kind string) string {
 // TestKindReconcilerClusterInformers: workspacemounts-mounts asks for a
 // per-cluster informer for every (CRD resource, cluster) pair in use, none
 // for a bound resource (its informer across all clusters has full objects)
-// and none for a resource denied its informer.
+// and none for a resource denied its informer; and for an informer across
+// all clusters for the bound resource, and for the CRD resource only while
+// a pair of it is left without its own.
 func TestKindReconcilerClusterInformers(t *testing.T) {
 	t.Parallel()
 	workspaces := map[string][]*tenancyv1alpha1.Workspace{
@@ -269,7 +273,8 @@ func TestKindReconcilerClusterInformers(t *testing.T) {
 		exampleKind("Bound"):  {exampleWorkspace("root:a", "Bound", "4")},
 		exampleKind("Denied"): {exampleWorkspace("root:a", "Denied", "5")},
 	}
-	var pairs []clusterResource
+	var pairs, uncovered []clusterResource
+	var needed map[string]bool
 	r := &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces[key], nil },
 		resolve: func(_ logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
@@ -284,20 +289,30 @@ func TestKindReconcilerClusterInformers(t *testing.T) {
 		syncInformers: func(_ context.Context, wanted []restmapping.Resource) map[string]bool {
 			return map[string]bool{resourceOf("Denied").Key(): true}
 		},
-		syncClusterInformers: func(_ context.Context, wanted []clusterResource) int {
+		syncClusterInformers: func(_ context.Context, wanted []clusterResource) []clusterResource {
 			pairs = wanted
-			return 0
+			return uncovered
 		},
-		kinds: map[string]kindResolution{},
+		runInformers: func(_ context.Context, n map[string]bool) { needed = n },
+		kinds:        map[string]kindResolution{},
 	}
+	bound := resourceOf("Bound")
+	bound.Identity = "abc"
 	for key := range workspaces {
 		require.NoError(t, r.reconcile(context.Background(), key))
 	}
 	require.ElementsMatch(t, []clusterResource{pair("root:a", "Plain", 2), pair("root:b", "Plain", 1)}, pairs)
+	require.Equal(t, map[string]bool{bound.Key(): true}, needed, "every pair has its own informer: no metadata informer")
 
+	uncovered = []clusterResource{pair("root:b", "Plain", 1)}
+	require.NoError(t, r.reconcile(context.Background(), exampleKind("Plain")))
+	require.Equal(t, map[string]bool{bound.Key(): true, resourceOf("Plain").Key(): true}, needed, "root:b has no informer of its own")
+
+	uncovered = nil
 	delete(workspaces, exampleKind("Plain"))
 	require.NoError(t, r.reconcile(context.Background(), exampleKind("Plain")))
 	require.Empty(t, pairs, "no Workspace mounts the kind any more: its informers stop")
+	require.Equal(t, map[string]bool{bound.Key(): true}, needed)
 }
 
 // TestMetadataEventsOfPairsWithTheirOwnInformer: a metadata event enqueues
@@ -364,6 +379,7 @@ func TestWorkspacesReadAgainWhenAnInformerSyncs(t *testing.T) {
 		enqueueWorkspace: func(ws *tenancyv1alpha1.Workspace) { enqueued = append(enqueued, ws.Name) },
 		enqueueKind:      func(string) {},
 		syncInformers:    func(context.Context, []restmapping.Resource) map[string]bool { return nil },
+		runInformers:     func(context.Context, map[string]bool) {},
 		kinds:            map[string]kindResolution{},
 	}
 	for key := range workspaces {

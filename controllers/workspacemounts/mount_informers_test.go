@@ -46,7 +46,7 @@ func fakeInformers(limit int, failing map[string]bool) (*mountInformers, map[str
 			running[resource.Key()] = true
 			return func() { delete(running, resource.Key()) }, nil
 		},
-		running: map[string]func(){},
+		watched: map[string]*watchedResource{},
 		denied:  map[string]bool{},
 	}
 	return m, running
@@ -83,8 +83,9 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // TestMountInformersLimit follows the informer slots through one sequence of
-// syncs: the limit, the order, a running informer keeping its slot, and a
-// slot freeing.
+// syncs, each resource watched running its informer across all clusters
+// (no pair of it has one of its own): the limit, the order, a running
+// informer keeping its slot, and a slot freeing.
 func TestMountInformersLimit(t *testing.T) {
 	t.Parallel()
 	m, running := fakeInformers(2, map[string]bool{resourceOf("broken").Key(): true})
@@ -103,9 +104,14 @@ func TestMountInformersLimit(t *testing.T) {
 		{name: "nothing wanted", wanted: nil, wantRunning: keys(), wantDenied: keys()},
 	} {
 		denied := m.sync(ctx, step.wanted)
+		needed := map[string]bool{}
+		for _, resource := range step.wanted {
+			needed[resource.Key()] = true
+		}
+		m.run(ctx, needed)
 		require.Equal(t, step.wantRunning, sortedKeys(running), step.name)
 		require.Equal(t, step.wantDenied, sortedKeys(denied), step.name)
-		require.Len(t, m.running, len(step.wantRunning), step.name)
+		require.Len(t, m.watched, len(step.wantRunning), step.name)
 		for _, resource := range step.wanted {
 			require.Equal(t, denied[resource.Key()], m.isDenied(resource), step.name)
 		}
@@ -132,6 +138,7 @@ func TestKindReconcilerInformerLimit(t *testing.T) {
 		enqueueWorkspace: func(ws *tenancyv1alpha1.Workspace) { enqueued = append(enqueued, ws.Name) },
 		enqueueKind:      func(key string) { kindsEnqueued = append(kindsEnqueued, key) },
 		syncInformers:    m.sync,
+		runInformers:     m.run,
 		kinds:            map[string]kindResolution{},
 	}
 	ws := &workspacesReconciler{
@@ -195,4 +202,138 @@ func TestWantedResourcesOrder(t *testing.T) {
 	}
 	got := r.wantedResourcesLocked()
 	require.Equal(t, resources("wide", "a", "b"), got)
+}
+
+// TestMountInformersRun: a watched resource's informer across all clusters
+// runs while it is needed, stops when it is not, and with the resource's
+// slot; a resource not watched gets none.
+func TestMountInformersRun(t *testing.T) {
+	t.Parallel()
+	m, running := fakeInformers(2, nil)
+	ctx := context.Background()
+	needs := func(kinds ...string) map[string]bool {
+		out := map[string]bool{}
+		for _, key := range keys(kinds...) {
+			out[key] = true
+		}
+		return out
+	}
+	for _, step := range []struct {
+		name        string
+		wanted      []restmapping.Resource
+		needed      map[string]bool
+		wantRunning []string
+	}{
+		{name: "watched, none needed: no informer", wanted: resources("a", "b"), needed: needs(), wantRunning: keys()},
+		{name: "one needed", wanted: resources("a", "b"), needed: needs("a"), wantRunning: keys("a")},
+		{name: "still needed: kept", wanted: resources("a", "b"), needed: needs("a", "b"), wantRunning: keys("a", "b")},
+		{name: "no longer needed: stopped, the slot kept", wanted: resources("a", "b", "c"), needed: needs("b", "c"), wantRunning: keys("b")},
+		{name: "no longer wanted: stopped with its slot", wanted: resources("c"), needed: needs("b", "c"), wantRunning: keys("c")},
+	} {
+		m.sync(ctx, step.wanted)
+		m.run(ctx, step.needed)
+		require.Equal(t, step.wantRunning, sortedKeys(running), step.name)
+	}
+}
+
+// TestInformersAcrossClusters is the rule for the informers across all
+// clusters: a watched bound resource's always runs; a CRD resource's
+// metadata informer only while a pair of it has no informer of its own.
+func TestInformersAcrossClusters(t *testing.T) {
+	t.Parallel()
+	bound := resourceOf("bound")
+	bound.Identity = "abc"
+	for _, tc := range []struct {
+		name      string
+		wanted    []restmapping.Resource
+		denied    []string
+		uncovered []clusterResource
+		want      []string
+	}{
+		{name: "nothing in use"},
+		{name: "a bound resource", wanted: []restmapping.Resource{bound}, want: []string{bound.Key()}},
+		{name: "a bound resource denied its slot", wanted: []restmapping.Resource{bound}, denied: []string{bound.Key()}},
+		{name: "a CRD resource whose every pair has its own informer", wanted: resources("crd")},
+		{name: "a CRD resource with a pair without", wanted: resources("crd", "other"), uncovered: []clusterResource{pair("root:b", "crd", 1)}, want: keys("crd")},
+		{name: "both", wanted: append(resources("crd"), bound), uncovered: []clusterResource{pair("root:a", "crd", 3), pair("root:b", "crd", 1)},
+			want: append(keys("crd"), bound.Key())},
+	} {
+		denied := map[string]bool{}
+		for _, key := range tc.denied {
+			denied[key] = true
+		}
+		require.ElementsMatch(t, tc.want, sortedKeys(informersAcrossClusters(tc.wanted, denied, tc.uncovered)), tc.name)
+	}
+}
+
+// TestMetadataInformerOnlyForPairsWithoutTheirOwn follows one CRD resource
+// through the reconciles of its kind, with its real informer sets (their
+// informers only recorded): its metadata informer across all clusters runs
+// only while a cluster mounting it has no full-object informer of its own.
+func TestMetadataInformerOnlyForPairsWithoutTheirOwn(t *testing.T) {
+	t.Parallel()
+	// step is the clusters mounting the kind, and whether the metadata
+	// informer runs after the kind's reconcile.
+	type step struct {
+		clusters     []string
+		wantMetadata bool
+	}
+	for _, tc := range []struct {
+		name string
+		// clusterLimit is --max-cluster-mount-informers.
+		clusterLimit int
+		steps        []step
+	}{
+		{name: "under the limit", clusterLimit: 2, steps: []step{
+			{clusters: []string{"root:a"}, wantMetadata: false},
+			{clusters: []string{"root:a", "root:b"}, wantMetadata: false},
+		}},
+		{name: "a pair over the limit, then none", clusterLimit: 1, steps: []step{
+			{clusters: []string{"root:a"}, wantMetadata: false},
+			{clusters: []string{"root:a", "root:b"}, wantMetadata: true},
+			{clusters: []string{"root:b"}, wantMetadata: false}, // root:a's slot goes to root:b
+			{clusters: nil, wantMetadata: false},
+		}},
+		{name: "no cluster informers (--max-cluster-mount-informers=0)", clusterLimit: 0, steps: []step{
+			{clusters: []string{"root:a"}, wantMetadata: true},
+			{clusters: nil, wantMetadata: false},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, acrossClusters := fakeInformers(10, nil)
+			var workspaces []*tenancyv1alpha1.Workspace
+			r := &mountsReconciler{
+				workspacesOfKind: func(string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces, nil },
+				resolve: func(_ logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
+					return resourceOf(gvk.Kind), nil
+				},
+				enqueueWorkspace: func(*tenancyv1alpha1.Workspace) {},
+				enqueueKind:      func(string) {},
+				syncInformers:    m.sync,
+				runInformers:     m.run,
+				kinds:            map[string]kindResolution{},
+			}
+			perCluster := map[string]bool{}
+			if tc.clusterLimit > 0 {
+				r.syncClusterInformers = (&clusterMountInformers{
+					limit: tc.clusterLimit,
+					start: func(_ context.Context, p clusterResource) (func(), error) {
+						perCluster[string(p.cluster)] = true
+						return func() { delete(perCluster, string(p.cluster)) }, nil
+					},
+					running: map[string]func(){},
+				}).sync
+			}
+			for _, step := range tc.steps {
+				workspaces = nil
+				for _, cluster := range step.clusters {
+					workspaces = append(workspaces, exampleWorkspace(cluster, "Plain", "ws"))
+				}
+				require.NoError(t, r.reconcile(context.Background(), exampleKind("Plain")))
+				require.Equal(t, step.wantMetadata, acrossClusters[resourceOf("Plain").Key()], "clusters %v", step.clusters)
+				require.LessOrEqual(t, len(perCluster), tc.clusterLimit, "clusters %v", step.clusters)
+			}
+		})
+	}
 }

@@ -140,10 +140,13 @@ type Clients struct {
 
 // Options are the controller's settings.
 type Options struct {
-	// MaxMountInformers bounds the mount object informers (--max-mount-informers):
-	// one per mount resource in use, across all clusters. Resources beyond it
-	// are not watched, and their Workspaces get reason
-	// mount.ReasonMountInformerLimitReached until a slot frees. At least 1.
+	// MaxMountInformers bounds the mount resources watched
+	// (--max-mount-informers): a bound one by its informer across all
+	// clusters, a CRD one by its full-object informers per cluster and, while
+	// a cluster mounting it has none, its metadata informer across all
+	// clusters. Resources beyond it are not watched, and their Workspaces get
+	// reason mount.ReasonMountInformerLimitReached until a slot frees. At
+	// least 1.
 	MaxMountInformers int
 	// Routing is what the controller keeps beside the annotations.
 	Routing RoutingOptions
@@ -154,7 +157,8 @@ type Options struct {
 	// resources in one cluster each (--max-cluster-mount-informers), one
 	// per (resource, cluster) pair in use: workspacemounts-workspaces reads a
 	// pair's mount objects from it instead of a GET. Pairs beyond it are
-	// read with a GET per change. 0 runs none.
+	// read with a GET per change, on their resource's metadata events. 0
+	// runs none.
 	MaxClusterMountInformers int
 }
 
@@ -243,7 +247,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	// An informer that synced has the Workspaces it covers read again (runMountInformer).
 	c.mountInformers = newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
 		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })
-	var syncClusterInformers func(context.Context, []clusterResource) int
+	var syncClusterInformers func(context.Context, []clusterResource) []clusterResource
 	if options.MaxClusterMountInformers > 0 {
 		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, options.Shard, c.enqueueMountObject,
 			func(cluster logicalcluster.Name, resource restmapping.Resource) {
@@ -259,6 +263,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		enqueueKind:          c.mountsQueue.Add,
 		syncInformers:        c.mountInformers.sync,
 		syncClusterInformers: syncClusterInformers,
+		runInformers:         c.mountInformers.run,
 		kinds:                map[string]kindResolution{},
 	}
 	c.workspaces = &workspacesReconciler{

@@ -127,7 +127,8 @@ func TestKindReconciler(t *testing.T) {
 			}
 			return nil
 		},
-		kinds: map[string]kindResolution{},
+		runInformers: func(context.Context, map[string]bool) {},
+		kinds:        map[string]kindResolution{},
 	}
 	ctx := context.Background()
 

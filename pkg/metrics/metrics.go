@@ -107,10 +107,11 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
-	// MountKindsWatched is the number of running mount object informers.
+	// MountKindsWatched is the number of mount resources watched.
 	MountKindsWatched = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "mount_kinds_watched",
-		Help:           "Mount resources (kind and version, and APIExport identity for bound ones) with a running informer.",
+		Help: "Mount resources (kind and version, and APIExport identity for bound ones) watched: a bound one by its informer across all clusters, " +
+			"a CRD one by its informers per cluster and, while a cluster mounting it has none, its metadata informer across all clusters.",
 		StabilityLevel: metrics.ALPHA,
 	})
 
@@ -118,7 +119,7 @@ var (
 	// without an informer by --max-mount-informers.
 	MountInformersDenied = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "mount_informers_denied",
-		Help: "Mount resources referenced by Workspaces that have no informer because --max-mount-informers informers run; " +
+		Help: "Mount resources referenced by Workspaces that have no informer because --max-mount-informers resources are watched; " +
 			"their Workspaces have reason MountInformerLimitReached.",
 		StabilityLevel: metrics.ALPHA,
 	})
@@ -138,14 +139,14 @@ var (
 	ClusterMountInformersOverLimit = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "cluster_mount_informers_over_limit",
 		Help: "(CRD mount resource, logical cluster) pairs in use without a full-object informer because --max-cluster-mount-informers run: " +
-			"their Workspaces' mount objects are read with a GET per change.",
+			"their Workspaces' mount objects are read with a GET per change, on their resource's metadata informer across all clusters, which runs while this is above 0.",
 		StabilityLevel: metrics.ALPHA,
 	})
 
 	// MountInformersLimit is --max-mount-informers; set it with SetMountInformerLimit.
 	MountInformersLimit = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "mount_informers_limit",
-		Help: "The most mount object informers the controller runs (--max-mount-informers), " +
+		Help: "The most mount resources the controller watches (--max-mount-informers), " +
 			"and the most kind values the mount gauges take.",
 		StabilityLevel: metrics.ALPHA,
 	})
