@@ -144,12 +144,18 @@ func trimmed(obj *unstructured.Unstructured) interface{} {
 	return out
 }
 
-func heapInUse() uint64 {
+func heapInUse() uint64 { return statsAfterGC().HeapInuse }
+
+// liveHeap is the bytes of live objects: steadier than heapInUse where
+// many goroutines allocate (informers, clients, a server).
+func liveHeap() uint64 { return statsAfterGC().HeapAlloc }
+
+func statsAfterGC() runtime.MemStats {
 	runtime.GC()
 	runtime.GC()
 	var stats runtime.MemStats
 	runtime.ReadMemStats(&stats)
-	return stats.HeapInuse
+	return stats
 }
 
 // TestMountCachesGet: a cache is read only once synced, only in the

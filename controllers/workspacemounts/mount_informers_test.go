@@ -18,15 +18,29 @@ package workspacemounts
 
 import (
 	"context"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
+	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
@@ -336,4 +350,161 @@ func TestMetadataInformerOnlyForPairsWithoutTheirOwn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkMountObjectInformers reports the heap the mount object informers
+// of one CRD resource keep per mount object, as the controller runs them:
+// 10,000 KubeClusters in 100 clusters (test/bench/scale's layout), one
+// reconcile of their kind by the real informer sets, their real clients
+// reading a kcp stand-in over HTTP/2 (as kcp serves the objects, metadata
+// at * and full objects per cluster), until every informer started has
+// synced. Per --max-cluster-mount-informers: 500 (the default: a full
+// informer for every pair, no metadata informer), 50 (half the pairs
+// beyond it: the metadata informer too), 0 (the metadata informer alone).
+func BenchmarkMountObjectInformers(b *testing.B) {
+	const n, clusters = 10000, 100
+	resource := kubeClusterResource
+	var workspaces []*tenancyv1alpha1.Workspace
+	server := newMountObjectServer(b, n, clusters)
+	for i := range n {
+		workspaces = append(workspaces, exampleMountingWorkspace(fmt.Sprintf("root:org-%d", i%clusters), fmt.Sprintf("mount-%d", i)))
+	}
+	for _, clusterLimit := range []int{DefaultMaxClusterMountInformers, clusters / 2, 0} {
+		b.Run(fmt.Sprintf("max-cluster-mount-informers=%d", clusterLimit), func(b *testing.B) {
+			wantSynced := min(clusterLimit, clusters)
+			if clusterLimit < clusters {
+				wantSynced++ // the metadata informer
+			}
+			var perObject float64
+			for range b.N {
+				ctx, cancel := context.WithCancel(context.Background())
+				synced := make(chan struct{}, wantSynced)
+				onSynced := func() { synced <- struct{}{} }
+				before := liveHeap()
+				caches := newMountCaches()
+				m := newMountInformers(server.metadata, server.dynamic, caches, 10, "", func(restmapping.Resource, interface{}) {},
+					func(restmapping.Resource) { onSynced() })
+				r := &mountsReconciler{
+					workspacesOfKind: func(string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces, nil },
+					resolve:          func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) { return resource, nil },
+					enqueueWorkspace: func(*tenancyv1alpha1.Workspace) {},
+					enqueueKind:      func(string) {},
+					syncInformers:    m.sync,
+					runInformers:     m.run,
+					kinds:            map[string]kindResolution{},
+				}
+				if clusterLimit > 0 {
+					r.syncClusterInformers = newClusterMountInformers(server.dynamic, caches, clusterLimit, "", func(restmapping.Resource, interface{}) {},
+						func(logicalcluster.Name, restmapping.Resource) { onSynced() }).sync
+				}
+				if err := r.reconcile(ctx, kindKey(kubeClusterGVK)); err != nil {
+					b.Fatal(err)
+				}
+				for range wantSynced {
+					select {
+					case <-synced:
+					case <-time.After(time.Minute):
+						b.Fatal("the informers did not sync")
+					}
+				}
+				perObject = float64(liveHeap()-before) / n
+				runtime.KeepAlive(m)
+				runtime.KeepAlive(caches)
+				cancel()
+				time.Sleep(time.Second) // the informers stopped, their memory freed before the next liveHeap
+			}
+			b.ReportMetric(perObject, "bytes/object")
+		})
+	}
+}
+
+// mountObjectServer is a kcp stand-in for BenchmarkMountObjectInformers:
+// kubeClusterResource's objects, their metadata at * and full objects per
+// cluster, as kcp serves them, and watches that send nothing; with the
+// controller's clients of it.
+type mountObjectServer struct {
+	metadata kcpmetadata.ClusterInterface
+	dynamic  kcpdynamic.ClusterInterface
+}
+
+// newMountObjectServer serves n objects fullMountObject, mount-<i> in
+// cluster root:org-<i % clusters>.
+func newMountObjectServer(b *testing.B, n, clusters int) *mountObjectServer {
+	const listRV = "999999"
+	metadataList := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"},
+		ListMeta: metav1.ListMeta{ResourceVersion: listRV}}
+	lists := map[string]*unstructured.UnstructuredList{}
+	for i := range n {
+		cluster := fmt.Sprintf("root:org-%d", i%clusters)
+		obj := fullMountObject(cluster, fmt.Sprintf("mount-%d", i), strconv.Itoa(1000+i))
+		if lists[cluster] == nil {
+			lists[cluster] = &unstructured.UnstructuredList{Object: map[string]interface{}{
+				"apiVersion": "contrib.kcp.io/v1alpha1", "kind": "KubeClusterList", "metadata": map[string]interface{}{"resourceVersion": listRV}}}
+		}
+		lists[cluster].Items = append(lists[cluster].Items, *obj)
+		var partial metav1.PartialObjectMetadata
+		if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &partial); err != nil {
+			b.Fatal(err)
+		}
+		partial.TypeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"}
+		metadataList.Items = append(metadataList.Items, partial)
+	}
+	bodies := map[string][]byte{}
+	var err error
+	if bodies["*"], err = json.Marshal(metadataList); err != nil {
+		b.Fatal(err)
+	}
+	for cluster, list := range lists {
+		if bodies[cluster], err = list.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query := r.URL.Query()
+		if query.Get("watch") == "true" {
+			if query.Get("sendInitialEvents") == "true" {
+				http.Error(w, "streaming lists are not served", http.StatusBadRequest) // as kcp v0.28: the reflector lists
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		// /clusters/<cluster>/apis/contrib.kcp.io/v1alpha1/kubeclusters
+		parts := strings.Split(r.URL.Path, "/")
+		body, found := bodies[parts[2]]
+		if len(parts) < 3 || !found {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	b.Cleanup(srv.Close)
+	config := &rest.Config{Host: srv.URL, QPS: -1, TLSClientConfig: rest.TLSClientConfig{
+		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}),
+	}}
+	s := &mountObjectServer{}
+	if s.metadata, err = kcpmetadata.NewForConfig(config); err != nil {
+		b.Fatal(err)
+	}
+	if s.dynamic, err = kcpdynamic.NewForConfig(config); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// exampleMountingWorkspace is a Workspace in cluster mounting KubeCluster name.
+func exampleMountingWorkspace(cluster, name string) *tenancyv1alpha1.Workspace {
+	ref := kubeClusterRef
+	ref.Name = name
+	w := mountedWorkspace(ref)
+	w.Name = name
+	w.Annotations[logicalcluster.AnnotationKey] = cluster
+	return w
 }
