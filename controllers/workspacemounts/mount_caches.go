@@ -144,27 +144,19 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 	} else {
 		resourceClient = client.Cluster(cluster.Path()).Resource(resource.GroupVersionResource)
 	}
-	informer := kcpinformers.NewSharedIndexInformer(
-		&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-				return resourceClient.List(ctx, options)
-			},
-			WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-				return resourceClient.Watch(ctx, options)
-			},
+	informer, err := newMountInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			return resourceClient.List(ctx, options)
 		},
-		&unstructured.Unstructured{},
-		0,
-		cache.Indexers{},
-	)
-	_ = informer.SetTransform(func(obj interface{}) (interface{}, error) {
+		WatchFuncWithContext: resourceClient.Watch,
+	}, &unstructured.Unstructured{}, func(obj interface{}) (interface{}, error) {
 		trimmed, err := trimFullMountObject(obj)
 		if t, ok := trimmed.(*trimmedMountObject); ok && cluster != "" {
 			t.cluster = cluster // listed in that cluster: its key, whatever the object says
 		}
 		return trimmed, err
-	})
-	if _, err := informer.AddEventHandler(mountEventHandler(resource, onEvent)); err != nil {
+	}, resource, onEvent)
+	if err != nil {
 		return nil, err
 	}
 	key := mountCacheKey(cluster, resource)
@@ -174,6 +166,22 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 		caches.remove(key)
 		stop()
 	}, nil
+}
+
+// newMountInformer is an informer of mount objects of resource listed and
+// watched by lw, objects of type objType kept as transform trims them,
+// reporting every add, update and delete to onEvent (handlerForAll: not an
+// update that changes nothing, as a relist reports every object again).
+func newMountInformer(lw *cache.ListWatch, objType runtime.Object, transform cache.TransformFunc,
+	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (cache.SharedIndexInformer, error) {
+	informer := kcpinformers.NewSharedIndexInformer(lw, objType, 0, cache.Indexers{})
+	if err := informer.SetTransform(transform); err != nil {
+		return nil, err
+	}
+	if _, err := informer.AddEventHandler(handlerForAll(func(obj interface{}) { onEvent(resource, obj) })); err != nil {
+		return nil, err
+	}
+	return informer, nil
 }
 
 // runMountInformer runs a mount object informer until the returned
@@ -196,21 +204,6 @@ func runMountInformer(ctx context.Context, informer cache.SharedIndexInformer, o
 		}
 	}()
 	return cancel
-}
-
-// mountEventHandler reports every add, update and delete of a mount object
-// informer to onEvent, except updates that change nothing (a relist
-// reports every object again).
-func mountEventHandler(resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { onEvent(resource, obj) },
-		UpdateFunc: func(oldObj, obj interface{}) {
-			if !sameResourceVersion(oldObj, obj) {
-				onEvent(resource, obj)
-			}
-		},
-		DeleteFunc: func(obj interface{}) { onEvent(resource, obj) },
-	}
 }
 
 // trimFullMountObject is the full-object informers' transform: it keeps of

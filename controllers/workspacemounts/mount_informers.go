@@ -23,11 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -196,37 +194,23 @@ func informersAcrossClusters(wanted []restmapping.Resource, denied map[string]bo
 	return needed
 }
 
-// startMetadataInformer runs a metadata informer for the resource until the
-// returned function is called, reporting every add, update and delete to
-// onEvent, and calling onSynced once it has synced (runMountInformer).
+// startMetadataInformer runs an informer of the resource's metadata across
+// all clusters (startMountInformer). (client-go's metadatainformer declares
+// Unstructured as its object type, and its reflector then drops every watch
+// event.)
 func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterface, resource restmapping.Resource,
 	onEvent func(restmapping.Resource, interface{}), onSynced func()) (func(), error) {
-	informer := newMetadataInformer(client, resource)
-	_ = informer.SetTransform(TrimMountObject)
-	if _, err := informer.AddEventHandler(mountEventHandler(resource, onEvent)); err != nil {
+	resourceClient := client.Resource(resource.WildcardResource())
+	informer, err := newMountInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			return resourceClient.List(ctx, options)
+		},
+		WatchFuncWithContext: resourceClient.Watch,
+	}, &metav1.PartialObjectMetadata{}, TrimMountObject, resource, onEvent)
+	if err != nil {
 		return nil, err
 	}
 	return runMountInformer(ctx, informer, onSynced), nil
-}
-
-// newMetadataInformer lists and watches the resource across all clusters as
-// PartialObjectMetadata. (client-go's metadatainformer declares Unstructured
-// as its object type, and its reflector then drops every watch event.)
-func newMetadataInformer(client kcpmetadata.ClusterInterface, resource restmapping.Resource) cache.SharedIndexInformer {
-	resourceClient := client.Resource(resource.WildcardResource())
-	return kcpinformers.NewSharedIndexInformer(
-		&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-				return resourceClient.List(ctx, options)
-			},
-			WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-				return resourceClient.Watch(ctx, options)
-			},
-		},
-		&metav1.PartialObjectMetadata{},
-		0,
-		cache.Indexers{},
-	)
 }
 
 // TrimMountObject is the transform of the metadata informer of a CRD mount
