@@ -71,19 +71,6 @@ type mountState struct {
 	at metav1.Time
 }
 
-// reconcile sets, or removes, everything the controller owns on ws, which
-// the caller owns (a copy). An error means the mount object could not be
-// read now: ws is left alone and the key is retried.
-func (r *workspacesReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
-	state, err := r.mountState(ctx, ws)
-	if err != nil {
-		return err
-	}
-	r.applyMetadataAndSpec(ws, state)
-	r.applyStatus(ws, state)
-	return nil
-}
-
 // mountState finds out the mount status of ws.
 func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mountState, error) {
 	status, mounted, err := r.status(ctx, ws)
@@ -116,7 +103,7 @@ func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state 
 	had := ownCondition(ws) != nil || (ownsKCPCondition && conditions.Has(ws, tenancyv1alpha1.MountConditionReady))
 	switch {
 	case !r.routing.WorkspaceCondition || !state.mounted:
-		removeCondition(ws)
+		conditions.Delete(ws, mount.ConditionType)
 	case ws.Spec.Mount == nil && !kcpIsDone(ws):
 		// A Workspace mounted by the legacy annotation is an ordinary one
 		// that kcp schedules and initializes first: a False condition now
