@@ -165,8 +165,6 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 			written.ResourceVersion = fmt.Sprint(patches + 1000)
 			return &written, nil
 		},
-		observed:   map[string]time.Time{},
-		conflicted: map[string]bool{},
 	}
 	ctx := context.Background()
 	process := func() {

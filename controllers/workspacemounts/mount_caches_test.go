@@ -332,7 +332,6 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 		workspaceIndexer: indexer,
 		caches:           newMountCaches(),
 		workspacesQueue:  newQueue(""),
-		observed:         map[string]time.Time{},
 	}
 	t.Cleanup(c.workspacesQueue.ShutDown)
 	event := fullMountObject("root:org", "proxy", "7")

@@ -183,16 +183,15 @@ type Controller struct {
 
 	// observed holds, per Workspace key, when a change of its mount object
 	// was first seen and not yet written: the start of status_latency_seconds.
-	observedLock sync.Mutex
-	observed     map[string]time.Time
+	observed keyed[time.Time]
 
 	// getWorkspace reads a Workspace from kcp, bypassing the cache: for a
 	// key whose last patch conflicted (conflicted), the cache may be behind
 	// kcp, e.g. while its watch catches up after kcp came back, and each
 	// retry from it would conflict again.
-	getWorkspace   func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
-	conflictedLock sync.Mutex
-	conflicted     map[string]bool
+	getWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
+	// conflicted are the keys whose last patch conflicted (getWorkspace).
+	conflicted keyed[bool]
 
 	// handlers are added to the shared informers by Start and removed when
 	// it returns: the informers outlive the controller (the virtual
@@ -235,8 +234,6 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		patchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, subresources...)
 		},
-		observed:   map[string]time.Time{},
-		conflicted: map[string]bool{},
 		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 		},
@@ -468,19 +465,7 @@ func (c *Controller) enqueueWorkspaceObserved(ws *tenancyv1alpha1.Workspace, obs
 
 // putObserved keeps the earliest unwritten observation of a Workspace's mount.
 func (c *Controller) putObserved(key string, at time.Time) {
-	c.observedLock.Lock()
-	defer c.observedLock.Unlock()
-	if earlier, found := c.observed[key]; !found || at.Before(earlier) {
-		c.observed[key] = at
-	}
-}
-
-func (c *Controller) takeObserved(key string) (time.Time, bool) {
-	c.observedLock.Lock()
-	defer c.observedLock.Unlock()
-	at, found := c.observed[key]
-	delete(c.observed, key)
-	return at, found
+	c.observed.putUnless(key, at, func(earlier time.Time) bool { return !at.Before(earlier) })
 }
 
 func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
@@ -610,7 +595,7 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	// workspacemounts-mounts: the mount object informers it starts live on its context.)
 	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
 	defer cancel()
-	conflicted := c.takeConflicted(key)
+	conflicted, _ := c.conflicted.take(key)
 	ws, err := c.workspaceLister.Cluster(cluster).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.workspaces.reads.forget(key)
@@ -626,7 +611,7 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		// that is really gone is found missing in the cache next time.
 		ws, err = c.getWorkspace(ctx, cluster, name)
 		if err != nil {
-			c.markConflicted(key)
+			c.conflicted.put(key, true)
 			return err
 		}
 	}
@@ -635,7 +620,7 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	ctx = klog.NewContext(ctx, logging.WithObject(klog.FromContext(ctx), ws))
 
-	observedAt, observed := c.takeObserved(key)
+	observedAt, observed := c.observed.take(key)
 	state, err := c.workspaces.mountState(ctx, ws)
 	if err != nil {
 		if observed {
@@ -703,7 +688,7 @@ func (c *Controller) commitStatus(ctx context.Context, key string, ws, written *
 		var err error
 		cluster, _, name, _ := kcpcache.SplitMetaClusterNamespaceKey(key)
 		if current, err = c.getWorkspace(ctx, cluster, name); err != nil {
-			c.markConflicted(key)
+			c.conflicted.put(key, true)
 			return err
 		}
 	}
@@ -736,7 +721,7 @@ func (c *Controller) commit(ctx context.Context, key string, oldResource, newRes
 		return patcher.written, nil
 	case apierrors.IsConflict(err):
 		patches.WithLabelValues(metrics.PatchConflict).Inc()
-		c.markConflicted(key)
+		c.conflicted.put(key, true)
 	default:
 		patches.WithLabelValues(metrics.PatchError).Inc()
 	}
@@ -760,23 +745,6 @@ func (p *workspacePatcher) Patch(ctx context.Context, name string, pt types.Patc
 		p.written = ws
 	}
 	return ws, err
-}
-
-// markConflicted notes that key's last patch conflicted: its next try reads
-// the Workspace from kcp.
-func (c *Controller) markConflicted(key string) {
-	c.conflictedLock.Lock()
-	defer c.conflictedLock.Unlock()
-	c.conflicted[key] = true
-}
-
-// takeConflicted tells whether key's last patch conflicted, and forgets it.
-func (c *Controller) takeConflicted(key string) bool {
-	c.conflictedLock.Lock()
-	defer c.conflictedLock.Unlock()
-	conflicted := c.conflicted[key]
-	delete(c.conflicted, key)
-	return conflicted
 }
 
 // phaseLabel is a phase for the transitions metric: None where there is no annotation.

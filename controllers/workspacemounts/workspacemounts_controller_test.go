@@ -178,8 +178,6 @@ func testController(k *fakeKCP, routing RoutingOptions, getMountObject func(cont
 		},
 		patchWorkspace: k.patch,
 		getWorkspace:   k.get,
-		observed:       map[string]time.Time{},
-		conflicted:     map[string]bool{},
 	}, indexer
 }
 
