@@ -50,8 +50,7 @@ const DefaultMaxClusterMountInformers = 500
 // (CRD resource, cluster) pair that has an informer of its own. Their
 // objects are trimmed to what the contract reads (trimFullMountObject).
 type mountCaches struct {
-	lock  sync.RWMutex
-	byKey map[string]mountCache // by mountCacheKey
+	byKey keyed[mountCache] // by mountCacheKey
 }
 
 // mountCache is one full-object informer's cache.
@@ -66,29 +65,11 @@ func mountCacheKey(cluster logicalcluster.Name, resource restmapping.Resource) s
 	return cluster.String() + "|" + resource.Key()
 }
 
-func newMountCaches() *mountCaches {
-	return &mountCaches{byKey: map[string]mountCache{}}
-}
-
-func (c *mountCaches) put(key string, mc mountCache) {
-	c.lock.Lock()
-	defer c.lock.Unlock()
-	c.byKey[key] = mc
-}
-
-func (c *mountCaches) remove(key string) {
-	c.lock.Lock()
-	defer c.lock.Unlock()
-	delete(c.byKey, key)
-}
-
 // cacheOf returns the synced cache holding resource's objects in cluster, if any.
 func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.Resource) (mountCache, bool) {
-	c.lock.RLock()
-	defer c.lock.RUnlock()
-	mc, found := c.byKey[mountCacheKey(cluster, resource)]
+	mc, found := c.byKey.get(mountCacheKey(cluster, resource))
 	if !found && resource.Identity != "" {
-		mc, found = c.byKey[mountCacheKey("", resource)]
+		mc, found = c.byKey.get(mountCacheKey("", resource))
 	}
 	if !found || !mc.synced() {
 		return mountCache{}, false
@@ -160,10 +141,10 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 		return nil, err
 	}
 	key := mountCacheKey(cluster, resource)
-	caches.put(key, mountCache{indexer: informer.GetIndexer(), synced: informer.HasSynced})
+	caches.byKey.put(key, mountCache{indexer: informer.GetIndexer(), synced: informer.HasSynced})
 	stop := runMountInformer(ctx, informer, onSynced)
 	return func() {
-		caches.remove(key)
+		caches.byKey.forget(key)
 		stop()
 	}, nil
 }

@@ -166,11 +166,11 @@ func TestMountCachesGet(t *testing.T) {
 	crd := kubeClusterResource
 	bound := crd
 	bound.Identity = "abc"
-	caches := newMountCaches()
+	caches := &mountCaches{}
 	synced := false
 	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
 	require.NoError(t, indexer.Add(trimmed(fullMountObject("root:a", "proxy", "1"))))
-	caches.put(mountCacheKey("root:a", crd), mountCache{indexer: indexer, synced: func() bool { return synced }})
+	caches.byKey.put(mountCacheKey("root:a", crd), mountCache{indexer: indexer, synced: func() bool { return synced }})
 
 	_, _, cached := caches.get("root:a", crd, "", "proxy")
 	require.False(t, cached, "not synced yet: read from kcp")
@@ -189,7 +189,7 @@ func TestMountCachesGet(t *testing.T) {
 	all := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
 	require.NoError(t, all.Add(trimmed(fullMountObject("root:a", "proxy", "2"))))
 	require.NoError(t, all.Add(trimmed(fullMountObject("root:b", "proxy", "3"))))
-	caches.put(mountCacheKey("", bound), mountCache{indexer: all, synced: func() bool { return true }})
+	caches.byKey.put(mountCacheKey("", bound), mountCache{indexer: all, synced: func() bool { return true }})
 	obj, found, cached = caches.get("root:b", bound, "", "proxy")
 	require.True(t, cached && found)
 	require.Equal(t, "3", obj.GetResourceVersion(), "root:b's object, not root:a's")
@@ -197,7 +197,7 @@ func TestMountCachesGet(t *testing.T) {
 	require.True(t, cached)
 	require.False(t, found, "root:c holds no such object, whatever other clusters hold")
 
-	caches.remove(mountCacheKey("root:a", crd))
+	caches.byKey.forget(mountCacheKey("root:a", crd))
 	_, _, cached = caches.get("root:a", crd, "", "proxy")
 	require.False(t, cached, "a stopped informer's cache is not read")
 }
@@ -330,7 +330,7 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 	require.NoError(t, indexer.Add(mountedWorkspace(kubeClusterRef))) // in root:org
 	c := &Controller{
 		workspaceIndexer: indexer,
-		caches:           newMountCaches(),
+		caches:           &mountCaches{},
 		workspacesQueue:  newQueue(""),
 	}
 	t.Cleanup(c.workspacesQueue.ShutDown)
@@ -342,7 +342,7 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 	c.workspacesQueue.Done(key)
 
 	synced := false
-	c.caches.put(mountCacheKey("root:org", kubeClusterResource), mountCache{
+	c.caches.byKey.put(mountCacheKey("root:org", kubeClusterResource), mountCache{
 		indexer: cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{}), synced: func() bool { return synced },
 	})
 	c.enqueueMountObjectEvent(kubeClusterResource, event)

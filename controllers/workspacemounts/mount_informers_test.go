@@ -381,7 +381,7 @@ func BenchmarkMountObjectInformers(b *testing.B) {
 				synced := make(chan struct{}, wantSynced)
 				onSynced := func() { synced <- struct{}{} }
 				before := liveHeap()
-				caches := newMountCaches()
+				caches := &mountCaches{}
 				m := newMountInformers(server.metadata, server.dynamic, caches, 10, "", func(restmapping.Resource, interface{}) {},
 					func(restmapping.Resource) { onSynced() })
 				r := &mountsReconciler{

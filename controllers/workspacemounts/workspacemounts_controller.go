@@ -200,6 +200,48 @@ type Controller struct {
 	started  atomic.Bool
 }
 
+// keyed is a map by key guarded by a lock: what the controller remembers
+// of a Workspace between reconciles (workers reconcile different
+// Workspaces at once), its mount object caches.
+type keyed[V any] struct {
+	lock  sync.Mutex
+	byKey map[string]V
+}
+
+func (k *keyed[V]) get(key string) (V, bool) {
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	v, found := k.byKey[key]
+	return v, found
+}
+
+func (k *keyed[V]) put(key string, v V) { k.putUnless(key, v, nil) }
+
+// putUnless sets key's value to v, unless keep (if not nil) says the
+// current one stays.
+func (k *keyed[V]) putUnless(key string, v V, keep func(current V) bool) {
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	if current, found := k.byKey[key]; found && keep != nil && keep(current) {
+		return
+	}
+	if k.byKey == nil {
+		k.byKey = map[string]V{}
+	}
+	k.byKey[key] = v
+}
+
+// take returns key's value, and forgets it.
+func (k *keyed[V]) take(key string) (V, bool) {
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	v, found := k.byKey[key]
+	delete(k.byKey, key)
+	return v, found
+}
+
+func (k *keyed[V]) forget(key string) { k.take(key) }
+
 // InstallIndexers adds the indexes the controller needs; call it before the
 // informers start.
 func InstallIndexers(informers Informers) error {
@@ -222,7 +264,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		return nil, fmt.Errorf("the cluster mount informer limit must not be negative, not %d", options.MaxClusterMountInformers)
 	}
 	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
-		return nil, errors.New(inTreeConflict)
+		return nil, InTreeConflict()
 	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
@@ -240,7 +282,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
-	c.caches = newMountCaches()
+	c.caches = &mountCaches{}
 	// An informer that synced has the Workspaces it covers read again (runMountInformer).
 	c.mountInformers = newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
 		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })
@@ -452,27 +494,25 @@ func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj inter
 	}
 }
 
-// enqueueWorkspaceObserved enqueues a Workspace whose mount object changed at observedAt.
-func (c *Controller) enqueueWorkspaceObserved(ws *tenancyv1alpha1.Workspace, observedAt time.Time) {
-	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	c.putObserved(key, observedAt)
-	c.workspacesQueue.Add(key)
-}
-
 // putObserved keeps the earliest unwritten observation of a Workspace's mount.
 func (c *Controller) putObserved(key string, at time.Time) {
 	c.observed.putUnless(key, at, func(earlier time.Time) bool { return !at.Before(earlier) })
 }
 
 func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
+	c.enqueueWorkspaceObserved(ws, time.Time{})
+}
+
+// enqueueWorkspaceObserved enqueues a Workspace, whose mount object changed
+// at observedAt unless that is zero.
+func (c *Controller) enqueueWorkspaceObserved(ws *tenancyv1alpha1.Workspace, observedAt time.Time) {
 	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
+	}
+	if !observedAt.IsZero() {
+		c.putObserved(key, observedAt)
 	}
 	c.workspacesQueue.Add(key)
 }

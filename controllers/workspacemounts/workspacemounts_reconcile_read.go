@@ -20,7 +20,6 @@ import (
 	"context"
 	"hash/fnv"
 	"strconv"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,48 +42,6 @@ type readVersion struct {
 // lastReads remembers, per Workspace key, the mount object version its
 // last reconcile read, so that a cache behind it is never written over it.
 type lastReads = keyed[readVersion]
-
-// keyed is what the controller remembers of a Workspace, by its key,
-// between reconciles, guarded by a lock: workers reconcile different
-// Workspaces at once.
-type keyed[V any] struct {
-	lock  sync.Mutex
-	byKey map[string]V
-}
-
-func (k *keyed[V]) get(key string) (V, bool) {
-	k.lock.Lock()
-	defer k.lock.Unlock()
-	v, found := k.byKey[key]
-	return v, found
-}
-
-func (k *keyed[V]) put(key string, v V) { k.putUnless(key, v, nil) }
-
-// putUnless sets key's value to v, unless keep (if not nil) says the
-// current one stays.
-func (k *keyed[V]) putUnless(key string, v V, keep func(current V) bool) {
-	k.lock.Lock()
-	defer k.lock.Unlock()
-	if current, found := k.byKey[key]; found && keep != nil && keep(current) {
-		return
-	}
-	if k.byKey == nil {
-		k.byKey = map[string]V{}
-	}
-	k.byKey[key] = v
-}
-
-// take returns key's value, and forgets it.
-func (k *keyed[V]) take(key string) (V, bool) {
-	k.lock.Lock()
-	defer k.lock.Unlock()
-	v, found := k.byKey[key]
-	delete(k.byKey, key)
-	return v, found
-}
-
-func (k *keyed[V]) forget(key string) { k.take(key) }
 
 // readMountObject reads the mount object namespace/name of resource in
 // cluster, the Workspace's own, for the Workspace key wsKey: from a synced
