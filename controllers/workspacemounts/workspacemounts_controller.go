@@ -174,7 +174,6 @@ type Controller struct {
 	workspaceLister  tenancyv1alpha1listers.WorkspaceClusterLister
 	mounts           *mountsReconciler
 	workspaces       *workspacesReconciler
-	mountInformers   *mountInformers
 	// caches are the full-object informers' caches of mount objects.
 	caches *mountCaches
 	// patchWorkspace applies a merge patch to a Workspace (to its status
@@ -284,7 +283,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 
 	c.caches = &mountCaches{}
 	// An informer that synced has the Workspaces it covers read again (runMountInformer).
-	c.mountInformers = newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
+	watched := newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
 		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })
 	var syncClusterInformers func(context.Context, []clusterResource) []clusterResource
 	if options.MaxClusterMountInformers > 0 {
@@ -300,9 +299,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		resolve:              resolver.Resolve,
 		enqueueWorkspace:     c.enqueueWorkspace,
 		enqueueKind:          c.mountsQueue.Add,
-		syncInformers:        c.mountInformers.sync,
+		syncInformers:        watched.sync,
 		syncClusterInformers: syncClusterInformers,
-		runInformers:         c.mountInformers.run,
+		runInformers:         watched.run,
 		kinds:                map[string]kindResolution{},
 	}
 	c.workspaces = &workspacesReconciler{
@@ -311,7 +310,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		cachedMountObject: c.caches.get,
-		informerDenied:    c.mountInformers.isDenied,
+		informerDenied:    watched.isDenied,
 		maxMountInformers: options.MaxMountInformers,
 		routing:           options.Routing,
 		now:               time.Now,
