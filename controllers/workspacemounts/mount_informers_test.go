@@ -364,7 +364,7 @@ func TestMetadataInformerOnlyForPairsWithoutTheirOwn(t *testing.T) {
 func BenchmarkMountObjectInformers(b *testing.B) {
 	const n, clusters = 10000, 100
 	resource := kubeClusterResource
-	var workspaces []*tenancyv1alpha1.Workspace
+	workspaces := make([]*tenancyv1alpha1.Workspace, 0, n)
 	server := newMountObjectServer(b, n, clusters)
 	for i := range n {
 		workspaces = append(workspaces, exampleMountingWorkspace(fmt.Sprintf("root:org-%d", i%clusters), fmt.Sprintf("mount-%d", i)))

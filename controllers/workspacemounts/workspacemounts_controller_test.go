@@ -380,7 +380,7 @@ func TestProcessNextWorkItemNamesItsQueue(t *testing.T) {
 		require.True(t, processNextWorkItem(context.Background(), q, func(context.Context, string) error { return tc.err }))
 		count, err := testutil.GetCounterMetricValue(metrics.ReconcileTotal.WithLabelValues("workspacemounts-mounts/shard-of-"+t.Name(), tc.result))
 		require.NoError(t, err)
-		require.Equal(t, 1.0, count, tc.result)
+		require.Equal(t, 1, int(count), tc.result)
 		observed, err := testutil.GetHistogramMetricCount(metrics.ReconcileDuration.WithLabelValues(q.name))
 		require.NoError(t, err)
 		require.Equal(t, uint64(i+1), observed, tc.result)
