@@ -195,9 +195,9 @@ func informersAcrossClusters(wanted []restmapping.Resource, denied map[string]bo
 }
 
 // startMetadataInformer runs an informer of the resource's metadata across
-// all clusters (startMountInformer). (client-go's metadatainformer declares
-// Unstructured as its object type, and its reflector then drops every watch
-// event.)
+// all clusters (newMountInformer, runMountInformer). (client-go's
+// metadatainformer declares Unstructured as its object type, and its
+// reflector then drops every watch event.)
 func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterface, resource restmapping.Resource,
 	onEvent func(restmapping.Resource, interface{}), onSynced func()) (func(), error) {
 	resourceClient := client.Resource(resource.WildcardResource())
