@@ -111,14 +111,9 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 		b.Fatal(err)
 	}
 	// The full-object informer's cache of the cluster, for read=cache.
-	mountCache := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
-	cacheRead := func(_ logicalcluster.Name, _ restmapping.Resource, namespace, name string) (*unstructured.Unstructured, bool, bool) {
-		item, found, err := mountCache.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), namespace, name))
-		if err != nil || !found {
-			return nil, false, err == nil
-		}
-		return item.(*trimmedMountObject).unstructured(), true, true
-	}
+	mountIndexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+	caches := &mountCaches{}
+	caches.byKey.put(mountCacheKey(cluster, resource), mountCache{indexer: mountIndexer, synced: func() bool { return true }})
 	mountVersion := 2000
 	c := &Controller{
 		mountsQueue:      newQueue(""),
@@ -180,7 +175,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 	}}
 
 	if fromCache {
-		c.workspaces.cachedMountObject = cacheRead
+		c.workspaces.cachedMountObject = caches.get
 	}
 
 	b.ReportAllocs()
@@ -199,7 +194,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := mountCache.Update(trimmed); err != nil {
+			if err := mountIndexer.Update(trimmed); err != nil {
 				b.Fatal(err)
 			}
 			c.enqueueMountObject(resource, trimmed)
@@ -261,7 +256,6 @@ func benchWorkspace(cluster logicalcluster.Name, name string) *tenancyv1alpha1.W
 		Status: tenancyv1alpha1.WorkspaceStatus{Phase: "Ready", Conditions: conditionsv1alpha1.Conditions{
 			{Type: "WorkspaceScheduled", Status: "True", LastTransitionTime: created},
 			{Type: "WorkspaceInitialized", Status: "True", LastTransitionTime: created},
-			{Type: "WorkspaceMountReady", Status: "True", LastTransitionTime: created},
 		}},
 	}
 	status := mount.Status{Phase: mount.PhaseReady, Ready: true, URL: "https://kc.example/clusters/" + name, Reason: mount.ReasonMountReady,
