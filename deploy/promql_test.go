@@ -94,7 +94,7 @@ var targetLabels = []string{"namespace", "job", "instance", "pod", "service", "e
 // from the code, is then the inventory.
 func exercise() {
 	metrics.Register()
-	for _, queue := range []string{metrics.QueueMounts, metrics.QueueWorkspaces} {
+	for _, queue := range []string{workspacemounts.MountsQueueName, workspacemounts.WorkspacesQueueName} {
 		for _, result := range []string{metrics.ResultSuccess, metrics.ResultError, metrics.ResultRequeue} {
 			metrics.ObserveReconcile(queue, result, time.Now())
 		}
@@ -239,7 +239,7 @@ func TestInventory(t *testing.T) {
 	t.Parallel()
 	inv := exportedT(t)
 	require.ElementsMatch(t, phaseNames(), inv.series["workspacemounts_mounted_workspaces"]["phase"])
-	require.ElementsMatch(t, []string{metrics.QueueMounts, metrics.QueueWorkspaces}, inv.series["workspacemounts_reconcile_total"]["queue"])
+	require.ElementsMatch(t, []string{workspacemounts.MountsQueueName, workspacemounts.WorkspacesQueueName}, inv.series["workspacemounts_reconcile_total"]["queue"])
 	require.ElementsMatch(t, []string{workspacemounts.MountsQueueName, workspacemounts.WorkspacesQueueName}, inv.series["workqueue_depth"]["name"])
 	require.ElementsMatch(t, []string{metrics.PatchApplied, metrics.PatchConflict, metrics.PatchError}, inv.series["workspacemounts_workspace_status_patches_total"]["result"])
 	require.Contains(t, inv.series["workspacemounts_ready_workspaces"], "kind")

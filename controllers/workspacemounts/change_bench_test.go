@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -43,7 +42,7 @@ import (
 )
 
 // BenchmarkWorkspaceChange is the controller's CPU for one change of a
-// mount object, without kcp: the mount object's event, the workspaces queue,
+// mount object, without kcp: the mount object's event, workspacemounts-workspaces,
 // processWorkspace (the read of the mount object, the contract, the merge
 // patch), then the echo, the patched Workspace coming back through the
 // Workspace informer's handler and reconciled once more (nothing to write).
@@ -112,18 +111,13 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 		b.Fatal(err)
 	}
 	// The full-object informer's cache of the cluster, for read=cache.
-	mountCache := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
-	cacheRead := func(_ logicalcluster.Name, _ restmapping.Resource, namespace, name string) (*unstructured.Unstructured, bool, bool) {
-		item, found, err := mountCache.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), namespace, name))
-		if err != nil || !found {
-			return nil, false, err == nil
-		}
-		return item.(*trimmedMountObject).unstructured(), true, true
-	}
+	mountIndexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+	caches := &mountCaches{}
+	caches.byKey.put(mountCacheKey(cluster, resource), mountCache{indexer: mountIndexer, synced: func() bool { return true }})
 	mountVersion := 2000
 	c := &Controller{
-		mountsQueue:      workqueue.NewTypedRateLimitingQueue(retryRateLimiter()),
-		workspacesQueue:  workqueue.NewTypedRateLimitingQueue(retryRateLimiter()),
+		mountsQueue:      newQueue(""),
+		workspacesQueue:  newQueue(""),
 		workspaceIndexer: indexer,
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(indexer),
 		workspaces: &workspacesReconciler{
@@ -166,8 +160,6 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 			written.ResourceVersion = fmt.Sprint(patches + 1000)
 			return &written, nil
 		},
-		observed:   map[string]time.Time{},
-		conflicted: map[string]bool{},
 	}
 	ctx := context.Background()
 	process := func() {
@@ -183,7 +175,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 	}}
 
 	if fromCache {
-		c.workspaces.cachedMountObject = cacheRead
+		c.workspaces.cachedMountObject = caches.get
 	}
 
 	b.ReportAllocs()
@@ -202,7 +194,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := mountCache.Update(trimmed); err != nil {
+			if err := mountIndexer.Update(trimmed); err != nil {
 				b.Fatal(err)
 			}
 			c.enqueueMountObject(resource, trimmed)
@@ -264,7 +256,6 @@ func benchWorkspace(cluster logicalcluster.Name, name string) *tenancyv1alpha1.W
 		Status: tenancyv1alpha1.WorkspaceStatus{Phase: "Ready", Conditions: conditionsv1alpha1.Conditions{
 			{Type: "WorkspaceScheduled", Status: "True", LastTransitionTime: created},
 			{Type: "WorkspaceInitialized", Status: "True", LastTransitionTime: created},
-			{Type: "WorkspaceMountReady", Status: "True", LastTransitionTime: created},
 		}},
 	}
 	status := mount.Status{Phase: mount.PhaseReady, Ready: true, URL: "https://kc.example/clusters/" + name, Reason: mount.ReasonMountReady,

@@ -44,14 +44,13 @@ import (
 // resource in one cluster the controller runs.
 const DefaultMaxClusterMountInformers = 500
 
-// mountCaches are the caches of full mount objects the workspaces queue
+// mountCaches are the caches of full mount objects workspacemounts-workspaces
 // reads instead of a GET: one per bound resource across all clusters
 // (kcp serves full objects at * for resource:identity), one per
 // (CRD resource, cluster) pair that has an informer of its own. Their
 // objects are trimmed to what the contract reads (trimFullMountObject).
 type mountCaches struct {
-	lock  sync.RWMutex
-	byKey map[string]mountCache // by mountCacheKey
+	byKey keyed[mountCache] // by mountCacheKey
 }
 
 // mountCache is one full-object informer's cache.
@@ -66,29 +65,11 @@ func mountCacheKey(cluster logicalcluster.Name, resource restmapping.Resource) s
 	return cluster.String() + "|" + resource.Key()
 }
 
-func newMountCaches() *mountCaches {
-	return &mountCaches{byKey: map[string]mountCache{}}
-}
-
-func (c *mountCaches) put(key string, mc mountCache) {
-	c.lock.Lock()
-	defer c.lock.Unlock()
-	c.byKey[key] = mc
-}
-
-func (c *mountCaches) remove(key string) {
-	c.lock.Lock()
-	defer c.lock.Unlock()
-	delete(c.byKey, key)
-}
-
 // cacheOf returns the synced cache holding resource's objects in cluster, if any.
 func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.Resource) (mountCache, bool) {
-	c.lock.RLock()
-	defer c.lock.RUnlock()
-	mc, found := c.byKey[mountCacheKey(cluster, resource)]
+	mc, found := c.byKey.get(mountCacheKey(cluster, resource))
 	if !found && resource.Identity != "" {
-		mc, found = c.byKey[mountCacheKey("", resource)]
+		mc, found = c.byKey.get(mountCacheKey("", resource))
 	}
 	if !found || !mc.synced() {
 		return mountCache{}, false
@@ -144,36 +125,44 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 	} else {
 		resourceClient = client.Cluster(cluster.Path()).Resource(resource.GroupVersionResource)
 	}
-	informer := kcpinformers.NewSharedIndexInformer(
-		&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-				return resourceClient.List(ctx, options)
-			},
-			WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-				return resourceClient.Watch(ctx, options)
-			},
+	informer, err := newMountInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			return resourceClient.List(ctx, options)
 		},
-		&unstructured.Unstructured{},
-		0,
-		cache.Indexers{},
-	)
-	_ = informer.SetTransform(func(obj interface{}) (interface{}, error) {
+		WatchFuncWithContext: resourceClient.Watch,
+	}, &unstructured.Unstructured{}, func(obj interface{}) (interface{}, error) {
 		trimmed, err := trimFullMountObject(obj)
 		if t, ok := trimmed.(*trimmedMountObject); ok && cluster != "" {
 			t.cluster = cluster // listed in that cluster: its key, whatever the object says
 		}
 		return trimmed, err
-	})
-	if _, err := informer.AddEventHandler(mountEventHandler(resource, onEvent)); err != nil {
+	}, resource, onEvent)
+	if err != nil {
 		return nil, err
 	}
 	key := mountCacheKey(cluster, resource)
-	caches.put(key, mountCache{indexer: informer.GetIndexer(), synced: informer.HasSynced})
+	caches.byKey.put(key, mountCache{indexer: informer.GetIndexer(), synced: informer.HasSynced})
 	stop := runMountInformer(ctx, informer, onSynced)
 	return func() {
-		caches.remove(key)
+		caches.byKey.forget(key)
 		stop()
 	}, nil
+}
+
+// newMountInformer is an informer of mount objects of resource listed and
+// watched by lw, objects of type objType kept as transform trims them,
+// reporting every add, update and delete to onEvent (handlerForAll: not an
+// update that changes nothing, as a relist reports every object again).
+func newMountInformer(lw *cache.ListWatch, objType runtime.Object, transform cache.TransformFunc,
+	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (cache.SharedIndexInformer, error) {
+	informer := kcpinformers.NewSharedIndexInformer(lw, objType, 0, cache.Indexers{})
+	if err := informer.SetTransform(transform); err != nil {
+		return nil, err
+	}
+	if _, err := informer.AddEventHandler(handlerForAll(func(obj interface{}) { onEvent(resource, obj) })); err != nil {
+		return nil, err
+	}
+	return informer, nil
 }
 
 // runMountInformer runs a mount object informer until the returned
@@ -196,21 +185,6 @@ func runMountInformer(ctx context.Context, informer cache.SharedIndexInformer, o
 		}
 	}()
 	return cancel
-}
-
-// mountEventHandler reports every add, update and delete of a mount object
-// informer to onEvent, except updates that change nothing (a relist
-// reports every object again).
-func mountEventHandler(resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { onEvent(resource, obj) },
-		UpdateFunc: func(oldObj, obj interface{}) {
-			if !sameResourceVersion(oldObj, obj) {
-				onEvent(resource, obj)
-			}
-		},
-		DeleteFunc: func(obj interface{}) { onEvent(resource, obj) },
-	}
 }
 
 // trimFullMountObject is the full-object informers' transform: it keeps of
@@ -344,10 +318,10 @@ func setNonEmpty(m map[string]interface{}, key, value string) {
 // clusterMountInformers runs the full-object informers of CRD resources,
 // one per (resource, cluster) pair in use, and at most limit of them: kcp
 // serves a CRD resource across clusters only as metadata, so a full object
-// is only to be had in its cluster. A pair beyond the limit keeps the
-// metadata informer and a GET per change: correct, only costlier. A
-// running informer keeps its slot while its pair is in use, as in
-// mountInformers.
+// is only to be had in its cluster. A pair beyond the limit has its
+// resource's metadata informer run (informersAcrossClusters) and a GET per
+// change: correct, only costlier. A running informer keeps its slot while
+// its pair is in use, as in mountInformers.
 type clusterMountInformers struct {
 	limit int
 	// shard names the controller's shard in the metrics ("" with one).
@@ -384,8 +358,9 @@ func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountC
 // sync makes the running informers the wanted pairs' as far as the limit
 // allows: it stops those of pairs no longer wanted, keeps the others, and
 // starts wanted ones, those mounted by the most Workspaces first, while
-// fewer than limit run. It returns how many wanted pairs have no informer.
-func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResource) int {
+// fewer than limit run. It returns the wanted pairs left without an
+// informer: beyond the limit, or whose informer cannot start.
+func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResource) (uncovered []clusterResource) {
 	logger := klog.FromContext(ctx)
 	m.lock.Lock()
 	defer m.lock.Unlock()
@@ -423,21 +398,24 @@ func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResour
 		}
 		if len(m.running) >= m.limit {
 			overLimit++
+			uncovered = append(uncovered, pair.clusterResource)
 			continue
 		}
 		logger.V(2).Info("starting mount object informer of a cluster", "resource", key)
 		stop, err := m.start(ctx, pair.clusterResource)
 		if err != nil {
 			logger.Error(err, "cannot watch mount objects in a cluster", "resource", key)
+			uncovered = append(uncovered, pair.clusterResource)
 			continue
 		}
 		m.running[key] = stop
 	}
 	if overLimit > 0 && m.overLimit == 0 {
-		logger.Info("--max-cluster-mount-informers reached: the mount objects of the pairs beyond it are read with a GET per change",
+		logger.Info("--max-cluster-mount-informers reached: the mount objects of the pairs beyond it are read with a GET per change, "+
+			"on their resource's metadata events",
 			"limit", m.limit, "overLimit", overLimit)
 	}
 	m.overLimit = overLimit
 	metrics.SetClusterMountInformers(m.shard, len(m.running), overLimit)
-	return overLimit
+	return uncovered
 }

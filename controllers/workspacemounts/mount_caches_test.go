@@ -34,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
@@ -145,12 +144,18 @@ func trimmed(obj *unstructured.Unstructured) interface{} {
 	return out
 }
 
-func heapInUse() uint64 {
+func heapInUse() uint64 { return statsAfterGC().HeapInuse }
+
+// liveHeap is the bytes of live objects: steadier than heapInUse where
+// many goroutines allocate (informers, clients, a server).
+func liveHeap() uint64 { return statsAfterGC().HeapAlloc }
+
+func statsAfterGC() runtime.MemStats {
 	runtime.GC()
 	runtime.GC()
 	var stats runtime.MemStats
 	runtime.ReadMemStats(&stats)
-	return stats.HeapInuse
+	return stats
 }
 
 // TestMountCachesGet: a cache is read only once synced, only in the
@@ -161,11 +166,11 @@ func TestMountCachesGet(t *testing.T) {
 	crd := kubeClusterResource
 	bound := crd
 	bound.Identity = "abc"
-	caches := newMountCaches()
+	caches := &mountCaches{}
 	synced := false
 	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
 	require.NoError(t, indexer.Add(trimmed(fullMountObject("root:a", "proxy", "1"))))
-	caches.put(mountCacheKey("root:a", crd), mountCache{indexer: indexer, synced: func() bool { return synced }})
+	caches.byKey.put(mountCacheKey("root:a", crd), mountCache{indexer: indexer, synced: func() bool { return synced }})
 
 	_, _, cached := caches.get("root:a", crd, "", "proxy")
 	require.False(t, cached, "not synced yet: read from kcp")
@@ -184,7 +189,7 @@ func TestMountCachesGet(t *testing.T) {
 	all := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
 	require.NoError(t, all.Add(trimmed(fullMountObject("root:a", "proxy", "2"))))
 	require.NoError(t, all.Add(trimmed(fullMountObject("root:b", "proxy", "3"))))
-	caches.put(mountCacheKey("", bound), mountCache{indexer: all, synced: func() bool { return true }})
+	caches.byKey.put(mountCacheKey("", bound), mountCache{indexer: all, synced: func() bool { return true }})
 	obj, found, cached = caches.get("root:b", bound, "", "proxy")
 	require.True(t, cached && found)
 	require.Equal(t, "3", obj.GetResourceVersion(), "root:b's object, not root:a's")
@@ -192,7 +197,7 @@ func TestMountCachesGet(t *testing.T) {
 	require.True(t, cached)
 	require.False(t, found, "root:c holds no such object, whatever other clusters hold")
 
-	caches.remove(mountCacheKey("root:a", crd))
+	caches.byKey.forget(mountCacheKey("root:a", crd))
 	_, _, cached = caches.get("root:a", crd, "", "proxy")
 	require.False(t, cached, "a stopped informer's cache is not read")
 }
@@ -227,20 +232,22 @@ func TestClusterMountInformersLimit(t *testing.T) {
 		wanted        []clusterResource
 		wantRunning   []string
 		wantOverLimit int
+		wantUncovered []clusterResource
 	}{
 		{name: "below the limit", wanted: []clusterResource{pair("a", "K", 1)}, wantRunning: []string{key("a", "K")}},
 		{name: "the most mounted first", wanted: []clusterResource{pair("b", "K", 1), pair("c", "K", 5), pair("a", "K", 1)},
-			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1},
+			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1, wantUncovered: []clusterResource{pair("b", "K", 1)}},
 		{name: "a running informer keeps its slot", wanted: []clusterResource{pair("b", "K", 50), pair("c", "K", 5), pair("a", "K", 1)},
-			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1},
+			wantRunning: []string{key("a", "K"), key("c", "K")}, wantOverLimit: 1, wantUncovered: []clusterResource{pair("b", "K", 50)}},
 		{name: "a slot frees", wanted: []clusterResource{pair("b", "K", 50), pair("c", "K", 5)},
 			wantRunning: []string{key("b", "K"), key("c", "K")}},
 		{name: "one that cannot start", wanted: []clusterResource{pair("broken", "K", 99), pair("c", "K", 5)},
-			wantRunning: []string{key("c", "K")}},
+			wantRunning: []string{key("c", "K")}, wantUncovered: []clusterResource{pair("broken", "K", 99)}},
 		{name: "nothing wanted", wanted: nil, wantRunning: []string{}},
 	} {
-		overLimit := m.sync(ctx, step.wanted)
-		require.Equal(t, step.wantOverLimit, overLimit, step.name)
+		uncovered := m.sync(ctx, step.wanted)
+		require.Equal(t, step.wantOverLimit, m.overLimit, step.name)
+		require.ElementsMatch(t, step.wantUncovered, uncovered, step.name)
 		require.ElementsMatch(t, step.wantRunning, sortedKeys(running), step.name)
 		require.Len(t, m.running, len(step.wantRunning), step.name)
 	}
@@ -259,10 +266,12 @@ func exampleKind(kind string) string {
 	return kindKey(schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: kind})
 }
 
-// TestKindReconcilerClusterInformers: the mounts queue asks for a
+// TestKindReconcilerClusterInformers: workspacemounts-mounts asks for a
 // per-cluster informer for every (CRD resource, cluster) pair in use, none
 // for a bound resource (its informer across all clusters has full objects)
-// and none for a resource denied its informer.
+// and none for a resource denied its informer; and for an informer across
+// all clusters for the bound resource, and for the CRD resource only while
+// a pair of it is left without its own.
 func TestKindReconcilerClusterInformers(t *testing.T) {
 	t.Parallel()
 	workspaces := map[string][]*tenancyv1alpha1.Workspace{
@@ -270,7 +279,8 @@ func TestKindReconcilerClusterInformers(t *testing.T) {
 		exampleKind("Bound"):  {exampleWorkspace("root:a", "Bound", "4")},
 		exampleKind("Denied"): {exampleWorkspace("root:a", "Denied", "5")},
 	}
-	var pairs []clusterResource
+	var pairs, uncovered []clusterResource
+	var needed map[string]bool
 	r := &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) { return workspaces[key], nil },
 		resolve: func(_ logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
@@ -285,20 +295,30 @@ func TestKindReconcilerClusterInformers(t *testing.T) {
 		syncInformers: func(_ context.Context, wanted []restmapping.Resource) map[string]bool {
 			return map[string]bool{resourceOf("Denied").Key(): true}
 		},
-		syncClusterInformers: func(_ context.Context, wanted []clusterResource) int {
+		syncClusterInformers: func(_ context.Context, wanted []clusterResource) []clusterResource {
 			pairs = wanted
-			return 0
+			return uncovered
 		},
-		kinds: map[string]kindResolution{},
+		runInformers: func(_ context.Context, n map[string]bool) { needed = n },
+		kinds:        map[string]kindResolution{},
 	}
+	bound := resourceOf("Bound")
+	bound.Identity = "abc"
 	for key := range workspaces {
 		require.NoError(t, r.reconcile(context.Background(), key))
 	}
 	require.ElementsMatch(t, []clusterResource{pair("root:a", "Plain", 2), pair("root:b", "Plain", 1)}, pairs)
+	require.Equal(t, map[string]bool{bound.Key(): true}, needed, "every pair has its own informer: no metadata informer")
 
+	uncovered = []clusterResource{pair("root:b", "Plain", 1)}
+	require.NoError(t, r.reconcile(context.Background(), exampleKind("Plain")))
+	require.Equal(t, map[string]bool{bound.Key(): true, resourceOf("Plain").Key(): true}, needed, "root:b has no informer of its own")
+
+	uncovered = nil
 	delete(workspaces, exampleKind("Plain"))
 	require.NoError(t, r.reconcile(context.Background(), exampleKind("Plain")))
 	require.Empty(t, pairs, "no Workspace mounts the kind any more: its informers stop")
+	require.Equal(t, map[string]bool{bound.Key(): true}, needed)
 }
 
 // TestMetadataEventsOfPairsWithTheirOwnInformer: a metadata event enqueues
@@ -310,9 +330,8 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 	require.NoError(t, indexer.Add(mountedWorkspace(kubeClusterRef))) // in root:org
 	c := &Controller{
 		workspaceIndexer: indexer,
-		caches:           newMountCaches(),
-		workspacesQueue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		observed:         map[string]time.Time{},
+		caches:           &mountCaches{},
+		workspacesQueue:  newQueue(""),
 	}
 	t.Cleanup(c.workspacesQueue.ShutDown)
 	event := fullMountObject("root:org", "proxy", "7")
@@ -323,7 +342,7 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 	c.workspacesQueue.Done(key)
 
 	synced := false
-	c.caches.put(mountCacheKey("root:org", kubeClusterResource), mountCache{
+	c.caches.byKey.put(mountCacheKey("root:org", kubeClusterResource), mountCache{
 		indexer: cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{}), synced: func() bool { return synced },
 	})
 	c.enqueueMountObjectEvent(kubeClusterResource, event)
@@ -340,7 +359,7 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 
 // TestWorkspacesReadAgainWhenAnInformerSyncs: an informer that synced sends
 // the Workspaces whose kind resolves to its resource, in its cluster (all
-// clusters for one across them), back to the workspaces queue, and no
+// clusters for one across them), back to workspacemounts-workspaces, and no
 // others. (A mount object deleted between a Workspace's GET and the
 // informer's list has no event: restarting kcp made that happen.)
 func TestWorkspacesReadAgainWhenAnInformerSyncs(t *testing.T) {
@@ -365,6 +384,7 @@ func TestWorkspacesReadAgainWhenAnInformerSyncs(t *testing.T) {
 		enqueueWorkspace: func(ws *tenancyv1alpha1.Workspace) { enqueued = append(enqueued, ws.Name) },
 		enqueueKind:      func(string) {},
 		syncInformers:    func(context.Context, []restmapping.Resource) map[string]bool { return nil },
+		runInformers:     func(context.Context, map[string]bool) {},
 		kinds:            map[string]kindResolution{},
 	}
 	for key := range workspaces {

@@ -23,11 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -37,32 +35,42 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// mountInformers runs one informer across all clusters per mount resource in
-// use, and at most limit of them: for a bound resource a full-object one
-// (kcp serves full objects at * under resource:identity), which the
-// workspaces queue reads instead of a GET; for a CRD resource a
-// metadata-only one (kcp serves CRD resources across clusters only as
-// partial object metadata): the resourceVersion changes on every status
-// update, so an event says when to read the object again, from the pair's
-// own informer (clusterMountInformers) or with a GET.
+// mountInformers decides which mount resources in use are watched, at most
+// limit of them, and runs the informer across all clusters of each watched
+// resource that needs one (informersAcrossClusters): for a bound resource a
+// full-object one (kcp serves full objects at * under resource:identity),
+// which workspacemounts-workspaces reads instead of a GET; for a CRD resource
+// a metadata-only one (kcp serves CRD resources across clusters only as
+// partial object metadata), while some cluster mounting it has no
+// full-object informer of its own (clusterMountInformers): the
+// resourceVersion changes on every status update, so an event says when to
+// read that cluster's object again, with a GET.
 //
 // The limit is what keeps a tenant from making the plugin watch a thousand
 // resources shard-wide by creating a thousand CRDs and mounting each: a
 // resource beyond it is denied, and its Workspaces say so
-// (mount.ReasonMountInformerLimitReached). A running informer keeps its slot
-// while the resource is in use; a slot frees when no Workspace uses its
-// resource any more, and goes to the first denied resource in the order sync
-// is given.
+// (mount.ReasonMountInformerLimitReached). A watched resource keeps its slot
+// while it is in use; a slot frees when no Workspace uses its resource any
+// more, and goes to the first denied resource in the order sync is given.
 type mountInformers struct {
 	limit int
 	// shard names the controller's shard in the metrics ("" with one).
 	shard string
-	// start starts an informer for a resource; stop it with the returned function.
+	// start starts the informer across all clusters of a resource; stop it
+	// with the returned function.
 	start func(ctx context.Context, resource restmapping.Resource) (stop func(), err error)
 
-	lock    sync.Mutex
-	running map[string]func() // by restmapping.Resource.Key, the stop function
+	lock sync.Mutex
+	// watched are the resources holding a slot, by restmapping.Resource.Key,
+	// with the stop function of their informer across all clusters, nil
+	// while none runs.
+	watched map[string]*watchedResource
 	denied  map[string]bool
+}
+
+type watchedResource struct {
+	resource restmapping.Resource
+	stop     func()
 }
 
 // newMountInformers starts, per resource, a full-object informer across all
@@ -81,16 +89,16 @@ func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClien
 			}
 			return startMetadataInformer(ctx, metadataClient, resource, onEvent, synced)
 		},
-		running: map[string]func(){},
+		watched: map[string]*watchedResource{},
 		denied:  map[string]bool{},
 	}
 }
 
-// sync makes the running informers the wanted ones as far as the limit
-// allows: it stops those no longer wanted, keeps the others running, and
-// starts wanted ones in the order given while fewer than limit run. It returns
-// the keys (restmapping.Resource.Key) of the wanted resources left without an
-// informer; the caller must not modify it.
+// sync makes the watched resources the wanted ones as far as the limit
+// allows: it stops watching those no longer wanted, keeps the others, and
+// watches wanted ones in the order given while fewer than limit are. It
+// returns the keys (restmapping.Resource.Key) of the wanted resources left
+// unwatched; the caller must not modify it. It starts no informer: run does.
 func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource) map[string]bool {
 	logger := klog.FromContext(ctx)
 	m.lock.Lock()
@@ -100,20 +108,22 @@ func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource
 	for _, resource := range wanted {
 		wantedKeys[resource.Key()] = true
 	}
-	for key, stop := range m.running {
+	for key, w := range m.watched {
 		if !wantedKeys[key] {
-			logger.V(2).Info("stopping mount object informer, no Workspace references its kind any more", "resource", key)
-			stop()
-			delete(m.running, key)
+			if w.stop != nil {
+				logger.V(2).Info("stopping mount object informer, no Workspace references its kind any more", "resource", key)
+				w.stop()
+			}
+			delete(m.watched, key)
 		}
 	}
 	denied := map[string]bool{}
 	for _, resource := range wanted {
 		key := resource.Key()
-		if _, found := m.running[key]; found || denied[key] {
+		if _, found := m.watched[key]; found || denied[key] {
 			continue
 		}
-		if len(m.running) >= m.limit {
+		if len(m.watched) >= m.limit {
 			if !m.denied[key] {
 				logger.Info("not watching a mount resource: --max-mount-informers reached; its Workspaces get reason "+mount.ReasonMountInformerLimitReached,
 					"resource", key, "limit", m.limit)
@@ -121,62 +131,93 @@ func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource
 			denied[key] = true
 			continue
 		}
-		logger.V(2).Info("starting mount object informer", "resource", key)
-		stop, err := m.start(ctx, resource)
-		if err != nil {
-			logger.Error(err, "cannot watch mount objects", "resource", key)
-			continue
-		}
-		m.running[key] = stop
+		m.watched[key] = &watchedResource{resource: resource}
 	}
 	m.denied = denied
-	metrics.SetMountInformers(m.shard, len(m.running), len(denied))
+	metrics.SetMountInformers(m.shard, len(m.watched), len(denied))
 	return denied
 }
 
-// isDenied tells whether the resource was left without an informer by the last sync.
+// run runs the informer across all clusters of every watched resource in
+// needed (informersAcrossClusters), and stops those of the others. A
+// resource whose informer cannot start gives up its slot until the next
+// sync, as if it had not been wanted.
+func (m *mountInformers) run(ctx context.Context, needed map[string]bool) {
+	logger := klog.FromContext(ctx)
+	m.lock.Lock()
+	defer m.lock.Unlock()
+
+	for key, w := range m.watched {
+		switch {
+		case needed[key] && w.stop == nil:
+			logger.V(2).Info("starting mount object informer", "resource", key)
+			stop, err := m.start(ctx, w.resource)
+			if err != nil {
+				logger.Error(err, "cannot watch mount objects", "resource", key)
+				delete(m.watched, key)
+				continue
+			}
+			w.stop = stop
+		case !needed[key] && w.stop != nil:
+			logger.V(2).Info("stopping mount object informer, every cluster mounting its resource has an informer of its own", "resource", key)
+			w.stop()
+			w.stop = nil
+		}
+	}
+	metrics.SetMountInformers(m.shard, len(m.watched), len(m.denied))
+}
+
+// isDenied tells whether the resource was left unwatched by the last sync.
 func (m *mountInformers) isDenied(resource restmapping.Resource) bool {
 	m.lock.Lock()
 	defer m.lock.Unlock()
 	return m.denied[resource.Key()]
 }
 
-// startMetadataInformer runs a metadata informer for the resource until the
-// returned function is called, reporting every add, update and delete to
-// onEvent, and calling onSynced once it has synced (runMountInformer).
+// informersAcrossClusters is the rule for the informers across all
+// clusters: every watched bound resource (wanted, not denied) has one, its
+// full objects read instead of a GET; a CRD resource has its metadata one
+// only while some pair of it in use has no full-object informer of its own
+// (uncovered): its events say when to read that pair's objects again. A CRD
+// resource whose every pair has its own informer needs none (each reports
+// its cluster's changes), which spares the metadata of all its objects.
+func informersAcrossClusters(wanted []restmapping.Resource, denied map[string]bool, uncovered []clusterResource) map[string]bool {
+	needed := map[string]bool{}
+	for _, resource := range wanted {
+		if resource.Identity != "" && !denied[resource.Key()] {
+			needed[resource.Key()] = true
+		}
+	}
+	for _, pair := range uncovered {
+		needed[pair.resource.Key()] = true
+	}
+	return needed
+}
+
+// startMetadataInformer runs an informer of the resource's metadata across
+// all clusters (newMountInformer, runMountInformer). (client-go's
+// metadatainformer declares Unstructured as its object type, and its
+// reflector then drops every watch event.)
 func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterface, resource restmapping.Resource,
 	onEvent func(restmapping.Resource, interface{}), onSynced func()) (func(), error) {
-	informer := newMetadataInformer(client, resource)
-	_ = informer.SetTransform(trimMountObject)
-	if _, err := informer.AddEventHandler(mountEventHandler(resource, onEvent)); err != nil {
+	resourceClient := client.Resource(resource.WildcardResource())
+	informer, err := newMountInformer(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			return resourceClient.List(ctx, options)
+		},
+		WatchFuncWithContext: resourceClient.Watch,
+	}, &metav1.PartialObjectMetadata{}, TrimMountObject, resource, onEvent)
+	if err != nil {
 		return nil, err
 	}
 	return runMountInformer(ctx, informer, onSynced), nil
 }
 
-// newMetadataInformer lists and watches the resource across all clusters as
-// PartialObjectMetadata. (client-go's metadatainformer declares Unstructured
-// as its object type, and its reflector then drops every watch event.)
-func newMetadataInformer(client kcpmetadata.ClusterInterface, resource restmapping.Resource) cache.SharedIndexInformer {
-	resourceClient := client.Resource(resource.WildcardResource())
-	return kcpinformers.NewSharedIndexInformer(
-		&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-				return resourceClient.List(ctx, options)
-			},
-			WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-				return resourceClient.Watch(ctx, options)
-			},
-		},
-		&metav1.PartialObjectMetadata{},
-		0,
-		cache.Indexers{},
-	)
-}
-
-// trimMountObject is the mount object informers' transform: events only say
-// which object to read again, so only its name, namespace and cluster matter.
-func trimMountObject(obj interface{}) (interface{}, error) {
+// TrimMountObject is the transform of the metadata informer of a CRD mount
+// resource across all clusters: its events only say which object to read
+// again, so only its name, namespace and cluster matter. (Exported for
+// test/bench/scale, which measures that informer.)
+func TrimMountObject(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)
 		accessor.SetLabels(nil)

@@ -62,21 +62,38 @@ import (
 const (
 	// ControllerName names the controller in logs.
 	ControllerName = "workspacemounts"
-	// MountsQueueName names the mounts queue, keyed by mount kind, in logs and workqueue metrics.
+	// MountsQueueName names the queue keyed by mount kind (QueueName).
 	MountsQueueName = "workspacemounts-mounts"
-	// WorkspacesQueueName names the workspaces queue, keyed by Workspace, in logs and workqueue metrics.
+	// WorkspacesQueueName names the queue keyed by Workspace (QueueName).
 	WorkspacesQueueName = "workspacemounts-workspaces"
 )
 
-// QueueName is the name of a queue of the controller of a shard: the
-// queue's name, with "/<shard>" for one of the controllers of a sharded
-// kcp, so that each shard's queues have their own workqueue series (the
-// gauges of two queues of one name would overwrite each other).
+// QueueName is the one name of a queue of the controller of a shard: the
+// workqueue's (its workqueue_* series), the queue of its log lines and the
+// queue label of workspacemounts_reconcile_*. It is the queue's name, with
+// "/<shard>" for one of the controllers of a sharded kcp, so that each
+// shard's queues have their own series (the gauges of two queues of one
+// name would overwrite each other).
 func QueueName(queue, shard string) string {
 	if shard == "" {
 		return queue
 	}
 	return queue + "/" + shard
+}
+
+// queue is a work queue and its name (QueueName).
+type queue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	name string
+}
+
+// newQueue is a work queue named name, retrying with retryRateLimiter.
+func newQueue(name string) queue {
+	return queue{
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
+		name: name,
+	}
 }
 
 // maxRetryDelay caps how long a key that keeps failing waits before its next
@@ -87,7 +104,7 @@ func QueueName(queue, shard string) string {
 // minutes to be written. The overall limit (10/s, burst 100) is client-go's.
 const maxRetryDelay = 10 * time.Second
 
-// reconcileTimeout bounds one reconcile of the workspaces queue, all its
+// reconcileTimeout bounds one reconcile of workspacemounts-workspaces, all its
 // requests to kcp included (a read of the mount object and at most two
 // patches, or a read of the Workspace): it ends with an error and is
 // retried.
@@ -123,10 +140,13 @@ type Clients struct {
 
 // Options are the controller's settings.
 type Options struct {
-	// MaxMountInformers bounds the mount object informers (--max-mount-informers):
-	// one per mount resource in use, across all clusters. Resources beyond it
-	// are not watched, and their Workspaces get reason
-	// mount.ReasonMountInformerLimitReached until a slot frees. At least 1.
+	// MaxMountInformers bounds the mount resources watched
+	// (--max-mount-informers): a bound one by its informer across all
+	// clusters, a CRD one by its full-object informers per cluster and, while
+	// a cluster mounting it has none, its metadata informer across all
+	// clusters. Resources beyond it are not watched, and their Workspaces get
+	// reason mount.ReasonMountInformerLimitReached until a slot frees. At
+	// least 1.
 	MaxMountInformers int
 	// Routing is what the controller keeps beside the annotations.
 	Routing RoutingOptions
@@ -135,9 +155,10 @@ type Options struct {
 	Shard string
 	// MaxClusterMountInformers bounds the full-object informers of CRD
 	// resources in one cluster each (--max-cluster-mount-informers), one
-	// per (resource, cluster) pair in use: the workspaces queue reads a
+	// per (resource, cluster) pair in use: workspacemounts-workspaces reads a
 	// pair's mount objects from it instead of a GET. Pairs beyond it are
-	// read with a GET per change. 0 runs none.
+	// read with a GET per change, on their resource's metadata events. 0
+	// runs none.
 	MaxClusterMountInformers int
 }
 
@@ -146,14 +167,13 @@ type Options struct {
 type Controller struct {
 	// shard is Options.Shard, "" with one shard.
 	shard           string
-	mountsQueue     workqueue.TypedRateLimitingInterface[string]
-	workspacesQueue workqueue.TypedRateLimitingInterface[string]
+	mountsQueue     queue
+	workspacesQueue queue
 
 	workspaceIndexer cache.Indexer
 	workspaceLister  tenancyv1alpha1listers.WorkspaceClusterLister
-	kinds            *mountsReconciler
+	mounts           *mountsReconciler
 	workspaces       *workspacesReconciler
-	mountInformers   *mountInformers
 	// caches are the full-object informers' caches of mount objects.
 	caches *mountCaches
 	// patchWorkspace applies a merge patch to a Workspace (to its status
@@ -162,16 +182,15 @@ type Controller struct {
 
 	// observed holds, per Workspace key, when a change of its mount object
 	// was first seen and not yet written: the start of status_latency_seconds.
-	observedLock sync.Mutex
-	observed     map[string]time.Time
+	observed keyed[time.Time]
 
 	// getWorkspace reads a Workspace from kcp, bypassing the cache: for a
 	// key whose last patch conflicted (conflicted), the cache may be behind
 	// kcp, e.g. while its watch catches up after kcp came back, and each
 	// retry from it would conflict again.
-	getWorkspace   func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
-	conflictedLock sync.Mutex
-	conflicted     map[string]bool
+	getWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
+	// conflicted are the keys whose last patch conflicted (getWorkspace).
+	conflicted keyed[bool]
 
 	// handlers are added to the shared informers by Start and removed when
 	// it returns: the informers outlive the controller (the virtual
@@ -179,6 +198,48 @@ type Controller struct {
 	handlers []informerHandler
 	started  atomic.Bool
 }
+
+// keyed is a map by key guarded by a lock: what the controller remembers
+// of a Workspace between reconciles (workers reconcile different
+// Workspaces at once), its mount object caches.
+type keyed[V any] struct {
+	lock  sync.Mutex
+	byKey map[string]V
+}
+
+func (k *keyed[V]) get(key string) (V, bool) {
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	v, found := k.byKey[key]
+	return v, found
+}
+
+func (k *keyed[V]) put(key string, v V) { k.putUnless(key, v, nil) }
+
+// putUnless sets key's value to v, unless keep (if not nil) says the
+// current one stays.
+func (k *keyed[V]) putUnless(key string, v V, keep func(current V) bool) {
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	if current, found := k.byKey[key]; found && keep != nil && keep(current) {
+		return
+	}
+	if k.byKey == nil {
+		k.byKey = map[string]V{}
+	}
+	k.byKey[key] = v
+}
+
+// take returns key's value, and forgets it.
+func (k *keyed[V]) take(key string) (V, bool) {
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	v, found := k.byKey[key]
+	delete(k.byKey, key)
+	return v, found
+}
+
+func (k *keyed[V]) forget(key string) { k.take(key) }
 
 // InstallIndexers adds the indexes the controller needs; call it before the
 // informers start.
@@ -202,52 +263,45 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		return nil, fmt.Errorf("the cluster mount informer limit must not be negative, not %d", options.MaxClusterMountInformers)
 	}
 	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
-		return nil, errors.New(inTreeConflict)
+		return nil, InTreeConflict()
 	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
-		shard: options.Shard,
-		mountsQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			retryRateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName(MountsQueueName, options.Shard)},
-		),
-		workspacesQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			retryRateLimiter(),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName(WorkspacesQueueName, options.Shard)},
-		),
+		shard:            options.Shard,
+		mountsQueue:      newQueue(QueueName(MountsQueueName, options.Shard)),
+		workspacesQueue:  newQueue(QueueName(WorkspacesQueueName, options.Shard)),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
 		patchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, subresources...)
 		},
-		observed:   map[string]time.Time{},
-		conflicted: map[string]bool{},
 		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 		},
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
-	c.caches = newMountCaches()
+	c.caches = &mountCaches{}
 	// An informer that synced has the Workspaces it covers read again (runMountInformer).
-	c.mountInformers = newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
-		func(resource restmapping.Resource) { c.kinds.enqueueWorkspacesUsing(resource.Key(), "") })
-	var syncClusterInformers func(context.Context, []clusterResource) int
+	watched := newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
+		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })
+	var syncClusterInformers func(context.Context, []clusterResource) []clusterResource
 	if options.MaxClusterMountInformers > 0 {
 		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, options.Shard, c.enqueueMountObject,
 			func(cluster logicalcluster.Name, resource restmapping.Resource) {
-				c.kinds.enqueueWorkspacesUsing(resource.Key(), cluster)
+				c.mounts.enqueueWorkspacesUsing(resource.Key(), cluster)
 			}).sync
 	}
-	c.kinds = &mountsReconciler{
+	c.mounts = &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
 			return indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountKind, key)
 		},
 		resolve:              resolver.Resolve,
 		enqueueWorkspace:     c.enqueueWorkspace,
 		enqueueKind:          c.mountsQueue.Add,
-		syncInformers:        c.mountInformers.sync,
+		syncInformers:        watched.sync,
 		syncClusterInformers: syncClusterInformers,
+		runInformers:         watched.run,
 		kinds:                map[string]kindResolution{},
 	}
 	c.workspaces = &workspacesReconciler{
@@ -256,7 +310,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		cachedMountObject: c.caches.get,
-		informerDenied:    c.mountInformers.isDenied,
+		informerDenied:    watched.isDenied,
 		maxMountInformers: options.MaxMountInformers,
 		routing:           options.Routing,
 		now:               time.Now,
@@ -421,7 +475,7 @@ func (c *Controller) enqueueMountObjectEvent(resource restmapping.Resource, obj 
 	c.enqueueMountObject(resource, obj)
 }
 
-// enqueueMountObject sends the Workspaces that reference a mount object to the workspaces queue.
+// enqueueMountObject sends the Workspaces that reference a mount object to workspacemounts-workspaces.
 func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj interface{}) {
 	m, err := meta.Accessor(unwrapTombstone(obj))
 	if err != nil {
@@ -439,47 +493,33 @@ func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj inter
 	}
 }
 
-// enqueueWorkspaceObserved enqueues a Workspace whose mount object changed at observedAt.
+// putObserved keeps the earliest unwritten observation of a Workspace's mount.
+func (c *Controller) putObserved(key string, at time.Time) {
+	c.observed.putUnless(key, at, func(earlier time.Time) bool { return !at.Before(earlier) })
+}
+
+func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
+	c.enqueueWorkspaceObserved(ws, time.Time{})
+}
+
+// enqueueWorkspaceObserved enqueues a Workspace, whose mount object changed
+// at observedAt unless that is zero.
 func (c *Controller) enqueueWorkspaceObserved(ws *tenancyv1alpha1.Workspace, observedAt time.Time) {
 	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
 	}
-	c.putObserved(key, observedAt)
-	c.workspacesQueue.Add(key)
-}
-
-// putObserved keeps the earliest unwritten observation of a Workspace's mount.
-func (c *Controller) putObserved(key string, at time.Time) {
-	c.observedLock.Lock()
-	defer c.observedLock.Unlock()
-	if earlier, found := c.observed[key]; !found || at.Before(earlier) {
-		c.observed[key] = at
-	}
-}
-
-func (c *Controller) takeObserved(key string) (time.Time, bool) {
-	c.observedLock.Lock()
-	defer c.observedLock.Unlock()
-	at, found := c.observed[key]
-	delete(c.observed, key)
-	return at, found
-}
-
-func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
-	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
+	if !observedAt.IsZero() {
+		c.putObserved(key, observedAt)
 	}
 	c.workspacesQueue.Add(key)
 }
 
 // Start runs the controller until ctx is done: it adds its event handlers
 // to the informers, which replay every object they hold, so that everything
-// is reconciled once; then one worker for the mounts queue, whose work is cheap cache
-// reads, and workers for the workspaces queue. The informers must have synced. When ctx
+// is reconciled once; then one worker for workspacemounts-mounts, whose work is cheap cache
+// reads, and workers for workspacemounts-workspaces. The informers must have synced. When ctx
 // is done, the handlers are removed, the mount object informers stop, and
 // Start returns once every worker has finished its item: nothing is written
 // after that. A Controller runs once; build a new one to run again (as a
@@ -507,19 +547,19 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	}
 
 	var workers sync.WaitGroup
-	run := func(queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) {
+	run := func(q queue, process func(context.Context, string) error) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
 			wait.UntilWithContext(ctx, func(ctx context.Context) {
-				for processNextWorkItem(ctx, queue, name, metricsQueue, process) {
+				for processNextWorkItem(ctx, q, process) {
 				}
 			}, time.Second)
 		}()
 	}
-	run(c.mountsQueue, QueueName(MountsQueueName, c.shard), metrics.QueueMounts, c.kinds.reconcile)
+	run(c.mountsQueue, c.mounts.reconcile)
 	for range workspaceWorkers {
-		run(c.workspacesQueue, QueueName(WorkspacesQueueName, c.shard), metrics.QueueWorkspaces, c.processWorkspace)
+		run(c.workspacesQueue, c.processWorkspace)
 	}
 	<-ctx.Done()
 	// Shutting the queues down ends the workers' Get; each finishes its item first.
@@ -550,14 +590,14 @@ func (c *Controller) addHandlers() (func(klog.Logger), error) {
 	return remove, nil
 }
 
-func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], name, metricsQueue string, process func(context.Context, string) error) bool {
-	key, quit := queue.Get()
+func processNextWorkItem(ctx context.Context, q queue, process func(context.Context, string) error) bool {
+	key, quit := q.Get()
 	if quit {
 		return false
 	}
-	defer queue.Done(key)
+	defer q.Done(key)
 
-	logger := logging.WithQueueKey(klog.FromContext(ctx), key).WithValues("queue", name)
+	logger := logging.WithQueueKey(klog.FromContext(ctx), key).WithValues("queue", q.name)
 	ctx = klog.NewContext(ctx, logger)
 	logger.V(4).Info("processing key")
 
@@ -567,16 +607,16 @@ func processNextWorkItem(ctx context.Context, queue workqueue.TypedRateLimitingI
 			// Someone else (kcp itself, often) wrote the Workspace since our
 			// cache saw it: expected, and retried against the newer version.
 			logger.V(2).Info("conflict, requeuing", "err", err)
-			metrics.ObserveReconcile(metricsQueue, metrics.ResultRequeue, began)
+			metrics.ObserveReconcile(q.name, metrics.ResultRequeue, began)
 		} else {
-			utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", name, "key", key)
-			metrics.ObserveReconcile(metricsQueue, metrics.ResultError, began)
+			utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", q.name, "key", key)
+			metrics.ObserveReconcile(q.name, metrics.ResultError, began)
 		}
-		queue.AddRateLimited(key)
+		q.AddRateLimited(key)
 		return true
 	}
-	metrics.ObserveReconcile(metricsQueue, metrics.ResultSuccess, began)
-	queue.Forget(key)
+	metrics.ObserveReconcile(q.name, metrics.ResultSuccess, began)
+	q.Forget(key)
 	return true
 }
 
@@ -590,11 +630,11 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	// No request to kcp may hold a key forever: one that kcp accepted and
 	// never answers (while it starts, say) would keep the key in progress,
-	// and every later change of its Workspace waiting. (Not in the mounts
-	// queue: the mount object informers it starts live on its context.)
+	// and every later change of its Workspace waiting. (Not in
+	// workspacemounts-mounts: the mount object informers it starts live on its context.)
 	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
 	defer cancel()
-	conflicted := c.takeConflicted(key)
+	conflicted, _ := c.conflicted.take(key)
 	ws, err := c.workspaceLister.Cluster(cluster).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.workspaces.reads.forget(key)
@@ -610,7 +650,7 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		// that is really gone is found missing in the cache next time.
 		ws, err = c.getWorkspace(ctx, cluster, name)
 		if err != nil {
-			c.markConflicted(key)
+			c.conflicted.put(key, true)
 			return err
 		}
 	}
@@ -619,7 +659,7 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	ctx = klog.NewContext(ctx, logging.WithObject(klog.FromContext(ctx), ws))
 
-	observedAt, observed := c.takeObserved(key)
+	observedAt, observed := c.observed.take(key)
 	state, err := c.workspaces.mountState(ctx, ws)
 	if err != nil {
 		if observed {
@@ -687,7 +727,7 @@ func (c *Controller) commitStatus(ctx context.Context, key string, ws, written *
 		var err error
 		cluster, _, name, _ := kcpcache.SplitMetaClusterNamespaceKey(key)
 		if current, err = c.getWorkspace(ctx, cluster, name); err != nil {
-			c.markConflicted(key)
+			c.conflicted.put(key, true)
 			return err
 		}
 	}
@@ -720,7 +760,7 @@ func (c *Controller) commit(ctx context.Context, key string, oldResource, newRes
 		return patcher.written, nil
 	case apierrors.IsConflict(err):
 		patches.WithLabelValues(metrics.PatchConflict).Inc()
-		c.markConflicted(key)
+		c.conflicted.put(key, true)
 	default:
 		patches.WithLabelValues(metrics.PatchError).Inc()
 	}
@@ -744,23 +784,6 @@ func (p *workspacePatcher) Patch(ctx context.Context, name string, pt types.Patc
 		p.written = ws
 	}
 	return ws, err
-}
-
-// markConflicted notes that key's last patch conflicted: its next try reads
-// the Workspace from kcp.
-func (c *Controller) markConflicted(key string) {
-	c.conflictedLock.Lock()
-	defer c.conflictedLock.Unlock()
-	c.conflicted[key] = true
-}
-
-// takeConflicted tells whether key's last patch conflicted, and forgets it.
-func (c *Controller) takeConflicted(key string) bool {
-	c.conflictedLock.Lock()
-	defer c.conflictedLock.Unlock()
-	conflicted := c.conflicted[key]
-	delete(c.conflicted, key)
-	return conflicted
 }
 
 // phaseLabel is a phase for the transitions metric: None where there is no annotation.

@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics/testutil"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -43,6 +44,7 @@ import (
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
 
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
@@ -176,8 +178,6 @@ func testController(k *fakeKCP, routing RoutingOptions, getMountObject func(cont
 		},
 		patchWorkspace: k.patch,
 		getWorkspace:   k.get,
-		observed:       map[string]time.Time{},
-		conflicted:     map[string]bool{},
 	}, indexer
 }
 
@@ -359,4 +359,30 @@ func TestQueueName(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "workspacemounts-workspaces", QueueName(WorkspacesQueueName, ""), "one shard: the queue's name")
 	require.Equal(t, "workspacemounts-mounts/shard-2", QueueName(MountsQueueName, "shard-2"), "a sharded kcp: a queue per shard, its own series")
+}
+
+// TestProcessNextWorkItemNamesItsQueue: a queue's one name is the queue of
+// its reconcile series, for every result, the shard's suffix included.
+func TestProcessNextWorkItemNamesItsQueue(t *testing.T) {
+	t.Parallel()
+	metrics.Register()
+	q := newQueue(QueueName(MountsQueueName, "shard-of-"+t.Name()))
+	t.Cleanup(q.ShutDown)
+	for i, tc := range []struct {
+		err    error
+		result string
+	}{
+		{nil, metrics.ResultSuccess},
+		{errors.New("cannot resolve"), metrics.ResultError},
+		{apierrors.NewConflict(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, "a", errors.New("modified")), metrics.ResultRequeue},
+	} {
+		q.Add("example.io/v1/Kind")
+		require.True(t, processNextWorkItem(context.Background(), q, func(context.Context, string) error { return tc.err }))
+		count, err := testutil.GetCounterMetricValue(metrics.ReconcileTotal.WithLabelValues("workspacemounts-mounts/shard-of-"+t.Name(), tc.result))
+		require.NoError(t, err)
+		require.Equal(t, 1, int(count), tc.result)
+		observed, err := testutil.GetHistogramMetricCount(metrics.ReconcileDuration.WithLabelValues(q.name))
+		require.NoError(t, err)
+		require.Equal(t, uint64(i+1), observed, tc.result)
+	}
 }

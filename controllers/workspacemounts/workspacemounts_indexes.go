@@ -29,7 +29,7 @@ import (
 
 const (
 	// WorkspacesByMountKind indexes mounted Workspaces by the kind their
-	// reference names (see kindKey): the mounts queue finds the clusters a kind is used
+	// reference names (see kindKey): workspacemounts-mounts finds the clusters a kind is used
 	// in, and its users when the kind's resolution changes.
 	WorkspacesByMountKind = "workspacemounts-by-mount-kind"
 	// WorkspacesByMountObject indexes mounted Workspaces by the object their
@@ -71,7 +71,7 @@ func validReference(obj interface{}) (*tenancyv1alpha1.Workspace, mount.Referenc
 	return ws, ref, gvk, err == nil
 }
 
-// kindKey is the mounts queue's key for a kind: group/version/kind ("" group for the core group).
+// kindKey is the key of workspacemounts-mounts for a kind: group/version/kind ("" group for the core group).
 func kindKey(gvk schema.GroupVersionKind) string {
 	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
 }

@@ -127,7 +127,8 @@ func TestKindReconciler(t *testing.T) {
 			}
 			return nil
 		},
-		kinds: map[string]kindResolution{},
+		runInformers: func(context.Context, map[string]bool) {},
+		kinds:        map[string]kindResolution{},
 	}
 	ctx := context.Background()
 
@@ -136,7 +137,7 @@ func TestKindReconciler(t *testing.T) {
 		"one informer per resource: the CRD one and the bound one need different wildcard requests")
 	require.ElementsMatch(t, []string{"a", "b", "c"}, enqueued)
 
-	// Nothing changed: nobody is sent to the workspaces queue again.
+	// Nothing changed: nobody is sent to workspacemounts-workspaces again.
 	enqueued = nil
 	require.NoError(t, r.reconcile(ctx, key))
 	require.Empty(t, enqueued)

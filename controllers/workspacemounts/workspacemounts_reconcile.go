@@ -36,7 +36,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// workspacesReconciler is the workspaces queue's logic: it reads a Workspace's mount object
+// workspacesReconciler is the logic of workspacemounts-workspaces: it reads a Workspace's mount object
 // and sets what the controller owns on the Workspace: the two annotations,
 // and with the options the condition, spec.URL and the phase out of
 // Scheduling (workspacemounts_reconcile_routing.go). Its dependencies are
@@ -54,7 +54,7 @@ type workspacesReconciler struct {
 	reads lastReads
 	// informerDenied tells whether a resource was refused a mount object
 	// informer because maxMountInformers others run: its mount objects are
-	// not read until a slot frees (the mounts queue then sends its Workspaces here).
+	// not read until a slot frees (workspacemounts-mounts then sends its Workspaces here).
 	informerDenied func(resource restmapping.Resource) bool
 	// maxMountInformers is --max-mount-informers, for messages.
 	maxMountInformers int
@@ -69,19 +69,6 @@ type mountState struct {
 	mounted bool
 	// at is the time of the finding, for lastTransitionTimes.
 	at metav1.Time
-}
-
-// reconcile sets, or removes, everything the controller owns on ws, which
-// the caller owns (a copy). An error means the mount object could not be
-// read now: ws is left alone and the key is retried.
-func (r *workspacesReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
-	state, err := r.mountState(ctx, ws)
-	if err != nil {
-		return err
-	}
-	r.applyMetadataAndSpec(ws, state)
-	r.applyStatus(ws, state)
-	return nil
 }
 
 // mountState finds out the mount status of ws.
@@ -116,7 +103,7 @@ func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state 
 	had := ownCondition(ws) != nil || (ownsKCPCondition && conditions.Has(ws, tenancyv1alpha1.MountConditionReady))
 	switch {
 	case !r.routing.WorkspaceCondition || !state.mounted:
-		removeCondition(ws)
+		conditions.Delete(ws, mount.ConditionType)
 	case ws.Spec.Mount == nil && !kcpIsDone(ws):
 		// A Workspace mounted by the legacy annotation is an ordinary one
 		// that kcp schedules and initializes first: a False condition now

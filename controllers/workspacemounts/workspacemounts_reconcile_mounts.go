@@ -33,28 +33,35 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// mountsReconciler is the mounts queue's logic. For a kind that Workspaces reference it
-// resolves, in every cluster it is referenced from, the resource serving it,
-// keeps one mount object informer per resource in use (at most
-// --max-mount-informers: see mountInformers), and sends a Workspace to the workspaces queue
-// whenever the resolution in its cluster changes (a CRD or binding appearing
-// or going away) or its resource gains or loses an informer slot. Its
-// dependencies are function fields.
+// mountsReconciler is the logic of workspacemounts-mounts. For a kind that
+// Workspaces reference it resolves, in every cluster it is referenced from,
+// the resource serving it, keeps the mount object informers of the
+// resources in use (at most --max-mount-informers resources: see
+// mountInformers; a full-object informer per CRD resource and cluster:
+// clusterMountInformers; an informer across all clusters where
+// informersAcrossClusters says), and sends a Workspace to
+// workspacemounts-workspaces whenever the resolution in its cluster changes
+// (a CRD or binding appearing or going away) or its resource gains or loses
+// an informer slot. Its dependencies are function fields.
 type mountsReconciler struct {
 	workspacesOfKind func(key string) ([]*tenancyv1alpha1.Workspace, error)
 	resolve          func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	enqueueWorkspace func(ws *tenancyv1alpha1.Workspace)
-	// enqueueKind sends another kind to the mounts queue: one whose resources gained
+	// enqueueKind sends another kind to workspacemounts-mounts: one whose resources gained
 	// (or lost) an informer slot in a sync this kind's reconcile made.
 	enqueueKind func(key string)
-	// syncInformers makes the running mount object informers the wanted ones,
-	// as far as the limit allows, preferring the earlier ones in the list, and
-	// returns the keys of the wanted resources left without an informer.
+	// syncInformers makes the watched resources the wanted ones, as far as
+	// the limit allows, preferring the earlier ones in the list, and returns
+	// the keys of the wanted resources left unwatched (mountInformers.sync).
 	syncInformers func(ctx context.Context, wanted []restmapping.Resource) (denied map[string]bool)
 	// syncClusterInformers makes the running full-object informers of CRD
 	// resources in one cluster those of the pairs given, as far as its limit
-	// allows (clusterMountInformers.sync); nil runs none.
-	syncClusterInformers func(ctx context.Context, wanted []clusterResource) (overLimit int)
+	// allows, and returns the pairs left without one
+	// (clusterMountInformers.sync); nil runs none.
+	syncClusterInformers func(ctx context.Context, wanted []clusterResource) (uncovered []clusterResource)
+	// runInformers runs the informers across all clusters of the watched
+	// resources given, and stops the others' (mountInformers.run).
+	runInformers func(ctx context.Context, needed map[string]bool)
 
 	lock  sync.Mutex
 	kinds map[string]kindResolution
@@ -122,8 +129,10 @@ func (r *mountsReconciler) reconcile(ctx context.Context, key string) error {
 	wanted := r.wantedResourcesLocked()
 	r.lock.Unlock()
 
-	// Informers first, so that a Workspace sent to the workspaces queue below is already
-	// covered by the informer that will report its mount object's changes.
+	// Informers first, so that a Workspace sent to workspacemounts-workspaces
+	// below is already covered by the informer that will report its mount
+	// object's changes: the resources watched, the informers of their
+	// (resource, cluster) pairs, then the informers across all clusters.
 	denied := r.syncInformers(ctx, wanted)
 
 	current.denied = deniedOf(current.resources, denied)
@@ -137,14 +146,13 @@ func (r *mountsReconciler) reconcile(ctx context.Context, key string) error {
 			others = append(others, other)
 		}
 	}
-	var pairs []clusterResource
-	if r.syncClusterInformers != nil {
-		pairs = r.wantedClusterResourcesLocked(denied)
-	}
+	pairs := r.wantedClusterResourcesLocked(denied)
 	r.lock.Unlock()
+	uncovered := pairs
 	if r.syncClusterInformers != nil {
-		r.syncClusterInformers(ctx, pairs)
+		uncovered = r.syncClusterInformers(ctx, pairs)
 	}
+	r.runInformers(ctx, informersAcrossClusters(wanted, denied, uncovered))
 	for _, other := range others {
 		r.enqueueKind(other)
 	}
@@ -170,7 +178,7 @@ func deniedOf(resources map[string]restmapping.Resource, denied map[string]bool)
 	return out
 }
 
-// enqueueWorkspacesUsing sends to the workspaces queue every Workspace whose
+// enqueueWorkspacesUsing sends to workspacemounts-workspaces every Workspace whose
 // kind resolved to the resource resourceKey at its last reconcile, in
 // cluster, or in every cluster for "": an informer of that resource has
 // synced (runMountInformer says why they are read again).
@@ -204,9 +212,9 @@ func (r *mountsReconciler) enqueueWorkspacesUsing(resourceKey string, cluster lo
 }
 
 // wantedClusterResourcesLocked is every (CRD resource, cluster) pair in use
-// whose resource has its informer across all clusters (not denied), with
-// how many Workspaces mount it there. Bound resources are left out: their
-// informer across all clusters holds full objects.
+// whose resource is watched (not denied), with how many Workspaces mount it
+// there. Bound resources are left out: their informer across all clusters
+// holds full objects.
 func (r *mountsReconciler) wantedClusterResourcesLocked(denied map[string]bool) []clusterResource {
 	var pairs []clusterResource
 	for served := range r.served {

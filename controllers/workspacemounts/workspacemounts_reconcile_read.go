@@ -20,7 +20,6 @@ import (
 	"context"
 	"hash/fnv"
 	"strconv"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,32 +41,7 @@ type readVersion struct {
 
 // lastReads remembers, per Workspace key, the mount object version its
 // last reconcile read, so that a cache behind it is never written over it.
-type lastReads struct {
-	lock  sync.Mutex
-	byKey map[string]readVersion
-}
-
-func (l *lastReads) get(key string) (readVersion, bool) {
-	l.lock.Lock()
-	defer l.lock.Unlock()
-	v, found := l.byKey[key]
-	return v, found
-}
-
-func (l *lastReads) put(key string, v readVersion) {
-	l.lock.Lock()
-	defer l.lock.Unlock()
-	if l.byKey == nil {
-		l.byKey = map[string]readVersion{}
-	}
-	l.byKey[key] = v
-}
-
-func (l *lastReads) forget(key string) {
-	l.lock.Lock()
-	defer l.lock.Unlock()
-	delete(l.byKey, key)
-}
+type lastReads = keyed[readVersion]
 
 // readMountObject reads the mount object namespace/name of resource in
 // cluster, the Workspace's own, for the Workspace key wsKey: from a synced

@@ -108,15 +108,22 @@ func severityOf(status mount.Status) conditionsv1alpha1.ConditionSeverity {
 }
 
 // setCondition puts condition on ws, in place of an earlier one of its type,
-// whose lastTransitionTime it keeps if the status is the same. Other
-// conditions, kcp's, keep their place.
+// whose lastTransitionTime it keeps if the status is the same.
 func setCondition(ws *tenancyv1alpha1.Workspace, condition conditionsv1alpha1.Condition) {
+	putCondition(ws, condition, func(existing conditionsv1alpha1.Condition) bool { return existing.Status == condition.Status })
+}
+
+// putCondition puts condition on ws, in place of an earlier one of its
+// type, whose lastTransitionTime it keeps where unchanged says so. Unlike
+// kcp's conditions.Set, other conditions, kcp's, keep their place: no
+// patch reorders them.
+func putCondition(ws *tenancyv1alpha1.Workspace, condition conditionsv1alpha1.Condition, unchanged func(existing conditionsv1alpha1.Condition) bool) {
 	for i := range ws.Status.Conditions {
 		existing := &ws.Status.Conditions[i]
 		if existing.Type != condition.Type {
 			continue
 		}
-		if existing.Status == condition.Status {
+		if unchanged(*existing) {
 			condition.LastTransitionTime = existing.LastTransitionTime
 		}
 		*existing = condition
@@ -125,24 +132,9 @@ func setCondition(ws *tenancyv1alpha1.Workspace, condition conditionsv1alpha1.Co
 	ws.Status.Conditions = append(ws.Status.Conditions, condition)
 }
 
-// removeCondition removes the controller's condition from ws.
-func removeCondition(ws *tenancyv1alpha1.Workspace) {
-	for i := range ws.Status.Conditions {
-		if ws.Status.Conditions[i].Type == mount.ConditionType {
-			ws.Status.Conditions = append(ws.Status.Conditions[:i:i], ws.Status.Conditions[i+1:]...)
-			return
-		}
-	}
-}
-
-// ownCondition returns the controller's condition on ws, or nil.
+// ownCondition returns (a copy of) the controller's condition on ws, or nil.
 func ownCondition(ws *tenancyv1alpha1.Workspace) *conditionsv1alpha1.Condition {
-	for i := range ws.Status.Conditions {
-		if ws.Status.Conditions[i].Type == mount.ConditionType {
-			return &ws.Status.Conditions[i]
-		}
-	}
-	return nil
+	return conditions.Get(ws, mount.ConditionType)
 }
 
 // applyURL sets spec.URL of a Workspace with spec.mount to its mount's URL:
@@ -235,22 +227,12 @@ func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, 
 		return
 	}
 	// As kcp's conditions.Set, the transition time moves when any of status,
-	// reason, severity and message does; unlike it, the other conditions
-	// keep their order (no patch reorders kcp's).
+	// reason, severity and message does.
 	condition.LastTransitionTime = now
-	for i := range ws.Status.Conditions {
-		existing := &ws.Status.Conditions[i]
-		if existing.Type != condition.Type {
-			continue
-		}
-		if existing.Status == condition.Status && existing.Reason == condition.Reason &&
-			existing.Severity == condition.Severity && existing.Message == condition.Message {
-			condition.LastTransitionTime = existing.LastTransitionTime
-		}
-		*existing = *condition
-		return
-	}
-	ws.Status.Conditions = append(ws.Status.Conditions, *condition)
+	putCondition(ws, *condition, func(existing conditionsv1alpha1.Condition) bool {
+		return existing.Status == condition.Status && existing.Reason == condition.Reason &&
+			existing.Severity == condition.Severity && existing.Message == condition.Message
+	})
 }
 
 // RemoveOwned removes from ws what the controller keeps on it, as the

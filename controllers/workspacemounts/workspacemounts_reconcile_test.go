@@ -43,6 +43,19 @@ var (
 	kubeClusterRef      = mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "proxy"}
 )
 
+// reconcile sets, or removes, everything the controller owns on ws, which
+// the caller owns (a copy), as processWorkspace's two patches do. An error
+// means the mount object could not be read now: ws is left alone.
+func (r *workspacesReconciler) reconcile(ctx context.Context, ws *tenancyv1alpha1.Workspace) error {
+	state, err := r.mountState(ctx, ws)
+	if err != nil {
+		return err
+	}
+	r.applyMetadataAndSpec(ws, state)
+	r.applyStatus(ws, state)
+	return nil
+}
+
 func mountedWorkspace(ref mount.Reference) *tenancyv1alpha1.Workspace {
 	return &tenancyv1alpha1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{

@@ -42,12 +42,6 @@ import (
 
 const namespace = "workspacemounts"
 
-// Queue label values.
-const (
-	QueueMounts     = "mounts"
-	QueueWorkspaces = "workspaces"
-)
-
 // Reconcile results.
 const (
 	ResultSuccess = "success"
@@ -63,10 +57,12 @@ const (
 )
 
 var (
-	// ReconcileTotal counts reconciles per queue and result.
+	// ReconcileTotal counts reconciles per queue (its name, as its
+	// workqueue_* series' name) and result.
 	ReconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Name: "reconcile_total",
-		Help:           "Reconciles per queue (mounts: the mounts queue, keyed by mount kind; workspaces: the workspaces queue, keyed by Workspace) and result (success, error, requeue).",
+		Help: "Reconciles per queue (the work queue's name: workspacemounts-mounts, keyed by mount kind; workspacemounts-workspaces, keyed by Workspace; " +
+			"with /<shard> for a shard's controller) and result (success, error, requeue).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"queue", "result"})
 
@@ -111,10 +107,11 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	})
 
-	// MountKindsWatched is the number of running mount object informers.
+	// MountKindsWatched is the number of mount resources watched.
 	MountKindsWatched = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "mount_kinds_watched",
-		Help:           "Mount resources (kind and version, and APIExport identity for bound ones) with a running informer.",
+		Help: "Mount resources (kind and version, and APIExport identity for bound ones) watched: a bound one by its informer across all clusters, " +
+			"a CRD one by its informers per cluster and, while a cluster mounting it has none, its metadata informer across all clusters.",
 		StabilityLevel: metrics.ALPHA,
 	})
 
@@ -122,7 +119,7 @@ var (
 	// without an informer by --max-mount-informers.
 	MountInformersDenied = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "mount_informers_denied",
-		Help: "Mount resources referenced by Workspaces that have no informer because --max-mount-informers informers run; " +
+		Help: "Mount resources referenced by Workspaces that have no informer because --max-mount-informers resources are watched; " +
 			"their Workspaces have reason MountInformerLimitReached.",
 		StabilityLevel: metrics.ALPHA,
 	})
@@ -142,14 +139,14 @@ var (
 	ClusterMountInformersOverLimit = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "cluster_mount_informers_over_limit",
 		Help: "(CRD mount resource, logical cluster) pairs in use without a full-object informer because --max-cluster-mount-informers run: " +
-			"their Workspaces' mount objects are read with a GET per change.",
+			"their Workspaces' mount objects are read with a GET per change, on their resource's metadata informer across all clusters, which runs while this is above 0.",
 		StabilityLevel: metrics.ALPHA,
 	})
 
 	// MountInformersLimit is --max-mount-informers; set it with SetMountInformerLimit.
 	MountInformersLimit = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "mount_informers_limit",
-		Help: "The most mount object informers the controller runs (--max-mount-informers), " +
+		Help: "The most mount resources the controller watches (--max-mount-informers), " +
 			"and the most kind values the mount gauges take.",
 		StabilityLevel: metrics.ALPHA,
 	})

@@ -368,8 +368,10 @@ func TestOperationsReplicas(t *testing.T) {
 			})
 			applied := m.Value("workspacemounts_annotation_patches_total", opLabels("result", "applied"))
 			require.GreaterOrEqual(st, applied, float64(2*opMounts), "annotation_patches_total{applied} after %d first statuses and %d flips", opMounts, opMounts)
-			require.Positive(st, m.Value("workspacemounts_reconcile_total", opLabels("queue", "workspaces", "result", "success")), "reconcile_total{workspaces,success}")
-			require.Positive(st, m.Value("workspacemounts_reconcile_total", opLabels("queue", "mounts", "result", "success")), "reconcile_total{mounts,success}")
+			require.Positive(st, m.Value("workspacemounts_reconcile_total", opLabels("queue", "workspacemounts-workspaces", "result", "success")),
+				"reconcile_total{workspacemounts-workspaces,success}")
+			require.Positive(st, m.Value("workspacemounts_reconcile_total", opLabels("queue", "workspacemounts-mounts", "result", "success")),
+				"reconcile_total{workspacemounts-mounts,success}")
 			require.Positive(st, m.Value("workqueue_adds_total", opLabels("name", "workspacemounts-mounts")), "workqueue_adds_total{workspacemounts-mounts}")
 			require.GreaterOrEqual(st, m.Value("workspacemounts_status_latency_seconds_count", nil), float64(opMounts), "status_latency_seconds_count after %d flips", opMounts)
 			for _, ws := range e.mountNames() {

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -228,17 +227,4 @@ func mountObjectList(n, clusters int) *metav1.PartialObjectMetadataList {
 		list.Items = append(list.Items, *mountObject(i, clusters))
 	}
 	return list
-}
-
-// trimMountObject is the controller's transform of its mount object
-// informers (trimMountObject in controllers/workspacemounts/mount_informers.go).
-func trimMountObject(obj interface{}) (interface{}, error) {
-	if accessor, err := meta.Accessor(obj); err == nil {
-		accessor.SetManagedFields(nil)
-		accessor.SetLabels(nil)
-		accessor.SetOwnerReferences(nil)
-		accessor.SetFinalizers(nil)
-		accessor.SetAnnotations(map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(accessor).String()})
-	}
-	return obj, nil
 }

@@ -168,7 +168,7 @@ func newSim(n, clusters int) (*sim, error) {
 	}
 	s.sources = append(s.sources, s.mountSource)
 	s.mounts = kcpinformers.NewSharedIndexInformer(s.mountSource, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
-	if err := s.mounts.SetTransform(trimMountObject); err != nil {
+	if err := s.mounts.SetTransform(workspacemounts.TrimMountObject); err != nil {
 		return nil, err
 	}
 	if _, err := s.mounts.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
