@@ -114,14 +114,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ShardsKubeconfig, "shards-kubeconfig", o.ShardsKubeconfig,
 		"With --root-kubeconfig: kubeconfig whose current context's credentials every shard accepts, with the rights --kubeconfig needs; "+
 			"its server is replaced by each Shard's spec.baseURL. The shards are followed from the Shard objects in root as they come and go.")
-	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the workspaces queue (workspacemounts-workspaces), each reading one mount object and patching one Workspace at a time.")
+	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the queue workspacemounts-workspaces (of each shard's controller), each reading one mount object and patching one Workspace at a time.")
 	fs.IntVar(&o.MaxMountInformers, "max-mount-informers", o.MaxMountInformers,
-		"Most mount resources (kind, version and APIExport identity) the controller watches, each with one informer across all clusters; "+
+		"Most mount resources (kind, version and APIExport identity) the controller watches: a bound one with one informer across all clusters, "+
+			"a CRD one with its per-cluster informers and, while a cluster mounting it has none, a metadata informer across all clusters; "+
 			"Workspaces mounting a kind beyond it get reason MountInformerLimitReached until a slot frees.")
 	fs.IntVar(&o.MaxClusterMountInformers, "max-cluster-mount-informers", o.MaxClusterMountInformers,
 		"Most full-object informers of CRD mount resources in one logical cluster each, one per (resource, cluster) pair mounted by some Workspace, "+
 			"from which the controller reads mount objects instead of a GET per change (kcp serves CRD resources across clusters only as metadata; "+
-			"bound resources need none: their one informer across all clusters holds full objects). Pairs beyond it are read with a GET per change. 0 runs none.")
+			"bound resources need none: their one informer across all clusters holds full objects). Pairs beyond it are read with a GET per change, "+
+			"on their resource's metadata informer across all clusters, which runs only then. 0 runs none.")
 	fs.BoolVar(&o.WorkspaceCondition, "workspace-condition", o.WorkspaceCondition,
 		"Also keep the condition "+mount.ConditionType+" on every mounted Workspace: True when the mount is ready, else False with the reason "+
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+

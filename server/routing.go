@@ -59,7 +59,7 @@ func routingOf(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (work
 		return routing, err
 	}
 	attemptCtx, cancel := context.WithTimeout(ctx, routingAttemptTimeout)
-	runs, err := workspacemounts.InTreeMountsControllerRuns(attemptCtx, client.Discovery().RESTClient())
+	runs, err := InTreeMountsControllerRuns(attemptCtx, client.Discovery().RESTClient())
 	cancel()
 	switch {
 	case err == nil:
@@ -75,7 +75,7 @@ func routingOf(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (work
 		return routing, fmt.Errorf("%w: %w", errNotAnswered, err)
 	}
 	if routing.InTreeMountsController && routing.WorkspaceURL {
-		return routing, workspacemounts.InTreeConflict()
+		return routing, errInTreeConflict
 	}
 	return routing, nil
 }

@@ -263,7 +263,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		return nil, fmt.Errorf("the cluster mount informer limit must not be negative, not %d", options.MaxClusterMountInformers)
 	}
 	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
-		return nil, InTreeConflict()
+		return nil, errors.New("spec.URL cannot be kept beside kcp's in-tree mounts controller, which writes it too (RoutingOptions.WorkspaceURL with InTreeMountsController)")
 	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{

@@ -451,29 +451,3 @@ func TestSetConditionKeepsTheTransitionTime(t *testing.T) {
 	setCondition(ws, conditionsv1alpha1.Condition{Type: mount.ConditionType, Status: corev1.ConditionTrue, Reason: "C", LastTransitionTime: later})
 	require.Equal(t, later, ws.Status.Conditions[0].LastTransitionTime)
 }
-
-// TestInTreeMountsQueueIn reads kcp's /metrics as kcp v0.28.1 serves them.
-func TestInTreeMountsQueueIn(t *testing.T) {
-	t.Parallel()
-	const gateOff = `# HELP workqueue_adds_total [ALPHA] Total number of adds handled by workqueue
-# TYPE workqueue_adds_total counter
-workqueue_adds_total{name="kcp-workspace"} 12
-workqueue_adds_total{name="workspacemounts-workspaces"} 3
-# HELP apiserver_request_total [STABLE] Counter of apiserver requests.
-# TYPE apiserver_request_total counter
-apiserver_request_total{code="200",name="kcp-workspace-mounts"} 1
-`
-	runs, err := inTreeMountsQueueIn(strings.NewReader(gateOff))
-	require.NoError(t, err)
-	require.False(t, runs, "only a workqueue series counts")
-
-	runs, err = inTreeMountsQueueIn(strings.NewReader(gateOff + `# HELP workqueue_depth [ALPHA] Current depth of workqueue
-# TYPE workqueue_depth gauge
-workqueue_depth{name="kcp-workspace-mounts"} 0
-`))
-	require.NoError(t, err)
-	require.True(t, runs)
-
-	_, err = inTreeMountsQueueIn(strings.NewReader("workqueue_depth{name=\"kcp-workspace-mounts\" 0\n"))
-	require.Error(t, err)
-}

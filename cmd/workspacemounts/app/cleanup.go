@@ -38,7 +38,6 @@ import (
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 
 	"github.com/workspacemounts/workspacemounts/controllers/cleanup"
-	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/server"
@@ -162,7 +161,7 @@ func inTreeMountsController(ctx context.Context, name string, cfg *rest.Config) 
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err == nil {
 		var runs bool
-		if runs, err = workspacemounts.InTreeMountsControllerRuns(ctx, client.Discovery().RESTClient()); err == nil {
+		if runs, err = server.InTreeMountsControllerRuns(ctx, client.Discovery().RESTClient()); err == nil {
 			return runs
 		}
 	}

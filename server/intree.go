@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package workspacemounts
+package server
 
 import (
 	"context"
@@ -42,7 +42,8 @@ const inTreeConflict = "--workspace-url cannot be used on this shard: kcp's in-t
 	"turn the gate off, or drop --workspace-url (--workspace-condition works beside it)"
 
 // InTreeMountsControllerRuns tells whether kcp's in-tree mounts controller
-// runs on the shard client talks to, from the shard's /metrics: its work
+// (which does what --workspace-url does, and writes kcp's condition
+// WorkspaceMountReady) runs on the shard client talks to, from the shard's /metrics: its work
 // queue's series are there exactly when it runs. client needs the shard's
 // /metrics (system:masters, or a ClusterRole with the non-resource URL).
 func InTreeMountsControllerRuns(ctx context.Context, client rest.Interface) (bool, error) {
@@ -79,6 +80,5 @@ func inTreeMountsQueueIn(metrics io.Reader) (bool, error) {
 	return false, nil
 }
 
-// InTreeConflict is the error for --workspace-url beside kcp's in-tree
-// mounts controller.
-func InTreeConflict() error { return errors.New(inTreeConflict) }
+// errInTreeConflict: --workspace-url beside kcp's in-tree mounts controller.
+var errInTreeConflict = errors.New(inTreeConflict)
