@@ -76,7 +76,7 @@ func (s *Server) virtualWorkspaceDependencies() (apiserver.Dependencies, []cache
 		KCPLastContact:    s.Contact.Since,
 	}
 	if s.Sharded != nil {
-		s.store = wsmregistry.NewShardedStore()
+		s.store = wsmregistry.NewStore()
 		deps.Store = s.store
 		deps.GetWorkspace = s.Sharded.Shards.GetWorkspace
 		deps.ClustersSynced = s.Sharded.Shards.Synced
@@ -85,11 +85,8 @@ func (s *Server) virtualWorkspaceDependencies() (apiserver.Dependencies, []cache
 		return deps, nil, nil
 	}
 	logicalClusters := s.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer()
-	store, err := wsmregistry.NewStore(s.workspaces)
-	if err != nil {
-		return deps, nil, err
-	}
-	if err := store.AddClusterPaths(logicalClusters); err != nil {
+	store := wsmregistry.NewStore()
+	if err := store.AddShard("", s.workspaces, logicalClusters); err != nil {
 		return deps, nil, err
 	}
 	lister := tenancyv1alpha1listers.NewWorkspaceClusterLister(s.workspaces.GetIndexer())
