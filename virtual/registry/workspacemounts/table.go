@@ -129,11 +129,12 @@ func (c cell) value() interface{} {
 	return nil
 }
 
-// appendJSON appends the cell as encoding/json writes its value.
-func (c cell) appendJSON(b []byte) []byte {
+// appendJSON appends the cell as encoding/json writes its value; escaped
+// keeps the JSON of the strings that need escaping (appendJSONString).
+func (c cell) appendJSON(b []byte, escaped map[string][]byte) []byte {
 	switch c.kind {
 	case stringCell:
-		return appendJSONString(b, c.text)
+		return appendJSONString(b, c.text, escaped)
 	case boolCell:
 		return strconv.AppendBool(b, c.flag)
 	}
@@ -142,20 +143,36 @@ func (c cell) appendJSON(b []byte) []byte {
 
 // appendJSONString appends s as encoding/json writes a string: between
 // quotes as it is when no byte of it is escaped (printable ASCII but " \
-// and, for HTML, < > &), else as json.Marshal writes it.
-func appendJSONString(b []byte, s string) []byte {
+// and, for HTML, < > &), else as json.Marshal writes it, kept in escaped
+// (if not nil) for the next time: the cells of a Table repeat.
+func appendJSONString(b []byte, s string, escaped map[string][]byte) []byte {
 	for i := range len(s) {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			if encoded, err := json.Marshal(s); err == nil { // a string always encodes
-				return append(b, encoded...)
+		if !jsonVerbatim[s[i]] {
+			encoded, found := escaped[s]
+			if !found {
+				var err error
+				if encoded, err = json.Marshal(s); err != nil { // a string always encodes
+					break
+				}
+				if escaped != nil {
+					escaped[s] = encoded
+				}
 			}
-			break
+			return append(b, encoded...)
 		}
 	}
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// jsonVerbatim are the bytes encoding/json writes as they are in a string.
+var jsonVerbatim = func() (verbatim [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		verbatim[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return verbatim
+}()
 
 // rowContext is what the cells of a Table read besides the object, the
 // same for every row: the time the Table is made at, for AGE, and the
@@ -202,8 +219,8 @@ func (c *rowContext) shard(name string) cell {
 func (c *rowContext) row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
 	s := summarize(wsm)
 	cells := make([]interface{}, len(columns))
-	for i, column := range columns {
-		cells[i] = column.cell(&s, c).value()
+	for i := range columns {
+		cells[i] = columns[i].cell(&s, c).value()
 	}
 	return metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: wsm}}
 }
@@ -283,17 +300,17 @@ func (c tableConvertor) WriteTableJSON(w io.Writer, list runtime.Object, options
 	const emptyRows = `[]}`
 	out := newChunkedWriter(w)
 	out.chunk = append(append(out.chunk, header[1:len(header)-len(emptyRows)]...), '[')
-	row := newRowContext(c.shards)
+	row, escaped := newRowContext(c.shards), map[string][]byte{}
 	for i, e := range l.entries {
 		if i > 0 {
 			out.chunk = append(out.chunk, ',')
 		}
 		out.chunk = append(out.chunk, `{"cells":[`...)
-		for j, column := range columns {
+		for j := range columns { // not a copy of each column
 			if j > 0 {
 				out.chunk = append(out.chunk, ',')
 			}
-			out.chunk = column.cell(&e.summary, row).appendJSON(out.chunk)
+			out.chunk = columns[j].cell(&e.summary, row).appendJSON(out.chunk, escaped)
 		}
 		out.chunk = append(out.chunk, `],"object":`...)
 		out.chunk = append(out.chunk, partialObjectMetadataV1[0]...)
