@@ -17,8 +17,9 @@ limitations under the License.
 // Package workspacemounts is the read-only storage of the WorkspaceMount
 // resource, in the style of metrics-server: a Getter, Lister, Watcher and
 // TableConvertor over a cache derived from the plugin's Workspace informer
-// (one WorkspaceMount per mounted Workspace, converted once per Workspace
-// change), so that no read goes to kcp.
+// of each shard (one WorkspaceMount per mounted Workspace, converted and
+// encoded as JSON once per Workspace change, kept as that JSON), so that no
+// read goes to kcp.
 package workspacemounts
 
 import (
