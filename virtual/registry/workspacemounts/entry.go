@@ -77,15 +77,18 @@ type summary struct {
 	workspacePath                        string
 	mountKind, mountNamespace, mountName string
 	phase                                string
-	ready                                bool
 	workspacePhase                       string
 	shard                                string
 	url, reason                          string
+	ready                                bool
+	// verbatim tells whether JSON writes each of the strings as it is
+	// (jsonVerbatim): then a Table's cells are copied, not scanned.
+	verbatim bool
 }
 
 // summarize reads the summary of an object.
 func summarize(wsm *wsmv1alpha1.WorkspaceMount) summary {
-	return summary{
+	s := summary{
 		cluster:        logicalcluster.From(wsm),
 		name:           wsm.Name,
 		labels:         wsm.Labels,
@@ -103,15 +106,27 @@ func summarize(wsm *wsmv1alpha1.WorkspaceMount) summary {
 		url:            wsm.Status.URL,
 		reason:         unique.Make(wsm.Status.Reason).Value(),
 	}
+	s.verbatim = true
+	for _, str := range s.strings() {
+		for i := range len(str) {
+			s.verbatim = s.verbatim && jsonVerbatim[str[i]]
+		}
+	}
+	return s
+}
+
+// strings are the summary's strings.
+func (s *summary) strings() []string {
+	return []string{
+		s.cluster.String(), s.name, s.workspacePath, s.mountKind, s.mountNamespace, s.mountName,
+		s.phase, s.workspacePhase, s.shard, s.url, s.reason,
+	}
 }
 
 // validUTF8 tells whether the summary's strings are what they are once the
 // object went through JSON (which replaces invalid UTF-8).
 func (s *summary) validUTF8() bool {
-	for _, str := range []string{
-		s.cluster.String(), s.name, s.workspacePath, s.mountKind, s.mountNamespace, s.mountName,
-		s.phase, s.workspacePhase, s.shard, s.url, s.reason,
-	} {
+	for _, str := range s.strings() {
 		if !utf8.ValidString(str) {
 			return false
 		}

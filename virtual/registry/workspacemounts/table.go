@@ -50,35 +50,35 @@ type column struct {
 
 var columns = []column{
 	{metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: "Name of the Workspace."},
-		func(s *summary, _ *rowContext) cell { return text(s.name) }},
+		func(s *summary, _ *rowContext) cell { return s.text(s.name) }},
 	{metav1.TableColumnDefinition{Name: "Workspace", Type: "string", Description: "Path of the Workspace (root:org:ws): unambiguous at *, where two rows may share a name."},
-		func(s *summary, _ *rowContext) cell { return orNone(s.workspacePath) }},
+		func(s *summary, _ *rowContext) cell { return s.orNone(s.workspacePath) }},
 	{metav1.TableColumnDefinition{Name: "Kind", Type: "string", Description: "Kind of the mount object."},
-		func(s *summary, _ *rowContext) cell { return text(s.mountKind) }},
+		func(s *summary, _ *rowContext) cell { return s.text(s.mountKind) }},
 	{metav1.TableColumnDefinition{Name: "Mount", Type: "string", Description: "Name of the mount object (namespace/name when namespaced)."},
 		func(s *summary, _ *rowContext) cell {
 			if s.mountNamespace != "" {
-				return text(s.mountNamespace + "/" + s.mountName)
+				return s.text(s.mountNamespace + "/" + s.mountName)
 			}
-			return text(s.mountName)
+			return s.text(s.mountName)
 		}},
 	{metav1.TableColumnDefinition{Name: "Phase", Type: "string", Description: "Phase of the mount: Ready, Initializing, Connecting, Unknown, NotFound or Invalid."},
-		func(s *summary, _ *rowContext) cell { return text(s.phase) }},
+		func(s *summary, _ *rowContext) cell { return s.text(s.phase) }},
 	{metav1.TableColumnDefinition{Name: "Ready", Type: "boolean", Description: "Whether traffic can flow to the mount."},
 		func(s *summary, _ *rowContext) cell { return boolean(s.ready) }},
 	// kcp's phase is empty before kcp has set one: <none>, as the path before the cluster's is known.
 	{metav1.TableColumnDefinition{Name: "Kcp-Phase", Type: "string", Description: "kcp's own phase of the Workspace (Ready, Unavailable, Scheduling...): kcp's verdict, beside the mount's."},
-		func(s *summary, _ *rowContext) cell { return orNone(s.workspacePhase) }},
+		func(s *summary, _ *rowContext) cell { return s.orNone(s.workspacePhase) }},
 	{metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: "Age of the Workspace."},
 		func(s *summary, row *rowContext) cell { return text(row.age(s.created)) }},
 	{metav1.TableColumnDefinition{Name: "Cluster", Type: "string", Priority: 1, Description: "Logical cluster holding the Workspace object."},
-		func(s *summary, _ *rowContext) cell { return text(s.cluster.String()) }},
+		func(s *summary, _ *rowContext) cell { return s.text(s.cluster.String()) }},
 	{metav1.TableColumnDefinition{Name: "Shard", Type: "string", Priority: 1, Description: "kcp shard holding the Workspace object, marked (unreachable ...) while it does not answer: its rows are then the last known state."},
 		func(s *summary, row *rowContext) cell { return row.shard(s.shard) }},
 	{metav1.TableColumnDefinition{Name: "URL", Type: "string", Priority: 1, Description: "URL of the mount."},
-		func(s *summary, _ *rowContext) cell { return text(s.url) }},
+		func(s *summary, _ *rowContext) cell { return s.text(s.url) }},
 	{metav1.TableColumnDefinition{Name: "Reason", Type: "string", Priority: 1, Description: "Why the mount is in its phase."},
-		func(s *summary, _ *rowContext) cell { return text(s.reason) }},
+		func(s *summary, _ *rowContext) cell { return s.text(s.reason) }},
 }
 
 // columnDefinitions are the Table's columns.
@@ -96,6 +96,8 @@ type cell struct {
 	kind cellKind
 	text string
 	flag bool
+	// verbatim: JSON writes text as it is (summary.verbatim).
+	verbatim bool
 }
 
 type cellKind uint8
@@ -118,6 +120,19 @@ func orNone(s string) cell {
 	return text(s)
 }
 
+// text is a cell of the summary's strings.
+func (s *summary) text(str string) cell {
+	return cell{kind: stringCell, text: str, verbatim: s.verbatim}
+}
+
+// orNone is a cell of the summary's strings, none if empty.
+func (s *summary) orNone(str string) cell {
+	if str == "" {
+		return cell{}
+	}
+	return s.text(str)
+}
+
 // value is the cell as a metav1.TableRow holds it.
 func (c cell) value() interface{} {
 	switch c.kind {
@@ -134,6 +149,9 @@ func (c cell) value() interface{} {
 func (c cell) appendJSON(b []byte, escaped map[string][]byte) []byte {
 	switch c.kind {
 	case stringCell:
+		if c.verbatim {
+			return append(append(append(b, '"'), c.text...), '"')
+		}
 		return appendJSONString(b, c.text, escaped)
 	case boolCell:
 		return strconv.AppendBool(b, c.flag)
