@@ -112,14 +112,6 @@ func text(s string) cell { return cell{kind: stringCell, text: s} }
 
 func boolean(b bool) cell { return cell{kind: boolCell, flag: b} }
 
-// orNone is a string cell, none if empty.
-func orNone(s string) cell {
-	if s == "" {
-		return cell{}
-	}
-	return text(s)
-}
-
 // text is a cell of the summary's strings.
 func (s *summary) text(str string) cell {
 	return cell{kind: stringCell, text: str, verbatim: s.verbatim}
