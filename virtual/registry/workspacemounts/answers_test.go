@@ -214,9 +214,9 @@ func TestListAnswerDecodesWhenRead(t *testing.T) {
 		// transformResponseObject: meta.LenList counts Items, which the
 		// answer has not decoded, and sets [].
 		require.NoError(t, meta.SetList(answer, []runtime.Object{}))
-		require.Equal(t, encode(t, jsonEncoder, want), encodeWithout(t, jsonEncoder, answer), "the entries are the list")
+		require.Equal(t, encode(t, jsonEncoder, want.DeepCopy()), encodeWithout(t, jsonEncoder, answer), "the entries are the list")
 		yaml := encoderFor(t, streaming, runtime.ContentTypeYAML)
-		require.Equal(t, encode(t, yaml, want), encode(t, yaml, answer))
+		require.Equal(t, encode(t, yaml, want.DeepCopy()), encode(t, yaml, answer))
 		require.Equal(t, want, answer.GetObject())
 	})
 	t.Run("a PartialObjectMetadataList: EachListItem", func(t *testing.T) {
@@ -255,7 +255,7 @@ func TestListAnswerDecodesWhenRead(t *testing.T) {
 		other := answer.NewEmptyInstance()
 		other.SetUnstructuredContent(content)
 		require.Equal(t, want, other.(*listAnswer).GetObject())
-		require.Equal(t, encode(t, jsonEncoder, want), encode(t, jsonEncoder, other), "no longer its entries: encoded")
+		require.Equal(t, encode(t, jsonEncoder, want.DeepCopy()), encode(t, jsonEncoder, other), "no longer its entries: encoded")
 		require.ErrorIs(t, r.WriteTableJSON(io.Discard, other, &metav1.TableOptions{}), errNotWritable)
 	})
 }
