@@ -100,7 +100,7 @@ func (s *Shards) all() []*shard {
 	return all
 }
 
-// Names are the named shards served, sorted (apiserver.ShardContacts):
+// Names are the named shards served, sorted (wsmregistry.ShardContacts):
 // those of a sharded kcp. The unnamed shard of --kubeconfig is kcp itself,
 // whose last contact is the process's (Config.Contact).
 func (s *Shards) Names() []string {
@@ -115,7 +115,7 @@ func (s *Shards) Names() []string {
 }
 
 // LastContact is how long ago the shard last answered, false if it never
-// did or is not served (apiserver.ShardContacts).
+// did or is not served (wsmregistry.ShardContacts).
 func (s *Shards) LastContact(name string) (time.Duration, bool) {
 	s.lock.RLock()
 	served := s.shards[name]

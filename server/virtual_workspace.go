@@ -35,7 +35,7 @@ import (
 // start writes nothing; the process is not ready before it is built and
 // listening.
 func (s *Server) installVirtualWorkspace() part {
-	s.store = wsmregistry.NewShardedStore()
+	s.store = wsmregistry.NewStore()
 	deps := apiserver.Dependencies{
 		Store:             s.store,
 		Authorizer:        s.Authorizer,

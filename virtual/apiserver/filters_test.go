@@ -31,18 +31,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/authentication/user"
-	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
-	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
-	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
-	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
 // recorder is an inner handler that records the request it got.
@@ -343,111 +338,4 @@ func TestStaleShards(t *testing.T) {
 		"shard shard-2 has not answered for 45s: its WorkspaceMounts are the last known state",
 		"shard shard-3 has not answered yet: its WorkspaceMounts are the last known state",
 	}, got, "a warning per shard not answering, none for root")
-
-	cell := shardCell(shards)
-	require.Equal(t, "root", cell("root"))
-	require.Equal(t, "shard-2 (unreachable 45s)", cell("shard-2"))
-	require.Equal(t, "shard-3 (unreachable)", cell("shard-3"))
-	require.Nil(t, shardCell(nil), "one shard: no SHARD marking")
-}
-
-// TestWithListAnswer: a list of WorkspaceMounts negotiated to a
-// meta.k8s.io/v1 Table is answered by tableLists, without the handler;
-// every other request goes on to the handler, a list told what it is
-// answered with.
-func TestWithListAnswer(t *testing.T) {
-	t.Parallel()
-	store := testStore(t, mountedWorkspace("c1", "a", mount.PhaseReady), mountedWorkspace("c1", "b", mount.PhaseConnecting))
-	allVisible := func(context.Context, logicalcluster.Name) (bool, error) { return true, nil }
-	_, tableEncoder, err := ListEncoders()
-	require.NoError(t, err)
-	storage := wsmregistry.NewREST(store, allVisible).WithEncodedTableJSON(tableEncoder.Identifier())
-
-	const v1, v1beta1 = "application/json;as=Table;v=v1;g=meta.k8s.io", "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
-	other := resourceInfo("list")
-	other.Resource = "others"
-	named := resourceInfo("list")
-	named.Name = "a"
-	for _, tc := range []struct {
-		name        string
-		info        *genericapirequest.RequestInfo
-		method      string
-		accept      string
-		wantHandler bool
-	}{
-		{name: "kubectl get", info: resourceInfo("list"), accept: v1 + "," + v1beta1 + ",application/json"},
-		{name: "a v1 Table", info: resourceInfo("list"), accept: v1},
-		{name: "a YAML v1 Table", info: resourceInfo("list"), accept: "application/yaml;as=Table;v=v1;g=meta.k8s.io"},
-		{name: "a v1beta1 Table", info: resourceInfo("list"), accept: v1beta1, wantHandler: true},
-		{name: "the list itself", info: resourceInfo("list"), accept: "application/json", wantHandler: true},
-		{name: "a PartialObjectMetadataList", info: resourceInfo("list"), accept: "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io", wantHandler: true},
-		{name: "not acceptable", info: resourceInfo("list"), accept: "application/json;as=Table;v=v9;g=meta.k8s.io", wantHandler: true},
-		{name: "a watch", info: resourceInfo("watch"), accept: v1, wantHandler: true},
-		{name: "a get", info: resourceInfo("get"), accept: v1, wantHandler: true},
-		{name: "a HEAD", info: resourceInfo("list"), method: http.MethodHead, accept: v1, wantHandler: true},
-		{name: "another resource", info: other, accept: v1, wantHandler: true},
-		{name: "a name", info: named, accept: v1, wantHandler: true},
-		{name: "not a resource", info: nonResourceInfo("get"), accept: v1, wantHandler: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			method := tc.method
-			if method == "" {
-				method = http.MethodGet
-			}
-			next := &recorder{}
-			req := httptest.NewRequestWithContext(context.Background(), method, "/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody)
-			req.Header.Set("Accept", tc.accept)
-			ctx := genericapirequest.WithRequestInfo(req.Context(), tc.info)
-			ctx = clusterpath.WithTarget(ctx, clusterpath.Target{Wildcard: true})
-			ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "alice"})
-			rec := httptest.NewRecorder()
-			withListAnswer(next, codecs, storage).ServeHTTP(rec, req.WithContext(ctx))
-			require.Equal(t, tc.wantHandler, next.called)
-			if tc.wantHandler {
-				return
-			}
-			require.Equal(t, http.StatusOK, rec.Code, "%s", rec.Body)
-			require.Contains(t, rec.Body.String(), "PartialObjectMetadata")
-			require.Contains(t, rec.Body.String(), "Connecting")
-		})
-	}
-
-	t.Run("counted as the list route counts its requests", func(t *testing.T) {
-		t.Parallel()
-		apimetrics.Register()
-		before := listRequests(t)
-		req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody)
-		req.Header.Set("Accept", v1)
-		ctx := genericapirequest.WithRequestInfo(req.Context(), resourceInfo("list"))
-		ctx = clusterpath.WithTarget(ctx, clusterpath.Target{Wildcard: true})
-		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "alice"})
-		rec := httptest.NewRecorder()
-		withListAnswer(&recorder{}, codecs, storage).ServeHTTP(rec, req.WithContext(ctx))
-		require.Equal(t, http.StatusOK, rec.Code)
-		require.Greater(t, listRequests(t), before)
-	})
-}
-
-// listRequests is apiserver_request_total for lists of WorkspaceMounts answered 200.
-func listRequests(t *testing.T) float64 {
-	t.Helper()
-	families, err := legacyregistry.DefaultGatherer.Gather()
-	require.NoError(t, err)
-	var total float64
-	for _, family := range families {
-		if family.GetName() != "apiserver_request_total" {
-			continue
-		}
-		for _, m := range family.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["verb"] == "LIST" && labels["group"] == "workspacemounts.io" && labels["resource"] == "workspacemounts" && labels["code"] == "200" && labels["scope"] == "cluster" {
-				total += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return total
 }

@@ -42,8 +42,6 @@ import (
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/endpoints/handlers"
-	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -52,7 +50,6 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
-	"k8s.io/apiserver/pkg/util/apihelpers"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/client-go/kubernetes"
@@ -103,22 +100,15 @@ type Dependencies struct {
 	// never). Answers say when they may be stale.
 	KCPLastContact func() (time.Duration, bool)
 	// Shards, for a sharded kcp (nil with one shard): when each shard
-	// served last answered. While one has not for staleAfter, answers carry
-	// a warning naming it, and the SHARD column marks its rows.
-	Shards ShardContacts
-}
+	// served last answered. While one has not for
+	// wsmregistry.StaleAfter, answers carry a warning naming it, and the
+	// SHARD column marks its rows.
+	Shards wsmregistry.ShardContacts
 
-// ShardContacts tells when each shard of a sharded kcp last answered.
-type ShardContacts interface {
-	// Names are the shards served, sorted.
-	Names() []string
-	// LastContact is how long ago the shard last answered (false: never).
-	LastContact(shard string) (since time.Duration, answered bool)
+	// genericListsOnly leaves every list to the generic handler, without
+	// fastTables: what tests compare its answers with.
+	genericListsOnly bool
 }
-
-// staleAfter is how long kcp may go without answering before the answers
-// carry a warning that they may be out of date: three probes (kcpcontact).
-const staleAfter = 30 * time.Second
 
 // buildEffectiveVersion is the Kubernetes library's effective version (what
 // its API machinery and feature gates go by) that answers /version with this
@@ -159,14 +149,20 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	}
 	cfg.Authorization.Authorizer = deps.Authorizer
 	apiGroup := genericapiserver.NewDefaultAPIGroupInfo(wsmv1alpha1.GroupName, scheme, metav1.ParameterCodec, codecs)
-	listEncoder, tableEncoder, err := ListEncoders()
+	listEncoder, err := ListEncoder()
 	if err != nil {
 		return nil, err
 	}
-	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShardCell(shardCell(deps.Shards)).
-		WithEncodedJSON(listEncoder.Identifier()).WithEncodedTableJSON(tableEncoder.Identifier())
+	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShards(deps.Shards).WithEncodedJSON(listEncoder.Identifier())
+	tables, err := newFastTables(storage, apiGroup.NegotiatedSerializer)
+	if err != nil {
+		return nil, err
+	}
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(withListAnswer(apiHandler, apiGroup.NegotiatedSerializer, storage)), c)
+		if !deps.genericListsOnly {
+			apiHandler = tables.ahead(apiHandler)
+		}
+		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(apiHandler), c)
 		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withStaleWarning(handler, deps.KCPLastContact)
 		handler = withStaleShardWarnings(handler, deps.Shards)
@@ -202,20 +198,12 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	return server, nil
 }
 
-// ListEncoders are the encoders the handlers write lists answered as JSON
-// with (responsewriters.WriteObjectNegotiated: EncoderForVersion of the
-// serializer for application/json): this API's for a WorkspaceMountList,
-// meta.k8s.io's for a meta.k8s.io/v1 Table of one. The store's encodings
-// are written as their output (wsmregistry.REST.WithEncodedJSON,
-// WithEncodedTableJSON).
-func ListEncoders() (list, table runtime.Encoder, err error) {
-	if list, err = jsonEncoder(codecs, wsmv1alpha1.SchemeGroupVersion); err != nil {
-		return nil, nil, err
-	}
-	if table, err = jsonEncoder(apihelpers.GetMetaInternalVersionCodecs(), metav1.SchemeGroupVersion); err != nil {
-		return nil, nil, err
-	}
-	return list, table, nil
+// ListEncoder is the encoder the handlers write lists, objects and watch
+// events answered as JSON with (responsewriters.WriteObjectNegotiated:
+// EncoderForVersion of the serializer for application/json, in this API's
+// version): the store's JSON is its output (wsmregistry.REST.WithEncodedJSON).
+func ListEncoder() (runtime.Encoder, error) {
+	return jsonEncoder(codecs, wsmv1alpha1.SchemeGroupVersion)
 }
 
 func jsonEncoder(serializers runtime.NegotiatedSerializer, version schema.GroupVersion) (runtime.Encoder, error) {
@@ -313,31 +301,6 @@ func isHealthPath(path string) bool {
 	return false
 }
 
-// withListAnswer tells the storage, for a list, what the handlers will
-// answer it with (the list itself, a Table of a version, a
-// PartialObjectMetadataList...), negotiated as the list handler will (the
-// same serializers, and restrictions of a resource with a TableConvertor),
-// so that a list answered as itself or as a Table is made without copying
-// the store's objects and a Table's rows carry the objects' kept JSON
-// (wsmregistry.WithListAnswer). A list answered as a meta.k8s.io/v1 Table
-// (kubectl get) is answered by tableLists instead of the handler.
-func withListAnswer(handler http.Handler, serializers runtime.NegotiatedSerializer, storage *wsmregistry.REST) http.Handler {
-	restrictions := &handlers.RequestScope{TableConvertor: storage, MetaGroupVersion: metav1.SchemeGroupVersion}
-	tables := &tableLists{storage: storage, restrictions: restrictions, errors: serializers}
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if info, ok := genericapirequest.RequestInfoFrom(req.Context()); ok && info.IsResourceRequest && info.Verb == "list" {
-			if options, _, err := negotiation.NegotiateOutputMediaType(req, serializers, restrictions); err == nil {
-				if isTableList(info, req.Method, options.Convert) {
-					tables.ServeHTTP(w, req)
-					return
-				}
-				req = req.WithContext(wsmregistry.WithListAnswer(req.Context(), options.Convert))
-			}
-		}
-		handler.ServeHTTP(w, req)
-	})
-}
-
 // withReadOnly answers every request but get, list and watch with 405.
 func withReadOnly(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -390,7 +353,7 @@ func withStaleWarning(handler http.Handler, lastContact func() (time.Duration, b
 		return handler
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if since, ok := lastContact(); ok && since >= staleAfter {
+		if since, ok := lastContact(); ok && since >= wsmregistry.StaleAfter {
 			warning.AddWarning(r.Context(), "", fmt.Sprintf("kcp has not answered for %s: this is the last known state", since.Round(time.Second)))
 		}
 		handler.ServeHTTP(w, r)
@@ -398,50 +361,23 @@ func withStaleWarning(handler http.Handler, lastContact func() (time.Duration, b
 }
 
 // withStaleShardWarnings adds a warning per shard that has not answered for
-// staleAfter: its WorkspaceMounts are the last known state.
-func withStaleShardWarnings(handler http.Handler, shards ShardContacts) http.Handler {
+// wsmregistry.StaleAfter: its WorkspaceMounts are the last known state.
+func withStaleShardWarnings(handler http.Handler, shards wsmregistry.ShardContacts) http.Handler {
 	if shards == nil {
 		return handler
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, name := range shards.Names() {
-			if unreachable, ok := shardUnreachable(shards, name); ok {
-				warning.AddWarning(r.Context(), "", fmt.Sprintf("shard %s %s: its WorkspaceMounts are the last known state", name, unreachable))
+			if since, unreachable := wsmregistry.UnreachableShard(shards, name); unreachable {
+				silence := "has not answered yet"
+				if since > 0 {
+					silence = "has not answered for " + since.String()
+				}
+				warning.AddWarning(r.Context(), "", fmt.Sprintf("shard %s %s: its WorkspaceMounts are the last known state", name, silence))
 			}
 		}
 		handler.ServeHTTP(w, r)
 	})
-}
-
-// shardUnreachable says how long a shard has not answered, when it is
-// staleAfter or more.
-func shardUnreachable(shards ShardContacts, name string) (string, bool) {
-	since, answered := shards.LastContact(name)
-	switch {
-	case !answered:
-		return "has not answered yet", true
-	case since >= staleAfter:
-		return "has not answered for " + since.Round(time.Second).String(), true
-	}
-	return "", false
-}
-
-// shardCell renders the SHARD column: the name, and "(unreachable 45s)"
-// while the shard has not answered for staleAfter.
-func shardCell(shards ShardContacts) wsmregistry.ShardCell {
-	if shards == nil {
-		return nil
-	}
-	return func(name string) string {
-		since, answered := shards.LastContact(name)
-		switch {
-		case !answered:
-			return name + " (unreachable)"
-		case since >= staleAfter:
-			return name + " (unreachable " + since.Round(time.Second).String() + ")"
-		}
-		return name
-	}
 }
 
 // Run serves until ctx is done.

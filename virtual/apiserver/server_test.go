@@ -90,8 +90,8 @@ func testStore(t testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *wsmregis
 		ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return list.DeepCopy(), nil },
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return source, nil },
 	}}, &tenancyv1alpha1.Workspace{}, 0, cache.Indexers{})
-	store, err := wsmregistry.NewStore(informer)
-	require.NoError(t, err)
+	store := wsmregistry.NewStore()
+	require.NoError(t, store.AddShard("", informer, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go informer.Run(ctx.Done())
@@ -444,13 +444,17 @@ func TestServer(t *testing.T) {
 	})
 	t.Run("a Table of a list is what the handlers make of it, in either version", func(t *testing.T) {
 		t.Parallel()
+		// The same server without fastTables: every list the list handler's.
+		generic := startServer(t, func(_ *testServer, _ *Options, deps *Dependencies) { deps.genericListsOnly = true })
+		genericAlice := generic.client(t, "alice", "team-a")
 		type answer struct {
 			code            int
 			contentType     string
 			contentEncoding string
+			warnings        []string
 			body            string
 		}
-		request := func(t *testing.T, query, accept, acceptEncoding string) answer {
+		requestTo := func(t *testing.T, ts *testServer, alice *http.Client, query, accept, acceptEncoding string) answer {
 			t.Helper()
 			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "*", resourcePath)+query, http.NoBody)
 			require.NoError(t, err)
@@ -464,7 +468,14 @@ func TestServer(t *testing.T) {
 			defer resp.Body.Close()
 			body, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)
-			return answer{code: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), contentEncoding: resp.Header.Get("Content-Encoding"), body: string(body)}
+			return answer{
+				code: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), contentEncoding: resp.Header.Get("Content-Encoding"),
+				warnings: resp.Header.Values("Warning"), body: string(body),
+			}
+		}
+		request := func(t *testing.T, query, accept, acceptEncoding string) answer {
+			t.Helper()
+			return requestTo(t, ts, alice, query, accept, acceptEncoding)
 		}
 		get := func(t *testing.T, query, accept string) string {
 			t.Helper()
@@ -476,22 +487,24 @@ func TestServer(t *testing.T) {
 		var firstPage metav1.Table
 		require.NoError(t, json.Unmarshal([]byte(get(t, "?limit=1", v1)), &firstPage))
 		require.NotEmpty(t, firstPage.Continue)
-		// v1 Tables are tableLists', written from the store's encodings;
-		// v1beta1 ones are the handlers' (ConvertToTable, handlers.asTable,
-		// encoding/json), and the types are the same but for apiVersion.
+		// v1 Tables are fastTables', written from the store's JSON; the
+		// server without it answers them with the list handler
+		// (ConvertToTable, handlers.asTable, encoding/json), and so does
+		// this one v1beta1 Tables, the same types but for apiVersion.
 		for _, query := range []string{
 			"", "?includeObject=Metadata", "?includeObject=Object", "?includeObject=None", "?limit=1",
 			"?limit=1&continue=" + firstPage.Continue, "?labelSelector=team%3Dnone", "?fieldSelector=status.phase%3DReady",
-			"?fieldSelector=metadata.name%3Db", "?resourceVersion=0", "?timeoutSeconds=10",
-			// What the handlers refuse, tableLists refuses alike.
+			"?fieldSelector=metadata.name%3Db", "?resourceVersion=0", "?timeoutSeconds=10", "?pretty=true",
+			// What the handler refuses, fastTables leaves to it.
 			"?includeObject=Everything", "?fieldSelector=spec.x%3Dy", "?labelSelector=%3D%3D", "?continue=%25%25",
 			"?resourceVersionMatch=Exact", "?limit=x", "?sendInitialEvents=true",
 		} {
 			for _, acceptEncoding := range []string{"", "gzip"} {
 				fast := request(t, query, v1+",application/json", acceptEncoding)
+				require.Equal(t, requestTo(t, generic, genericAlice, query, v1+",application/json", acceptEncoding), fast, "%s (%s)", query, acceptEncoding)
 				handlers := request(t, query, v1beta1+",application/json", acceptEncoding)
 				if handlers.code == http.StatusOK {
-					require.Contains(t, handlers.body, `"apiVersion":"meta.k8s.io/v1beta1"`)
+					require.Contains(t, handlers.body, `"meta.k8s.io/v1beta1"`)
 				}
 				handlers.body = strings.ReplaceAll(handlers.body, `"meta.k8s.io/v1beta1"`, `"meta.k8s.io/v1"`)
 				require.Equal(t, handlers, fast, "%s (%s)", query, acceptEncoding)
@@ -664,7 +677,7 @@ func TestServer(t *testing.T) {
 }
 
 // TestServerLargeTables: a Table of a list over 128 KiB comes gzipped when
-// asked so, from tableLists (v1) as from the handlers (v1beta1), and the
+// asked so, from fastTables (v1) as from the handlers (v1beta1), and the
 // same once unzipped.
 func TestServerLargeTables(t *testing.T) {
 	t.Parallel()

@@ -113,9 +113,8 @@ type sim struct {
 
 	store *wsmregistry.Store
 	rest  *wsmregistry.REST
-	// listEncoder and tableEncoder are the server's JSON encoders of lists
-	// and of their Tables (apiserver.ListEncoders).
-	listEncoder, tableEncoder runtime.Encoder
+	// listEncoder is the server's JSON encoder of lists (apiserver.ListEncoder).
+	listEncoder runtime.Encoder
 
 	// generation is the resourceVersion of the latest event sent.
 	generation int
@@ -180,17 +179,16 @@ func newSim(n, clusters int) (*sim, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if s.store, err = wsmregistry.NewStore(s.workspaces); err != nil {
+	// The store of a single shard, as server builds it for --kubeconfig.
+	s.store = wsmregistry.NewStore()
+	if err := s.store.AddShard("", s.workspaces, s.logicalClusters); err != nil {
 		return nil, err
 	}
-	if err := s.store.AddClusterPaths(s.logicalClusters); err != nil {
-		return nil, err
-	}
-	if s.listEncoder, s.tableEncoder, err = apiserver.ListEncoders(); err != nil {
+	if s.listEncoder, err = apiserver.ListEncoder(); err != nil {
 		return nil, err
 	}
 	s.rest = wsmregistry.NewREST(s.store, func(context.Context, logicalcluster.Name) (bool, error) { return true, nil }).
-		WithEncodedJSON(s.listEncoder.Identifier()).WithEncodedTableJSON(s.tableEncoder.Identifier())
+		WithEncodedJSON(s.listEncoder.Identifier())
 	metrics.Register()
 	metrics.RegisterMountCollector(s.workspaces.GetStore())
 	return s, nil
@@ -291,16 +289,15 @@ type listTimes struct {
 // list lists every WorkspaceMount at *, as JSON and as a meta.k8s.io/v1
 // Table, in-process, as the virtual workspace does for a client asking for
 // JSON and for kubectl get: REST.List (storage) and the server's encoder
-// writing it (JSON), REST.ListTable (table) and the encoder writing it
-// (table JSON).
+// writing it (JSON), REST.List again (table) and REST.WriteTableJSON, what
+// the server's encoder of the Table writes (table JSON).
 // With verify, it also decodes what was written: every item, in both.
 func (s *sim) list(ctx context.Context, verify bool) (listTimes, error) {
 	ctx = clusterpath.WithTarget(ctx, clusterpath.Target{Wildcard: true})
 	ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "bench"})
 	var t listTimes
 	began := time.Now()
-	// Answered as the list itself, as the server's filter tells it.
-	list, err := s.rest.List(wsmregistry.WithListAnswer(ctx, nil), &metainternalversion.ListOptions{})
+	list, err := s.rest.List(ctx, &metainternalversion.ListOptions{})
 	if err != nil {
 		return t, err
 	}
@@ -317,13 +314,13 @@ func (s *sim) list(ctx context.Context, verify bool) (listTimes, error) {
 	}
 	t.json, t.bytes = time.Since(began), listOut.n
 	began = time.Now()
-	table, err := s.rest.ListTable(ctx, &metainternalversion.ListOptions{}, &metav1.TableOptions{})
+	tableList, err := s.rest.List(ctx, &metainternalversion.ListOptions{})
 	if err != nil {
 		return t, err
 	}
 	t.table = time.Since(began)
 	began = time.Now()
-	if err := s.tableEncoder.Encode(table, tableOut); err != nil {
+	if err := s.rest.WriteTableJSON(tableOut, tableList, &metav1.TableOptions{}); err != nil {
 		return t, err
 	}
 	t.tableJSON, t.tableBytes = time.Since(began), tableOut.n

@@ -17,13 +17,13 @@ limitations under the License.
 // Package workspacemounts is the read-only storage of the WorkspaceMount
 // resource, in the style of metrics-server: a Getter, Lister, Watcher and
 // TableConvertor over a cache derived from the plugin's Workspace informer
-// (one WorkspaceMount per mounted Workspace, converted once per Workspace
-// change), so that no read goes to kcp.
+// of each shard (one WorkspaceMount per mounted Workspace, converted and
+// encoded as JSON once per Workspace change, kept as that JSON), so that no
+// read goes to kcp.
 package workspacemounts
 
 import (
 	"errors"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -56,12 +56,13 @@ func FromWorkspace(ws *tenancyv1alpha1.Workspace, clusterPath logicalcluster.Pat
 			ResourceVersion:   ws.ResourceVersion,
 			CreationTimestamp: ws.CreationTimestamp,
 			Labels:            ws.Labels,
-			Annotations:       clusterAnnotations.of(logicalcluster.From(ws), clusterPath),
+			Annotations:       map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(ws).String()},
 		},
 		Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref)},
 		Status: wsmv1alpha1.WorkspaceMountStatus{WorkspacePhase: string(ws.Status.Phase)},
 	}
 	if !clusterPath.Empty() {
+		wsm.Annotations[core.LogicalClusterPathAnnotationKey] = clusterPath.String()
 		wsm.Status.WorkspacePath = clusterPath.Join(ws.Name).String()
 	}
 	status := mount.CurrentStatus(ws.Annotations)
@@ -81,36 +82,4 @@ func FromWorkspace(ws *tenancyv1alpha1.Workspace, clusterPath logicalcluster.Pat
 		wsm.Spec.MountRef = wsmv1alpha1.MountReference(status.MountRef)
 	}
 	return wsm
-}
-
-// clusterAnnotations holds the one annotations map of the WorkspaceMounts of
-// each logical cluster (kcp.io/cluster, and kcp.io/path once known): about
-// 300 bytes per WorkspaceMount otherwise. Objects of the store are never
-// modified, so they may share it.
-var clusterAnnotations = &sharedAnnotations{maps: map[[2]string]map[string]string{}}
-
-// maxSharedAnnotations bounds the maps kept; beyond, the table starts again.
-const maxSharedAnnotations = 1 << 14
-
-type sharedAnnotations struct {
-	lock sync.Mutex
-	maps map[[2]string]map[string]string
-}
-
-func (s *sharedAnnotations) of(cluster logicalcluster.Name, clusterPath logicalcluster.Path) map[string]string {
-	key := [2]string{cluster.String(), clusterPath.String()}
-	s.lock.Lock()
-	defer s.lock.Unlock()
-	if annotations, found := s.maps[key]; found {
-		return annotations
-	}
-	if len(s.maps) >= maxSharedAnnotations {
-		clear(s.maps)
-	}
-	annotations := map[string]string{logicalcluster.AnnotationKey: key[0]}
-	if !clusterPath.Empty() {
-		annotations[core.LogicalClusterPathAnnotationKey] = key[1]
-	}
-	s.maps[key] = annotations
-	return annotations
 }

@@ -17,8 +17,6 @@ limitations under the License.
 package workspacemounts
 
 import (
-	"fmt"
-	"reflect"
 	"testing"
 	"time"
 
@@ -275,25 +273,15 @@ func TestFromWorkspaceWithItsClusterPath(t *testing.T) {
 	require.Empty(t, wsm.Status.WorkspacePath)
 }
 
-// TestFromWorkspaceSharesClusterAnnotations: the WorkspaceMounts of a
-// cluster share one annotations map, one per path known; the table is
-// bounded.
-func TestFromWorkspaceSharesClusterAnnotations(t *testing.T) {
+// TestFromWorkspaceClusterAnnotations: a WorkspaceMount carries its
+// cluster, and its path once known, as kcp puts them on objects.
+func TestFromWorkspaceClusterAnnotations(t *testing.T) {
 	t.Parallel()
 	path := logicalcluster.NewPath("root:shared")
 	a := FromWorkspace(mounted("c-shared", "a", mount.PhaseReady, nil), path)
-	b := FromWorkspace(mounted("c-shared", "b", mount.PhaseReady, nil), path)
 	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "c-shared", "kcp.io/path": "root:shared"}, a.Annotations)
-	require.Equal(t, reflect.ValueOf(a.Annotations).Pointer(), reflect.ValueOf(b.Annotations).Pointer())
 	unknown := FromWorkspace(mounted("c-shared", "c", mount.PhaseReady, nil), logicalcluster.Path{})
 	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "c-shared"}, unknown.Annotations)
 	other := FromWorkspace(mounted("c-other", "a", mount.PhaseReady, nil), path)
 	require.Equal(t, "c-other", other.Annotations[logicalcluster.AnnotationKey])
-
-	s := &sharedAnnotations{maps: map[[2]string]map[string]string{}}
-	for i := range 2 * maxSharedAnnotations {
-		cluster := logicalcluster.Name(fmt.Sprint("c", i))
-		require.Equal(t, cluster.String(), s.of(cluster, path)[logicalcluster.AnnotationKey])
-		require.LessOrEqual(t, len(s.maps), maxSharedAnnotations)
-	}
 }

@@ -163,7 +163,8 @@ func FuzzListPaging(f *testing.F) {
 			whole := fuzzList(t, r, target, &metainternalversion.ListOptions{FieldSelector: field, LabelSelector: label})
 			for i := range whole.Items {
 				wsm := &whole.Items[i]
-				if !field.Matches(fieldSet(wsm)) || !label.Matches(labels.Set(wsm.Labels)) {
+				s := summarize(wsm)
+				if !field.Matches(s.fieldSet()) || !label.Matches(labels.Set(wsm.Labels)) {
 					t.Fatalf("%s matches neither %q nor %q", wsm.Name, field, label)
 				}
 				if cluster := logicalcluster.From(wsm); cluster == "c2" || target != "*" && cluster.String() != target {
@@ -220,14 +221,14 @@ func fuzzList(t *testing.T, r *REST, target string, options *metainternalversion
 	if err != nil {
 		t.Fatalf("list at %s: %v", target, err)
 	}
-	return obj.(*wsmv1alpha1.WorkspaceMountList)
+	return listOf(t, obj)
 }
 
 // filledStore is a synced store of the WorkspaceMounts of workspaces, filled
 // without an informer: cheap enough for every fuzz input.
 func filledStore(tb testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *Store {
 	tb.Helper()
-	s := newStore()
+	s := NewStore()
 	src := &source{hasSynced: func() bool { return true }, synced: true}
 	s.sources[""] = src
 	for i, ws := range workspaces {

@@ -38,6 +38,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 )
 
@@ -88,6 +89,13 @@ func newHarness(t *testing.T, initial ...*tenancyv1alpha1.Workspace) *harness {
 // store never syncs.
 func newUnstartedHarness(t *testing.T, initial ...*tenancyv1alpha1.Workspace) *harness {
 	t.Helper()
+	return newUnstartedHarnessWithPaths(t, nil, initial...)
+}
+
+// newUnstartedHarnessWithPaths is newUnstartedHarness whose store reads the
+// paths of the clusters from a LogicalCluster informer (nil: none).
+func newUnstartedHarnessWithPaths(t *testing.T, logicalClusters cache.SharedIndexInformer, initial ...*tenancyv1alpha1.Workspace) *harness {
+	t.Helper()
 	h := &harness{t: t, source: watch.NewFakeWithChanSize(10000, false), rv: 100}
 	list := &tenancyv1alpha1.WorkspaceList{}
 	for _, ws := range initial {
@@ -115,9 +123,8 @@ func newUnstartedHarness(t *testing.T, initial ...*tenancyv1alpha1.Workspace) *h
 			return h.source, nil
 		},
 	}}, &tenancyv1alpha1.Workspace{}, 0, cache.Indexers{})
-	store, err := NewStore(h.informer)
-	require.NoError(t, err)
-	h.store = store
+	h.store = NewStore()
+	require.NoError(t, h.store.AddShard("", h.informer, logicalClusters))
 	return h
 }
 
@@ -228,3 +235,32 @@ func requestContext(target string) context.Context {
 
 // allVisible is a VisibilityFunc that lets everything through.
 func allVisible(context.Context, logicalcluster.Name) (bool, error) { return true, nil }
+
+// asObject is the WorkspaceMount an answer or an event's object stands for
+// (what the API server encodes), and whether it is one.
+func asObject(obj runtime.Object) (*wsmv1alpha1.WorkspaceMount, bool) {
+	if cacheable, ok := obj.(runtime.CacheableObject); ok {
+		obj = cacheable.GetObject()
+	}
+	wsm, ok := obj.(*wsmv1alpha1.WorkspaceMount)
+	return wsm, ok
+}
+
+// objectOf is the WorkspaceMount of an answer or a watch event.
+func objectOf(t testing.TB, obj runtime.Object) *wsmv1alpha1.WorkspaceMount {
+	t.Helper()
+	wsm, ok := asObject(obj)
+	require.True(t, ok, "%T", obj)
+	return wsm
+}
+
+// listOf is the WorkspaceMountList a list answer stands for.
+func listOf(t testing.TB, obj runtime.Object) *wsmv1alpha1.WorkspaceMountList {
+	t.Helper()
+	if cacheable, ok := obj.(runtime.CacheableObject); ok {
+		obj = cacheable.GetObject()
+	}
+	list, ok := obj.(*wsmv1alpha1.WorkspaceMountList)
+	require.True(t, ok, "%T", obj)
+	return list
+}

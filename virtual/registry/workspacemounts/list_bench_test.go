@@ -18,13 +18,14 @@ package workspacemounts
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
@@ -33,7 +34,7 @@ import (
 // filled without an informer.
 func benchmarkStore(b *testing.B, n int) *Store {
 	b.Helper()
-	s := newStore()
+	s := NewStore()
 	src := &source{hasSynced: func() bool { return true }, synced: true}
 	s.sources[""] = src
 	for i := range n {
@@ -45,96 +46,75 @@ func benchmarkStore(b *testing.B, n int) *Store {
 }
 
 // BenchmarkList measures what a list of every WorkspaceMount at * costs in
-// the plugin, step by step: the storage, the table, and JSON encoding.
+// the plugin, step by step: the storage (List), the list written as JSON
+// from the store's JSON (json-encoded), a meta.k8s.io/v1 Table (kubectl
+// get) written by WriteTableJSON as the server's fastTables answers it
+// (table-written), and as the list handler would make and write it
+// without fastTables (table-json: ConvertToTable, a PartialObjectMetadata
+// per row, encoding/json of the Table), and the decoding of every object
+// that answers other than these need (decode).
 func BenchmarkList(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		r := NewREST(benchmarkStore(b, n), allVisible)
+		r := NewREST(benchmarkStore(b, n), allVisible).WithEncodedJSON("json")
 		ctx := requestContext("*")
 		options := &metainternalversion.ListOptions{}
+		list := func(b *testing.B) runtime.Object {
+			list, err := r.List(ctx, options)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return list
+		}
 
 		b.Run(fmt.Sprintf("storage/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := r.List(ctx, options); err != nil {
-					b.Fatal(err)
-				}
+				list(b)
 			}
 		})
-		list, err := r.List(ctx, options)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(fmt.Sprintf("table/%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := r.ConvertToTable(context.Background(), list, &metav1.TableOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("json/%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := json.Marshal(list); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		// What the server writes a list from now: the store's encodings.
-		encodedREST := NewREST(r.store, allVisible).WithEncodedJSON("json")
-		encoded, err := encodedREST.List(ctx, options)
-		if err != nil {
-			b.Fatal(err)
-		}
 		b.Run(fmt.Sprintf("json-encoded/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
+			answer := list(b).(*listAnswer)
 			for b.Loop() {
-				if err := encoded.(*encodedList).CacheEncode("json", nil, io.Discard); err != nil {
+				if err := answer.CacheEncode("json", nil, io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("table-encoded/%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := encodedREST.ConvertToTable(ctx, encoded, &metav1.TableOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		// A meta.k8s.io/v1 Table (kubectl get), written by the server's
-		// encoder: as the handlers made it before ListTable (ConvertToTable,
-		// rows with the kept PartialObjectMetadata, encoding/json of the
-		// Table), and ListTable's, written from the store's encodings.
-		tableEncoder := metaJSONEncoder(b)
-		v1Table := WithListAnswer(ctx, &tableGVK)
-		b.Run(fmt.Sprintf("table-json/%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				list, err := encodedREST.List(v1Table, options)
-				if err != nil {
-					b.Fatal(err)
-				}
-				table, err := encodedREST.ConvertToTable(v1Table, list, &metav1.TableOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := tableEncoder.Encode(table, io.Discard); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		tableREST := NewREST(r.store, allVisible).WithEncodedTableJSON(tableEncoder.Identifier())
 		b.Run(fmt.Sprintf("table-written/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				table, err := tableREST.ListTable(ctx, options, &metav1.TableOptions{})
+				if err := r.WriteTableJSON(io.Discard, list(b), &metav1.TableOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		tableEncoder := metaJSONEncoder(b)
+		b.Run(fmt.Sprintf("table-json/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				table, err := r.ConvertToTable(context.Background(), list(b), &metav1.TableOptions{})
 				if err != nil {
 					b.Fatal(err)
+				}
+				for i := range table.Rows {
+					m, err := meta.Accessor(table.Rows[i].Object.Object)
+					if err != nil {
+						b.Fatal(err)
+					}
+					partial := meta.AsPartialObjectMetadata(m)
+					partial.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata"))
+					table.Rows[i].Object.Object = partial
 				}
 				if err := tableEncoder.Encode(table, io.Discard); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+		b.Run(fmt.Sprintf("decode/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				list(b).(*listAnswer).GetObject()
 			}
 		})
 	}

@@ -21,9 +21,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -67,14 +65,10 @@ type REST struct {
 	// visibilityTicks starts the clock of a watch at *'s visibility
 	// re-checks: a tick every visibilityRecheckInterval. Tests tick it by hand.
 	visibilityTicks func() (ticks <-chan time.Time, stop func())
-	// jsonEncoder is the identifier of the server's JSON encoder for this
-	// API's version, whose output the store's encodings are (empty: lists
-	// are encoded as any object).
+	// jsonEncoder is the identifier of the server's plain JSON encoder of
+	// this API's version, whose output the store's JSON is (empty: lists
+	// and watch events are encoded from decoded objects).
 	jsonEncoder runtime.Identifier
-	// tableJSONEncoder is the identifier of the server's JSON encoder of
-	// meta.k8s.io/v1, whose output ListTable's Tables write from the store's
-	// encodings (empty: Tables are encoded as any object).
-	tableJSONEncoder runtime.Identifier
 	tableConvertor
 }
 
@@ -96,27 +90,20 @@ func NewREST(store *Store, visible VisibilityFunc) *REST {
 	return &REST{store: store, visible: visible, visibilityTicks: everyVisibilityRecheckInterval}
 }
 
-// WithShardCell has the SHARD column rendered by cell.
-func (r *REST) WithShardCell(cell ShardCell) *REST {
-	r.shardCell = cell
+// WithShards has the SHARD cell of a shard that has not answered for
+// StaleAfter marked: "shard-2 (unreachable 45s)".
+func (r *REST) WithShards(shards ShardContacts) *REST {
+	r.shards = shards
 	return r
 }
 
-// WithEncodedJSON has lists written from the JSON the store keeps of each
-// object when they are encoded by the encoder of that identifier: the
-// server's JSON encoder for this API's version (not pretty, not YAML), as
-// NegotiatedSerializer.EncoderForVersion makes it. See encodedList.
+// WithEncodedJSON has lists and watch events written from the JSON the
+// store keeps of each object when the encoder of that identifier encodes
+// them: the server's JSON encoder of this API's version (not pretty, not
+// YAML), as NegotiatedSerializer.EncoderForVersion makes it. See
+// listAnswer and eventObject.
 func (r *REST) WithEncodedJSON(jsonEncoder runtime.Identifier) *REST {
 	r.jsonEncoder = jsonEncoder
-	return r
-}
-
-// WithEncodedTableJSON has ListTable's Tables written from the JSON the
-// store keeps of each object when they are encoded by the encoder of that
-// identifier: the server's JSON encoder of meta.k8s.io/v1 (not pretty, not
-// YAML), as the handlers' meta.k8s.io codecs make it. See encodedTable.
-func (r *REST) WithEncodedTableJSON(tableJSONEncoder runtime.Identifier) *REST {
-	r.tableJSONEncoder = tableJSONEncoder
 	return r
 }
 
@@ -159,11 +146,15 @@ func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 	if target.Wildcard {
 		return nil, apierrors.NewBadRequest("get needs a logical cluster: a WorkspaceMount name is not unique across clusters; list them at * instead")
 	}
-	wsm, found := r.store.get(target.Cluster, name)
+	e, found := r.store.get(target.Cluster, name)
 	if !found {
 		return nil, apierrors.NewNotFound(groupResource, name)
 	}
-	return shallowCopy(wsm), nil
+	wsm, err := e.object()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return wsm, nil
 }
 
 // List implements rest.Lister: selectors, then paging (limit and continue)
@@ -183,66 +174,14 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	if err != nil {
 		return nil, err
 	}
-	if len(page.items) == 0 || r.jsonEncoder == "" || slices.Contains(page.encoded, nil) {
-		list := &wsmv1alpha1.WorkspaceMountList{ListMeta: page.ListMeta, Items: copiesOf(page.items)}
-		return list, nil
-	}
-	answer := page.encodedList(r.jsonEncoder)
-	if readsItems(ctx) {
-		answer.copyItems()
-	}
-	return answer, nil
+	return newListAnswer(page.ListMeta, page.entries, r.jsonEncoder), nil
 }
 
-// ListTable is List answered as a meta.k8s.io/v1 Table, as the handlers
-// would make it of List's answer (ConvertToTable, handlers.asTable), with
-// its rows written from the store's encodings when the server's JSON
-// encoder of meta.k8s.io/v1 writes it (WithEncodedTableJSON): an
-// encodedTable. tableOptions (nil: the defaults) are the request's, as the
-// handlers decode and validate them (handlers.optionsForTransform).
-func (r *REST) ListTable(ctx context.Context, options *metainternalversion.ListOptions, tableOptions *metav1.TableOptions) (runtime.Object, error) {
-	page, err := r.page(ctx, options)
-	if err != nil {
-		return nil, err
-	}
-	for i, encoded := range page.encoded {
-		if encoded == nil {
-			if page.encoded[i] = encodeJSON(page.items[i]); page.encoded[i] == nil {
-				return nil, apierrors.NewInternalError(fmt.Errorf("cannot encode WorkspaceMount %s|%s", logicalcluster.From(page.items[i]), page.items[i].Name))
-			}
-		}
-	}
-	if tableOptions == nil {
-		tableOptions = &metav1.TableOptions{}
-	}
-	table := &metav1.Table{ListMeta: page.ListMeta}
-	if !tableOptions.NoHeaders {
-		table.ColumnDefinitions = columns
-	}
-	return &encodedTable{
-		Table:         table,
-		list:          page.encodedList(r.jsonEncoder),
-		includeObject: includeObjectOf(tableOptions),
-		convertor:     r.tableConvertor,
-		jsonEncoder:   r.tableJSONEncoder,
-	}, nil
-}
-
-// listPage is a page of a list: its list metadata, its objects (the
-// store's: shared, read only) and their encodings, index by index (nil for
-// an object the store could not encode).
+// listPage is a page of a list: its list metadata and its entries (the
+// store's: shared, read only).
 type listPage struct {
 	metav1.ListMeta
-	items   []*wsmv1alpha1.WorkspaceMount
-	encoded []*encoding
-}
-
-// encodedList is the page as a list answer, written from its encodings by
-// the encoder of jsonEncoder. Its items are not copied yet.
-func (p listPage) encodedList(jsonEncoder runtime.Identifier) *encodedList {
-	list := &wsmv1alpha1.WorkspaceMountList{ListMeta: p.ListMeta}
-	list.TypeMeta = metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind}
-	return &encodedList{WorkspaceMountList: list, items: p.items, encoded: p.encoded, jsonEncoder: jsonEncoder}
+	entries []*entry
 }
 
 // page picks the objects of a list: selectors, visibility at *, then
@@ -262,28 +201,27 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 		visibility = newClusterVisibility(ctx, r.visible)
 		filtering = true
 	}
-	items, encoded, resourceVersion := r.store.list(target.Cluster)
+	entries, resourceVersion := r.store.list(target.Cluster)
 
 	start := 0
 	if continuing {
-		start = sort.Search(len(items), func(i int) bool { return positionOf(items[i]).after(after) })
+		start = sort.Search(len(entries), func(i int) bool { return entries[i].position().after(after) })
 	}
-	size := len(items) - start
+	size := len(entries) - start
 	if options.Limit > 0 && options.Limit < int64(size) {
 		size = int(options.Limit)
 	}
-	page := listPage{items: make([]*wsmv1alpha1.WorkspaceMount, 0, size), encoded: make([]*encoding, 0, size)}
+	page := listPage{entries: make([]*entry, 0, size)}
 	next := start // the first object not looked at
-	for ; next < len(items); next++ {
-		if options.Limit > 0 && int64(len(page.items)) == options.Limit {
+	for ; next < len(entries); next++ {
+		if options.Limit > 0 && int64(len(page.entries)) == options.Limit {
 			break
 		}
-		wsm := items[next]
-		if !matches(wsm) || visibility != nil && !visibility.visible(logicalcluster.From(wsm)) {
+		e := entries[next]
+		if !matches(e) || visibility != nil && !visibility.visible(e.cluster) {
 			continue
 		}
-		page.items = append(page.items, wsm)
-		page.encoded = append(page.encoded, encoded[next])
+		page.entries = append(page.entries, e)
 	}
 	if visibility != nil && ctx.Err() != nil {
 		// The client is gone (or timed out) while visibility was asked: what
@@ -291,8 +229,8 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 		return listPage{}, ctx.Err()
 	}
 	page.ResourceVersion = resourceVersion
-	if left := int64(len(items) - next); left > 0 {
-		page.Continue = encodeContinue(positionOf(page.items[len(page.items)-1]))
+	if left := int64(len(entries) - next); left > 0 {
+		page.Continue = encodeContinue(page.entries[len(page.entries)-1].position())
 		if !filtering {
 			page.RemainingItemCount = &left
 		}
@@ -323,6 +261,7 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	matches, _ := selectorPredicate(target, options)
 	watchOptions := watchOptions{
 		matches:          matches,
+		jsonEncoder:      r.jsonEncoder,
 		initialEventsEnd: sendInitialEvents,
 		bookmarks:        options.AllowWatchBookmarks,
 		resumed:          !initial,
@@ -364,7 +303,7 @@ func (r *REST) readable(ctx context.Context) (clusterpath.Target, error) {
 // selectorPredicate returns what a list or watch matches besides
 // visibility: the target cluster (one, or all at *), and the label and field
 // selectors; and whether the selectors filter anything out.
-func selectorPredicate(target clusterpath.Target, options *metainternalversion.ListOptions) (matches func(*wsmv1alpha1.WorkspaceMount) bool, selecting bool) {
+func selectorPredicate(target clusterpath.Target, options *metainternalversion.ListOptions) (matches func(*entry) bool, selecting bool) {
 	labelSelector, fieldSelector := labels.Everything(), fields.Everything()
 	if options != nil && options.LabelSelector != nil {
 		labelSelector = options.LabelSelector
@@ -372,27 +311,16 @@ func selectorPredicate(target clusterpath.Target, options *metainternalversion.L
 	if options != nil && options.FieldSelector != nil {
 		fieldSelector = options.FieldSelector
 	}
-	matches = func(wsm *wsmv1alpha1.WorkspaceMount) bool {
-		if !target.Wildcard && logicalcluster.From(wsm) != target.Cluster {
+	matches = func(e *entry) bool {
+		if !target.Wildcard && e.cluster != target.Cluster {
 			return false
 		}
-		if !labelSelector.Empty() && !labelSelector.Matches(labels.Set(wsm.Labels)) {
+		if !labelSelector.Empty() && !labelSelector.Matches(e.labelSet()) {
 			return false
 		}
-		return fieldSelector.Empty() || fieldSelector.Matches(fieldSet(wsm))
+		return fieldSelector.Empty() || fieldSelector.Matches(e.fieldSet())
 	}
 	return matches, !labelSelector.Empty() || !fieldSelector.Empty()
-}
-
-// fieldSet is what field selectors match on.
-func fieldSet(wsm *wsmv1alpha1.WorkspaceMount) fields.Set {
-	return fields.Set{
-		"metadata.name":                wsm.Name,
-		wsmv1alpha1.FieldPhase:         wsm.Status.Phase,
-		wsmv1alpha1.FieldReady:         strconv.FormatBool(wsm.Status.Ready),
-		wsmv1alpha1.FieldWorkspacePath: wsm.Status.WorkspacePath,
-		wsmv1alpha1.FieldShard:         wsm.Status.Shard,
-	}
 }
 
 // clusterVisibility is what one list or watch at * knows of the clusters

@@ -68,10 +68,10 @@ func TestStoreFollowsTheInformer(t *testing.T) {
 	require.False(t, found, "an unmounted Workspace has no WorkspaceMount")
 	a1, found := h.store.get("c1", "a")
 	require.True(t, found)
-	require.Equal(t, "Ready", a1.Status.Phase)
+	require.Equal(t, "Ready", a1.phase)
 	a2, found := h.store.get("c2", "a")
 	require.True(t, found, "the same name in another cluster is another object")
-	require.Equal(t, "Connecting", a2.Status.Phase)
+	require.Equal(t, "Connecting", a2.phase)
 
 	// Mounting, changing, unmounting and deleting.
 	h.update(mounted("c1", "plain", mount.PhaseInitializing, nil))
@@ -86,9 +86,9 @@ func TestStoreFollowsTheInformer(t *testing.T) {
 	require.False(t, found, "unmounted")
 	plain, found := h.store.get("c1", "plain")
 	require.True(t, found, "mounted")
-	require.Equal(t, "Initializing", plain.Status.Phase)
+	require.Equal(t, "Initializing", plain.phase)
 	a2, _ = h.store.get("c2", "a")
-	require.Equal(t, "Ready", a2.Status.Phase)
+	require.Equal(t, "Ready", a2.phase)
 	_, found = h.store.get("c3", "b")
 	require.False(t, found, "deleted")
 
@@ -124,7 +124,7 @@ func TestGet(t *testing.T) {
 
 	obj, err := r.Get(requestContext("c1"), "a", &metav1.GetOptions{})
 	require.NoError(t, err)
-	wsm := obj.(*wsmv1alpha1.WorkspaceMount)
+	wsm := objectOf(t, obj)
 	require.Equal(t, "a", wsm.Name)
 	require.Equal(t, "c1", logicalcluster.From(wsm).String())
 	require.Equal(t, map[string]string{"team": "a"}, wsm.Labels)
@@ -133,7 +133,7 @@ func TestGet(t *testing.T) {
 	wsm.Kind = "Changed"
 	again, err := r.Get(requestContext("c1"), "a", &metav1.GetOptions{})
 	require.NoError(t, err)
-	require.Equal(t, wsmv1alpha1.Kind, again.(*wsmv1alpha1.WorkspaceMount).Kind)
+	require.Equal(t, wsmv1alpha1.Kind, objectOf(t, again).Kind)
 
 	_, err = r.Get(requestContext("c1"), "b", &metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "b is in c2, not c1: %v", err)
@@ -178,7 +178,7 @@ func list(t *testing.T, r *REST, target string, options *metainternalversion.Lis
 	}
 	obj, err := r.List(requestContext(target), options)
 	require.NoError(t, err)
-	return obj.(*wsmv1alpha1.WorkspaceMountList)
+	return listOf(t, obj)
 }
 
 func TestList(t *testing.T) {

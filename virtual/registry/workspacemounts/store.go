@@ -25,7 +25,7 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/equality"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
@@ -33,14 +33,13 @@ import (
 	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-
-	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
 // Store holds the WorkspaceMount of every mounted Workspace, derived from
-// the Workspace informers of one or more shards (its sources), and fans
-// changes out to watchers. Objects in the store are never modified: readers
-// may hand them out as they are.
+// the Workspace informers of its shards (its sources: AddShard; with
+// --kubeconfig, one, unnamed), and fans changes out to watchers. It keeps
+// each object as an entry: its JSON and a summary (entry.go). Entries are
+// never modified: readers may hand them out as they are.
 //
 // Its resource version is a vector of its sources' (each shard's etcd
 // revision of the newest Workspace seen), so that every replica gives the
@@ -51,17 +50,12 @@ import (
 // gets 410 Gone, and the client lists again.
 type Store struct {
 	lock sync.RWMutex
-	// sources by name ("" for the one of NewStore).
+	// sources by name ("" for the unnamed shard of --kubeconfig).
 	sources map[string]*source
 
-	items     map[string]*wsmv1alpha1.WorkspaceMount // by key cluster|name
-	sourceOf  map[string]*source                     // by the same key
-	byCluster map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount
+	items     map[string]*entry // by key cluster|name
+	byCluster map[logicalcluster.Name]map[string]*entry
 	watchers  map[*watcher]struct{}
-	// encoded is the JSON of each object in items, made once when the
-	// store takes the change (nil if it could not be encoded), from which
-	// lists and their Tables are written (encodedList).
-	encoded map[*wsmv1alpha1.WorkspaceMount]*encoding
 
 	// history holds the last changes, oldest first, so that a watch from a
 	// list's resource version gets what happened in between. Every change
@@ -70,14 +64,7 @@ type Store struct {
 
 	// sorted caches the sorted lists handed out, per cluster and for all
 	// (allClusters), until a change in them: a steady list costs no sort.
-	sorted map[logicalcluster.Name]sortedList
-}
-
-// sortedList is a list of objects sorted by cluster and name, and their
-// JSON (Store.encoded), index by index.
-type sortedList struct {
-	items   []*wsmv1alpha1.WorkspaceMount
-	encoded []*encoding
+	sorted map[logicalcluster.Name][]*entry
 }
 
 // source is one shard's Workspace informer (and LogicalCluster informer,
@@ -94,7 +81,7 @@ type source struct {
 	resourceVersion uint64
 	historyStart    uint64
 	workspaces      cache.Indexer
-	// logicalClusters is nil until AddClusterPaths.
+	// logicalClusters is nil without a LogicalCluster informer.
 	logicalClusters cache.Indexer
 }
 
@@ -115,38 +102,32 @@ type recordedChange struct {
 // deletion. version is the store's right after it ("" for the initial
 // events of a watch, which keep their objects' own).
 type change struct {
-	old, new *wsmv1alpha1.WorkspaceMount
+	old, new *entry
 	version  string
 }
 
-// NewStore fills a store from one Workspace informer, which the caller
-// starts: the store of a single shard.
-func NewStore(workspaces cache.SharedIndexInformer) (*Store, error) {
-	s := newStore()
-	if err := s.AddShard("", workspaces, nil); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// NewShardedStore is a store without sources yet: AddShard adds them.
-func NewShardedStore() *Store { return newStore() }
-
-func newStore() *Store {
+// NewStore is a store without sources yet: AddShard adds them.
+func NewStore() *Store {
 	return &Store{
 		sources:   map[string]*source{},
-		items:     map[string]*wsmv1alpha1.WorkspaceMount{},
-		sourceOf:  map[string]*source{},
-		byCluster: map[logicalcluster.Name]map[string]*wsmv1alpha1.WorkspaceMount{},
+		items:     map[string]*entry{},
+		byCluster: map[logicalcluster.Name]map[string]*entry{},
 		watchers:  map[*watcher]struct{}{},
-		encoded:   map[*wsmv1alpha1.WorkspaceMount]*encoding{},
-		sorted:    map[logicalcluster.Name]sortedList{},
+		sorted:    map[logicalcluster.Name][]*entry{},
 	}
 }
 
-// AddShard adds a shard's Workspace informer, and optionally its
-// LogicalCluster informer for the paths (AddClusterPaths), as a source;
-// the caller starts them. A watch from a version before it must list again.
+// AddShard adds a shard as a source: its Workspace informer, and its
+// LogicalCluster informer, from which every WorkspaceMount takes its path
+// (kcp.io/path; nil: paths are not known); the caller starts them, before
+// or after. The source has synced once both informers have; a cluster whose
+// LogicalCluster comes after its Workspaces gets their WorkspaceMounts
+// again then. A watch from a version before it must list again.
+//
+// The shard named "" is the single shard of --kubeconfig: its objects name
+// no shard (status.shard is empty, the SHARD cell <none>) and, alone, its
+// resource versions are kcp's plain numbers. (So are those of any store
+// of one source.)
 func (s *Store) AddShard(name string, workspaces, logicalClusters cache.SharedIndexInformer) error {
 	s.lock.Lock()
 	defer s.lock.Unlock() // the handlers wait until the source is complete
@@ -176,22 +157,22 @@ func (s *Store) AddShard(name string, workspaces, logicalClusters cache.SharedIn
 func (s *Store) RemoveShard(name string) {
 	s.lock.Lock()
 	defer s.lock.Unlock()
-	src, found := s.sources[name]
-	if !found {
+	if _, found := s.sources[name]; !found {
 		return
 	}
 	delete(s.sources, name)
-	var gone []*wsmv1alpha1.WorkspaceMount
-	for key, from := range s.sourceOf {
-		if from == src {
-			gone = append(gone, s.items[key])
+	gone := map[*entry]string{}
+	var sorted []*entry
+	for key, e := range s.items {
+		if e.shard == name {
+			gone[e] = key
+			sorted = append(sorted, e)
 		}
 	}
-	sortByClusterAndName(gone)
+	sortByClusterAndName(sorted)
 	version := s.versionLocked()
-	for _, old := range gone {
-		key := kcpcache.ToClusterAwareKey(logicalcluster.From(old).String(), "", old.Name)
-		s.deleteLocked(key, old)
+	for _, old := range sorted {
+		s.deleteLocked(gone[old], old)
 		s.pushLocked(change{old: old, version: version})
 	}
 	s.forgetHistoryLocked()
@@ -204,22 +185,6 @@ func (s *Store) forgetHistoryLocked() {
 	for _, src := range s.sources {
 		src.historyStart = src.resourceVersion
 	}
-}
-
-// AddClusterPaths has the store read the path of each logical cluster
-// (kcp.io/path) from the LogicalCluster informer of NewStore's shard, which
-// the caller starts: every WorkspaceMount carries its path (FromWorkspace).
-// Call it before the informers start. The store has synced once both
-// informers have; a cluster whose LogicalCluster comes after its Workspaces
-// gets their WorkspaceMounts again then.
-func (s *Store) AddClusterPaths(logicalClusters cache.SharedIndexInformer) error {
-	s.lock.Lock()
-	defer s.lock.Unlock()
-	src, found := s.sources[""]
-	if !found {
-		return errors.New("AddClusterPaths is for the store of NewStore; AddShard takes the LogicalCluster informer of each shard")
-	}
-	return s.addClusterPathsLocked(src, logicalClusters)
 }
 
 func (s *Store) addClusterPathsLocked(src *source, logicalClusters cache.SharedIndexInformer) error {
@@ -389,11 +354,12 @@ func (s *Store) upsert(src *source, obj interface{}) {
 	if err != nil {
 		return
 	}
-	wsm := FromWorkspace(ws, src.clusterPath(logicalcluster.From(ws)))
-	var encoded *encoding
-	if wsm != nil {
+	var e *entry
+	if wsm := FromWorkspace(ws, src.clusterPath(logicalcluster.From(ws))); wsm != nil {
 		wsm.Status.Shard = src.name
-		encoded = encodeJSON(wsm)
+		if e, err = newEntry(wsm); err != nil {
+			utilruntime.HandleError(fmt.Errorf("the WorkspaceMount of Workspace %s is left out: %w", key, err))
+		}
 	}
 
 	s.lock.Lock()
@@ -404,18 +370,18 @@ func (s *Store) upsert(src *source, obj interface{}) {
 	src.advance(ws.ResourceVersion)
 	old := s.items[key]
 	switch {
-	case wsm == nil && old == nil:
+	case e == nil && old == nil:
 		return
-	case wsm == nil:
+	case e == nil:
 		s.deleteLocked(key, old)
 		s.dispatchLocked(src, change{old: old})
 	case old == nil:
-		s.setLocked(key, src, wsm, encoded)
-		s.dispatchLocked(src, change{new: wsm})
+		s.setLocked(key, e)
+		s.dispatchLocked(src, change{new: e})
 	default:
-		s.setLocked(key, src, wsm, encoded)
-		if !sameExceptResourceVersion(old, wsm) {
-			s.dispatchLocked(src, change{old: old, new: wsm})
+		s.setLocked(key, e)
+		if !sameExceptResourceVersion(old, e) {
+			s.dispatchLocked(src, change{old: old, new: e})
 		}
 	}
 }
@@ -447,30 +413,21 @@ func (s *Store) remove(src *source, obj interface{}) {
 	}
 }
 
-func (s *Store) setLocked(key string, src *source, wsm *wsmv1alpha1.WorkspaceMount, encoded *encoding) {
-	cluster := logicalcluster.From(wsm)
-	s.invalidateSortedLocked(cluster)
-	if old, found := s.items[key]; found {
-		delete(s.encoded, old)
+func (s *Store) setLocked(key string, e *entry) {
+	s.invalidateSortedLocked(e.cluster)
+	s.items[key] = e
+	if s.byCluster[e.cluster] == nil {
+		s.byCluster[e.cluster] = map[string]*entry{}
 	}
-	s.items[key] = wsm
-	s.encoded[wsm] = encoded
-	s.sourceOf[key] = src
-	if s.byCluster[cluster] == nil {
-		s.byCluster[cluster] = map[string]*wsmv1alpha1.WorkspaceMount{}
-	}
-	s.byCluster[cluster][key] = wsm
+	s.byCluster[e.cluster][key] = e
 }
 
-func (s *Store) deleteLocked(key string, wsm *wsmv1alpha1.WorkspaceMount) {
-	cluster := logicalcluster.From(wsm)
-	s.invalidateSortedLocked(cluster)
+func (s *Store) deleteLocked(key string, e *entry) {
+	s.invalidateSortedLocked(e.cluster)
 	delete(s.items, key)
-	delete(s.encoded, wsm)
-	delete(s.sourceOf, key)
-	delete(s.byCluster[cluster], key)
-	if len(s.byCluster[cluster]) == 0 {
-		delete(s.byCluster, cluster)
+	delete(s.byCluster[e.cluster], key)
+	if len(s.byCluster[e.cluster]) == 0 {
+		delete(s.byCluster, e.cluster)
 	}
 }
 
@@ -510,53 +467,42 @@ func parseResourceVersion(rv string) uint64 {
 	return n
 }
 
-func sameExceptResourceVersion(a, b *wsmv1alpha1.WorkspaceMount) bool {
-	a, b = a.DeepCopy(), b.DeepCopy()
-	a.ResourceVersion, b.ResourceVersion = "", ""
-	return equality.Semantic.DeepEqual(a, b)
-}
-
-// get returns one WorkspaceMount.
-func (s *Store) get(cluster logicalcluster.Name, name string) (*wsmv1alpha1.WorkspaceMount, bool) {
+// get returns the entry of one WorkspaceMount.
+func (s *Store) get(cluster logicalcluster.Name, name string) (*entry, bool) {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
-	wsm, found := s.items[kcpcache.ToClusterAwareKey(cluster.String(), "", name)]
-	return wsm, found
+	e, found := s.items[kcpcache.ToClusterAwareKey(cluster.String(), "", name)]
+	return e, found
 }
 
-// list returns the WorkspaceMounts of one cluster, or of all for the empty
-// name, sorted by cluster, then name, their JSON index by index, and the
-// resource version of the snapshot. The slices are shared with other
-// readers: they must not be modified.
-func (s *Store) list(cluster logicalcluster.Name) ([]*wsmv1alpha1.WorkspaceMount, []*encoding, string) {
+// list returns the entries of one cluster, or of all for the empty name,
+// sorted by cluster, then name, and the resource version of the snapshot.
+// The slice is shared with other readers: it must not be modified.
+func (s *Store) list(cluster logicalcluster.Name) ([]*entry, string) {
 	s.lock.RLock()
 	sorted, cached := s.sorted[cluster]
 	resourceVersion := s.versionLocked()
 	s.lock.RUnlock()
 	if cached {
-		return sorted.items, sorted.encoded, resourceVersion
+		return sorted, resourceVersion
 	}
 
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	if sorted, cached := s.sorted[cluster]; cached {
-		return sorted.items, sorted.encoded, s.versionLocked()
+		return sorted, s.versionLocked()
 	}
-	items := s.items
+	entries := s.items
 	if cluster != "" {
-		items = s.byCluster[cluster]
+		entries = s.byCluster[cluster]
 	}
-	sorted.items = make([]*wsmv1alpha1.WorkspaceMount, 0, len(items))
-	for _, wsm := range items {
-		sorted.items = append(sorted.items, wsm)
+	sorted = make([]*entry, 0, len(entries))
+	for _, e := range entries {
+		sorted = append(sorted, e)
 	}
-	sortByClusterAndName(sorted.items)
-	sorted.encoded = make([]*encoding, len(sorted.items))
-	for i, wsm := range sorted.items {
-		sorted.encoded[i] = s.encoded[wsm]
-	}
+	sortByClusterAndName(sorted)
 	s.sorted[cluster] = sorted
-	return sorted.items, sorted.encoded, s.versionLocked()
+	return sorted, s.versionLocked()
 }
 
 // invalidateSortedLocked forgets the sorted lists a change in cluster affects.
@@ -571,10 +517,6 @@ type position struct {
 	name    string
 }
 
-func positionOf(wsm *wsmv1alpha1.WorkspaceMount) position {
-	return position{cluster: logicalcluster.From(wsm), name: wsm.Name}
-}
-
 func (p position) after(other position) bool {
 	if p.cluster != other.cluster {
 		return p.cluster > other.cluster
@@ -582,8 +524,8 @@ func (p position) after(other position) bool {
 	return p.name > other.name
 }
 
-func sortByClusterAndName(items []*wsmv1alpha1.WorkspaceMount) {
-	sort.Slice(items, func(i, j int) bool { return positionOf(items[j]).after(positionOf(items[i])) })
+func sortByClusterAndName(entries []*entry) {
+	sort.Slice(entries, func(i, j int) bool { return entries[j].position().after(entries[i].position()) })
 }
 
 // errResourceVersionTooOld is returned by watch for a resource version whose
@@ -600,14 +542,14 @@ func (s *Store) watch(initial bool, since map[string]uint64, newWatcher func(fir
 	var first []change
 	switch {
 	case initial:
-		items := make([]*wsmv1alpha1.WorkspaceMount, 0, len(s.items))
-		for _, wsm := range s.items {
-			items = append(items, wsm)
+		entries := make([]*entry, 0, len(s.items))
+		for _, e := range s.items {
+			entries = append(entries, e)
 		}
-		sortByClusterAndName(items)
-		first = make([]change, 0, len(items))
-		for _, wsm := range items {
-			first = append(first, change{new: wsm})
+		sortByClusterAndName(entries)
+		first = make([]change, 0, len(entries))
+		for _, e := range entries {
+			first = append(first, change{new: e})
 		}
 	default:
 		from, err := s.replayFromLocked(since)
@@ -666,13 +608,13 @@ func (s *Store) clustersWithObjects(clusters []logicalcluster.Name) (with, witho
 
 // clustersMatching returns the clusters with an object that matches, which
 // is called with the store locked: it must be quick and must not block.
-func (s *Store) clustersMatching(matches func(*wsmv1alpha1.WorkspaceMount) bool) []logicalcluster.Name {
+func (s *Store) clustersMatching(matches func(*entry) bool) []logicalcluster.Name {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
 	var clusters []logicalcluster.Name
-	for cluster, items := range s.byCluster {
-		for _, wsm := range items {
-			if matches(wsm) {
+	for cluster, entries := range s.byCluster {
+		for _, e := range entries {
+			if matches(e) {
 				clusters = append(clusters, cluster)
 				break
 			}
@@ -685,8 +627,8 @@ func (s *Store) clustersMatching(matches func(*wsmv1alpha1.WorkspaceMount) bool)
 // watcher gets them to tell its client about clusters that came into or
 // went out of sight.
 type clustersSnapshot struct {
-	// items are the objects of each cluster asked for, sorted by name.
-	items map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount
+	// entries are those of each cluster asked for, sorted by name.
+	entries map[logicalcluster.Name][]*entry
 	// resourceVersion is the store's at that moment.
 	resourceVersion string
 	// queued is how many changes were waiting in the watcher's incoming
@@ -699,20 +641,20 @@ type clustersSnapshot struct {
 // to a watcher holds. Only w's own goroutine may call it: nothing else
 // takes from its queue.
 func (s *Store) snapshotClusters(w *watcher, clusters []logicalcluster.Name) clustersSnapshot {
-	snapshot := clustersSnapshot{items: make(map[logicalcluster.Name][]*wsmv1alpha1.WorkspaceMount, len(clusters))}
+	snapshot := clustersSnapshot{entries: make(map[logicalcluster.Name][]*entry, len(clusters))}
 	s.lock.RLock()
 	for _, cluster := range clusters {
-		items := make([]*wsmv1alpha1.WorkspaceMount, 0, len(s.byCluster[cluster]))
-		for _, wsm := range s.byCluster[cluster] {
-			items = append(items, wsm)
+		entries := make([]*entry, 0, len(s.byCluster[cluster]))
+		for _, e := range s.byCluster[cluster] {
+			entries = append(entries, e)
 		}
-		snapshot.items[cluster] = items
+		snapshot.entries[cluster] = entries
 	}
 	snapshot.resourceVersion = s.versionLocked()
 	snapshot.queued = len(w.incoming)
 	s.lock.RUnlock()
-	for _, items := range snapshot.items {
-		sortByClusterAndName(items)
+	for _, entries := range snapshot.entries {
+		sortByClusterAndName(entries)
 	}
 	return snapshot
 }

@@ -54,12 +54,6 @@ func logicalClusterOf(cluster, path string) *corev1alpha1.LogicalCluster {
 // without one. A field selector takes the path.
 func TestStoreClusterPaths(t *testing.T) {
 	t.Parallel()
-	h := newUnstartedHarness(t,
-		mounted("root", "org", mount.PhaseReady, nil),
-		mounted("c1", "a", mount.PhaseReady, nil),
-		mounted("c1", "b", mount.PhaseConnecting, nil),
-		mounted("c2", "x", mount.PhaseReady, nil),
-	)
 	clusters := watch.NewFake()
 	initial := &corev1alpha1.LogicalClusterList{
 		ListMeta: metav1.ListMeta{ResourceVersion: "1"},
@@ -69,7 +63,12 @@ func TestStoreClusterPaths(t *testing.T) {
 		ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return initial.DeepCopy(), nil },
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return clusters, nil },
 	}}, &corev1alpha1.LogicalCluster{}, 0, cache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc})
-	require.NoError(t, h.store.AddClusterPaths(logicalClusters))
+	h := newUnstartedHarnessWithPaths(t, logicalClusters,
+		mounted("root", "org", mount.PhaseReady, nil),
+		mounted("c1", "a", mount.PhaseReady, nil),
+		mounted("c1", "b", mount.PhaseConnecting, nil),
+		mounted("c2", "x", mount.PhaseReady, nil),
+	)
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	go logicalClusters.Run(ctx.Done())
@@ -78,10 +77,11 @@ func TestStoreClusterPaths(t *testing.T) {
 	require.Eventually(t, h.store.HasSynced, eventually, tick)
 
 	paths := func() map[string]string {
-		items, _, _ := h.store.list(allClusters)
+		entries, _ := h.store.list(allClusters)
 		got := map[string]string{}
-		for _, wsm := range items {
-			got[logicalcluster.From(wsm).String()+"/"+wsm.Name] = wsm.Status.WorkspacePath
+		for _, e := range entries {
+			got[e.cluster.String()+"/"+e.name] = objectOf(t, e.objectAt("")).Status.WorkspacePath
+			require.Equal(t, got[e.cluster.String()+"/"+e.name], e.workspacePath)
 		}
 		return got
 	}
@@ -96,11 +96,11 @@ func TestStoreClusterPaths(t *testing.T) {
 	require.Eventually(t, func() bool { return paths()["c1/a"] == "root:org:other:a" }, eventually, tick)
 	require.Equal(t, map[string]string{"root/org": "root:org", "c1/a": "root:org:other:a", "c1/b": "root:org:other:b", "c2/x": "root:org:team:x"}, paths())
 
-	wsm, found := h.store.get("c1", "a")
+	a, found := h.store.get("c1", "a")
 	require.True(t, found)
-	require.Equal(t, "root:org:other", wsm.Annotations[core.LogicalClusterPathAnnotationKey])
+	require.Equal(t, "root:org:other", a.objectAt("").Annotations[core.LogicalClusterPathAnnotationKey])
 	selector := fields.OneTermEqualSelector("status.workspacePath", "root:org:other:a")
-	require.True(t, selector.Matches(fieldSet(wsm)))
+	require.True(t, selector.Matches(a.fieldSet()))
 	other, _ := h.store.get("c1", "b")
-	require.False(t, selector.Matches(fieldSet(other)))
+	require.False(t, selector.Matches(other.fieldSet()))
 }

@@ -39,7 +39,7 @@ func TestShardedStore(t *testing.T) {
 	t.Parallel()
 	root := newUnstartedHarness(t, mounted("c-root", "a", mount.PhaseReady, nil))
 	two := newUnstartedHarness(t, mounted("c-two", "x", mount.PhaseReady, nil))
-	s := NewShardedStore()
+	s := NewStore()
 	require.False(t, s.HasSynced(), "no shard yet")
 	require.NoError(t, s.AddShard("root", root.informer, nil))
 	require.NoError(t, s.AddShard("shard-2", two.informer, nil))
@@ -67,13 +67,13 @@ func TestShardedStore(t *testing.T) {
 	w := startWatch(t, r, "*", &metainternalversion.ListOptions{ResourceVersion: listed.ResourceVersion})
 	root.add(mounted("c-root", "b", mount.PhaseConnecting, nil))
 	got := expect(t, w, event{watch.Added, "c-root/b"})
-	afterB := got[0].Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion
+	afterB := objectOf(t, got[0].Object).ResourceVersion
 	require.Regexp(t, `^root=\d+,shard-2=\d+$`, afterB)
 	require.Greater(t, parseVersion(afterB)["root"], parseVersion(listed.ResourceVersion)["root"])
 	require.Equal(t, parseVersion(listed.ResourceVersion)["shard-2"], parseVersion(afterB)["shard-2"])
 	two.delete(mounted("c-two", "x", mount.PhaseReady, nil))
 	got = expect(t, w, event{watch.Deleted, "c-two/x"})
-	afterX := got[0].Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion
+	afterX := objectOf(t, got[0].Object).ResourceVersion
 	require.Greater(t, parseVersion(afterX)["shard-2"], parseVersion(afterB)["shard-2"], "a deletion carries the version of its moment")
 
 	// Resumed from the version after b: only what came after it, from either shard.

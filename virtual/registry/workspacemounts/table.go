@@ -18,198 +18,348 @@ package workspacemounts
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
-
-	"github.com/kcp-dev/logicalcluster/v3"
 
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
 // tableConvertor renders WorkspaceMounts for kubectl get: NAME, WORKSPACE
 // (the path), KIND, MOUNT, PHASE, READY, KCP-PHASE, AGE, and with -o wide
-// CLUSTER, SHARD, URL, REASON.
+// CLUSTER, SHARD, URL, REASON (columns).
 type tableConvertor struct {
-	// shardCell renders status.shard; nil: as it is.
-	shardCell ShardCell
+	// shards marks the SHARD cell of a shard that does not answer (nil:
+	// the name as it is).
+	shards ShardContacts
 }
 
-// ShardCell renders a shard's name for the SHARD column, e.g. marked when
-// the shard does not answer and its rows are the last known state.
-type ShardCell func(shard string) string
-
-var columns = []metav1.TableColumnDefinition{
-	{Name: "Name", Type: "string", Format: "name", Description: "Name of the Workspace."},
-	{Name: "Workspace", Type: "string", Description: "Path of the Workspace (root:org:ws): unambiguous at *, where two rows may share a name."},
-	{Name: "Kind", Type: "string", Description: "Kind of the mount object."},
-	{Name: "Mount", Type: "string", Description: "Name of the mount object (namespace/name when namespaced)."},
-	{Name: "Phase", Type: "string", Description: "Phase of the mount: Ready, Initializing, Connecting, Unknown, NotFound or Invalid."},
-	{Name: "Ready", Type: "boolean", Description: "Whether traffic can flow to the mount."},
-	{Name: "Kcp-Phase", Type: "string", Description: "kcp's own phase of the Workspace (Ready, Unavailable, Scheduling...): kcp's verdict, beside the mount's."},
-	{Name: "Age", Type: "string", Description: "Age of the Workspace."},
-	{Name: "Cluster", Type: "string", Priority: 1, Description: "Logical cluster holding the Workspace object."},
-	{Name: "Shard", Type: "string", Priority: 1, Description: "kcp shard holding the Workspace object, marked (unreachable ...) while it does not answer: its rows are then the last known state."},
-	{Name: "URL", Type: "string", Priority: 1, Description: "URL of the mount."},
-	{Name: "Reason", Type: "string", Priority: 1, Description: "Why the mount is in its phase."},
+// column is one column of the Table: its definition, and its cell in an
+// object's row. Both ConvertToTable and WriteTableJSON make rows of these.
+type column struct {
+	metav1.TableColumnDefinition
+	cell func(s *summary, row *rowContext) cell
 }
 
-// ConvertToTable implements rest.TableConvertor.
-func (c tableConvertor) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+var columns = []column{
+	{metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: "Name of the Workspace."},
+		func(s *summary, _ *rowContext) cell { return s.text(s.name) }},
+	{metav1.TableColumnDefinition{Name: "Workspace", Type: "string", Description: "Path of the Workspace (root:org:ws): unambiguous at *, where two rows may share a name."},
+		func(s *summary, _ *rowContext) cell { return s.orNone(s.workspacePath) }},
+	{metav1.TableColumnDefinition{Name: "Kind", Type: "string", Description: "Kind of the mount object."},
+		func(s *summary, _ *rowContext) cell { return s.text(s.mountKind) }},
+	{metav1.TableColumnDefinition{Name: "Mount", Type: "string", Description: "Name of the mount object (namespace/name when namespaced)."},
+		func(s *summary, _ *rowContext) cell {
+			if s.mountNamespace != "" {
+				return s.text(s.mountNamespace + "/" + s.mountName)
+			}
+			return s.text(s.mountName)
+		}},
+	{metav1.TableColumnDefinition{Name: "Phase", Type: "string", Description: "Phase of the mount: Ready, Initializing, Connecting, Unknown, NotFound or Invalid."},
+		func(s *summary, _ *rowContext) cell { return s.text(s.phase) }},
+	{metav1.TableColumnDefinition{Name: "Ready", Type: "boolean", Description: "Whether traffic can flow to the mount."},
+		func(s *summary, _ *rowContext) cell { return boolean(s.ready) }},
+	// kcp's phase is empty before kcp has set one: <none>, as the path before the cluster's is known.
+	{metav1.TableColumnDefinition{Name: "Kcp-Phase", Type: "string", Description: "kcp's own phase of the Workspace (Ready, Unavailable, Scheduling...): kcp's verdict, beside the mount's."},
+		func(s *summary, _ *rowContext) cell { return s.orNone(s.workspacePhase) }},
+	{metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: "Age of the Workspace."},
+		func(s *summary, row *rowContext) cell { return text(row.age(s.created)) }},
+	{metav1.TableColumnDefinition{Name: "Cluster", Type: "string", Priority: 1, Description: "Logical cluster holding the Workspace object."},
+		func(s *summary, _ *rowContext) cell { return s.text(s.cluster.String()) }},
+	{metav1.TableColumnDefinition{Name: "Shard", Type: "string", Priority: 1, Description: "kcp shard holding the Workspace object, marked (unreachable ...) while it does not answer: its rows are then the last known state."},
+		func(s *summary, row *rowContext) cell { return row.shard(s.shard) }},
+	{metav1.TableColumnDefinition{Name: "URL", Type: "string", Priority: 1, Description: "URL of the mount."},
+		func(s *summary, _ *rowContext) cell { return s.text(s.url) }},
+	{metav1.TableColumnDefinition{Name: "Reason", Type: "string", Priority: 1, Description: "Why the mount is in its phase."},
+		func(s *summary, _ *rowContext) cell { return s.text(s.reason) }},
+}
+
+// columnDefinitions are the Table's columns.
+var columnDefinitions = func() []metav1.TableColumnDefinition {
+	definitions := make([]metav1.TableColumnDefinition, 0, len(columns))
+	for _, c := range columns {
+		definitions = append(definitions, c.TableColumnDefinition)
+	}
+	return definitions
+}()
+
+// cell is one cell of a row: a string, a boolean, or none (null, which
+// kubectl prints <none>).
+type cell struct {
+	kind cellKind
+	text string
+	flag bool
+	// verbatim: JSON writes text as it is (summary.verbatim).
+	verbatim bool
+}
+
+type cellKind uint8
+
+const (
+	noneCell cellKind = iota
+	stringCell
+	boolCell
+)
+
+func text(s string) cell { return cell{kind: stringCell, text: s} }
+
+func boolean(b bool) cell { return cell{kind: boolCell, flag: b} }
+
+// text is a cell of the summary's strings.
+func (s *summary) text(str string) cell {
+	return cell{kind: stringCell, text: str, verbatim: s.verbatim}
+}
+
+// orNone is a cell of the summary's strings, none if empty.
+func (s *summary) orNone(str string) cell {
+	if str == "" {
+		return cell{}
+	}
+	return s.text(str)
+}
+
+// value is the cell as a metav1.TableRow holds it.
+func (c cell) value() interface{} {
+	switch c.kind {
+	case stringCell:
+		return c.text
+	case boolCell:
+		return c.flag
+	}
+	return nil
+}
+
+// appendJSON appends the cell as encoding/json writes its value; escaped
+// keeps the JSON of the strings that need escaping (appendJSONString).
+func (c cell) appendJSON(b []byte, escaped map[string][]byte) []byte {
+	switch c.kind {
+	case stringCell:
+		if c.verbatim {
+			return append(append(append(b, '"'), c.text...), '"')
+		}
+		return appendJSONString(b, c.text, escaped)
+	case boolCell:
+		return strconv.AppendBool(b, c.flag)
+	}
+	return append(b, "null"...)
+}
+
+// appendJSONString appends s as encoding/json writes a string: between
+// quotes as it is when no byte of it is escaped (printable ASCII but " \
+// and, for HTML, < > &), else as json.Marshal writes it, kept in escaped
+// (if not nil) for the next time: the cells of a Table repeat.
+func appendJSONString(b []byte, s string, escaped map[string][]byte) []byte {
+	for i := range len(s) {
+		if !jsonVerbatim[s[i]] {
+			encoded, found := escaped[s]
+			if !found {
+				var err error
+				if encoded, err = json.Marshal(s); err != nil { // a string always encodes
+					break
+				}
+				if escaped != nil {
+					escaped[s] = encoded
+				}
+			}
+			return append(b, encoded...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// jsonVerbatim are the bytes encoding/json writes as they are in a string.
+var jsonVerbatim = func() (verbatim [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		verbatim[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return verbatim
+}()
+
+// rowContext is what the cells of a Table read besides the object, the
+// same for every row: the time the Table is made at, for AGE, and the
+// shards' last contacts, for SHARD.
+type rowContext struct {
+	now    time.Time
+	shards ShardContacts
+	// shardCells are the SHARD cells made so far, by shard.
+	shardCells map[string]cell
+}
+
+func newRowContext(shards ShardContacts) *rowContext {
+	return &rowContext{now: time.Now(), shards: shards, shardCells: map[string]cell{}}
+}
+
+// age is the AGE of an object created then.
+func (c *rowContext) age(created metav1.Time) string {
+	if created.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(c.now.Sub(created.Time))
+}
+
+// shard is the SHARD cell: <none> for the unnamed shard (--kubeconfig),
+// else the name, marked while the shard does not answer.
+func (c *rowContext) shard(name string) cell {
+	if name == "" {
+		return cell{}
+	}
+	if made, found := c.shardCells[name]; found {
+		return made
+	}
+	made := text(name)
+	if since, unreachable := UnreachableShard(c.shards, name); unreachable && since == 0 {
+		made = text(name + " (unreachable)")
+	} else if unreachable {
+		made = text(name + " (unreachable " + since.String() + ")")
+	}
+	c.shardCells[name] = made
+	return made
+}
+
+// row is an object's row.
+func (c *rowContext) row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
+	s := summarize(wsm)
+	cells := make([]interface{}, len(columns))
+	for i := range columns {
+		cells[i] = columns[i].cell(&s, c).value()
+	}
+	return metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: wsm}}
+}
+
+// ConvertToTable implements rest.TableConvertor: the Table of an object or
+// of a list, for the handlers (handlers.asTable then replaces each row's
+// object as includeObject asks). The objects of List's answers are decoded.
+func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
 	table := &metav1.Table{}
 	if options, ok := tableOptions.(*metav1.TableOptions); !ok || !options.NoHeaders {
-		table.ColumnDefinitions = columns
+		table.ColumnDefinitions = columnDefinitions
 	}
+	row := newRowContext(c.shards)
+	var items []wsmv1alpha1.WorkspaceMount
 	switch o := object.(type) {
 	case *wsmv1alpha1.WorkspaceMount:
 		table.ResourceVersion = o.ResourceVersion
-		table.Rows = []metav1.TableRow{c.row(o)}
-	case *encodedList:
-		if includeObjectOf(tableOptions) == metav1.IncludeObject {
-			// The handlers convert each row's object to the resource's
-			// version in place: copies, not the store's objects.
-			o.copyItems()
-		}
-		c.setListRows(table, &o.ListMeta, len(o.items), o.item)
-		var version schema.GroupVersion
-		if convert, _ := listAnswerFrom(ctx); convert != nil && convert.Kind == tableKind {
-			version = convert.GroupVersion()
-		}
-		setEncodedObjects(table, o.encoded, includeObjectOf(tableOptions), version)
+		table.Rows = []metav1.TableRow{row.row(o)}
+		return table, nil
+	case *listAnswer:
+		table.ListMeta, items = o.ListMeta, o.items()
 	case *wsmv1alpha1.WorkspaceMountList:
-		c.setListRows(table, &o.ListMeta, len(o.Items), func(i int) *wsmv1alpha1.WorkspaceMount { return &o.Items[i] })
+		table.ListMeta, items = o.ListMeta, o.Items
 	default:
 		return nil, fmt.Errorf("cannot render %T as a WorkspaceMount table", object)
+	}
+	table.Rows = make([]metav1.TableRow, 0, len(items))
+	for i := range items {
+		table.Rows = append(table.Rows, row.row(&items[i]))
 	}
 	return table, nil
 }
 
-// setListRows sets a list's Table: its list metadata, and a row for each of
-// the n objects item returns.
-func (c tableConvertor) setListRows(table *metav1.Table, listMeta *metav1.ListMeta, n int, item func(int) *wsmv1alpha1.WorkspaceMount) {
-	table.ResourceVersion = listMeta.ResourceVersion
-	table.Continue = listMeta.Continue
-	table.RemainingItemCount = listMeta.RemainingItemCount
-	table.Rows = make([]metav1.TableRow, 0, n)
-	for i := range n {
-		table.Rows = append(table.Rows, c.row(item(i)))
+// WritesTableJSON tells whether WriteTableJSON writes the Table options ask
+// for: one whose rows hold each object's metadata (includeObject=Metadata,
+// the default, what kubectl get asks for).
+func WritesTableJSON(options *metav1.TableOptions) bool {
+	return options.IncludeObject == "" || options.IncludeObject == metav1.IncludeMetadata
+}
+
+// partialObjectMetadataV1 is the JSON of a meta.k8s.io/v1
+// PartialObjectMetadata, as encoding/json writes it, but for its metadata.
+var partialObjectMetadataV1 = [2]string{`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":`, `}`}
+
+// errNotWritable is WriteTableJSON's refusal.
+var errNotWritable = errors.New("WriteTableJSON writes a Table of List's answer, with rows of metadata (WritesTableJSON)")
+
+// WriteTableJSON writes the meta.k8s.io/v1 Table of list, one of List's
+// answers, as the API server answers a list request negotiated to it (the
+// handlers convert the list with ConvertToTable, replace each row's object
+// by its PartialObjectMetadata, handlers.asTable, and the meta.k8s.io/v1
+// JSON encoder writes the Table with encoding/json), byte for byte, but
+// from the store's JSON: no metav1.Table, no PartialObjectMetadata, no
+// encoding/json of the rows (whose RawExtensions it would compact, a scan
+// of every byte). The cells are made here, row by row, from each entry's
+// summary. It writes only the Tables WritesTableJSON says, and nothing at
+// all for any other.
+func (c tableConvertor) WriteTableJSON(w io.Writer, list runtime.Object, options *metav1.TableOptions) error {
+	l, ok := list.(*listAnswer)
+	if !ok || l.replaced || !WritesTableJSON(options) {
+		return errNotWritable
 	}
-}
-
-// listAnswerKey is the context key of what a list request is answered with.
-type listAnswerKey struct{}
-
-// tableKind is the kind of meta.k8s.io a Table answer is converted to.
-const tableKind = "Table"
-
-// WithListAnswer tells List and ConvertToTable what the handlers will answer
-// a list request with, as content negotiation decides it
-// (negotiation.NegotiateOutputMediaType's Convert): nil for the list
-// itself, else the meta.k8s.io kind and version it is converted to. A list
-// answered as itself or as a Table is made without copies of the store's
-// objects (encodedList), and the rows of a Table carry the object JSON the
-// store keeps.
-func WithListAnswer(ctx context.Context, convert *schema.GroupVersionKind) context.Context {
-	return context.WithValue(ctx, listAnswerKey{}, convert)
-}
-
-// listAnswerFrom returns what WithListAnswer says of ctx's request, and
-// whether it was told.
-func listAnswerFrom(ctx context.Context) (convert *schema.GroupVersionKind, known bool) {
-	convert, known = ctx.Value(listAnswerKey{}).(*schema.GroupVersionKind) // a nil one too: the list itself
-	return convert, known
-}
-
-// includeObjectOf is a Table request's includeObject, Metadata by default.
-func includeObjectOf(tableOptions runtime.Object) metav1.IncludeObjectPolicy {
-	if options, ok := tableOptions.(*metav1.TableOptions); ok && options.IncludeObject != "" {
-		return options.IncludeObject
+	// The Table without rows, as the encoder writes it: its kind, list
+	// metadata, columns and "rows":[]}.
+	table := &metav1.Table{
+		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: metav1.SchemeGroupVersion.String()},
+		ListMeta: l.ListMeta,
+		Rows:     []metav1.TableRow{},
 	}
-	return metav1.IncludeMetadata
-}
-
-// setEncodedObjects sets each row's object to the JSON the store keeps of
-// what the handlers put there (handlers.asTable, which replaces
-// Object.Object by the includeObject choice; an encoded RawExtension is its
-// Raw whenever set): the object itself for includeObject=Object, its
-// PartialObjectMetadata for Metadata (the default) in a Table of
-// meta.k8s.io/v1 (version). Else (None, or a Table of another version, or
-// one not known) the rows are left as they are.
-func setEncodedObjects(table *metav1.Table, encoded []*encoding, includeObject metav1.IncludeObjectPolicy, version schema.GroupVersion) {
-	if len(encoded) != len(table.Rows) {
-		return
+	if !options.NoHeaders {
+		table.ColumnDefinitions = columnDefinitions
 	}
-	for i := range table.Rows {
-		switch {
-		case includeObject == metav1.IncludeObject:
-			table.Rows[i].Object.Raw = encoded[i].object
-		case includeObject == metav1.IncludeMetadata && version == metav1.SchemeGroupVersion:
-			table.Rows[i].Object.Raw = encoded[i].partialMetadata()
-		default:
-			return
+	header, err := json.Marshal(table)
+	if err != nil {
+		return err
+	}
+	const emptyRows = `[]}`
+	out := newChunkedWriter(w)
+	out.chunk = append(append(out.chunk, header[1:len(header)-len(emptyRows)]...), '[')
+	row, escaped := newRowContext(c.shards), map[string][]byte{}
+	for i, e := range l.entries {
+		if i > 0 {
+			out.chunk = append(out.chunk, ',')
+		}
+		out.chunk = append(out.chunk, `{"cells":[`...)
+		for j := range columns { // not a copy of each column
+			if j > 0 {
+				out.chunk = append(out.chunk, ',')
+			}
+			out.chunk = columns[j].cell(&e.summary, row).appendJSON(out.chunk, escaped)
+		}
+		out.chunk = append(out.chunk, `],"object":`...)
+		out.chunk = append(out.chunk, partialObjectMetadataV1[0]...)
+		out.chunk = append(out.chunk, e.json[e.metadata.start:e.metadata.end]...)
+		out.chunk = append(out.chunk, partialObjectMetadataV1[1]...)
+		out.chunk = append(out.chunk, '}')
+		if err := out.next(); err != nil {
+			return err
 		}
 	}
+	return out.close("]}\n")
 }
 
-func (c tableConvertor) row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
-	cells := objectCells(wsm)
-	cells[ageColumn] = age(wsm.CreationTimestamp)
-	cells[shardColumn] = c.shard(wsm.Status.Shard)
-	return metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: wsm}}
+// ShardContacts tells when each shard of a sharded kcp last answered.
+type ShardContacts interface {
+	// Names are the shards served, sorted.
+	Names() []string
+	// LastContact is how long ago the shard last answered (false: never).
+	LastContact(shard string) (since time.Duration, answered bool)
 }
 
-// The columns whose cells change while the object does not: AGE with time,
-// SHARD with the shard's last contact (ShardCell).
-const (
-	ageColumn   = 7
-	shardColumn = 9
-)
+// StaleAfter is how long kcp, or a shard, may go without answering before
+// what is served of it is said to be the last known state: three probes
+// (kcpcontact).
+const StaleAfter = 30 * time.Second
 
-// objectCells are a row's cells, those of ageColumn and shardColumn left nil.
-func objectCells(wsm *wsmv1alpha1.WorkspaceMount) []interface{} {
-	ref := wsm.Spec.MountRef
-	mountName := ref.Name
-	if ref.Namespace != "" {
-		mountName = ref.Namespace + "/" + ref.Name
+// UnreachableShard tells whether a shard has not answered for StaleAfter,
+// its WorkspaceMounts the last known state, and for how long, to the
+// second: 0 if it never answered. shards nil: every shard answers.
+func UnreachableShard(shards ShardContacts, name string) (since time.Duration, unreachable bool) {
+	if shards == nil {
+		return 0, false
 	}
-	return []interface{}{
-		wsm.Name, orNone(wsm.Status.WorkspacePath), ref.Kind, mountName, wsm.Status.Phase, wsm.Status.Ready, orNone(wsm.Status.WorkspacePhase),
-		nil, logicalcluster.From(wsm).String(), nil, wsm.Status.URL, wsm.Status.Reason,
+	since, answered := shards.LastContact(name)
+	switch {
+	case !answered:
+		return 0, true
+	case since >= StaleAfter:
+		return since.Round(time.Second), true
 	}
-}
-
-// shard is the SHARD cell: <none> with a single shard (--kubeconfig).
-func (c tableConvertor) shard(name string) interface{} {
-	if name == "" {
-		return nil
-	}
-	if c.shardCell != nil {
-		return c.shardCell(name)
-	}
-	return name
-}
-
-// orNone is a cell kubectl prints as <none> when empty: kcp's phase before
-// kcp has set one, the path before the cluster's is known.
-func orNone(value string) interface{} {
-	if value == "" {
-		return nil
-	}
-	return value
-}
-
-func age(created metav1.Time) string {
-	return ageAt(created, time.Now())
-}
-
-// ageAt is the AGE cell of an object created then, at now.
-func ageAt(created metav1.Time, now time.Time) string {
-	if created.IsZero() {
-		return "<unknown>"
-	}
-	return duration.HumanDuration(now.Sub(created.Time))
+	return 0, false
 }

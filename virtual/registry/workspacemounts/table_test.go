@@ -18,6 +18,8 @@ package workspacemounts
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,6 +49,17 @@ func tableObject(cluster, name string, age time.Duration) *wsmv1alpha1.Workspace
 		wsm.CreationTimestamp = metav1.NewTime(time.Now().Add(-age))
 	}
 	return wsm
+}
+
+// lastContacts is a ShardContacts of fixed answers: how long ago each
+// shard answered, negative if never.
+type lastContacts map[string]time.Duration
+
+func (c lastContacts) Names() []string { return slices.Sorted(maps.Keys(c)) }
+
+func (c lastContacts) LastContact(shard string) (time.Duration, bool) {
+	since, found := c[shard]
+	return since, found && since >= 0
 }
 
 func TestConvertToTable(t *testing.T) {
@@ -152,11 +165,15 @@ func TestConvertToTable(t *testing.T) {
 		table, err := convertor.ConvertToTable(context.Background(), wsm, nil)
 		require.NoError(t, err)
 		require.Equal(t, "shard-2", table.Rows[0].Cells[9], "no cell function: the name")
-		r := NewREST(newUnstartedHarness(t).store, allVisible).WithShardCell(func(shard string) string { return shard + " (unreachable 45s)" })
-		table, err = r.ConvertToTable(context.Background(), &wsmv1alpha1.WorkspaceMountList{Items: []wsmv1alpha1.WorkspaceMount{*wsm, *tableObject("c2", "b", time.Hour)}}, nil)
+		r := NewREST(newUnstartedHarness(t).store, allVisible).WithShards(lastContacts{"shard-2": 45 * time.Second, "shard-3": -1, "root": time.Second})
+		shard3, root := tableObject("c3", "c", time.Hour), tableObject("c4", "d", time.Hour)
+		shard3.Status.Shard, root.Status.Shard = "shard-3", "root"
+		table, err = r.ConvertToTable(context.Background(), &wsmv1alpha1.WorkspaceMountList{Items: []wsmv1alpha1.WorkspaceMount{*wsm, *tableObject("c2", "b", time.Hour), *shard3, *root}}, nil)
 		require.NoError(t, err)
 		require.Equal(t, "shard-2 (unreachable 45s)", table.Rows[0].Cells[9])
 		require.Nil(t, table.Rows[1].Cells[9], "no shard (--kubeconfig): <none>")
+		require.Equal(t, "shard-3 (unreachable)", table.Rows[2].Cells[9], "never answered")
+		require.Equal(t, "root", table.Rows[3].Cells[9], "answers")
 	})
 
 	t.Run("through REST", func(t *testing.T) {

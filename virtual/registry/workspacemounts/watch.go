@@ -22,6 +22,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -41,7 +42,10 @@ const (
 // watchOptions is what a watch request asks of its watcher.
 type watchOptions struct {
 	// matches is the target cluster and the selectors.
-	matches func(*wsmv1alpha1.WorkspaceMount) bool
+	matches func(*entry) bool
+	// jsonEncoder is the identifier of the encoder whose output the
+	// store's JSON is (REST.WithEncodedJSON).
+	jsonEncoder runtime.Identifier
 	// visibility is, at *, the clusters the user may see; nil for one
 	// cluster, whose visibility the authorizer decided.
 	visibility *clusterVisibility
@@ -181,30 +185,26 @@ func (w *watcher) translate(c change) (watch.Event, bool) {
 	}
 	switch {
 	case isIn && wasIn:
-		return watch.Event{Type: watch.Modified, Object: eventObject(c.new, c.version)}, true
+		return watch.Event{Type: watch.Modified, Object: w.object(c.new, c.version)}, true
 	case isIn:
-		return watch.Event{Type: watch.Added, Object: eventObject(c.new, c.version)}, true
+		return watch.Event{Type: watch.Added, Object: w.object(c.new, c.version)}, true
 	case wasIn:
-		return watch.Event{Type: watch.Deleted, Object: eventObject(c.old, c.version)}, true
+		return watch.Event{Type: watch.Deleted, Object: w.object(c.old, c.version)}, true
 	default:
 		return watch.Event{}, false
 	}
 }
 
-// eventObject is the object of an event: with the store's version at the
+// object is the object of an event: with the store's version at the
 // change, from which a client resumes (an initial event keeps its own).
-func eventObject(wsm *wsmv1alpha1.WorkspaceMount, version string) *wsmv1alpha1.WorkspaceMount {
-	object := shallowCopy(wsm)
-	if version != "" {
-		object.ResourceVersion = version
-	}
-	return object
+func (w *watcher) object(e *entry, version string) *eventObject {
+	return &eventObject{entry: e, resourceVersion: version, jsonEncoder: w.jsonEncoder}
 }
 
-// shows tells whether the client of this watcher sees wsm: it matches, and
+// shows tells whether the client of this watcher sees e: it matches, and
 // at *, its cluster is visible by the answer the watcher keeps.
-func (w *watcher) shows(wsm *wsmv1alpha1.WorkspaceMount) bool {
-	return w.matches(wsm) && (w.visibility == nil || w.visibility.visible(logicalcluster.From(wsm)))
+func (w *watcher) shows(e *entry) bool {
+	return w.matches(e) && (w.visibility == nil || w.visibility.visible(e.cluster))
 }
 
 // recheckVisibility asks again about every cluster the watcher has an
@@ -264,8 +264,8 @@ func (w *watcher) recheckVisibility() bool {
 	w.resourceVersion = snapshot.resourceVersion
 
 	for _, cluster := range clusters {
-		items := snapshot.items[cluster]
-		if len(items) == 0 {
+		entries := snapshot.entries[cluster]
+		if len(entries) == 0 {
 			// Nothing of it at the client, whatever the answer: a later
 			// object of it gets a fresh one.
 			delete(w.visibility.answers, cluster)
@@ -280,13 +280,11 @@ func (w *watcher) recheckVisibility() bool {
 		if visible {
 			eventType = watch.Added
 		}
-		for _, wsm := range items {
-			if !w.matches(wsm) {
+		for _, e := range entries {
+			if !w.matches(e) {
 				continue
 			}
-			object := shallowCopy(wsm)
-			object.ResourceVersion = snapshot.resourceVersion
-			if !w.send(watch.Event{Type: eventType, Object: object}) {
+			if !w.send(watch.Event{Type: eventType, Object: w.object(e, snapshot.resourceVersion)}) {
 				return false
 			}
 		}
@@ -324,11 +322,4 @@ func (w *watcher) send(event watch.Event) bool {
 	case <-w.done:
 		return false
 	}
-}
-
-// shallowCopy gives the API server an object of its own to set the kind on
-// while encoding; the maps and slices inside are shared and never written.
-func shallowCopy(wsm *wsmv1alpha1.WorkspaceMount) *wsmv1alpha1.WorkspaceMount {
-	copied := *wsm
-	return &copied
 }

@@ -52,7 +52,7 @@ type event struct {
 func (e event) String() string { return string(e.typ) + " " + e.object }
 
 func describe(e watch.Event) event {
-	wsm, ok := e.Object.(*wsmv1alpha1.WorkspaceMount)
+	wsm, ok := asObject(e.Object)
 	if !ok {
 		return event{typ: e.Type, object: fmt.Sprintf("%T", e.Object)}
 	}
@@ -169,7 +169,7 @@ func TestWatchInitialEvents(t *testing.T) {
 			w := startWatch(t, r, "c1", tc.options(rv))
 			got := expect(t, w, tc.want...)
 			for _, e := range got {
-				wsm := e.Object.(*wsmv1alpha1.WorkspaceMount)
+				wsm := objectOf(t, e.Object)
 				require.Equal(t, wsmv1alpha1.Kind, wsm.Kind)
 				if e.Type != watch.Bookmark {
 					continue
@@ -196,15 +196,15 @@ func TestWatchChanges(t *testing.T) {
 	// A new mounted Workspace.
 	b := h.add(mounted("c1", "b", mount.PhaseInitializing, nil))
 	e := expect(t, w, event{watch.Added, "c1/b"})[0]
-	require.Equal(t, "Initializing", e.Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase)
-	require.Equal(t, b.ResourceVersion, e.Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+	require.Equal(t, "Initializing", objectOf(t, e.Object).Status.Phase)
+	require.Equal(t, b.ResourceVersion, objectOf(t, e.Object).ResourceVersion)
 
 	// Its status changes.
 	b = h.update(mounted("c1", "b", mount.PhaseReady, nil))
 	e = expect(t, w, event{watch.Modified, "c1/b"})[0]
-	require.Equal(t, "Ready", e.Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase)
-	require.True(t, e.Object.(*wsmv1alpha1.WorkspaceMount).Status.Ready)
-	require.Equal(t, b.ResourceVersion, e.Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+	require.Equal(t, "Ready", objectOf(t, e.Object).Status.Phase)
+	require.True(t, objectOf(t, e.Object).Status.Ready)
+	require.Equal(t, b.ResourceVersion, objectOf(t, e.Object).ResourceVersion)
 
 	// Only the Workspace's resource version changes (another annotation, its
 	// conditions, ...): nothing to tell.
@@ -215,7 +215,7 @@ func TestWatchChanges(t *testing.T) {
 	// ... but the store has the new resource version for gets.
 	got, err := r.Get(requestContext("c1"), "b", &metav1.GetOptions{})
 	require.NoError(t, err)
-	require.NotEqual(t, b.ResourceVersion, got.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+	require.NotEqual(t, b.ResourceVersion, objectOf(t, got).ResourceVersion)
 
 	// A label change is a change.
 	labeled := touched.DeepCopy()
@@ -234,7 +234,7 @@ func TestWatchChanges(t *testing.T) {
 	// Unmounting (spec.mount removed): DELETED, with the last state.
 	h.update(workspace("c1", "plain"))
 	e = expect(t, w, event{watch.Deleted, "c1/plain"})[0]
-	require.Equal(t, "Ready", e.Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase)
+	require.Equal(t, "Ready", objectOf(t, e.Object).Status.Phase)
 
 	// Unmounting a legacy mount (annotation removed): DELETED.
 	legacy := workspace("c1", "legacy")
@@ -311,7 +311,7 @@ func TestWatchSelectors(t *testing.T) {
 			// Leaving it: DELETED, with the object as it was last seen inside.
 			h.update(tc.out())
 			e := expect(t, w, event{watch.Deleted, "c1/a"})[0]
-			require.Equal(t, "changed", e.Object.(*wsmv1alpha1.WorkspaceMount).Status.Message)
+			require.Equal(t, "changed", objectOf(t, e.Object).Status.Message)
 
 			// Changing outside: nothing.
 			outside := tc.out()
@@ -422,7 +422,8 @@ func TestWatchSlowWatcher(t *testing.T) {
 		defer close(readerDone)
 		for e := range fast.ResultChan() {
 			lock.Lock()
-			received = append(received, e.Object.(*wsmv1alpha1.WorkspaceMount).Labels["n"])
+			wsm, _ := asObject(e.Object)
+			received = append(received, wsm.Labels["n"])
 			lock.Unlock()
 		}
 	}()
@@ -544,7 +545,7 @@ func TestWatchFromAResourceVersion(t *testing.T) {
 		w, err := watchFrom(t, r, listed.ResourceVersion)
 		require.NoError(t, err)
 		got := expect(t, w, event{watch.Modified, "c1/a"}, event{watch.Added, "c1/c"}, event{watch.Modified, "c1/c"})
-		require.Equal(t, "Ready", got[2].Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase)
+		require.Equal(t, "Ready", objectOf(t, got[2].Object).Status.Phase)
 		expectQuiet(t, h, w)
 
 		// Then the live changes.
@@ -612,7 +613,7 @@ func TestWatchFromAResourceVersion(t *testing.T) {
 		require.NoError(t, err)
 		got := expect(t, w, event{watch.Modified, "c1/a"}, event{watch.Modified, "c1/a"}, event{watch.Modified, "c1/a"})
 		for i, e := range got {
-			require.Equal(t, strconv.Itoa(i), e.Object.(*wsmv1alpha1.WorkspaceMount).Labels["m"])
+			require.Equal(t, strconv.Itoa(i), objectOf(t, e.Object).Labels["m"])
 		}
 		expectQuiet(t, h, w)
 	})
@@ -736,7 +737,7 @@ func TestWatchFollowsVisibility(t *testing.T) {
 	got := expect(t, w,
 		event{watch.Added, "c1/a"}, event{watch.Added, "c1/b"}, event{watch.Added, "c2/a"}, event{watch.Added, "c4/x"},
 		event{typ: watch.Bookmark})
-	require.Equal(t, rv, got[4].Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+	require.Equal(t, rv, objectOf(t, got[4].Object).ResourceVersion)
 
 	// Nothing changed: a re-check asks once per cluster and sends nothing.
 	v.reset()
@@ -754,7 +755,7 @@ func TestWatchFollowsVisibility(t *testing.T) {
 	clock.tick(t, 0)
 	got = expect(t, w, event{watch.Deleted, "c1/a"}, event{watch.Deleted, "c1/b"})
 	for _, e := range got {
-		require.Equal(t, now, e.Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+		require.Equal(t, now, objectOf(t, e.Object).ResourceVersion)
 	}
 	expectQuiet(t, h, w)
 
@@ -776,7 +777,7 @@ func TestWatchFollowsVisibility(t *testing.T) {
 	v.set("c3", nil)
 	clock.tick(t, 0)
 	got = expect(t, w, event{watch.Added, "c1/a"}, event{watch.Added, "c1/b"}, event{watch.Added, "c1/new"}, event{watch.Added, "c3/a"})
-	require.Equal(t, "Connecting", got[0].Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase)
+	require.Equal(t, "Connecting", objectOf(t, got[0].Object).Status.Phase)
 	clock.tick(t, 0)
 	expectQuiet(t, h, w)
 
@@ -840,8 +841,8 @@ func TestWatchVisibilityRecheckOrdering(t *testing.T) {
 	got := expect(t, w,
 		event{watch.Modified, "c1/a"}, event{watch.Deleted, "c1/b"}, event{watch.Added, "c1/c"}, event{watch.Modified, "c2/a"},
 		event{watch.Deleted, "c1/a"}, event{watch.Deleted, "c1/c"})
-	require.Equal(t, "Connecting", got[4].Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase, "the last state the client has")
-	require.Equal(t, rv, got[4].Object.(*wsmv1alpha1.WorkspaceMount).ResourceVersion)
+	require.Equal(t, "Connecting", objectOf(t, got[4].Object).Status.Phase, "the last state the client has")
+	require.Equal(t, rv, objectOf(t, got[4].Object).ResourceVersion)
 	expectQuiet(t, h, w)
 
 	// c3 is granted while it changes: ADDED once for each of its objects.
@@ -855,7 +856,7 @@ func TestWatchVisibilityRecheckOrdering(t *testing.T) {
 	h.flush()
 	release <- struct{}{}
 	got = expect(t, w, event{watch.Added, "c3/a"}, event{watch.Added, "c3/b"})
-	require.Equal(t, "Connecting", got[0].Object.(*wsmv1alpha1.WorkspaceMount).Status.Phase)
+	require.Equal(t, "Connecting", objectOf(t, got[0].Object).Status.Phase)
 	expectQuiet(t, h, w)
 
 	// After the re-check, the new answers hold.

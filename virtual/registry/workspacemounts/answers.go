@@ -1,0 +1,283 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+)
+
+// listAnswer is List's answer: a WorkspaceMountList whose items are the
+// store's entries, decoded only when something reads them as objects.
+//
+// It is a runtime.CacheableObject: the API server's encoders hand it their
+// identifier, and for the server's plain JSON encoder of this API's version
+// (REST.WithEncodedJSON) it writes the list from the entries' JSON, the
+// bytes that encoder writes of the list. Any other encoder (YAML, pretty
+// JSON) encodes GetObject, the list with its items decoded.
+//
+// The list handler reads a list's items in two more ways: ConvertToTable
+// (a Table), and meta.EachListItem (a PartialObjectMetadataList,
+// handlers/response.go asPartialObjectMetadataList). meta.EachListItem asks
+// a runtime.Unstructured for the items (EachListItem) instead of reading
+// its Items field by reflection (apimachinery meta/help.go eachListItem):
+// listAnswer is one, whose EachListItem decodes. The handler's empty-list
+// fix-up (transformResponseObject: meta.LenList, meta.SetList, by
+// reflection) sees Items, empty until decoded, and sets []: the entries are
+// still what the list holds. An answer belongs to one request: it has no
+// lock.
+type listAnswer struct {
+	wsmv1alpha1.WorkspaceMountList
+	// entries are the list's objects, shared with the store (read only).
+	entries []*entry
+	// decoded is whether Items holds the entries' objects; replaced whether
+	// Items is what the list holds instead (SetUnstructuredContent).
+	decoded, replaced bool
+	// jsonEncoder is the identifier of the encoder whose output the
+	// entries' JSON is (empty: none).
+	jsonEncoder runtime.Identifier
+}
+
+var (
+	_ runtime.CacheableObject = &listAnswer{}
+	_ runtime.Unstructured    = &listAnswer{}
+	_ metav1.ListInterface    = &listAnswer{}
+)
+
+func newListAnswer(listMeta metav1.ListMeta, entries []*entry, jsonEncoder runtime.Identifier) *listAnswer {
+	return &listAnswer{
+		WorkspaceMountList: wsmv1alpha1.WorkspaceMountList{
+			TypeMeta: metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.ListKind},
+			ListMeta: listMeta,
+		},
+		entries:     entries,
+		jsonEncoder: jsonEncoder,
+	}
+}
+
+// items decodes the entries into Items, once.
+func (l *listAnswer) items() []wsmv1alpha1.WorkspaceMount {
+	if !l.decoded {
+		l.decoded = true
+		l.Items = make([]wsmv1alpha1.WorkspaceMount, len(l.entries))
+		for i, e := range l.entries {
+			l.Items[i] = *e.objectAt("")
+		}
+	}
+	return l.Items
+}
+
+// GetObject implements runtime.CacheableObject: the list, its items decoded.
+func (l *listAnswer) GetObject() runtime.Object {
+	l.items()
+	return &l.WorkspaceMountList
+}
+
+// DeepCopyObject implements runtime.Object.
+func (l *listAnswer) DeepCopyObject() runtime.Object {
+	return l.GetObject().DeepCopyObject()
+}
+
+// CacheEncode implements runtime.CacheableObject. The output is that of the
+// apimachinery JSON serializer's streaming list encoder (and of its plain
+// one): {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]} and a newline.
+func (l *listAnswer) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
+	if id != l.jsonEncoder || l.replaced {
+		return encode(l.GetObject(), w)
+	}
+	kind, err := json.Marshal(l.Kind)
+	if err != nil {
+		return err
+	}
+	apiVersion, err := json.Marshal(l.APIVersion)
+	if err != nil {
+		return err
+	}
+	listMeta, err := json.Marshal(&l.ListMeta)
+	if err != nil {
+		return err
+	}
+	out := newChunkedWriter(w)
+	out.chunk = append(append(append(out.chunk, `"kind":`...), kind...), ',')
+	out.chunk = append(append(append(out.chunk, `"apiVersion":`...), apiVersion...), ',')
+	out.chunk = append(append(append(out.chunk, `"metadata":`...), listMeta...), `,"items":[`...)
+	for i, e := range l.entries {
+		if i > 0 {
+			out.chunk = append(out.chunk, ',')
+		}
+		out.chunk = append(out.chunk, e.json...)
+		if err := out.next(); err != nil {
+			return err
+		}
+	}
+	return out.close("]}\n")
+}
+
+// IsList implements runtime.Unstructured.
+func (l *listAnswer) IsList() bool { return true }
+
+// EachListItem implements runtime.Unstructured: the decoded items.
+func (l *listAnswer) EachListItem(fn func(runtime.Object) error) error {
+	items := l.items()
+	for i := range items {
+		if err := fn(&items[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EachListItemWithAlloc implements runtime.Unstructured: copies of the decoded items.
+func (l *listAnswer) EachListItemWithAlloc(fn func(runtime.Object) error) error {
+	for _, item := range l.items() {
+		if err := fn(&item); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UnstructuredContent implements runtime.Unstructured: the list as a map.
+func (l *listAnswer) UnstructuredContent() map[string]interface{} {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(l.GetObject())
+	if err != nil {
+		utilruntime.HandleError(err)
+		return map[string]interface{}{}
+	}
+	return content
+}
+
+// SetUnstructuredContent implements runtime.Unstructured: the list becomes
+// content, as a WorkspaceMountList reads it.
+func (l *listAnswer) SetUnstructuredContent(content map[string]interface{}) {
+	list := wsmv1alpha1.WorkspaceMountList{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, &list); err != nil {
+		utilruntime.HandleError(err)
+	}
+	l.WorkspaceMountList, l.entries, l.decoded, l.replaced = list, nil, true, true
+}
+
+// NewEmptyInstance implements runtime.Unstructured: an empty list.
+func (l *listAnswer) NewEmptyInstance() runtime.Unstructured {
+	return &listAnswer{WorkspaceMountList: wsmv1alpha1.WorkspaceMountList{TypeMeta: l.TypeMeta}, decoded: true, replaced: true}
+}
+
+// eventObject is the object of a watch event: a store's entry, with the
+// resource version of the event's moment (empty: its own). Like a list, it
+// is a runtime.CacheableObject: for the server's plain JSON encoder it is
+// the entry's JSON; for any other encoder, the decoded object (GetObject).
+type eventObject struct {
+	entry           *entry
+	resourceVersion string
+	jsonEncoder     runtime.Identifier
+}
+
+var _ runtime.CacheableObject = &eventObject{}
+
+// GetObject implements runtime.CacheableObject: the decoded object.
+func (o *eventObject) GetObject() runtime.Object {
+	return o.entry.objectAt(o.resourceVersion)
+}
+
+// DeepCopyObject implements runtime.Object.
+func (o *eventObject) DeepCopyObject() runtime.Object { return o.GetObject() }
+
+// GetObjectKind implements runtime.Object: a WorkspaceMount's.
+func (o *eventObject) GetObjectKind() schema.ObjectKind {
+	return &metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.Kind}
+}
+
+// watchFrameIdentifier is how the identifier of the API server's encoder
+// of whole watch events begins (handlers/response.go watchEncoder: JSON of
+// watchEncoderIdentifier, Name "watch"). That encoder hands the event's
+// object to the encoder of the object, which asks the object again with
+// its own identifier.
+const watchFrameIdentifier = `{"name":"watch",`
+
+// CacheEncode implements runtime.CacheableObject. For the plain JSON
+// encoder the output is its own: the object's JSON and a newline. The
+// encoder of whole events gets the eventObject itself, so that the encoder
+// of the object, which it calls, asks again (any encoder honours a
+// runtime.CacheableObject); every other one the decoded object. Should
+// the identifier of the encoder of events change, the object is decoded:
+// slower, the same bytes.
+func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
+	switch {
+	case id == o.jsonEncoder && (o.resourceVersion == "" || !o.entry.resourceVersion.empty()):
+		var resourceVersion []byte
+		if o.resourceVersion != "" {
+			var err error
+			if resourceVersion, err = json.Marshal(o.resourceVersion); err != nil {
+				return err
+			}
+		}
+		_, err := w.Write(append(o.entry.appendJSON(make([]byte, 0, len(o.entry.json)+len(resourceVersion)+1), resourceVersion), '\n'))
+		return err
+	case o.jsonEncoder != "" && strings.HasPrefix(string(id), watchFrameIdentifier):
+		return encode(o, w)
+	default:
+		return encode(o.GetObject(), w)
+	}
+}
+
+// encodedChunkSize is about the size of the writes of a list or a Table
+// written from the store's JSON.
+const encodedChunkSize = 32 << 10
+
+// chunkedWriter writes a JSON object as the apimachinery JSON serializer's
+// streaming list encoder writes one (runtime/serializer/json/collections.go):
+// "{" alone first, the API server's response writer telling a streamed
+// answer by a first write of a few bytes, then the rest, in pieces of about
+// encodedChunkSize rather than item by item: the caller appends to chunk,
+// and calls next after each item.
+type chunkedWriter struct {
+	w     io.Writer
+	chunk []byte
+	err   error
+}
+
+func newChunkedWriter(w io.Writer) *chunkedWriter {
+	_, err := w.Write([]byte{'{'})
+	return &chunkedWriter{w: w, chunk: make([]byte, 0, 2*encodedChunkSize), err: err}
+}
+
+// next writes the chunk out once it holds encodedChunkSize bytes, and
+// returns the error of any write so far.
+func (c *chunkedWriter) next() error {
+	if c.err == nil && len(c.chunk) >= encodedChunkSize {
+		_, c.err = c.w.Write(c.chunk)
+		c.chunk = c.chunk[:0]
+	}
+	return c.err
+}
+
+// close writes the chunk with end, and returns the error of any write.
+func (c *chunkedWriter) close(end string) error {
+	if c.err != nil {
+		return c.err
+	}
+	_, err := c.w.Write(append(c.chunk, end...))
+	return err
+}

@@ -1,0 +1,248 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf8"
+	"unique"
+
+	kjson "sigs.k8s.io/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+)
+
+// entry is what the store keeps of one WorkspaceMount: its JSON, the one
+// representation of the object, from which lists, watch events and Tables
+// are written and from which an object is decoded when something needs one
+// (object); and its summary, the few fields that ordering, selectors and
+// the Table's cells read. An entry is never modified once in the store.
+type entry struct {
+	summary
+	// json is the object as the API server's JSON encoder writes it
+	// (encoding/json, with its apiVersion and kind), without a newline.
+	json []byte
+	// metadata is where the object's metadata is in json: the metadata of
+	// its PartialObjectMetadata. resourceVersion is where the (quoted) value
+	// of its metadata.resourceVersion is, empty if it has none.
+	metadata, resourceVersion span
+}
+
+// span is a range of bytes of an entry's JSON, which is at most 2 GiB.
+type span struct{ start, end int32 }
+
+// spanOf is the span of n bytes from start, both within an entry's JSON.
+func spanOf(start, n int) span {
+	return span{int32(start), int32(start + n)} //nolint:gosec // newEntry refuses JSON of 2 GiB or more
+}
+
+func (s span) empty() bool { return s.start == s.end }
+
+// summary is what lists, watches and Tables read of a WorkspaceMount
+// besides its JSON: where it sorts (cluster, name), what selectors match
+// (labels, fieldSet) and what its Table row shows (columns). Its strings
+// are the object's: most share memory with the Workspace the informer
+// caches.
+type summary struct {
+	cluster                              logicalcluster.Name
+	name                                 string
+	labels                               map[string]string
+	created                              metav1.Time // in seconds, as the JSON has it
+	workspacePath                        string
+	mountKind, mountNamespace, mountName string
+	phase                                string
+	workspacePhase                       string
+	shard                                string
+	url, reason                          string
+	ready                                bool
+	// verbatim tells whether JSON writes each of the strings as it is
+	// (jsonVerbatim): then a Table's cells are copied, not scanned.
+	verbatim bool
+}
+
+// summarize reads the summary of an object.
+func summarize(wsm *wsmv1alpha1.WorkspaceMount) summary {
+	s := summary{
+		cluster:        logicalcluster.From(wsm),
+		name:           wsm.Name,
+		labels:         wsm.Labels,
+		created:        wsm.CreationTimestamp.Rfc3339Copy(),
+		workspacePath:  wsm.Status.WorkspacePath,
+		mountKind:      wsm.Spec.MountRef.Kind,
+		mountNamespace: wsm.Spec.MountRef.Namespace,
+		mountName:      wsm.Spec.MountRef.Name,
+		// Phases and reasons come from a few values, parsed anew from each
+		// status annotation: one copy of each.
+		phase:          unique.Make(wsm.Status.Phase).Value(),
+		ready:          wsm.Status.Ready,
+		workspacePhase: wsm.Status.WorkspacePhase,
+		shard:          wsm.Status.Shard,
+		url:            wsm.Status.URL,
+		reason:         unique.Make(wsm.Status.Reason).Value(),
+	}
+	s.verbatim = true
+	for _, str := range s.strings() {
+		for i := range len(str) {
+			s.verbatim = s.verbatim && jsonVerbatim[str[i]]
+		}
+	}
+	return s
+}
+
+// strings are the summary's strings.
+func (s *summary) strings() []string {
+	return []string{
+		s.cluster.String(), s.name, s.workspacePath, s.mountKind, s.mountNamespace, s.mountName,
+		s.phase, s.workspacePhase, s.shard, s.url, s.reason,
+	}
+}
+
+// validUTF8 tells whether the summary's strings are what they are once the
+// object went through JSON (which replaces invalid UTF-8).
+func (s *summary) validUTF8() bool {
+	for _, str := range s.strings() {
+		if !utf8.ValidString(str) {
+			return false
+		}
+	}
+	return true
+}
+
+// position is where the object sorts in a list.
+func (s *summary) position() position {
+	return position{cluster: s.cluster, name: s.name}
+}
+
+// fieldSet is what field selectors match on.
+func (s *summary) fieldSet() fields.Set {
+	return fields.Set{
+		"metadata.name":                s.name,
+		wsmv1alpha1.FieldPhase:         s.phase,
+		wsmv1alpha1.FieldReady:         strconv.FormatBool(s.ready),
+		wsmv1alpha1.FieldWorkspacePath: s.workspacePath,
+		wsmv1alpha1.FieldShard:         s.shard,
+	}
+}
+
+// labelSet is what label selectors match on.
+func (s *summary) labelSet() labels.Set { return s.labels }
+
+// metadataKey is how the object's metadata starts in its JSON: after its
+// kind and apiVersion.
+var metadataKey = []byte(`"metadata":`)
+
+// newEntry is the entry of an object, from its JSON.
+func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
+	object, err := json.Marshal(wsm)
+	if err != nil {
+		return nil, err
+	}
+	metadata, err := json.Marshal(&wsm.ObjectMeta)
+	if err != nil {
+		return nil, err
+	}
+	if len(object) > math.MaxInt32 {
+		return nil, errors.New("the JSON of the WorkspaceMount is larger than 2 GiB")
+	}
+	start := bytes.Index(object, metadataKey) + len(metadataKey)
+	if start < len(metadataKey) || !bytes.HasPrefix(object[start:], metadata) {
+		return nil, errors.New("the metadata is not where the JSON of a WorkspaceMount has it")
+	}
+	e := &entry{summary: summarize(wsm), json: object, metadata: spanOf(start, len(metadata))}
+	if wsm.ResourceVersion != "" {
+		// The first key "resourceVersion" of the metadata is its own: the
+		// fields before it (name, uid) are strings, whose quotes JSON escapes.
+		value, err := json.Marshal(wsm.ResourceVersion)
+		if err != nil {
+			return nil, err
+		}
+		key := []byte(`"resourceVersion":`)
+		at := bytes.Index(metadata, key) + len(key)
+		if at < len(key) || !bytes.HasPrefix(metadata[at:], value) {
+			return nil, errors.New("the resourceVersion is not where the JSON of a WorkspaceMount has it")
+		}
+		e.resourceVersion = spanOf(start+at, len(value))
+	}
+	if !e.validUTF8() {
+		// Strings JSON changed: what the object reads once decoded.
+		decoded, err := e.object()
+		if err != nil {
+			return nil, err
+		}
+		e.summary = summarize(decoded)
+	}
+	return e, nil
+}
+
+// object decodes the entry's object: the caller's own.
+func (e *entry) object() (*wsmv1alpha1.WorkspaceMount, error) {
+	wsm := &wsmv1alpha1.WorkspaceMount{}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(e.json, wsm); err != nil {
+		return nil, fmt.Errorf("decoding the WorkspaceMount %s|%s the store keeps: %w", e.cluster, e.name, err)
+	}
+	return wsm, nil
+}
+
+// objectAt is the entry's object with resourceVersion (unless empty) as
+// its own, for an answer that cannot return an error: the store's JSON is
+// json.Marshal's, which decodes. Should it not, the object has the
+// entry's name and cluster only, and the error is logged.
+func (e *entry) objectAt(resourceVersion string) *wsmv1alpha1.WorkspaceMount {
+	wsm, err := e.object()
+	if err != nil {
+		utilruntime.HandleError(err)
+		wsm = &wsmv1alpha1.WorkspaceMount{
+			TypeMeta:   metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.Kind},
+			ObjectMeta: metav1.ObjectMeta{Name: e.name, Annotations: map[string]string{logicalcluster.AnnotationKey: e.cluster.String()}},
+		}
+	}
+	if resourceVersion != "" {
+		wsm.ResourceVersion = resourceVersion
+	}
+	return wsm
+}
+
+// appendJSON appends the object's JSON, with resourceVersion (JSON, a
+// quoted string) as its metadata.resourceVersion unless nil. It is the
+// caller's to know that the entry has one (e.resourceVersion).
+func (e *entry) appendJSON(b, resourceVersion []byte) []byte {
+	if resourceVersion == nil {
+		return append(b, e.json...)
+	}
+	b = append(b, e.json[:e.resourceVersion.start]...)
+	b = append(b, resourceVersion...)
+	return append(b, e.json[e.resourceVersion.end:]...)
+}
+
+// sameExceptResourceVersion tells whether two entries hold the same object
+// but for the resource version: a relist's or a resync's echo.
+func sameExceptResourceVersion(a, b *entry) bool {
+	return bytes.Equal(a.json[:a.resourceVersion.start], b.json[:b.resourceVersion.start]) &&
+		bytes.Equal(a.json[a.resourceVersion.end:], b.json[b.resourceVersion.end:])
+}
