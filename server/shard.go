@@ -136,7 +136,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 	}
 
 	if _, err := retry.Until(ctx, shardConfig.ResolveIdentities, logRetry(logger, "cannot read the tenancy identity in root for the shard yet")); err != nil {
-		return nil //nolint:nilerr // it fails only when ctx is done: stopping
+		return nil // it fails only when ctx is done: stopping
 	}
 	workspaces := shardConfig.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
 	logicalClusters := shardConfig.KcpSharedInformerFactory.Core().V1alpha1().LogicalClusters().Informer()

@@ -33,7 +33,7 @@ func TestUntil(t *testing.T) {
 	t.Parallel()
 	clock := clocktesting.NewFakeClock(time.Now())
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	t.Cleanup(cancel)
 	failure := errors.New("kcp does not answer")
 	var waits []time.Duration
 	tries := 0
