@@ -159,9 +159,6 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}
 		s.setNotReady("the informer caches have not synced yet")
-		if s.RootKcpSharedInformerFactory != nil {
-			s.RootKcpSharedInformerFactory.Start(ctx.Done())
-		}
 		var synced []cache.InformerSynced
 		for _, p := range s.parts {
 			synced = append(synced, p.hasSynced...)

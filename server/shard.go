@@ -59,7 +59,10 @@ func (s *Server) installShards() part {
 	grace := time.Duration(0)
 	if s.RootKcpSharedInformerFactory != nil {
 		shardObjects := s.RootKcpSharedInformerFactory.Core().V1alpha1().Shards().Informer()
-		follow = func(ctx context.Context) error { return runners.Follow(ctx, shardObjects) }
+		follow = func(ctx context.Context) error {
+			s.RootKcpSharedInformerFactory.Start(ctx.Done())
+			return runners.Follow(ctx, shardObjects)
+		}
 		expected = func() []string { return shardNames(shardObjects.GetStore().List()) }
 		grace = shardSyncGrace
 		p.hasSynced = append(p.hasSynced, shardObjects.HasSynced)
