@@ -23,6 +23,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,7 +160,7 @@ func checkBounded(t *testing.T, s Status) {
 	t.Helper()
 	within := func(what, value string, limit int) {
 		if len(value) > limit || Sanitize(value) != value {
-			t.Fatalf("%s of %d bytes (limit %d) or with control characters: %q", what, len(value), limit, value)
+			t.Fatalf("%s of %d bytes (limit %d) or with control or format characters: %+q", what, len(value), limit, value)
 		}
 	}
 	within("phase", string(s.Phase), MaxPhase)
@@ -197,6 +198,7 @@ func FuzzStatusOf(f *testing.F) {
 		`{"phase":"Ready","conditions":[{"type":"a\u0000b"},{"type":"` + strings.Repeat("é", 200) + `"}]}`,
 		`{"phase":"NotFound","lastTransitionTime":"not a time"}`,
 		`{"phase":"Ready","message":"\ud800","url":"\u2028"}`,
+		`{"phase":"Connecting","message":"ok \u202egnp.exe","conditions":[{"type":"A\u200bB","status":"False","message":"\u2066x\u2069\ufeff"}]}`,
 	} {
 		f.Add(seed)
 	}
@@ -221,6 +223,7 @@ func FuzzStatusEncode(f *testing.F) {
 	f.Add("Connecting", "https://x", "MountNotReady", "m.", "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", "", "Ready", "False", "NoHeartbeat", "no agent", uint8(2))
 	f.Add("Ready", strings.Repeat(`"`, 3000), strings.Repeat(`\`, 300), strings.Repeat("<", 3000), "a/b/c", "K", strings.Repeat("n", 400), "ns",
 		strings.Repeat(`"`, 300), strings.Repeat(`\`, 30), strings.Repeat("\x00", 300), strings.Repeat("\u2028", 300), uint8(20))
+	f.Add("Connecting", "https://x/\u202egnp.exe", "MountNotReady", "ok \u202egnp.exe", "v1\u2066", "K\u200b", "n\ufeff", "", "A\u2060", "False", "R\u200f", strings.Repeat("\u202e", 300), uint8(3))
 	f.Fuzz(func(t *testing.T, phase, url, reason, message, apiVersion, kind, name, namespace, cType, cStatus, cReason, cMessage string, conditions uint8) {
 		s := Status{
 			Phase: Phase(phase), URL: url, Reason: reason, Message: message,
@@ -240,6 +243,86 @@ func FuzzStatusEncode(f *testing.F) {
 		}
 		if slices.Contains(Phases, bounded.Phase) {
 			checkAnnotation(t, encoded)
+		}
+	})
+}
+
+// formatCharacters are all runes of Unicode category Cf (unicode.Cf).
+var formatCharacters = func() []rune {
+	var runes []rune
+	for _, r16 := range unicode.Cf.R16 {
+		for r := rune(r16.Lo); r <= rune(r16.Hi); r += rune(r16.Stride) {
+			runes = append(runes, r)
+		}
+	}
+	for _, r32 := range unicode.Cf.R32 {
+		for r := rune(r32.Lo); r <= rune(r32.Hi); r += rune(r32.Stride) {
+			runes = append(runes, r)
+		}
+	}
+	return runes
+}()
+
+// FuzzSanitize: a format character (one of all of unicode.Cf, picked by
+// index) put anywhere in any string, also inside another character's bytes.
+// Sanitize replaces each rune of categories Cc and Cf, U+2028 and U+2029 by a
+// space and each invalid byte by U+FFFD, and keeps every other rune: its
+// output is valid UTF-8 without such runes, no longer than the input (three
+// times for invalid bytes), and Sanitize leaves it as it is; bound cuts it
+// within the limit, on a character boundary, marked. The seeds alone put
+// every rune of unicode.Cf into a string.
+func FuzzSanitize(f *testing.F) {
+	for i := range formatCharacters {
+		f.Add("ok gnp.exe", uint16(i), uint16(3))
+	}
+	f.Add("a\xffb\u2028c\x1b[0m\u0085", uint16(0), uint16(1))
+	f.Add(strings.Repeat("é", 200), uint16(1), uint16(1))
+	f.Fuzz(func(t *testing.T, s string, pick, at uint16) {
+		inserted := formatCharacters[int(pick)%len(formatCharacters)]
+		cut := int(at) % (len(s) + 1)
+		in := s[:cut] + string(inserted) + s[cut:]
+		out := Sanitize(in)
+
+		if !utf8.ValidString(out) {
+			t.Fatalf("Sanitize(%+q) = %+q: not UTF-8", in, out)
+		}
+		var want strings.Builder
+		for i := 0; i < len(in); {
+			r, size := utf8.DecodeRuneInString(in[i:])
+			i += size
+			switch {
+			case unicode.In(r, unicode.Cc, unicode.Cf) || r == '\u2028' || r == '\u2029':
+				want.WriteByte(' ')
+			default: // an invalid byte decodes as utf8.RuneError, U+FFFD
+				want.WriteRune(r)
+			}
+		}
+		if out != want.String() {
+			t.Fatalf("Sanitize(%+q) = %+q, want %+q", in, out, want.String())
+		}
+		if !strings.Contains(out, " ") {
+			t.Fatalf("Sanitize(%+q) = %+q: the inserted %U is not replaced", in, out, inserted)
+		}
+		for _, r := range out {
+			if unicode.In(r, unicode.Cc, unicode.Cf) {
+				t.Fatalf("Sanitize(%+q) = %+q keeps %U", in, out, r)
+			}
+		}
+		if len(out) > 3*len(in) || (utf8.ValidString(in) && len(out) > len(in)) {
+			t.Fatalf("Sanitize of %d bytes is %d bytes", len(in), len(out))
+		}
+		if again := Sanitize(out); again != out {
+			t.Fatalf("Sanitize is not idempotent: %+q, then %+q", out, again)
+		}
+		for _, limit := range []int{MaxConditionStatus, MaxConditionMessage} {
+			bounded := bound(in, limit)
+			prefix, cut := strings.CutSuffix(bounded, TruncationMarker)
+			switch {
+			case len(bounded) > limit || !utf8.ValidString(bounded):
+				t.Fatalf("bound(%+q, %d) = %+q: %d bytes, or not UTF-8", in, limit, bounded, len(bounded))
+			case bounded != out && (!cut || !strings.HasPrefix(out, prefix)):
+				t.Fatalf("bound(%+q, %d) = %+q is not Sanitize's %+q, cut and marked", in, limit, bounded, out)
+			}
 		}
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -61,7 +62,9 @@ func TestValidate(t *testing.T) {
 		{name: "name .", ref: with(func(r *Reference) { r.Name = "." }), wantErr: `name "." cannot be an object name`},
 		{name: "name ..", ref: with(func(r *Reference) { r.Name = ".." }), wantErr: `name ".." cannot be an object name`},
 		{name: "name with %", ref: with(func(r *Reference) { r.Name = "100%" }), wantErr: `name "100%" cannot be an object name`},
-		{name: "name with a newline", ref: with(func(r *Reference) { r.Name = "a\nb" }), wantErr: `name "a\nb" has control characters`},
+		{name: "name with a newline", ref: with(func(r *Reference) { r.Name = "a\nb" }), wantErr: `name "a\nb" has control or format characters`},
+		{name: "name with a right-to-left override", ref: with(func(r *Reference) { r.Name = "ok\u202egnp.exe" }), wantErr: `name "ok\u202egnp.exe" has control or format characters`},
+		{name: "name with a zero-width space", ref: with(func(r *Reference) { r.Name = "pro\u200bxy" }), wantErr: `name "pro\u200bxy" has control or format characters`},
 		{name: "name not UTF-8", ref: with(func(r *Reference) { r.Name = "a\xffb" }), wantErr: "is not UTF-8"},
 		{name: "name of 254 bytes", ref: with(func(r *Reference) { r.Name = strings.Repeat("n", 254) }), wantErr: "is longer than 253 bytes"},
 		{name: "namespace not a label", ref: with(func(r *Reference) { r.Namespace = "a.b" }), wantErr: `namespace "a.b" is not a DNS-1123 label`},
@@ -83,6 +86,7 @@ func TestValidate(t *testing.T) {
 			}
 			require.ErrorContains(t, err, tc.wantErr)
 			require.Less(t, len(err.Error()), 600, "the error quotes values cut")
+			require.Equal(t, Sanitize(err.Error()), err.Error(), "the error quotes values escaped")
 		})
 	}
 }
@@ -102,6 +106,12 @@ func TestTruncateAndSanitize(t *testing.T) {
 		{name: "invalid UTF-8", in: "a\xffb", limit: 64, want: "a\uFFFDb"},
 		{name: "U+FFFD stays", in: "a\uFFFDb", limit: 64, want: "a\uFFFDb"},
 		{name: "sanitized, then cut", in: strings.Repeat("\xff", 10), limit: 9, want: "\uFFFD\uFFFD..."},
+		{name: "right-to-left override", in: "ok \u202egnp.exe", limit: 64, want: "ok  gnp.exe"},
+		{name: "bidi embeddings, overrides and isolates", in: "\u202aa\u202bb\u202cc\u202dd\u202ee\u2066f\u2067g\u2068h\u2069", limit: 64, want: " a b c d e f g h "},
+		{name: "zero-width characters", in: "p\u200br\u200co\u200dx\u200ey\u200f!\u2060\ufeff", limit: 64, want: "p r o x y !  "},
+		{name: "other format characters", in: "soft\u00adhyphen, tag\U000E0041, Arabic letter mark\u061c", limit: 64, want: "soft hyphen, tag , Arabic letter mark "},
+		{name: "other spaces and marks stay", in: "a\u00a0b\u3000c\u0301\ue000", limit: 64, want: "a\u00a0b\u3000c\u0301\ue000"},
+		{name: "a format character is one byte replaced, then cut", in: strings.Repeat("\u202e", 10), limit: 9, want: "      ..."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -112,6 +122,46 @@ func TestTruncateAndSanitize(t *testing.T) {
 			require.Equal(t, got, bound(got, tc.limit), "idempotent")
 		})
 	}
+}
+
+// TestSanitizeEveryRune: Sanitize replaces every rune of categories Cc and
+// Cf, U+2028 and U+2029 by a space, and keeps every other rune as it is.
+func TestSanitizeEveryRune(t *testing.T) {
+	t.Parallel()
+	var format, control, kept int
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		in := string(r) // a surrogate is U+FFFD already
+		want := in
+		switch {
+		case unicode.Is(unicode.Cf, r):
+			format++
+			want = " "
+		case unicode.Is(unicode.Cc, r) || r == '\u2028' || r == '\u2029':
+			control++
+			want = " "
+		default:
+			kept++
+		}
+		if got := Sanitize(in); got != want { // not require: a million runes
+			t.Fatalf("Sanitize(%U) = %+q, want %+q", r, got, want)
+		}
+	}
+	// Go's Unicode tables; the issue's list is in them.
+	for _, span := range [][2]rune{{0x202A, 0x202E}, {0x2066, 0x2069}, {0x200B, 0x200F}, {0x2060, 0x2060}, {0xFEFF, 0xFEFF}} {
+		for r := span[0]; r <= span[1]; r++ {
+			require.True(t, unicode.Is(unicode.Cf, r), "%U", r)
+		}
+	}
+	t.Logf("Unicode %s: %d format characters (Cf) and %d control characters, U+2028 and U+2029 replaced; %d other runes kept", unicode.Version, format, control, kept)
+}
+
+func TestReferenceBounded(t *testing.T) {
+	t.Parallel()
+	valid := Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "system:Mount_1@x", Namespace: "ns"}
+	require.Equal(t, valid, valid.Bounded())
+	spoof := Reference{APIVersion: "v1\u2066", Kind: "Kube\u200bCluster", Name: "ok\u202egnp.exe" + strings.Repeat("n", 400), Namespace: "a\nb"}
+	require.Equal(t, Reference{APIVersion: "v1 ", Kind: "Kube Cluster", Name: "ok gnp.exe" + strings.Repeat("n", MaxReferenceField-len("ok gnp.exe...")) + "...", Namespace: "a b"}, spoof.Bounded())
+	require.Equal(t, spoof.Bounded(), Status{MountRef: spoof}.Bounded().MountRef, "as the status' mountRef")
 }
 
 // worstStatus has every field longer than its limit, in the characters JSON

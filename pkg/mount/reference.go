@@ -70,9 +70,10 @@ const (
 // reference can be put in a request path as it is: its group is a DNS-1123
 // subdomain, its version a DNS-1035 label, its kind a DNS-1035 label but for
 // case (what CRDs and APIResourceSchemas accept), its name a path segment of at
-// most 253 bytes without control characters, its namespace, if any, a DNS-1123
-// label. So Status.Bounded leaves a valid reference as it is. Whatever a tenant
-// wrote, the error is short: values are quoted cut at 64 bytes.
+// most 253 bytes that Sanitize leaves as it is (no control or format
+// characters), its namespace, if any, a DNS-1123 label. So Status.Bounded and
+// Reference.Bounded leave a valid reference as it is. Whatever a tenant wrote,
+// the error is short: values are quoted cut at 64 bytes.
 func (r Reference) Validate() error {
 	var missing []string
 	if r.APIVersion == "" {
@@ -110,7 +111,7 @@ func (r Reference) Validate() error {
 	case len(content.IsPathSegmentName(r.Name)) > 0:
 		problems = append(problems, fmt.Sprintf("name %s cannot be an object name (not '.' or '..', no '/' or '%%')", Quote(r.Name)))
 	case Sanitize(r.Name) != r.Name:
-		problems = append(problems, fmt.Sprintf("name %s has control characters or is not UTF-8", Quote(r.Name)))
+		problems = append(problems, fmt.Sprintf("name %s has control or format characters or is not UTF-8", Quote(r.Name)))
 	}
 	if r.Namespace != "" && len(validation.IsDNS1123Label(r.Namespace)) > 0 {
 		problems = append(problems, fmt.Sprintf("namespace %s is not a DNS-1123 label", Quote(r.Namespace)))
@@ -119,6 +120,19 @@ func (r Reference) Validate() error {
 		return fmt.Errorf("the mount reference is invalid: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// Bounded returns r with each field bounded as Status.Bounded bounds the
+// status' mountRef (Sanitize, then at most MaxReferenceField bytes): what a
+// reader shows of a reference a tenant wrote, valid or not. A valid reference
+// is returned as it is.
+func (r Reference) Bounded() Reference {
+	return Reference{
+		APIVersion: bound(r.APIVersion, MaxReferenceField),
+		Kind:       bound(r.Kind, MaxReferenceField),
+		Name:       bound(r.Name, MaxReferenceField),
+		Namespace:  bound(r.Namespace, MaxReferenceField),
+	}
 }
 
 // Quote quotes a value a tenant wrote, for a message: cut at 64 bytes, so

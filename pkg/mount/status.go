@@ -177,21 +177,17 @@ type Status struct {
 	Conditions         []Condition `json:"conditions,omitempty"`
 }
 
-// Bounded returns s with every string within its limit: control characters
-// (and U+2028, U+2029) replaced by spaces, invalid UTF-8 by U+FFFD, then cut
-// by Truncate; and at most MaxConditions conditions. Bounded is idempotent.
+// Bounded returns s with every string within its limit: control and format
+// characters (and U+2028, U+2029) replaced by spaces, invalid UTF-8 by
+// U+FFFD (Sanitize), then cut by Truncate; and at most MaxConditions
+// conditions. Bounded is idempotent.
 func (s Status) Bounded() Status {
 	b := s
 	b.Phase = Phase(bound(string(s.Phase), MaxPhase))
 	b.URL = bound(s.URL, MaxURL)
 	b.Reason = bound(s.Reason, MaxReason)
 	b.Message = bound(s.Message, MaxMessage)
-	b.MountRef = Reference{
-		APIVersion: bound(s.MountRef.APIVersion, MaxReferenceField),
-		Kind:       bound(s.MountRef.Kind, MaxReferenceField),
-		Name:       bound(s.MountRef.Name, MaxReferenceField),
-		Namespace:  bound(s.MountRef.Namespace, MaxReferenceField),
-	}
+	b.MountRef = s.MountRef.Bounded()
 	b.Conditions = nil
 	for i, c := range s.Conditions {
 		if i == MaxConditions {
@@ -289,8 +285,20 @@ func bound(s string, limit int) string {
 	return Truncate(Sanitize(s), limit)
 }
 
-// Sanitize replaces control characters, U+2028 and U+2029 (which JSON
-// escapes, or terminals interpret) by spaces and invalid UTF-8 by U+FFFD.
+// Sanitize replaces by spaces what would let a string a tenant wrote change
+// how other readers see it: control characters (category Cc: terminal escape
+// sequences, new lines), U+2028 and U+2029 (which JSON escapes, and which
+// break lines), and every format character (category Cf: the bidi controls
+// U+202A to U+202E and U+2066 to U+2069, which reorder a line, e.g.
+// "ok \u202egnp.exe" shown as "ok exe.png"; zero-width characters U+200B to
+// U+200F, U+2060 and U+FEFF, which make two strings that look alike differ;
+// soft hyphens, tag characters). Invalid UTF-8 becomes U+FFFD. Nothing else
+// changes: every other rune, printable or not (spaces of other widths,
+// private use, unassigned), is kept as it is.
+//
+// Sanitize never lengthens a valid string (it replaces a rune by one byte),
+// so a string that fits a limit fits it sanitized; an invalid byte becomes
+// the three bytes of U+FFFD, which Truncate then bounds.
 func Sanitize(s string) string {
 	clean := utf8.ValidString(s)
 	for i := 0; clean && i < len(s); {
@@ -315,5 +323,5 @@ func Sanitize(s string) string {
 
 // needsReplacing tells whether Sanitize replaces r by a space.
 func needsReplacing(r rune) bool {
-	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029'
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }

@@ -523,6 +523,12 @@ type rawResponse struct {
 // do sends one request with an optional bearer token (which replaces the client's).
 func do(t *testing.T, client *http.Client, method, url, token, body string) rawResponse {
 	t.Helper()
+	return doAccepting(t, client, method, url, token, body, "application/json")
+}
+
+// doAccepting is do with an Accept header of its own.
+func doAccepting(t *testing.T, client *http.Client, method, url, token, body, accept string) rawResponse {
+	t.Helper()
 	var reader io.Reader = http.NoBody
 	if body != "" {
 		reader = strings.NewReader(body)
@@ -535,7 +541,7 @@ func do(t *testing.T, client *http.Client, method, url, token, body string) rawR
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	resp, err := client.Do(req)
 	require.NoError(t, err, "%s %s", method, url)
 	defer resp.Body.Close()

@@ -103,6 +103,12 @@ func (o *Options) Validate() error {
 	if o.AuthorizationQPS <= 0 || o.AuthorizationBurst < 1 {
 		errs = append(errs, errors.New("--authorization-qps and --authorization-burst must be positive"))
 	}
+	// Without allowed names, every client certificate of the request-header
+	// CA may assert any identity in X-Remote-User and X-Remote-Group
+	// (system:masters included), not only the front-proxy's.
+	if o.RequestHeader.ClientCAFile != "" && len(o.RequestHeader.AllowedNames) == 0 {
+		errs = append(errs, errors.New("--requestheader-client-ca-file needs --requestheader-allowed-names: the common name of the front-proxy's client certificate (kcp-front-proxy as kcp issues it); without it any certificate of that CA could assert any user and group"))
+	}
 	return errors.Join(errs...)
 }
 

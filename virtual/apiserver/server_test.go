@@ -818,3 +818,36 @@ func TestOptions(t *testing.T) {
 	o.SecureServing.BindPort = 70000
 	require.Error(t, o.Validate())
 }
+
+// TestOptionsRequestHeaderNeedsAllowedNames: a request-header CA without
+// allowed names would let any certificate of that CA assert any user and
+// group; the plugin refuses to start with one line naming both flags.
+func TestOptionsRequestHeaderNeedsAllowedNames(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		args    []string
+		wantErr bool
+	}{
+		"no request header CA":                {args: nil},
+		"CA and the front-proxy's name":       {args: []string{"--requestheader-client-ca-file=/rh.crt", "--requestheader-allowed-names=kcp-front-proxy"}},
+		"CA without allowed names":            {args: []string{"--requestheader-client-ca-file=/rh.crt"}, wantErr: true},
+		"CA with an empty allowed names":      {args: []string{"--requestheader-client-ca-file=/rh.crt", "--requestheader-allowed-names="}, wantErr: true},
+		"allowed names without a CA (unused)": {args: []string{"--requestheader-allowed-names=kcp-front-proxy"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			require.NoError(t, fs.Parse(tc.args))
+			err := o.Validate()
+			if !tc.wantErr {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.NotContains(t, err.Error(), "\n", "one line")
+			require.Contains(t, err.Error(), "--requestheader-client-ca-file needs --requestheader-allowed-names")
+		})
+	}
+}

@@ -58,7 +58,7 @@ func FromWorkspace(ws *tenancyv1alpha1.Workspace, clusterPath logicalcluster.Pat
 			Labels:            ws.Labels,
 			Annotations:       map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(ws).String()},
 		},
-		Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref)},
+		Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref.Bounded())}, // bounded: an invalid reference is any text
 		Status: wsmv1alpha1.WorkspaceMountStatus{WorkspacePhase: string(ws.Status.Phase)},
 	}
 	if !clusterPath.Empty() {
