@@ -158,9 +158,7 @@ func TestResilience(t *testing.T) {
 			t.Logf("kcp (%v): last lines of its log:\n%s", s.CheckRunning(), s.LogTail(30))
 			e.keepLogs(t)
 		}
-		if err := s.Stop(); err != nil {
-			t.Errorf("stopping kcp: %v", err)
-		}
+		framework.ReportKCPStop(t, "kcp", s.Stop())
 	})
 	e.c = newClientsFor(t, s.BaseConfigT(t, "shard-base"))
 

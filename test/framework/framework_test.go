@@ -501,3 +501,25 @@ func TestParseKCPRelease(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, release.AtLeast(StripsIdentityHeaders))
 }
+
+// TestOnlyKilled: a kcp stop that only had to kill is logged, anything
+// else beside it (a root directory left, a process that would not die) is
+// an error of the test.
+func TestOnlyKilled(t *testing.T) {
+	t.Parallel()
+	killed := fmt.Errorf("shard-2 did not stop within 20s after SIGTERM and was %w", ErrKilled)
+	other := errors.New("removing the root directory: permission denied")
+	for name, tc := range map[string]struct {
+		err  error
+		want bool
+	}{
+		"killed":                 {err: killed, want: true},
+		"two killed":             {err: errors.Join(killed, killed), want: true},
+		"killed, joined twice":   {err: errors.Join(errors.Join(killed), nil), want: true},
+		"killed and another":     {err: errors.Join(killed, other), want: false},
+		"another":                {err: other, want: false},
+		"not exiting after kill": {err: errors.New("kcp (pid 1) did not exit even after SIGKILL"), want: false},
+	} {
+		require.Equal(t, tc.want, onlyKilled(tc.err), name)
+	}
+}

@@ -46,6 +46,10 @@ const (
 // errPortInUse marks a start that failed because a port was taken meanwhile.
 var errPortInUse = errors.New("a port was already in use")
 
+// ErrKilled marks a Stop that had to send SIGKILL: the process did not
+// stop within its stop timeout after SIGTERM, and was killed.
+var ErrKilled = errors.New("killed")
+
 // Process is a program the framework runs: kcp, each process of a sharded
 // kcp (Server), the plugin (Plugin) and Prometheus. It runs in a process
 // group of its own (processAttributes), so that a Ctrl-C reaches it only
@@ -368,7 +372,7 @@ func (p *Process) terminate(i *instance) error {
 	}
 	select {
 	case <-i.exited:
-		return fmt.Errorf("%s did not stop within %s after SIGTERM and was killed", p.name, p.stopTimeout)
+		return fmt.Errorf("%s did not stop within %s after SIGTERM and was %w", p.name, p.stopTimeout, ErrKilled)
 	case <-time.After(killTimeout):
 		return fmt.Errorf("%s (pid %d) did not exit even after SIGKILL", p.name, i.cmd.Process.Pid)
 	}
