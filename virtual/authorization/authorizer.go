@@ -32,6 +32,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -125,7 +126,9 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 
 // Visible tells whether the user of the request may list the Workspaces, and
 // so see the WorkspaceMounts, of a cluster (one holding WorkspaceMounts).
-func (a *Authorizer) Visible(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
+// maxAge is how old an answer may be (0: any the authorizer keeps); it is
+// the storage's VisibilityFunc.
+func (a *Authorizer) Visible(ctx context.Context, cluster logicalcluster.Name, _ time.Duration) (bool, error) {
 	u, ok := genericapirequest.UserFrom(ctx)
 	if !ok {
 		return false, nil

@@ -313,7 +313,7 @@ func TestVisible(t *testing.T) {
 			if tc.user != nil {
 				ctx = genericapirequest.WithUser(ctx, tc.user)
 			}
-			visible, err := New(asker, existing).Visible(ctx, tc.cluster)
+			visible, err := New(asker, existing).Visible(ctx, tc.cluster, 0)
 			require.Equal(t, tc.want, visible)
 			if tc.wantErr {
 				require.Error(t, err)
@@ -334,7 +334,7 @@ func TestVisible(t *testing.T) {
 func TestVisibleAsVisibilityFunc(t *testing.T) {
 	t.Parallel()
 	visible := wsmregistry.VisibilityFunc(New(&fakeAsker{}, existing).Visible)
-	ok, err := visible(genericapirequest.WithUser(context.Background(), alice), "c1")
+	ok, err := visible(genericapirequest.WithUser(context.Background(), alice), "c1", 0)
 	require.NoError(t, err)
 	require.False(t, ok)
 }
