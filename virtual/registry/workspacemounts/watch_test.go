@@ -380,8 +380,8 @@ func TestWatchStop(t *testing.T) {
 }
 
 func isRegistered(s *Store, w watch.Interface) bool {
-	s.lock.RLock()
-	defer s.lock.RUnlock()
+	s.watchersLock.Lock()
+	defer s.watchersLock.Unlock()
 	_, found := s.watchers[w.(*watcher)]
 	return found
 }
@@ -474,13 +474,11 @@ func TestWatchVisibility(t *testing.T) {
 	h := newHarness(t,
 		mounted("visible", "a", mount.PhaseReady, nil),
 		mounted("hidden", "a", mount.PhaseReady, nil),
-		mounted("failing", "a", mount.PhaseReady, nil),
 		mounted("visible", "b", mount.PhaseReady, nil),
 	)
 	v := newVisibility(map[logicalcluster.Name]error{
 		"visible": nil, "also-visible": nil,
-		"hidden":  errInvisible,
-		"failing": errors.New("kcp is down"),
+		"hidden": errInvisible,
 	})
 	r := NewREST(h.store, v.visible)
 
@@ -488,7 +486,6 @@ func TestWatchVisibility(t *testing.T) {
 	expect(t, w, event{watch.Added, "visible/a"}, event{watch.Added, "visible/b"})
 
 	h.update(mounted("hidden", "a", mount.PhaseConnecting, nil))
-	h.update(mounted("failing", "a", mount.PhaseConnecting, nil))
 	h.add(mounted("hidden", "new", mount.PhaseReady, nil))
 	h.update(mounted("visible", "a", mount.PhaseConnecting, nil))
 	expect(t, w, event{watch.Modified, "visible/a"})
@@ -766,8 +763,8 @@ func TestWatchFollowsVisibility(t *testing.T) {
 	expect(t, w, event{watch.Modified, "c4/x"})
 	expectQuiet(t, h, w)
 
-	// An error counts as not visible.
-	v.set("c2", errors.New("kcp is down"))
+	// c2 is revoked too.
+	v.set("c2", errInvisible)
 	clock.tick(t, 0)
 	expect(t, w, event{watch.Deleted, "c2/a"})
 	expectQuiet(t, h, w)
@@ -924,17 +921,125 @@ func TestWatchVisibilityForgetsEmptyClusters(t *testing.T) {
 	require.Equal(t, 1, v.callCounts()["c2"])
 }
 
-// TestWatchOneClusterDoesNotRecheck: visibility in one cluster is the
-// authorizer's, decided once for the request; such a watch has no re-checks.
-func TestWatchOneClusterDoesNotRecheck(t *testing.T) {
+// TestWatchOneClusterFollowsAccess: a watch of one cluster, or of a path,
+// asks again about its cluster at every re-check, whether or not the
+// cluster has objects, with watchVisibilityMaxAge, and ends once the
+// cluster is no longer visible.
+func TestWatchOneClusterFollowsAccess(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
-	v := newVisibility(nil)
+	v := newVisibility(map[logicalcluster.Name]error{"c1": nil, "empty": nil})
 	r := NewREST(h.store, v.visible)
 	clock := useManualClock(r)
 	w := startWatch(t, r, "c1", &metainternalversion.ListOptions{})
 	expect(t, w, event{watch.Added, "c1/a"})
 	expectQuiet(t, h, w)
-	require.Zero(t, clock.started())
-	require.Empty(t, v.callCounts())
+	require.Empty(t, v.callCounts(), "the authorizer let the request in: no question before the first re-check")
+
+	clock.tick(t, 0)
+	clock.tick(t, 0)
+	h.update(mounted("c1", "a", mount.PhaseConnecting, nil))
+	expect(t, w, event{watch.Modified, "c1/a"})
+	require.Equal(t, map[logicalcluster.Name]int{"c1": 2}, v.callCounts())
+	require.Equal(t, []time.Duration{watchVisibilityMaxAge, watchVisibilityMaxAge}, v.maxAges())
+
+	empty := startWatch(t, r, "empty", &metainternalversion.ListOptions{})
+	expectQuiet(t, h, empty)
+	clock.tick(t, 1)
+	clock.tick(t, 1)
+	require.Eventually(t, func() bool { return v.callCounts()["empty"] == 2 }, eventually, tick, "a cluster without objects is asked about too")
+
+	v.set("c1", errInvisible)
+	v.set("empty", errInvisible)
+	clock.tick(t, 0)
+	requireClosed(t, w, 0)
+	clock.tick(t, 1)
+	requireClosed(t, empty, 0)
+}
+
+// TestWatchEndsWhenKcpDoesNotAnswer: a watch takes no answer it could not
+// get for an answer: an error, or a re-check that is not over within
+// recheckTimeout, ends it, at one cluster and at * (the client lists
+// again); so does an error about a cluster a watch at * comes upon.
+func TestWatchEndsWhenKcpDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	errDown := errors.New("kcp is down")
+	for _, tc := range []struct {
+		name   string
+		target string
+		// fail makes the answer about cluster c1 fail, or hang.
+		fail func(v *visibility, h *harness, clock *manualClock)
+	}{
+		{name: "one cluster, an error", target: "c1", fail: func(v *visibility, _ *harness, clock *manualClock) {
+			v.set("c1", errDown)
+			clock.ticks[0] <- time.Now()
+		}},
+		{name: "one cluster, no answer in time", target: "c1", fail: func(v *visibility, _ *harness, clock *manualClock) {
+			v.hang("c1")
+			clock.ticks[0] <- time.Now()
+		}},
+		{name: "all, an error", target: "*", fail: func(v *visibility, _ *harness, clock *manualClock) {
+			v.set("c1", errDown)
+			clock.ticks[0] <- time.Now()
+		}},
+		{name: "all, no answer in time", target: "*", fail: func(v *visibility, _ *harness, clock *manualClock) {
+			v.hang("c1")
+			clock.ticks[0] <- time.Now()
+		}},
+		{name: "all, an error about a cluster come upon", target: "*", fail: func(v *visibility, h *harness, _ *manualClock) {
+			v.set("c2", errDown)
+			h.add(mounted("c2", "a", mount.PhaseReady, nil))
+		}},
+		{name: "all, no answer in time about a cluster come upon", target: "*", fail: func(v *visibility, h *harness, _ *manualClock) {
+			v.hang("c2")
+			h.add(mounted("c2", "a", mount.PhaseReady, nil))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
+			v := newVisibility(map[logicalcluster.Name]error{"c1": nil})
+			t.Cleanup(v.release)
+			r := NewREST(h.store, v.visible)
+			r.recheckTimeout = 200 * time.Millisecond
+			clock := useManualClock(r)
+			w := startWatch(t, r, tc.target, &metainternalversion.ListOptions{})
+			expect(t, w, event{watch.Added, "c1/a"})
+			require.Eventually(t, func() bool { return clock.started() == 1 }, eventually, tick)
+			tc.fail(v, h, clock)
+			requireClosed(t, w, 0)
+		})
+	}
+}
+
+// TestWatchTimeout: a watch lasts what its request asked when that is at
+// most maxWatchTimeout, else a random time between half of it and it.
+func TestWatchTimeout(t *testing.T) {
+	t.Parallel()
+	const maxTimeout = 30 * time.Minute
+	require.Equal(t, 10*time.Minute, watchTimeout(10*time.Minute, maxTimeout))
+	require.Equal(t, maxTimeout, watchTimeout(maxTimeout, maxTimeout))
+	seen := map[bool]bool{} // below and above three quarters of the bound
+	for _, requested := range []time.Duration{0, maxTimeout + time.Second, 365 * 24 * time.Hour} {
+		for range 100 {
+			got := watchTimeout(requested, maxTimeout)
+			require.GreaterOrEqual(t, got, maxTimeout/2)
+			require.Less(t, got, maxTimeout)
+			seen[got < maxTimeout*3/4] = true
+		}
+	}
+	require.Len(t, seen, 2, "the timeouts are spread")
+
+	// A watch asking for a year ends within the bound.
+	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
+	r := NewREST(h.store, allVisible).WithMaxWatchTimeout(200 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(requestContext("c1"), 365*24*time.Hour)
+	t.Cleanup(cancel)
+	began := time.Now()
+	w, err := r.Watch(ctx, &metainternalversion.ListOptions{})
+	require.NoError(t, err)
+	expect(t, w, event{watch.Added, "c1/a"})
+	requireClosed(t, w, 0)
+	require.Less(t, time.Since(began), 200*time.Millisecond+eventually/2)
+	require.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond)
 }
