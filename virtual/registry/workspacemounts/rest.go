@@ -330,7 +330,12 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 		visibility:       newClusterVisibility(ctx, r.visible, watchVisibilityMaxAge, r.recheckTimeout),
 		visibilityTicks:  r.visibilityTicks,
 		recheckTimeout:   r.recheckTimeout,
-		initialEventsEnd: sendInitialEvents,
+		// As kube-apiserver's watch cache: the bookmark that ends the
+		// initial events only where bookmarks are allowed (the handler
+		// defaults sendInitialEvents for a watch from no resourceVersion,
+		// and takes such a bookmark for the end of a watch-list it set up
+		// only when both are asked).
+		initialEventsEnd: sendInitialEvents && options.AllowWatchBookmarks,
 		bookmarks:        options.AllowWatchBookmarks,
 		resumed:          !initial,
 	}

@@ -664,7 +664,7 @@ func TestSelectorsDoNotChangeVisibilityQuestions(t *testing.T) {
 			list(t, r, "*", options)
 			return v.callCounts()
 		}
-		w := startWatch(t, r, "*", &metainternalversion.ListOptions{LabelSelector: s, SendInitialEvents: ptrTo(true)})
+		w := startWatch(t, r, "*", &metainternalversion.ListOptions{LabelSelector: s, SendInitialEvents: ptrTo(true), AllowWatchBookmarks: true})
 		next(t, w) // the end of the initial events
 		h.update(mounted("theirs", "a", mount.PhaseConnecting, map[string]string{"customer": "bigbank"}))
 		h.update(mounted("theirs", "a", mount.PhaseReady, map[string]string{"customer": "bigbank"}))

@@ -149,6 +149,17 @@ func TestWatchInitialEvents(t *testing.T) {
 			want: append(append([]event{}, initial...), event{typ: watch.Bookmark}),
 		},
 		{
+			// What the handler makes of a watch from no resource version:
+			// no bookmark ends the initial events without bookmarks allowed.
+			name: "sendInitialEvents without bookmarks",
+			options: func(string) *metainternalversion.ListOptions {
+				return &metainternalversion.ListOptions{
+					SendInitialEvents: ptrTo(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+				}
+			},
+			want: initial,
+		},
+		{
 			name: "the current resource version",
 			options: func(rv string) *metainternalversion.ListOptions {
 				return &metainternalversion.ListOptions{ResourceVersion: rv}
