@@ -27,6 +27,7 @@ import (
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
+	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
 // Options are the serving and authentication flags of the virtual workspace,
@@ -46,6 +47,9 @@ type Options struct {
 	// AuthorizationQPS and AuthorizationBurst rate-limit all of them together.
 	AuthorizationQPS   float32
 	AuthorizationBurst int
+
+	// MaxWatchTimeout bounds how long a watch lasts (REST.WithMaxWatchTimeout).
+	MaxWatchTimeout time.Duration
 }
 
 // DefaultSecurePort is where the virtual workspace listens by default.
@@ -64,6 +68,7 @@ func NewOptions() *Options {
 		Authorization:      authorization.DefaultReviewOptions(),
 		AuthorizationQPS:   100,
 		AuthorizationBurst: 200,
+		MaxWatchTimeout:    wsmregistry.DefaultMaxWatchTimeout,
 	}
 }
 
@@ -89,6 +94,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency, "SubjectAccessReviews under way at once for one user.")
 	fs.Float32Var(&o.AuthorizationQPS, "authorization-qps", o.AuthorizationQPS, "SubjectAccessReviews per second to kcp, for all users together (a client of their own).")
 	fs.IntVar(&o.AuthorizationBurst, "authorization-burst", o.AuthorizationBurst, "Burst of SubjectAccessReviews above --authorization-qps.")
+	fs.DurationVar(&o.MaxWatchTimeout, "max-watch-timeout", o.MaxWatchTimeout,
+		"The longest a watch lasts. A watch whose timeoutSeconds is not above it ends then; any other (none, or more) after a random "+
+			"time between half of it and it (kube-apiserver's jitter of --min-request-timeout); its client then lists and watches again, authorized anew.")
 }
 
 // Validate tells what is wrong with the options.
@@ -102,6 +110,9 @@ func (o *Options) Validate() error {
 	}
 	if o.AuthorizationQPS <= 0 || o.AuthorizationBurst < 1 {
 		errs = append(errs, errors.New("--authorization-qps and --authorization-burst must be positive"))
+	}
+	if o.MaxWatchTimeout < 2*time.Second {
+		errs = append(errs, fmt.Errorf("--max-watch-timeout must be at least 2s, not %s", o.MaxWatchTimeout))
 	}
 	return errors.Join(errs...)
 }

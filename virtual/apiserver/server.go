@@ -153,7 +153,12 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	if err != nil {
 		return nil, err
 	}
-	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShards(deps.Shards).WithEncodedJSON(listEncoder.Identifier())
+	// A watch without timeoutSeconds lasts between half of
+	// --max-watch-timeout and all of it, as kube-apiserver draws it from
+	// --min-request-timeout; the storage ends any other at the bound too.
+	cfg.MinRequestTimeout = int((o.MaxWatchTimeout / 2).Seconds())
+	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShards(deps.Shards).WithEncodedJSON(listEncoder.Identifier()).
+		WithMaxWatchTimeout(o.MaxWatchTimeout)
 	tables, err := newFastTables(storage, apiGroup.NegotiatedSerializer)
 	if err != nil {
 		return nil, err

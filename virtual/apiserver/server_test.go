@@ -794,6 +794,42 @@ func TestServerFrontProxyAndTokens(t *testing.T) {
 	}
 }
 
+// TestServerWatchTimeout: through the handlers, a watch lasts at most
+// --max-watch-timeout, whatever timeoutSeconds it asks for (none, or a
+// year), and at least half of it; one asking for less lasts that.
+func TestServerWatchTimeout(t *testing.T) {
+	t.Parallel()
+	const maxTimeout = 4 * time.Second
+	ts := startServer(t, func(_ *testServer, o *Options, _ *Dependencies) { o.MaxWatchTimeout = maxTimeout })
+	alice := ts.client(t, "alice")
+	for _, tc := range []struct {
+		query    string
+		min, max time.Duration
+	}{
+		{query: "?watch=true", min: maxTimeout / 2, max: maxTimeout},
+		{query: "?watch=true&timeoutSeconds=31536000", min: maxTimeout / 2, max: maxTimeout},
+		{query: "?watch=true&timeoutSeconds=1", min: time.Second, max: time.Second},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, clusterURL(ts, "c1", resourcePath+tc.query), http.NoBody)
+			require.NoError(t, err)
+			began := time.Now()
+			resp, err := alice.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			_, err = io.Copy(io.Discard, resp.Body) // until the server ends the watch
+			require.NoError(t, err)
+			lasted := time.Since(began)
+			require.GreaterOrEqual(t, lasted, tc.min)
+			require.Less(t, lasted, tc.max+time.Second)
+		})
+	}
+}
+
 func TestOptions(t *testing.T) {
 	t.Parallel()
 	o := NewOptions()
@@ -806,6 +842,9 @@ func TestOptions(t *testing.T) {
 		"--secure-port=7443", "--client-ca-file=/ca.crt", "--requestheader-client-ca-file=/rh.crt",
 		"--authentication-kubeconfig=/kc", "--authentication-token-webhook-cache-ttl=1m",
 	}))
+	require.Equal(t, 30*time.Minute, NewOptions().MaxWatchTimeout)
+	require.NoError(t, fs.Parse([]string{"--max-watch-timeout=10m"}))
+	require.Equal(t, 10*time.Minute, o.MaxWatchTimeout)
 	require.Equal(t, 7443, o.SecureServing.BindPort)
 	require.Equal(t, "/ca.crt", o.ClientCert.ClientCA)
 	require.Equal(t, "/rh.crt", o.RequestHeader.ClientCAFile)
@@ -817,4 +856,7 @@ func TestOptions(t *testing.T) {
 	o = NewOptions()
 	o.SecureServing.BindPort = 70000
 	require.Error(t, o.Validate())
+	o = NewOptions()
+	o.MaxWatchTimeout = time.Second
+	require.ErrorContains(t, o.Validate(), "--max-watch-timeout must be at least 2s")
 }
