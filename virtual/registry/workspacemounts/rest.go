@@ -48,7 +48,13 @@ var errNoTarget = errors.New("no logical cluster in the request context")
 // VisibilityFunc tells whether the user of a request may see the
 // WorkspaceMounts of a cluster. It is asked for requests to all clusters (*),
 // whose objects are filtered one cluster at a time.
-type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name) (bool, error)
+//
+// maxAge is how old an answer may be: 0 takes any answer the authorizer
+// keeps (a stale one included, while kcp is slow: what lists use); above 0,
+// an answer kcp gave at most maxAge ago, kcp being asked now otherwise,
+// without stale grace, and an error when kcp does not answer in time (what
+// watches use, see watchAccess).
+type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error)
 
 // visibilityRecheckInterval is how often a watch at * asks again about
 // every cluster it has an answer for that still has objects, one
@@ -350,7 +356,7 @@ func (v *clusterVisibility) visible(cluster logicalcluster.Name) bool {
 
 // askNow asks VisibilityFunc about cluster, without keeping the answer.
 func (v *clusterVisibility) askNow(cluster logicalcluster.Name) bool {
-	visible, err := v.ask(v.ctx, cluster)
+	visible, err := v.ask(v.ctx, cluster, 0)
 	return visible && err == nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -446,7 +447,7 @@ func newVisibility(answers map[logicalcluster.Name]error) *visibility {
 	return &visibility{answers: answers, calls: map[logicalcluster.Name]int{}}
 }
 
-func (v *visibility) visible(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
+func (v *visibility) visible(ctx context.Context, cluster logicalcluster.Name, _ time.Duration) (bool, error) {
 	v.lock.Lock()
 	defer v.lock.Unlock()
 	v.calls[cluster]++

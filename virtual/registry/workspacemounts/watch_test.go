@@ -806,7 +806,7 @@ func TestWatchVisibilityRecheckOrdering(t *testing.T) {
 	var lock sync.Mutex
 	var gated logicalcluster.Name
 	asking, release := make(chan struct{}), make(chan struct{})
-	visible := func(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
+	visible := func(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error) {
 		lock.Lock()
 		hold := cluster == gated
 		lock.Unlock()
@@ -814,7 +814,7 @@ func TestWatchVisibilityRecheckOrdering(t *testing.T) {
 			asking <- struct{}{}
 			<-release
 		}
-		return v.visible(ctx, cluster)
+		return v.visible(ctx, cluster, maxAge)
 	}
 	gate := func(cluster logicalcluster.Name) {
 		lock.Lock()
