@@ -46,6 +46,10 @@ type Options struct {
 	// AuthorizationQPS and AuthorizationBurst rate-limit all of them together.
 	AuthorizationQPS   float32
 	AuthorizationBurst int
+
+	// Shares are the per-user shares of requests in flight and watches, and
+	// the total of watches.
+	Shares ShareOptions
 }
 
 // DefaultSecurePort is where the virtual workspace listens by default.
@@ -64,6 +68,7 @@ func NewOptions() *Options {
 		Authorization:      authorization.DefaultReviewOptions(),
 		AuthorizationQPS:   100,
 		AuthorizationBurst: 200,
+		Shares:             DefaultShareOptions(),
 	}
 }
 
@@ -89,6 +94,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency, "SubjectAccessReviews under way at once for one user.")
 	fs.Float32Var(&o.AuthorizationQPS, "authorization-qps", o.AuthorizationQPS, "SubjectAccessReviews per second to kcp, for all users together (a client of their own).")
 	fs.IntVar(&o.AuthorizationBurst, "authorization-burst", o.AuthorizationBurst, "Burst of SubjectAccessReviews above --authorization-qps.")
+	fs.IntVar(&o.Shares.PerUserInFlight, "max-requests-inflight-per-user", o.Shares.PerUserInFlight,
+		"Requests of one user (name and groups, whatever the token) served at once, watches excepted; more are answered 429 with Retry-After.")
+	fs.IntVar(&o.Shares.PerUserWatches, "max-watches-per-user", o.Shares.PerUserWatches,
+		"Watches of one user (name and groups, whatever the token) open at once; more are answered 429 with Retry-After.")
+	fs.IntVar(&o.Shares.MaxWatches, "max-watches", o.Shares.MaxWatches, "Watches of all users open at once; more are answered 429 with Retry-After.")
 }
 
 // Validate tells what is wrong with the options.
@@ -98,6 +108,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("--authentication-token-webhook-cache-ttl must not be negative"))
 	}
 	if err := o.Authorization.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Shares.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if o.AuthorizationQPS <= 0 || o.AuthorizationBurst < 1 {

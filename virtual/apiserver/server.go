@@ -42,6 +42,7 @@ import (
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/endpoints/filterlatency"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -158,15 +159,22 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	if err != nil {
 		return nil, err
 	}
+	userShares := newShares(o.Shares)
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		if !deps.genericListsOnly {
 			apiHandler = tables.ahead(apiHandler)
 		}
-		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(apiHandler), c)
-		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
+		handler := withBufferedResponses(apiHandler)
+		// Warnings after authorization: only answers the user may read
+		// name shards or tell how long kcp has been silent.
 		handler = withStaleWarning(handler, deps.KCPLastContact)
 		handler = withStaleShardWarnings(handler, deps.Shards)
+		handler = filterlatency.TrackCompleted(handler)
+		handler = withAuthorization(handler, c.Authorization.Authorizer, c.Serializer)
+		handler = filterlatency.TrackStarted(handler, c.TracerProvider, "authorization")
+		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withReadOnly(handler)
+		handler = withUserShares(handler, userShares)
 		handler = genericapiserver.DefaultBuildHandlerChainFromImpersonationToAuthz(handler, c)
 		handler = genericapiserver.DefaultBuildHandlerChainFromStartToBeforeImpersonation(handler, c)
 		return withClusterPath(handler)
