@@ -40,6 +40,10 @@ type Options struct {
 	AuthenticationKubeconfig string
 	// TokenCacheTTL is how long a TokenReview answer is remembered.
 	TokenCacheTTL time.Duration
+	// TokenReviewConcurrency bounds the TokenReviews under way at once (of
+	// tokens not remembered); FailedTokenCacheSize the tokens kcp did not
+	// authenticate remembered, for TokenCacheTTL.
+	TokenReviewConcurrency, FailedTokenCacheSize int
 
 	// Authorization bounds the SubjectAccessReviews asked of kcp.
 	Authorization authorization.ReviewOptions
@@ -64,7 +68,9 @@ func NewOptions() *Options {
 	secureServing.ServerCert.PairName = "workspacemounts"
 	return &Options{
 		SecureServing:      secureServing,
-		TokenCacheTTL:      10 * time.Second,
+		TokenCacheTTL:          10 * time.Second,
+		TokenReviewConcurrency: 20,
+		FailedTokenCacheSize:   10000,
 		Authorization:      authorization.DefaultReviewOptions(),
 		AuthorizationQPS:   100,
 		AuthorizationBurst: 200,
@@ -81,6 +87,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Kubeconfig reaching kcp to review bearer tokens (TokenReview); the --kubeconfig if empty. "+
 			"A server URL without a /clusters/<name> path gets /clusters/root.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long to remember a TokenReview answer.")
+	fs.IntVar(&o.TokenReviewConcurrency, "authentication-token-review-concurrency", o.TokenReviewConcurrency,
+		"TokenReviews of tokens not remembered under way at once, apart from authenticated users (whose tokens are remembered); "+
+			"a request waits at most "+tokenReviewWait.String()+" for a turn, then is answered 401.")
+	fs.IntVar(&o.FailedTokenCacheSize, "authentication-failed-token-cache-size", o.FailedTokenCacheSize,
+		"Tokens kcp did not authenticate remembered at most (for --authentication-token-webhook-cache-ttl), least recently used first out.")
 	a := &o.Authorization
 	fs.DurationVar(&a.AllowTTL, "authorization-webhook-cache-authorized-ttl", a.AllowTTL,
 		"How long to remember that kcp allowed a user to see a workspace (SubjectAccessReview); a revoked access shows within this.")
@@ -106,6 +117,9 @@ func (o *Options) Validate() error {
 	errs := o.SecureServing.Validate()
 	if o.TokenCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("--authentication-token-webhook-cache-ttl must not be negative"))
+	}
+	if o.TokenReviewConcurrency < 1 || o.FailedTokenCacheSize < 1 {
+		errs = append(errs, errors.New("--authentication-token-review-concurrency and --authentication-failed-token-cache-size must be positive"))
 	}
 	if err := o.Authorization.Validate(); err != nil {
 		errs = append(errs, err)
