@@ -41,6 +41,10 @@ type Options struct {
 	AuthenticationKubeconfig string
 	// TokenCacheTTL is how long a TokenReview answer is remembered.
 	TokenCacheTTL time.Duration
+	// TokenReviewConcurrency bounds the TokenReviews under way at once (of
+	// tokens not remembered); FailedTokenCacheSize the tokens kcp did not
+	// authenticate remembered, for TokenCacheTTL.
+	TokenReviewConcurrency, FailedTokenCacheSize int
 
 	// Authorization bounds the SubjectAccessReviews asked of kcp.
 	Authorization authorization.ReviewOptions
@@ -50,6 +54,9 @@ type Options struct {
 
 	// MaxWatchTimeout bounds how long a watch lasts (REST.WithMaxWatchTimeout).
 	MaxWatchTimeout time.Duration
+	// Shares are the per-user shares of requests in flight and watches, and
+	// the total of watches.
+	Shares ShareOptions
 }
 
 // DefaultSecurePort is where the virtual workspace listens by default.
@@ -64,11 +71,14 @@ func NewOptions() *Options {
 	secureServing.ServerCert.PairName = "workspacemounts"
 	return &Options{
 		SecureServing:      secureServing,
-		TokenCacheTTL:      10 * time.Second,
+		TokenCacheTTL:          10 * time.Second,
+		TokenReviewConcurrency: 20,
+		FailedTokenCacheSize:   10000,
 		Authorization:      authorization.DefaultReviewOptions(),
 		AuthorizationQPS:   100,
 		AuthorizationBurst: 200,
 		MaxWatchTimeout:    wsmregistry.DefaultMaxWatchTimeout,
+		Shares:             DefaultShareOptions(),
 	}
 }
 
@@ -81,6 +91,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Kubeconfig reaching kcp to review bearer tokens (TokenReview); the --kubeconfig if empty. "+
 			"A server URL without a /clusters/<name> path gets /clusters/root.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long to remember a TokenReview answer.")
+	fs.IntVar(&o.TokenReviewConcurrency, "authentication-token-review-concurrency", o.TokenReviewConcurrency,
+		"TokenReviews of tokens not remembered under way at once, apart from authenticated users (whose tokens are remembered); "+
+			"a request waits at most "+tokenReviewWait.String()+" for a turn, then is answered 401.")
+	fs.IntVar(&o.FailedTokenCacheSize, "authentication-failed-token-cache-size", o.FailedTokenCacheSize,
+		"Tokens kcp did not authenticate remembered at most (for --authentication-token-webhook-cache-ttl), least recently used first out.")
 	a := &o.Authorization
 	fs.DurationVar(&a.AllowTTL, "authorization-webhook-cache-authorized-ttl", a.AllowTTL,
 		"How long to remember that kcp allowed a user to see a workspace (SubjectAccessReview); a revoked access shows within this.")
@@ -97,6 +112,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxWatchTimeout, "max-watch-timeout", o.MaxWatchTimeout,
 		"The longest a watch lasts. A watch whose timeoutSeconds is not above it ends then; any other (none, or more) after a random "+
 			"time between half of it and it (kube-apiserver's jitter of --min-request-timeout); its client then lists and watches again, authorized anew.")
+	fs.IntVar(&o.Shares.PerUserInFlight, "max-requests-inflight-per-user", o.Shares.PerUserInFlight,
+		"Requests of one user (name and groups, whatever the token) served at once, watches excepted; more are answered 429 with Retry-After.")
+	fs.IntVar(&o.Shares.PerUserWatches, "max-watches-per-user", o.Shares.PerUserWatches,
+		"Watches of one user (name and groups, whatever the token) open at once; more are answered 429 with Retry-After.")
+	fs.IntVar(&o.Shares.MaxWatches, "max-watches", o.Shares.MaxWatches, "Watches of all users open at once; more are answered 429 with Retry-After.")
 }
 
 // Validate tells what is wrong with the options.
@@ -105,7 +125,13 @@ func (o *Options) Validate() error {
 	if o.TokenCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("--authentication-token-webhook-cache-ttl must not be negative"))
 	}
+	if o.TokenReviewConcurrency < 1 || o.FailedTokenCacheSize < 1 {
+		errs = append(errs, errors.New("--authentication-token-review-concurrency and --authentication-failed-token-cache-size must be positive"))
+	}
 	if err := o.Authorization.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Shares.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if o.AuthorizationQPS <= 0 || o.AuthorizationBurst < 1 {

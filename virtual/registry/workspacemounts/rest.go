@@ -54,7 +54,7 @@ var errNoTarget = errors.New("no logical cluster in the request context")
 // keeps (a stale one included, while kcp is slow: what lists use); above 0,
 // an answer kcp gave at most maxAge ago, kcp being asked now otherwise,
 // without stale grace, and an error when kcp does not answer in time (what
-// watches use, see watchAccess).
+// watches use, see watcher).
 type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error)
 
 const (
