@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -791,6 +792,38 @@ func TestServerFrontProxyAndTokens(t *testing.T) {
 		require.Equal(t, "/clusters/root/apis/authentication.k8s.io/v1/tokenreviews", path)
 	default:
 		t.Fatal("no TokenReview reached kcp")
+	}
+}
+
+// TestServerSelectorsDoNotChangeReviews: at *, the SubjectAccessReviews a
+// list costs do not depend on objects its user cannot see: a selector that
+// matches only c2/x (alice may not see c2) costs what one that matches
+// nothing costs, a review per cluster, with and without a limit.
+func TestServerSelectorsDoNotChangeReviews(t *testing.T) {
+	t.Parallel()
+	var lock sync.Mutex
+	reviews := map[string]int{} // per user
+	ts := startServer(t, func(_ *testServer, _ *Options, deps *Dependencies) {
+		review := func(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+			lock.Lock()
+			defer lock.Unlock()
+			reviews[spec.User]++
+			return cluster == "c1", nil
+		}
+		exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }
+		deps.Authorizer = authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions()), exists)
+	})
+	for i, query := range []string{"", "&limit=1"} {
+		// A user of their own per request: nothing remembered.
+		matching, notMatching := fmt.Sprintf("matching-%d", i), fmt.Sprintf("not-matching-%d", i)
+		for user, selector := range map[string]string{matching: "x", notMatching: "nope"} {
+			code, body := do(t, ts.client(t, user), http.MethodGet, clusterURL(ts, "*", resourcePath+"?fieldSelector=metadata.name%3D"+selector+query))
+			require.Equal(t, http.StatusOK, code, "%s", body)
+		}
+		lock.Lock()
+		require.Equal(t, 2, reviews[matching], "%q: a review per cluster", query)
+		require.Equal(t, reviews[notMatching], reviews[matching], query)
+		lock.Unlock()
 	}
 }
 
