@@ -19,6 +19,7 @@ package workspacemounts
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	"k8s.io/apimachinery/pkg/watch"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
@@ -159,4 +161,63 @@ func BenchmarkListDuringWatchStarts(b *testing.B) {
 			b.ReportMetric(float64(starts)/elapsed.Seconds(), "starts/s")
 		})
 	}
+}
+
+// BenchmarkIdleWatchMemory is what an idle watch holds in the storage, at
+// 10,000 WorkspaceMounts: 1,000 watches started from the store's resource
+// version (as a client watches after its list) and left waiting, heap and
+// goroutine stacks after a GC, per watch (B/idle-watch). The HTTP side (the
+// handler's goroutine, the connection's buffers) comes on top.
+func BenchmarkIdleWatchMemory(b *testing.B) {
+	const watches = 1000
+	for _, target := range []string{"cluster-042", "*"} {
+		b.Run(fmt.Sprintf("%s/%d", target, watchBenchObjects), func(b *testing.B) {
+			s := benchmarkStore(b, watchBenchObjects)
+			r := NewREST(s, allVisible)
+			_, rv := s.list(allClusters)
+			inUse := func() uint64 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				return m.HeapInuse + m.StackInuse
+			}
+			var perWatch float64
+			for b.Loop() {
+				goroutines := runtime.NumGoroutine()
+				before := inUse()
+				started := make([]watch.Interface, 0, watches)
+				for range watches {
+					w, err := r.Watch(requestContext(target), &metainternalversion.ListOptions{ResourceVersion: rv})
+					if err != nil {
+						b.Fatal(err)
+					}
+					started = append(started, w)
+				}
+				for !allWaiting(s, started) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				perWatch = float64(inUse()-before) / watches
+				for _, w := range started {
+					w.Stop()
+				}
+				for runtime.NumGoroutine() > goroutines { // the watchers gone
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			b.ReportMetric(perWatch, "B/idle-watch")
+		})
+	}
+}
+
+// allWaiting tells whether every watch is registered and past its start
+// (at *, its answers taken for every cluster).
+func allWaiting(s *Store, started []watch.Interface) bool {
+	s.watchersLock.Lock()
+	defer s.watchersLock.Unlock()
+	for _, w := range started {
+		if _, found := s.watchers[w.(*watcher)]; !found {
+			return false
+		}
+	}
+	return runtime.NumGoroutine() >= 2*len(started)
 }
