@@ -141,7 +141,7 @@ func watchTimeout(requested, maxTimeout time.Duration) time.Duration {
 	if requested > 0 && requested <= maxTimeout {
 		return requested
 	}
-	return time.Duration(float64(maxTimeout/2) * (rand.Float64() + 1.0)) //nolint:gosec // jitter, not a secret
+	return time.Duration(float64(maxTimeout/2) * (rand.Float64() + 1.0))
 }
 
 // WithShards has the SHARD cell of a shard that has not answered for
@@ -324,12 +324,12 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	ctx, cancel := context.WithTimeout(ctx, watchTimeout(requested, r.maxWatchTimeout))
 	matches, _ := selectorPredicate(target, options)
 	watchOptions := watchOptions{
-		matches:          matches,
-		jsonEncoder:      r.jsonEncoder,
-		cluster:          target.Cluster,
-		visibility:       newClusterVisibility(ctx, r.visible, watchVisibilityMaxAge, r.recheckTimeout),
-		visibilityTicks:  r.visibilityTicks,
-		recheckTimeout:   r.recheckTimeout,
+		matches:         matches,
+		jsonEncoder:     r.jsonEncoder,
+		cluster:         target.Cluster,
+		visibility:      newClusterVisibility(ctx, r.visible, watchVisibilityMaxAge, r.recheckTimeout),
+		visibilityTicks: r.visibilityTicks,
+		recheckTimeout:  r.recheckTimeout,
 		// As kube-apiserver's watch cache: the bookmark that ends the
 		// initial events only where bookmarks are allowed (the handler
 		// defaults sendInitialEvents for a watch from no resourceVersion,

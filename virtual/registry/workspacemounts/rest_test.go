@@ -647,13 +647,13 @@ func cacheTombstone(key string, obj interface{}) cache.DeletedFinalStateUnknown 
 // another tenant's cluster costs what one that matches nothing costs.
 func TestSelectorsDoNotChangeVisibilityQuestions(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t,
-		mounted("mine", "a", mount.PhaseReady, map[string]string{"customer": "me"}),
-		mounted("theirs", "a", mount.PhaseReady, map[string]string{"customer": "bigbank"}),
-		mounted("zzz-theirs", "a", mount.PhaseReady, nil),
-	)
 	asked := func(t *testing.T, selector string, limit int64, watching bool) map[logicalcluster.Name]int {
 		t.Helper()
+		h := newHarness(t,
+			mounted("mine", "a", mount.PhaseReady, map[string]string{"customer": "me"}),
+			mounted("theirs", "a", mount.PhaseReady, map[string]string{"customer": "bigbank"}),
+			mounted("zzz-theirs", "a", mount.PhaseReady, nil),
+		)
 		v := newVisibility(map[logicalcluster.Name]error{"mine": nil, "theirs": errInvisible, "zzz-theirs": errInvisible})
 		r := NewREST(h.store, v.visible)
 		clock := useManualClock(r)
@@ -686,6 +686,7 @@ func TestSelectorsDoNotChangeVisibilityQuestions(t *testing.T) {
 		{name: "watch", watching: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			matching := asked(t, "customer=bigbank", tc.limit, tc.watching)
 			notMatching := asked(t, "customer=nobody", tc.limit, tc.watching)
 			require.Equal(t, notMatching, matching)

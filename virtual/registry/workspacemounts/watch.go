@@ -154,7 +154,8 @@ func (w *watcher) run() {
 		// cluster that goes out of sight later is DELETED; a cluster
 		// without an answer would be taken for one never shown.
 		for _, cluster := range w.store.clusters() {
-			if w.visibility.visible(cluster); w.failed() {
+			w.visibility.visible(cluster)
+			if w.failed() {
 				return
 			}
 		}
