@@ -154,7 +154,7 @@ func TestWatchAccess(t *testing.T) {
 	kube, err := kcpkubernetesclientset.NewForConfig(kcp.BaseConfigT(t, "base"))
 	require.NoError(t, err)
 	bindings := kube.Cluster(org.path).RbacV1().ClusterRoleBindings()
-	skips := []int{}
+	skips := make([]int, 0, len(watches))
 	for _, w := range watches {
 		_, endedAt, events := w.state("", 0)
 		require.True(t, endedAt.IsZero(), "%s: the watch ended before the revocation: %v", w.name, events)
