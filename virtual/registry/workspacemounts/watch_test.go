@@ -979,33 +979,16 @@ func TestWatchEndsWhenKcpDoesNotAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		target string
-		// fail makes the answer about cluster c1 fail, or hang.
-		fail func(v *visibility, h *harness, clock *manualClock)
+		// hang: no answer rather than an error; comeUpon: about a cluster
+		// the watch comes upon (c2), not at a re-check (c1).
+		hang, comeUpon bool
 	}{
-		{name: "one cluster, an error", target: "c1", fail: func(v *visibility, _ *harness, clock *manualClock) {
-			v.set("c1", errDown)
-			clock.ticks[0] <- time.Now()
-		}},
-		{name: "one cluster, no answer in time", target: "c1", fail: func(v *visibility, _ *harness, clock *manualClock) {
-			v.hang("c1")
-			clock.ticks[0] <- time.Now()
-		}},
-		{name: "all, an error", target: "*", fail: func(v *visibility, _ *harness, clock *manualClock) {
-			v.set("c1", errDown)
-			clock.ticks[0] <- time.Now()
-		}},
-		{name: "all, no answer in time", target: "*", fail: func(v *visibility, _ *harness, clock *manualClock) {
-			v.hang("c1")
-			clock.ticks[0] <- time.Now()
-		}},
-		{name: "all, an error about a cluster come upon", target: "*", fail: func(v *visibility, h *harness, _ *manualClock) {
-			v.set("c2", errDown)
-			h.add(mounted("c2", "a", mount.PhaseReady, nil))
-		}},
-		{name: "all, no answer in time about a cluster come upon", target: "*", fail: func(v *visibility, h *harness, _ *manualClock) {
-			v.hang("c2")
-			h.add(mounted("c2", "a", mount.PhaseReady, nil))
-		}},
+		{name: "one cluster, an error", target: "c1"},
+		{name: "one cluster, no answer in time", target: "c1", hang: true},
+		{name: "all, an error", target: "*"},
+		{name: "all, no answer in time", target: "*", hang: true},
+		{name: "all, an error about a cluster come upon", target: "*", comeUpon: true},
+		{name: "all, no answer in time about a cluster come upon", target: "*", hang: true, comeUpon: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -1017,8 +1000,20 @@ func TestWatchEndsWhenKcpDoesNotAnswer(t *testing.T) {
 			clock := useManualClock(r)
 			w := startWatch(t, r, tc.target, &metainternalversion.ListOptions{})
 			expect(t, w, event{watch.Added, "c1/a"})
-			require.Eventually(t, func() bool { return clock.started() == 1 }, eventually, tick)
-			tc.fail(v, h, clock)
+			failing := logicalcluster.Name("c1")
+			if tc.comeUpon {
+				failing = "c2"
+			}
+			if tc.hang {
+				v.hang(failing)
+			} else {
+				v.set(failing, errDown)
+			}
+			if tc.comeUpon {
+				h.add(mounted("c2", "a", mount.PhaseReady, nil))
+			} else {
+				clock.tick(t, 0)
+			}
 			requireClosed(t, w, 0)
 		})
 	}
