@@ -34,12 +34,15 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 )
 
 // event is what a test expects of a watch event: its type, and for other
@@ -961,12 +964,24 @@ func TestWatchOneClusterFollowsAccess(t *testing.T) {
 	clock.tick(t, 1)
 	require.Eventually(t, func() bool { return v.callCounts()["empty"] == 2 }, eventually, tick, "a cluster without objects is asked about too")
 
+	// A path is its cluster's: root:org:ws leads to c1.
+	pathCtx, cancel := context.WithCancel(genericapirequest.WithUser(clusterpath.WithTarget(context.Background(),
+		clusterpath.Target{Path: logicalcluster.NewPath("root:org:ws"), Cluster: "c1"}), &user.DefaultInfo{Name: "alice"}))
+	t.Cleanup(cancel)
+	path, err := r.Watch(pathCtx, &metainternalversion.ListOptions{})
+	require.NoError(t, err)
+	t.Cleanup(path.Stop)
+	expect(t, path, event{watch.Added, "c1/a"})
+
 	v.set("c1", errInvisible)
 	v.set("empty", errInvisible)
 	clock.tick(t, 0)
 	requireClosed(t, w, 0)
 	clock.tick(t, 1)
 	requireClosed(t, empty, 0)
+	clock.tick(t, 2)
+	requireClosed(t, path, 0)
+	require.Equal(t, 4, v.callCounts()["c1"], "two re-checks of the cluster's watch, one of the path's, one of each after the revocation")
 }
 
 // TestWatchEndsWhenKcpDoesNotAnswer: a watch takes no answer it could not
