@@ -146,6 +146,10 @@ func (w *watcher) push(c change) {
 // run sends the events until the watch stops; it closes the result channel.
 func (w *watcher) run() {
 	defer close(w.result)
+	// The clock runs from the start: a re-check falls due while the first
+	// events are sent, and comes right after them.
+	rechecks, stop := w.visibilityTicks()
+	defer stop()
 	registeredAt := w.resourceVersion // the store's, when the watcher was registered
 	if w.cluster == "" && w.resumed {
 		// The client has what a list (or an earlier watch) showed it: the
@@ -191,8 +195,6 @@ func (w *watcher) run() {
 		defer ticker.Stop()
 		bookmarks = ticker.C
 	}
-	rechecks, stop := w.visibilityTicks()
-	defer stop()
 	for {
 		select {
 		case <-w.done:
