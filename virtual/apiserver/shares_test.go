@@ -19,7 +19,6 @@ package apiserver
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -39,14 +38,8 @@ import (
 // get answers a GET of url: its code, body and warnings.
 func get(t *testing.T, client *http.Client, url string) (int, string, []string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, http.NoBody)
-	require.NoError(t, err)
-	resp, err := client.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body), resp.Header.Values("Warning")
+	code, body, header := doWithHeaders(t, client, http.MethodGet, url)
+	return code, string(body), header.Values("Warning")
 }
 
 // TestServerReviewFails: a review that fails is answered 503 with a generic
