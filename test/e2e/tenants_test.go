@@ -110,7 +110,7 @@ func TestTenants(t *testing.T) {
 		return true, ""
 	}, vwConvergeTimeout, 200*time.Millisecond, "the plugin serves both tenants their mounts%s", opLogs(plugin))
 
-	t.Run("20 tokens of one ServiceAccount against an honest user", func(t *testing.T) {
+	t.Run("20 tokens of one ServiceAccount against an honest user", func(t *testing.T) { //nolint:paralleltest // it measures latency, then the next cuts kcp
 		// honest lists in turn at * and in its workspace until stop, timing each.
 		honest := func(stop <-chan struct{}) ([]time.Duration, []string) {
 			var took []time.Duration
@@ -169,7 +169,7 @@ func TestTenants(t *testing.T) {
 		require.NotZero(t, codes[http.StatusOK], "the flood was served")
 	})
 
-	t.Run("a review that fails is 503 without detail", func(t *testing.T) {
+	t.Run("a review that fails is 503 without detail", func(t *testing.T) { //nolint:paralleltest // it cuts the plugin's way to kcp, after the flood
 		// A client certificate: authenticated without kcp. The groups differ
 		// from the token's, so kcp was never asked about this identity.
 		cert, err := ca.ClientCert(hostileUser, "tenants-cert")

@@ -67,14 +67,14 @@ func NewOptions() *Options {
 	secureServing.ServerCert.CertDirectory = "apiserver.local.config/certificates"
 	secureServing.ServerCert.PairName = "workspacemounts"
 	return &Options{
-		SecureServing:      secureServing,
+		SecureServing:          secureServing,
 		TokenCacheTTL:          10 * time.Second,
 		TokenReviewConcurrency: 20,
 		FailedTokenCacheSize:   10000,
-		Authorization:      authorization.DefaultReviewOptions(),
-		AuthorizationQPS:   100,
-		AuthorizationBurst: 200,
-		Shares:             DefaultShareOptions(),
+		Authorization:          authorization.DefaultReviewOptions(),
+		AuthorizationQPS:       100,
+		AuthorizationBurst:     200,
+		Shares:                 DefaultShareOptions(),
 	}
 }
 
