@@ -263,6 +263,13 @@ func (ts *testServer) client(t testing.TB, userName string, groups ...string) *h
 
 func do(t *testing.T, client *http.Client, method, url string) (int, []byte) {
 	t.Helper()
+	code, body, _ := doWithHeaders(t, client, method, url)
+	return code, body
+}
+
+// doWithHeaders is do, with the response's headers.
+func doWithHeaders(t *testing.T, client *http.Client, method, url string) (int, []byte, http.Header) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader("{}"))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
@@ -271,7 +278,7 @@ func do(t *testing.T, client *http.Client, method, url string) (int, []byte) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp.StatusCode, body
+	return resp.StatusCode, body, resp.Header
 }
 
 const resourcePath = "/apis/workspacemounts.io/v1alpha1/workspacemounts"

@@ -121,7 +121,8 @@ func (s *shares) take(key authorization.UserKey, watch bool) (release func(), fu
 	return func() {
 		s.lock.Lock()
 		defer s.lock.Unlock()
-		if counts[key]--; counts[key] == 0 {
+		counts[key]--
+		if counts[key] == 0 {
 			delete(counts, key)
 		}
 		if watch {

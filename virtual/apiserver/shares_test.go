@@ -18,8 +18,8 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -39,14 +39,8 @@ import (
 // get answers a GET of url: its code, body and warnings.
 func get(t *testing.T, client *http.Client, url string) (int, string, []string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, http.NoBody)
-	require.NoError(t, err)
-	resp, err := client.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body), resp.Header.Values("Warning")
+	code, body, header := doWithHeaders(t, client, http.MethodGet, url)
+	return code, string(body), header.Values("Warning")
 }
 
 // TestServerReviewFails: a review that fails is answered 503 with a generic
@@ -57,7 +51,7 @@ func TestServerReviewFails(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, func(_ *testServer, _ *Options, deps *Dependencies) {
 		failing := func(context.Context, logicalcluster.Name, authorizationv1.SubjectAccessReviewSpec) (bool, error) {
-			return false, fmt.Errorf(`Post "https://shard-2.internal:6443/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews": dial tcp 10.0.0.7:6443: connection refused`)
+			return false, errors.New(`post "https://shard-2.internal:6443/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews": dial tcp 10.0.0.7:6443: connection refused`)
 		}
 		exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }
 		deps.Authorizer = authorization.New(authorization.NewReviews(failing, authorization.DefaultReviewOptions()), exists)
@@ -67,7 +61,7 @@ func TestServerReviewFails(t *testing.T) {
 		code, body, _ := get(t, alice, clusterURL(ts, cluster, resourcePath))
 		require.Equal(t, http.StatusServiceUnavailable, code, "%s: %s", cluster, body)
 		require.Contains(t, body, unavailableMessage)
-		for _, detail := range []string{"shard-2", "10.0.0.7", "dial tcp", "subjectaccessreviews", "c1", "c2"} {
+		for _, detail := range []string{"shard-2", "10.0.0.7", "dial tcp", "subjectaccessreviews", "c1", "c2", "post"} {
 			require.NotContains(t, body, detail, cluster)
 		}
 	}
@@ -171,7 +165,7 @@ func TestWithUserShares(t *testing.T) {
 func TestSharesTotalWatches(t *testing.T) {
 	t.Parallel()
 	s := newShares(ShareOptions{PerUserInFlight: 1, PerUserWatches: 2, MaxWatches: 3})
-	var releases []func()
+	releases := make([]func(), 0, 3)
 	for i := range 3 {
 		release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: fmt.Sprint("u", i)}), true)
 		require.NotNil(t, release)

@@ -19,6 +19,7 @@ package authorization
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -165,7 +166,7 @@ func TestReviewsMaxAge(t *testing.T) {
 	// kcp does not answer in time: no stale answer for a maximum age.
 	clock.Step(opts.AllowTTL + time.Second)
 	r.review = func(context.Context, logicalcluster.Name, authorizationv1.SubjectAccessReviewSpec) (bool, error) {
-		return false, fmt.Errorf("Post \"https://shard/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews\": dial tcp: connection refused")
+		return false, errors.New("post \"https://shard/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews\": dial tcp: connection refused")
 	}
 	_, err = ask(30 * time.Second)
 	require.ErrorIs(t, err, ErrUnavailable)
