@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -50,7 +51,7 @@ import (
 func TestFastTables(t *testing.T) {
 	t.Parallel()
 	synced := testStore(t, mountedWorkspace("c1", "a", mount.PhaseReady), mountedWorkspace("c1", "b", mount.PhaseConnecting))
-	allVisible := func(context.Context, logicalcluster.Name) (bool, error) { return true, nil }
+	allVisible := func(context.Context, logicalcluster.Name, time.Duration) (bool, error) { return true, nil }
 	tables, err := newFastTables(wsmregistry.NewREST(synced, allVisible), codecs)
 	require.NoError(t, err)
 	notSynced, err := newFastTables(wsmregistry.NewREST(wsmregistry.NewStore(), allVisible), codecs)

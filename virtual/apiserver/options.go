@@ -27,6 +27,7 @@ import (
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
+	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
 // Options are the serving and authentication flags of the virtual workspace,
@@ -40,12 +41,22 @@ type Options struct {
 	AuthenticationKubeconfig string
 	// TokenCacheTTL is how long a TokenReview answer is remembered.
 	TokenCacheTTL time.Duration
+	// TokenReviewConcurrency bounds the TokenReviews under way at once (of
+	// tokens not remembered); FailedTokenCacheSize the tokens kcp did not
+	// authenticate remembered, for TokenCacheTTL.
+	TokenReviewConcurrency, FailedTokenCacheSize int
 
 	// Authorization bounds the SubjectAccessReviews asked of kcp.
 	Authorization authorization.ReviewOptions
 	// AuthorizationQPS and AuthorizationBurst rate-limit all of them together.
 	AuthorizationQPS   float32
 	AuthorizationBurst int
+
+	// MaxWatchTimeout bounds how long a watch lasts (REST.WithMaxWatchTimeout).
+	MaxWatchTimeout time.Duration
+	// Shares are the per-user shares of requests in flight and watches, and
+	// the total of watches.
+	Shares ShareOptions
 }
 
 // DefaultSecurePort is where the virtual workspace listens by default.
@@ -59,11 +70,15 @@ func NewOptions() *Options {
 	secureServing.ServerCert.CertDirectory = "apiserver.local.config/certificates"
 	secureServing.ServerCert.PairName = "workspacemounts"
 	return &Options{
-		SecureServing:      secureServing,
-		TokenCacheTTL:      10 * time.Second,
-		Authorization:      authorization.DefaultReviewOptions(),
-		AuthorizationQPS:   100,
-		AuthorizationBurst: 200,
+		SecureServing:          secureServing,
+		TokenCacheTTL:          10 * time.Second,
+		TokenReviewConcurrency: 20,
+		FailedTokenCacheSize:   10000,
+		Authorization:          authorization.DefaultReviewOptions(),
+		AuthorizationQPS:       100,
+		AuthorizationBurst:     200,
+		MaxWatchTimeout:        wsmregistry.DefaultMaxWatchTimeout,
+		Shares:                 DefaultShareOptions(),
 	}
 }
 
@@ -76,6 +91,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Kubeconfig reaching kcp to review bearer tokens (TokenReview); the --kubeconfig if empty. "+
 			"A server URL without a /clusters/<name> path gets /clusters/root.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long to remember a TokenReview answer.")
+	fs.IntVar(&o.TokenReviewConcurrency, "authentication-token-review-concurrency", o.TokenReviewConcurrency,
+		"TokenReviews of tokens not remembered under way at once, apart from authenticated users (whose tokens are remembered); "+
+			"a request waits at most "+tokenReviewWait.String()+" for a turn, then is answered 401.")
+	fs.IntVar(&o.FailedTokenCacheSize, "authentication-failed-token-cache-size", o.FailedTokenCacheSize,
+		"Tokens kcp did not authenticate remembered at most (for --authentication-token-webhook-cache-ttl), least recently used first out.")
 	a := &o.Authorization
 	fs.DurationVar(&a.AllowTTL, "authorization-webhook-cache-authorized-ttl", a.AllowTTL,
 		"How long to remember that kcp allowed a user to see a workspace (SubjectAccessReview); a revoked access shows within this.")
@@ -89,6 +109,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency, "SubjectAccessReviews under way at once for one user.")
 	fs.Float32Var(&o.AuthorizationQPS, "authorization-qps", o.AuthorizationQPS, "SubjectAccessReviews per second to kcp, for all users together (a client of their own).")
 	fs.IntVar(&o.AuthorizationBurst, "authorization-burst", o.AuthorizationBurst, "Burst of SubjectAccessReviews above --authorization-qps.")
+	fs.DurationVar(&o.MaxWatchTimeout, "max-watch-timeout", o.MaxWatchTimeout,
+		"The longest a watch lasts. A watch whose timeoutSeconds is not above it ends then; any other (none, or more) after a random "+
+			"time between half of it and it (kube-apiserver's jitter of --min-request-timeout); its client then lists and watches again, authorized anew.")
+	fs.IntVar(&o.Shares.PerUserInFlight, "max-requests-inflight-per-user", o.Shares.PerUserInFlight,
+		"Requests of one user (name and groups, whatever the token) served at once, watches excepted; more are answered 429 with Retry-After.")
+	fs.IntVar(&o.Shares.PerUserWatches, "max-watches-per-user", o.Shares.PerUserWatches,
+		"Watches of one user (name and groups, whatever the token) open at once; more are answered 429 with Retry-After.")
+	fs.IntVar(&o.Shares.MaxWatches, "max-watches", o.Shares.MaxWatches, "Watches of all users open at once; more are answered 429 with Retry-After.")
 }
 
 // Validate tells what is wrong with the options.
@@ -97,7 +125,13 @@ func (o *Options) Validate() error {
 	if o.TokenCacheTTL < 0 {
 		errs = append(errs, fmt.Errorf("--authentication-token-webhook-cache-ttl must not be negative"))
 	}
+	if o.TokenReviewConcurrency < 1 || o.FailedTokenCacheSize < 1 {
+		errs = append(errs, errors.New("--authentication-token-review-concurrency and --authentication-failed-token-cache-size must be positive"))
+	}
 	if err := o.Authorization.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Shares.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if o.AuthorizationQPS <= 0 || o.AuthorizationBurst < 1 {
@@ -108,6 +142,9 @@ func (o *Options) Validate() error {
 	// (system:masters included), not only the front-proxy's.
 	if o.RequestHeader.ClientCAFile != "" && len(o.RequestHeader.AllowedNames) == 0 {
 		errs = append(errs, errors.New("--requestheader-client-ca-file needs --requestheader-allowed-names: the common name of the front-proxy's client certificate (kcp-front-proxy as kcp issues it); without it any certificate of that CA could assert any user and group"))
+	}
+	if o.MaxWatchTimeout < 2*time.Second {
+		errs = append(errs, fmt.Errorf("--max-watch-timeout must be at least 2s, not %s", o.MaxWatchTimeout))
 	}
 	return errors.Join(errs...)
 }

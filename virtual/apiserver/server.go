@@ -41,7 +41,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	unionauth "k8s.io/apiserver/pkg/authentication/request/union"
+	"k8s.io/apiserver/pkg/authentication/request/websocket"
+	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
+	"k8s.io/apiserver/pkg/endpoints/filterlatency"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
@@ -52,9 +59,11 @@ import (
 	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/apiserver/pkg/warning"
+	webhooktoken "k8s.io/apiserver/plugin/pkg/authenticator/token/webhook"
 	"k8s.io/client-go/kubernetes"
 	clientrest "k8s.io/client-go/rest"
 	basecompatibility "k8s.io/component-base/compatibility"
+	"k8s.io/utils/clock"
 
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
@@ -153,20 +162,32 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	if err != nil {
 		return nil, err
 	}
-	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShards(deps.Shards).WithEncodedJSON(listEncoder.Identifier())
+	// A watch without timeoutSeconds lasts between half of
+	// --max-watch-timeout and all of it, as kube-apiserver draws it from
+	// --min-request-timeout; the storage ends any other at the bound too.
+	cfg.MinRequestTimeout = int((o.MaxWatchTimeout / 2).Seconds())
+	storage := wsmregistry.NewREST(deps.Store, deps.Authorizer.Visible).WithShards(deps.Shards).WithEncodedJSON(listEncoder.Identifier()).
+		WithMaxWatchTimeout(o.MaxWatchTimeout)
 	tables, err := newFastTables(storage, apiGroup.NegotiatedSerializer)
 	if err != nil {
 		return nil, err
 	}
+	userShares := newShares(o.Shares)
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		if !deps.genericListsOnly {
 			apiHandler = tables.ahead(apiHandler)
 		}
-		handler := genericapiserver.DefaultBuildHandlerChainFromAuthzToCompletion(withBufferedResponses(apiHandler), c)
-		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
+		handler := withBufferedResponses(apiHandler)
+		// Warnings after authorization: only answers the user may read
+		// name shards or tell how long kcp has been silent.
 		handler = withStaleWarning(handler, deps.KCPLastContact)
 		handler = withStaleShardWarnings(handler, deps.Shards)
+		handler = filterlatency.TrackCompleted(handler)
+		handler = withAuthorization(handler, c.Authorization.Authorizer, c.Serializer)
+		handler = filterlatency.TrackStarted(handler, c.TracerProvider, "authorization")
+		handler = withClusterResolution(handler, deps.GetWorkspace, deps.ClustersSynced)
 		handler = withReadOnly(handler)
+		handler = withUserShares(handler, userShares)
 		handler = genericapiserver.DefaultBuildHandlerChainFromImpersonationToAuthz(handler, c)
 		handler = genericapiserver.DefaultBuildHandlerChainFromStartToBeforeImpersonation(handler, c)
 		return withClusterPath(handler)
@@ -224,12 +245,22 @@ func applyAuthentication(o *Options, info *genericapiserver.AuthenticationInfo, 
 		WebhookRetryBackoff:      genericapiserveroptions.DefaultAuthWebhookRetryBackoff(),
 		TokenAccessReviewTimeout: 10 * time.Second,
 	}
+	var tokens authenticator.Token
 	if tokenReviewConfig != nil {
 		client, err := kubernetes.NewForConfig(tokenReviewConfig)
 		if err != nil {
 			return err
 		}
-		authnConfig.TokenAccessReviewClient = client.AuthenticationV1()
+		// What authnConfig.New builds for a TokenAccessReviewClient, with
+		// tokenReviews between the cache and the webhook, and failures
+		// remembered there (bounded), not in the cache (unbounded).
+		webhook, err := webhooktoken.NewFromInterface(client.AuthenticationV1(), nil, *authnConfig.WebhookRetryBackoff, authnConfig.TokenAccessReviewTimeout,
+			webhooktoken.AuthenticatorMetrics{RecordRequestTotal: authenticatorfactory.RecordRequestTotal, RecordRequestLatency: authenticatorfactory.RecordRequestLatency})
+		if err != nil {
+			return err
+		}
+		limited := newTokenReviews(webhook, o.TokenReviewConcurrency, o.FailedTokenCacheSize, tokenReviewWait, o.TokenCacheTTL, clock.RealClock{})
+		tokens = tokencache.New(limited, false, o.TokenCacheTTL, 0)
 	}
 	if o.ClientCert.ClientCA != "" {
 		provider, err := o.ClientCert.GetClientCAContentProvider()
@@ -252,13 +283,27 @@ func applyAuthentication(o *Options, info *genericapiserver.AuthenticationInfo, 
 			return err
 		}
 	}
-	authenticator, _, err := authnConfig.New()
-	if err != nil {
-		return err
+	var authenticators []authenticator.Request
+	if authnConfig.RequestHeaderConfig != nil || authnConfig.ClientCertificateCAContentProvider != nil {
+		certificates, _, err := authnConfig.New()
+		if err != nil {
+			return err
+		}
+		authenticators = append(authenticators, certificates)
 	}
-	info.Authenticator = authenticator
+	if tokens != nil {
+		authenticators = append(authenticators, bearertoken.New(tokens), websocket.NewProtocolAuthenticator(tokens))
+	}
+	if len(authenticators) == 0 {
+		return errors.New("no authentication method configured")
+	}
+	info.Authenticator = group.NewAuthenticatedGroupAdder(unionauth.New(authenticators...))
 	return nil
 }
+
+// tokenReviewWait is how long a request with a token not known yet waits
+// for a turn of --authentication-token-review-concurrency.
+const tokenReviewWait = 5 * time.Second
 
 // withClusterPath is the outermost filter: it accepts only
 // /services/workspacemounts/clusters/<cluster>/... (and the health endpoints),

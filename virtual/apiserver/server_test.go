@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,6 +263,13 @@ func (ts *testServer) client(t testing.TB, userName string, groups ...string) *h
 
 func do(t *testing.T, client *http.Client, method, url string) (int, []byte) {
 	t.Helper()
+	code, body, _ := doWithHeaders(t, client, method, url)
+	return code, body
+}
+
+// doWithHeaders is do, with the response's headers.
+func doWithHeaders(t *testing.T, client *http.Client, method, url string) (int, []byte, http.Header) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader("{}"))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
@@ -270,7 +278,7 @@ func do(t *testing.T, client *http.Client, method, url string) (int, []byte) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return resp.StatusCode, body
+	return resp.StatusCode, body, resp.Header
 }
 
 const resourcePath = "/apis/workspacemounts.io/v1alpha1/workspacemounts"
@@ -794,6 +802,74 @@ func TestServerFrontProxyAndTokens(t *testing.T) {
 	}
 }
 
+// TestServerSelectorsDoNotChangeReviews: at *, the SubjectAccessReviews a
+// list costs do not depend on objects its user cannot see: a selector that
+// matches only c2/x (alice may not see c2) costs what one that matches
+// nothing costs, a review per cluster, with and without a limit.
+func TestServerSelectorsDoNotChangeReviews(t *testing.T) {
+	t.Parallel()
+	var lock sync.Mutex
+	reviews := map[string]int{} // per user
+	ts := startServer(t, func(_ *testServer, _ *Options, deps *Dependencies) {
+		review := func(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+			lock.Lock()
+			defer lock.Unlock()
+			reviews[spec.User]++
+			return cluster == "c1", nil
+		}
+		exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }
+		deps.Authorizer = authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions()), exists)
+	})
+	for i, query := range []string{"", "&limit=1"} {
+		// A user of their own per request: nothing remembered.
+		matching, notMatching := fmt.Sprintf("matching-%d", i), fmt.Sprintf("not-matching-%d", i)
+		for user, selector := range map[string]string{matching: "x", notMatching: "nope"} {
+			code, body := do(t, ts.client(t, user), http.MethodGet, clusterURL(ts, "*", resourcePath+"?fieldSelector=metadata.name%3D"+selector+query))
+			require.Equal(t, http.StatusOK, code, "%s", body)
+		}
+		lock.Lock()
+		require.Equal(t, 2, reviews[matching], "%q: a review per cluster", query)
+		require.Equal(t, reviews[notMatching], reviews[matching], query)
+		lock.Unlock()
+	}
+}
+
+// TestServerWatchTimeout: through the handlers, a watch lasts at most
+// --max-watch-timeout, whatever timeoutSeconds it asks for (none, or a
+// year), and at least half of it; one asking for less lasts that.
+func TestServerWatchTimeout(t *testing.T) {
+	t.Parallel()
+	const maxTimeout = 4 * time.Second
+	ts := startServer(t, func(_ *testServer, o *Options, _ *Dependencies) { o.MaxWatchTimeout = maxTimeout })
+	alice := ts.client(t, "alice")
+	for _, tc := range []struct {
+		query    string
+		min, max time.Duration
+	}{
+		{query: "?watch=true", min: maxTimeout / 2, max: maxTimeout},
+		{query: "?watch=true&timeoutSeconds=31536000", min: maxTimeout / 2, max: maxTimeout},
+		{query: "?watch=true&timeoutSeconds=1", min: time.Second, max: time.Second},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, clusterURL(ts, "c1", resourcePath+tc.query), http.NoBody)
+			require.NoError(t, err)
+			began := time.Now()
+			resp, err := alice.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			_, err = io.Copy(io.Discard, resp.Body) // until the server ends the watch
+			require.NoError(t, err)
+			lasted := time.Since(began)
+			require.GreaterOrEqual(t, lasted, tc.min)
+			require.Less(t, lasted, tc.max+time.Second)
+		})
+	}
+}
+
 func TestOptions(t *testing.T) {
 	t.Parallel()
 	o := NewOptions()
@@ -806,6 +882,9 @@ func TestOptions(t *testing.T) {
 		"--secure-port=7443", "--client-ca-file=/ca.crt", "--requestheader-client-ca-file=/rh.crt",
 		"--authentication-kubeconfig=/kc", "--authentication-token-webhook-cache-ttl=1m",
 	}))
+	require.Equal(t, 30*time.Minute, NewOptions().MaxWatchTimeout)
+	require.NoError(t, fs.Parse([]string{"--max-watch-timeout=10m"}))
+	require.Equal(t, 10*time.Minute, o.MaxWatchTimeout)
 	require.Equal(t, 7443, o.SecureServing.BindPort)
 	require.Equal(t, "/ca.crt", o.ClientCert.ClientCA)
 	require.Equal(t, "/rh.crt", o.RequestHeader.ClientCAFile)
@@ -817,6 +896,9 @@ func TestOptions(t *testing.T) {
 	o = NewOptions()
 	o.SecureServing.BindPort = 70000
 	require.Error(t, o.Validate())
+	o = NewOptions()
+	o.MaxWatchTimeout = time.Second
+	require.ErrorContains(t, o.Validate(), "--max-watch-timeout must be at least 2s")
 }
 
 // TestOptionsRequestHeaderNeedsAllowedNames: a request-header CA without

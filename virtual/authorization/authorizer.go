@@ -26,12 +26,34 @@ limitations under the License.
 // review, with the same answer as one the user may not see; answers are kept
 // in one bounded cache (Reviews) per (user hash, cluster, verb); and only
 // the few non-resource paths an API client needs are served.
+//
+// What a request in one cluster is answered, so that no tenant can tell a
+// cluster that exists from one that does not, whatever kcp does:
+//
+//   - allowed (kcp said so, or an answer kept says so): the resource;
+//   - review failed (ErrUnavailable: kcp's error, or no answer within the
+//     review timeout): an error, which the server answers 503 with a
+//     generic message, the detail only in its log;
+//   - not allowed (denied, no such cluster, a path that leads nowhere): a
+//     denial (403), except while reviews are failing (Reviews.Failing: one
+//     failed in the last minute, for any user and cluster): then the same
+//     error as a failed review, 503. So a tenant sees, for every name they
+//     may not see, 403 while kcp answers and 503 while it does not, and the
+//     made-up names with them;
+//   - the user's own review turns stayed taken for the whole review timeout
+//     (ErrUserShare): 429, the share's answer, whatever the cluster.
+//
+// At *, a cluster whose review fails is not visible, as one the user may
+// not see: a list or watch at * tells nothing about what exists either way.
+// Left: the time of a first review (a few milliseconds, once per answer's
+// TTL) still tells a cluster that exists from one that does not (no review).
 package authorization
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -43,9 +65,12 @@ import (
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 )
 
-// Asker answers whether a user may verb workspaces in an existing cluster.
+// Asker answers whether a user may verb workspaces in an existing cluster
+// (Reviews): with maxAge > 0 by an answer at most that old, else by any it
+// keeps; Failing tells whether its reviews are failing.
 type Asker interface {
-	Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, error)
+	Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string, maxAge time.Duration) (bool, error)
+	Failing() bool
 }
 
 // ClusterExists tells whether a logical cluster of this shard has the name, from a cache.
@@ -85,7 +110,9 @@ func isServedPath(path string) bool {
 //     isServedPath): any authenticated user; every other non-resource request: denied;
 //   - workspacemounts get, list, watch in cluster X: kcp's answer for workspaces
 //     in X; a path that leads nowhere or a cluster that does not exist gets the
-//     very same denial, without asking kcp;
+//     very same denial, without asking kcp; a review that fails is an error
+//     (ErrUnavailable, ErrUserShare), and so is every denial while reviews
+//     are failing (see the package documentation);
 //   - the same at *: allowed, the storage filters by Visible;
 //   - anything else: denied (writes never get here: they are answered 405 before).
 func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
@@ -111,26 +138,40 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	}
 	notVisible := fmt.Sprintf("%s workspaces in %s is not allowed, or %s does not exist", verb, target, target)
 	if target.Cluster == "" || !a.exists(target.Cluster) {
-		return authorizer.DecisionDeny, notVisible, nil
+		return a.denied(notVisible)
 	}
-	allowed, err := a.asker.Allowed(ctx, attrs.GetUser(), target.Cluster, verb)
+	allowed, err := a.asker.Allowed(ctx, attrs.GetUser(), target.Cluster, verb, 0)
 	if err != nil {
 		return authorizer.DecisionDeny, notVisible, fmt.Errorf("asking kcp whether %s may %s workspaces in %s: %w", attrs.GetUser().GetName(), verb, target, err)
 	}
 	if !allowed {
-		return authorizer.DecisionDeny, notVisible, nil
+		return a.denied(notVisible)
 	}
 	return authorizer.DecisionAllow, "", nil
 }
 
+// denied is the answer to a request in one cluster that is not allowed:
+// a denial, or while reviews are failing the error of a failed review, so
+// that a name that does not exist is answered as one whose review failed.
+func (a *Authorizer) denied(reason string) (authorizer.Decision, string, error) {
+	if a.asker.Failing() {
+		return authorizer.DecisionDeny, reason, fmt.Errorf("%w: a review failed in the last %s", ErrUnavailable, failingFor)
+	}
+	return authorizer.DecisionDeny, reason, nil
+}
+
 // Visible tells whether the user of the request may list the Workspaces, and
-// so see the WorkspaceMounts, of a cluster (one holding WorkspaceMounts).
-func (a *Authorizer) Visible(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
+// so see the WorkspaceMounts, of a cluster (one holding WorkspaceMounts). With
+// maxAge 0 any answer the authorizer keeps serves (what lists use: within
+// its TTL, and the stale grace while kcp is slow); with maxAge > 0 only one
+// asked of kcp at most maxAge ago, else kcp is asked now, without stale
+// grace: an error when kcp does not answer within the review timeout.
+func (a *Authorizer) Visible(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error) {
 	u, ok := genericapirequest.UserFrom(ctx)
 	if !ok {
 		return false, nil
 	}
-	allowed, err := a.asker.Allowed(ctx, u, cluster, "list")
+	allowed, err := a.asker.Allowed(ctx, u, cluster, "list", maxAge)
 	return allowed && err == nil, err
 }
 

@@ -19,9 +19,11 @@ package authorization
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -40,6 +42,7 @@ type asked struct {
 	cluster logicalcluster.Name
 	user    user.Info
 	verb    string
+	maxAge  time.Duration
 }
 
 // fakeAsker allows what allow says, and records every question.
@@ -50,17 +53,21 @@ type fakeAsker struct {
 	allow func(cluster logicalcluster.Name, user, verb string) bool
 	// err is what Allowed fails with.
 	err error
+	// failing is what Failing says.
+	failing bool
 }
 
-func (f *fakeAsker) Allowed(_ context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, error) {
+func (f *fakeAsker) Allowed(_ context.Context, u user.Info, cluster logicalcluster.Name, verb string, maxAge time.Duration) (bool, error) {
 	f.lock.Lock()
-	f.asked = append(f.asked, asked{cluster: cluster, user: u, verb: verb})
+	f.asked = append(f.asked, asked{cluster: cluster, user: u, verb: verb, maxAge: maxAge})
 	f.lock.Unlock()
 	if f.err != nil {
 		return false, f.err
 	}
 	return f.allow != nil && f.allow(cluster, u.GetName(), verb), nil
 }
+
+func (f *fakeAsker) Failing() bool { return f.failing }
 
 func (f *fakeAsker) questions() []asked {
 	f.lock.Lock()
@@ -293,12 +300,15 @@ func TestVisible(t *testing.T) {
 		name      string
 		user      user.Info // nil: none in the context
 		cluster   logicalcluster.Name
+		maxAge    time.Duration
 		allow     func(logicalcluster.Name, string, string) bool
 		askErr    error
 		want      bool
 		wantErr   bool
 		wantAsked bool
 	}{
+		{name: "an answer at most 30s old", user: alice, cluster: "c1", maxAge: 30 * time.Second, allow: aliceMayIn("list"), want: true, wantAsked: true},
+		{name: "an answer at most 30s old fails", user: alice, cluster: "c1", maxAge: 30 * time.Second, allow: aliceMayIn("list"), askErr: ErrUnavailable, want: false, wantErr: true, wantAsked: true},
 		{name: "may list", user: alice, cluster: "c1", allow: aliceMayIn("list"), want: true, wantAsked: true},
 		{name: "may only get", user: alice, cluster: "c1", allow: aliceMayIn("get"), want: false, wantAsked: true},
 		{name: "other cluster", user: alice, cluster: "c2", allow: aliceMayIn("list"), want: false, wantAsked: true},
@@ -313,7 +323,7 @@ func TestVisible(t *testing.T) {
 			if tc.user != nil {
 				ctx = genericapirequest.WithUser(ctx, tc.user)
 			}
-			visible, err := New(asker, existing).Visible(ctx, tc.cluster)
+			visible, err := New(asker, existing).Visible(ctx, tc.cluster, tc.maxAge)
 			require.Equal(t, tc.want, visible)
 			if tc.wantErr {
 				require.Error(t, err)
@@ -325,18 +335,59 @@ func TestVisible(t *testing.T) {
 				require.Empty(t, got)
 				return
 			}
-			require.Equal(t, []asked{{cluster: tc.cluster, user: tc.user, verb: "list"}}, got)
+			require.Equal(t, []asked{{cluster: tc.cluster, user: tc.user, verb: "list", maxAge: tc.maxAge}}, got)
 		})
 	}
 }
 
-// TestVisibleAsVisibilityFunc: Visible is what the storage filters * with.
+// TestVisibleAsVisibilityFunc: Visible, with any answer kept (maxAge 0), is
+// what the storage filters * with.
 func TestVisibleAsVisibilityFunc(t *testing.T) {
 	t.Parallel()
-	visible := wsmregistry.VisibilityFunc(New(&fakeAsker{}, existing).Visible)
-	ok, err := visible(genericapirequest.WithUser(context.Background(), alice), "c1")
+	a := New(&fakeAsker{}, existing)
+	visible := wsmregistry.VisibilityFunc(a.Visible)
+	ok, err := visible(genericapirequest.WithUser(context.Background(), alice), "c1", 0)
 	require.NoError(t, err)
 	require.False(t, ok)
+}
+
+// TestAuthorizeWhileReviewsFail: while reviews are failing, every request
+// in one cluster that is not allowed (denied, made up, a path that leads
+// nowhere) fails as a failed review does, so that none tells a cluster that
+// exists from one that does not; what is allowed stays allowed, and * is
+// filtered cluster by cluster as always.
+func TestAuthorizeWhileReviewsFail(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, target string
+		askErr       error
+		failing      bool
+		want         authorizer.Decision
+		wantErr      error
+	}{
+		{name: "denied", target: "c2", want: authorizer.DecisionDeny},
+		{name: "made up", target: "c3", want: authorizer.DecisionDeny},
+		{name: "denied, reviews failing", target: "c2", failing: true, want: authorizer.DecisionDeny, wantErr: ErrUnavailable},
+		{name: "made up, reviews failing", target: "c3", failing: true, want: authorizer.DecisionDeny, wantErr: ErrUnavailable},
+		{name: "nowhere, reviews failing", target: "root:nowhere", failing: true, want: authorizer.DecisionDeny, wantErr: ErrUnavailable},
+		{name: "allowed, reviews failing", target: "c1", failing: true, want: authorizer.DecisionAllow},
+		{name: "at *, reviews failing", target: "*", failing: true, want: authorizer.DecisionAllow},
+		{name: "review failed", target: "c1", askErr: fmt.Errorf("%w: dial tcp: connection refused", ErrUnavailable), want: authorizer.DecisionDeny, wantErr: ErrUnavailable},
+		{name: "over the user's share", target: "c1", askErr: fmt.Errorf("%w: waited", ErrUserShare), want: authorizer.DecisionDeny, wantErr: ErrUserShare},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := New(&fakeAsker{allow: aliceMayIn("list"), err: tc.askErr, failing: tc.failing}, existing)
+			decision, reason, err := a.Authorize(targetContext(tc.target), resourceAttrs("list"))
+			require.Equal(t, tc.want, decision)
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.wantErr)
+			require.Equal(t, fmt.Sprintf("list workspaces in %s is not allowed, or %s does not exist", tc.target, tc.target), reason)
+		})
+	}
 }
 
 // TestNotFoundIsForbidden: a tenant cannot tell a cluster or path that does

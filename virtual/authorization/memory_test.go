@@ -48,7 +48,7 @@ func BenchmarkReviewsMemory(b *testing.B) {
 		r := NewReviews(allow, opts)
 		for i := range opts.CacheSize {
 			u := &user.DefaultInfo{Name: strings.Repeat("u", 1000) + fmt.Sprint(i), Groups: groups}
-			if _, err := r.Allowed(context.Background(), u, "1a2b3c4d5e6f7g8h", "list"); err != nil {
+			if _, err := r.Allowed(context.Background(), u, "1a2b3c4d5e6f7g8h", "list", 0); err != nil {
 				b.Fatal(err)
 			}
 		}

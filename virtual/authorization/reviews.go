@@ -19,12 +19,12 @@ package authorization
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -98,11 +98,27 @@ type ReviewOptions struct {
 	// the least recently used goes first.
 	CacheSize int
 	// Concurrency bounds the reviews under way towards kcp at once;
-	// PerUserConcurrency the share of them one user's requests may hold.
+	// PerUserConcurrency the share of them one user (FairnessKey) may hold.
 	Concurrency, PerUserConcurrency int
 	// Timeout bounds one review, waiting for its turn included.
 	Timeout time.Duration
 }
+
+// ErrUserShare is what a review fails with when the user's own turns
+// (PerUserConcurrency) stayed taken, by their other reviews, for the whole
+// Timeout: the user is over their share, and the request is answered 429.
+var ErrUserShare = errors.New("the user's reviews are all under way")
+
+// ErrUnavailable is what a review fails with when kcp did not answer it
+// (an error, or no answer within the Timeout, waiting for one of
+// everyone's turns included); the detail follows in the error, for the
+// log, never for the user: the request is answered 503 with a generic
+// message. It is also what a denial fails with while reviews are failing
+// (Authorizer.Authorize).
+var ErrUnavailable = errors.New("kcp did not answer the SubjectAccessReview")
+
+// failingFor is how long after a review failed Failing says so.
+const failingFor = time.Minute
 
 // DefaultReviewOptions are the defaults of the flags.
 func DefaultReviewOptions() ReviewOptions {
@@ -141,8 +157,16 @@ func (o ReviewOptions) Validate() error {
 // fixed size; identical questions under way at once are asked once
 // (singleflight); at most Concurrency questions are under way towards kcp,
 // at most PerUserConcurrency of them for one user, so that one user's
-// requests cannot take every turn. A user is remembered only by a hash of
-// who they are, so that no input's size reaches the cache.
+// requests cannot take every turn. A user is remembered only by hashes of
+// who they are, so that no input's size reaches the cache: the answers by
+// everything a review depends on (subjectOf), the shares by the identity
+// kcp knows (FairnessKey), so that K tokens of one ServiceAccount hold one
+// user's share, not K.
+//
+// A caller may ask for an answer of a maximum age (Allowed's maxAge, what
+// a watch re-authorizes with): one asked of kcp at most that long ago and
+// within its TTL, else kcp is asked now, within the same bounds; no stale
+// answer then, and an error if kcp does not answer within the Timeout.
 //
 // An answer used in the last quarter of its TTL is asked again in the
 // background (refreshAheadFraction). An answer past its TTL is asked again
@@ -163,18 +187,29 @@ type Reviews struct {
 	// (half), so that a request waiting for an answer it does not have goes first.
 	refreshSlots chan struct{}
 
+	// lastFailure is when a review last failed (UnixNano of clock), for Failing.
+	lastFailure atomic.Int64
+
 	lock     sync.Mutex
-	userBusy map[subject]*userSlots
+	userBusy map[UserKey]*userSlots
 	// refreshing are the stale answers being asked again, userRefreshes how many per user.
 	refreshing    map[reviewKey]struct{}
-	userRefreshes map[subject]int
+	userRefreshes map[UserKey]int
 	// ahead are, per user, the answers waiting to be asked again ahead of
 	// their TTL (refresh).
-	ahead map[subject]map[reviewKey]aheadRefresh
+	ahead map[UserKey]map[reviewKey]aheadRefresh
 }
 
-// subject is a user as kcp sees them: a hash of name, UID, groups and extra.
+// subject is a user as a review sees them: a hash of name, UID, groups and extra.
 type subject [sha256.Size]byte
+
+// question is one review to ask: its answer's key, the share it is asked
+// in, and the user it is about.
+type question struct {
+	key  reviewKey
+	fair UserKey
+	user user.Info
+}
 
 type reviewKey struct {
 	user    subject
@@ -183,7 +218,9 @@ type reviewKey struct {
 }
 
 type answer struct {
-	allowed    bool
+	allowed bool
+	// asked is when kcp was asked (the review sent, its turn taken).
+	asked      time.Time
 	freshUntil time.Time
 	// refreshAfter is when a use of the answer starts asking again in the
 	// background (refreshAheadFraction before freshUntil).
@@ -219,48 +256,73 @@ func newReviews(review ReviewFunc, opts ReviewOptions, clk clock.PassiveClock) *
 		slots:   make(chan struct{}, opts.Concurrency),
 
 		refreshSlots: make(chan struct{}, max(1, opts.Concurrency/2)),
-		userBusy:     map[subject]*userSlots{},
+		userBusy:     map[UserKey]*userSlots{},
 
 		refreshing:    map[reviewKey]struct{}{},
-		userRefreshes: map[subject]int{},
-		ahead:         map[subject]map[reviewKey]aheadRefresh{},
+		userRefreshes: map[UserKey]int{},
+		ahead:         map[UserKey]map[reviewKey]aheadRefresh{},
 	}
+}
+
+// Failing tells whether a review failed (ErrUnavailable) in the last
+// minute: while it does, the authorizer answers every request it does not
+// allow as it answers one whose review failed, so that no tenant can tell a
+// cluster whose review failed from one that does not exist.
+func (r *Reviews) Failing() bool {
+	last := r.lastFailure.Load()
+	return last != 0 && r.clock.Since(time.Unix(0, last)) < failingFor
+}
+
+// failed records a failed review for Failing.
+func (r *Reviews) failed() {
+	r.lastFailure.Store(r.clock.Now().UnixNano())
 }
 
 // Allowed tells whether u may verb workspaces.tenancy.kcp.io in cluster.
 // The cluster must be one that exists: the caller checks, so that made-up
-// names never reach the cache or kcp.
-func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string) (bool, error) {
-	key := reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}
-	if cached, found := r.answers.Get(key); found {
+// names never reach the cache or kcp. With maxAge 0 any answer kept serves
+// (its TTL, and the stale grace while kcp is slow); with maxAge > 0 only
+// one asked of kcp at most maxAge ago and within its TTL, else kcp is
+// asked now, and its failure is the error.
+func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string, maxAge time.Duration) (bool, error) {
+	q := question{key: reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}, fair: FairnessKey(u), user: u}
+	if cached, found := r.answers.Get(q.key); found {
 		a := cached.(answer)
-		if now := r.clock.Now(); now.Before(a.freshUntil) {
+		now := r.clock.Now()
+		switch {
+		case maxAge > 0:
+			if now.Before(a.freshUntil) && now.Sub(a.asked) <= maxAge {
+				return a.allowed, nil
+			}
+			// Too old for the caller: asked now, below, and no stale answer.
+		case now.Before(a.freshUntil):
 			if !now.Before(a.refreshAfter) {
-				r.refresh(ctx, key, u, true) // in the background; the answer is fresh meanwhile
+				r.refresh(ctx, q, true) // in the background; the answer is fresh meanwhile
+			}
+			return a.allowed, nil
+		default:
+			// Stale: ask again, and use the new answer if it comes soon enough.
+			if refreshed := r.refresh(ctx, q, false); refreshed != nil {
+				wait := time.NewTimer(r.opts.StaleWait)
+				defer wait.Stop()
+				select {
+				case res := <-refreshed:
+					if res.err == nil {
+						a = res.answer
+					}
+				case <-wait.C:
+				case <-ctx.Done():
+				}
 			}
 			return a.allowed, nil
 		}
-		// Stale: ask again, and use the new answer if it comes soon enough.
-		if refreshed := r.refresh(ctx, key, u, false); refreshed != nil {
-			wait := time.NewTimer(r.opts.StaleWait)
-			defer wait.Stop()
-			select {
-			case res := <-refreshed:
-				if res.err == nil {
-					a = res.answer
-				}
-			case <-wait.C:
-			case <-ctx.Done():
-			}
-		}
-		return a.allowed, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err // a request that is gone starts no review
 	}
-	flight := hex.EncodeToString(key.user[:]) + "/" + cluster.String() + "/" + verb
+	flight := hex.EncodeToString(q.key.user[:]) + "/" + cluster.String() + "/" + verb
 	result := r.flights.DoChan(flight, func() (interface{}, error) {
-		return r.reviewOnce(ctx, key, u)
+		return r.reviewOnce(ctx, q)
 	})
 	select {
 	case <-ctx.Done():
@@ -286,47 +348,47 @@ type refreshed struct {
 // instead (at most maxAheadPerUser), and a refresh that is done takes the
 // next from there: so every answer a list at * uses gets asked again before
 // it expires, at the pace of the user's few refreshes.
-func (r *Reviews) refresh(ctx context.Context, key reviewKey, u user.Info, ahead bool) <-chan refreshed {
+func (r *Reviews) refresh(ctx context.Context, q question, ahead bool) <-chan refreshed {
 	r.lock.Lock()
-	if _, found := r.refreshing[key]; found {
+	if _, found := r.refreshing[q.key]; found {
 		r.lock.Unlock()
 		return nil
 	}
-	if r.userRefreshes[key.user] >= 2*r.opts.PerUserConcurrency {
-		if queue := r.ahead[key.user]; ahead && len(queue) < maxAheadPerUser {
+	if r.userRefreshes[q.fair] >= 2*r.opts.PerUserConcurrency {
+		if queue := r.ahead[q.fair]; ahead && len(queue) < maxAheadPerUser {
 			if queue == nil {
 				queue = map[reviewKey]aheadRefresh{}
-				r.ahead[key.user] = queue
+				r.ahead[q.fair] = queue
 			}
-			queue[key] = aheadRefresh{ctx: context.WithoutCancel(ctx), user: u}
+			queue[q.key] = aheadRefresh{ctx: context.WithoutCancel(ctx), user: q.user}
 		}
 		r.lock.Unlock()
 		return nil
 	}
-	r.refreshing[key] = struct{}{}
-	r.userRefreshes[key.user]++
+	r.refreshing[q.key] = struct{}{}
+	r.userRefreshes[q.fair]++
 	r.lock.Unlock()
 
 	result := make(chan refreshed, 1)
 	go func() {
-		a, err := r.refreshOnce(ctx, key, u)
+		a, err := r.refreshOnce(ctx, q)
 		result <- refreshed{answer: a, err: err}
 		for {
 			r.lock.Lock()
-			delete(r.refreshing, key)
-			next, found := r.nextAheadLocked(key.user)
+			delete(r.refreshing, q.key)
+			next, found := r.nextAheadLocked(q.fair)
 			if !found {
-				r.userRefreshes[key.user]--
-				if r.userRefreshes[key.user] == 0 {
-					delete(r.userRefreshes, key.user)
+				r.userRefreshes[q.fair]--
+				if r.userRefreshes[q.fair] == 0 {
+					delete(r.userRefreshes, q.fair)
 				}
 				r.lock.Unlock()
 				return
 			}
 			r.refreshing[next.key] = struct{}{}
 			r.lock.Unlock()
-			key = next.key
-			_, _ = r.refreshOnce(next.ctx, next.key, next.user) // remembered, or asked again when next used
+			q.key, q.user = next.key, next.user
+			_, _ = r.refreshOnce(next.ctx, q) // remembered, or asked again when next used
 		}
 	}()
 	return result
@@ -336,7 +398,8 @@ func (r *Reviews) refresh(ctx context.Context, key reviewKey, u user.Info, ahead
 // ahead of their TTL; beyond, an answer is asked again once expired.
 const maxAheadPerUser = 1000
 
-// aheadRefresh is an answer waiting to be asked again ahead of its TTL.
+// aheadRefresh is an answer waiting to be asked again ahead of its TTL
+// (of a user of the queue's FairnessKey).
 type aheadRefresh struct {
 	ctx  context.Context //nolint:containedctx // the values of the request that used the answer, without its cancellation
 	user user.Info
@@ -345,7 +408,7 @@ type aheadRefresh struct {
 
 // nextAheadLocked takes one of the user's answers waiting to be asked
 // again ahead, skipping those asked again meanwhile or gone from the cache.
-func (r *Reviews) nextAheadLocked(u subject) (aheadRefresh, bool) {
+func (r *Reviews) nextAheadLocked(u UserKey) (aheadRefresh, bool) {
 	queue := r.ahead[u]
 	for key, next := range queue {
 		delete(queue, key)
@@ -364,43 +427,47 @@ func (r *Reviews) nextAheadLocked(u subject) (aheadRefresh, bool) {
 }
 
 // refreshOnce asks kcp again in one of the refreshes' turns.
-func (r *Reviews) refreshOnce(ctx context.Context, key reviewKey, u user.Info) (answer, error) {
+func (r *Reviews) refreshOnce(ctx context.Context, q question) (answer, error) {
 	select {
 	case r.refreshSlots <- struct{}{}:
 		defer func() { <-r.refreshSlots }()
-		return r.reviewOnce(ctx, key, u)
+		return r.reviewOnce(ctx, q)
 	case <-time.After(r.opts.Timeout):
 		return answer{}, errors.New("no turn to ask kcp again")
 	}
 }
 
 // reviewOnce asks kcp, in turn, and remembers the answer.
-func (r *Reviews) reviewOnce(ctx context.Context, key reviewKey, u user.Info) (answer, error) {
+func (r *Reviews) reviewOnce(ctx context.Context, q question) (answer, error) {
 	// The first request's cancellation must not fail the others waiting
 	// for the same answer: the review has a deadline of its own.
 	reviewCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
 	defer cancel()
-	mine, err := r.acquire(reviewCtx, key.user)
+	mine, err := r.acquire(reviewCtx, q.fair)
 	if err != nil {
-		return answer{}, fmt.Errorf("waiting for a turn to ask kcp: %w", err)
+		return answer{}, err
 	}
-	defer r.release(key.user, mine)
-	allowed, err := r.review(reviewCtx, key.cluster, spec(u, key.verb))
+	defer r.release(q.fair, mine)
+	asked := r.clock.Now()
+	allowed, err := r.review(reviewCtx, q.key.cluster, spec(q.user, q.key.verb))
 	if err != nil {
-		return answer{}, err // not remembered: the next request asks again, within the rate limit
+		r.failed()
+		// Not remembered: the next request asks again, within the rate limit.
+		return answer{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	ttl := r.opts.DenyTTL
 	if allowed {
 		ttl = r.opts.AllowTTL
 	}
-	now := r.clock.Now()
-	a := answer{allowed: allowed, freshUntil: now.Add(ttl), refreshAfter: now.Add(ttl - ttl/refreshAheadFraction)}
-	r.answers.Add(key, a, ttl+r.opts.StaleGrace)
+	a := answer{allowed: allowed, asked: asked, freshUntil: asked.Add(ttl), refreshAfter: asked.Add(ttl - ttl/refreshAheadFraction)}
+	r.answers.Add(q.key, a, ttl+r.opts.StaleGrace)
 	return a, nil
 }
 
-// acquire takes one of the user's turns, then one of everyone's.
-func (r *Reviews) acquire(ctx context.Context, u subject) (*userSlots, error) {
+// acquire takes one of the user's turns, then one of everyone's. Waiting
+// out ctx (the review's Timeout) for the user's own turn is ErrUserShare,
+// for everyone's ErrUnavailable: kcp is slower than the turns need.
+func (r *Reviews) acquire(ctx context.Context, u UserKey) (*userSlots, error) {
 	r.lock.Lock()
 	mine := r.userBusy[u]
 	if mine == nil {
@@ -414,7 +481,7 @@ func (r *Reviews) acquire(ctx context.Context, u subject) (*userSlots, error) {
 	case mine.slots <- struct{}{}:
 	case <-ctx.Done():
 		r.leave(u, mine)
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("%w: waiting %s for one of the user's %d turns: %w", ErrUserShare, r.opts.Timeout, r.opts.PerUserConcurrency, ctx.Err())
 	}
 	select {
 	case r.slots <- struct{}{}:
@@ -422,11 +489,12 @@ func (r *Reviews) acquire(ctx context.Context, u subject) (*userSlots, error) {
 	case <-ctx.Done():
 		<-mine.slots
 		r.leave(u, mine)
-		return nil, ctx.Err()
+		r.failed()
+		return nil, fmt.Errorf("%w: waiting %s for one of the %d turns to ask kcp: %w", ErrUnavailable, r.opts.Timeout, r.opts.Concurrency, ctx.Err())
 	}
 }
 
-func (r *Reviews) release(u subject, mine *userSlots) {
+func (r *Reviews) release(u UserKey, mine *userSlots) {
 	<-r.slots
 	<-mine.slots
 	r.leave(u, mine)
@@ -434,7 +502,7 @@ func (r *Reviews) release(u subject, mine *userSlots) {
 
 // leave forgets a user with nothing under way, so that the map holds only
 // the users of requests in flight.
-func (r *Reviews) leave(u subject, mine *userSlots) {
+func (r *Reviews) leave(u UserKey, mine *userSlots) {
 	r.lock.Lock()
 	defer r.lock.Unlock()
 	mine.users--
@@ -466,35 +534,25 @@ func spec(u user.Info, verb string) authorizationv1.SubjectAccessReviewSpec {
 	}
 }
 
-// subjectOf hashes everything a review depends on of a user, each part
-// length-prefixed so that no two users share a hash by concatenation.
+// subjectOf hashes everything a review depends on of a user (the answers'
+// key), each part length-prefixed so that no two users share a hash by
+// concatenation.
 func subjectOf(u user.Info) subject {
 	h := sha256.New()
-	write := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	write(u.GetName())
-	write(u.GetUID())
-	groups := append([]string(nil), u.GetGroups()...)
-	sort.Strings(groups)
-	write(fmt.Sprint(len(groups)))
-	for _, g := range groups {
-		write(g)
-	}
+	writeLengthPrefixed(h, u.GetName())
+	writeLengthPrefixed(h, u.GetUID())
+	writeSet(h, u.GetGroups())
 	keys := make([]string, 0, len(u.GetExtra()))
 	for k := range u.GetExtra() {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		write(k)
+		writeLengthPrefixed(h, k)
 		values := u.GetExtra()[k]
-		write(fmt.Sprint(len(values)))
+		writeLengthPrefixed(h, fmt.Sprint(len(values)))
 		for _, v := range values {
-			write(v)
+			writeLengthPrefixed(h, v)
 		}
 	}
 	var s subject

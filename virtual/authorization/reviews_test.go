@@ -79,7 +79,7 @@ func TestReviewsRemembersAnswers(t *testing.T) {
 
 	ask := func(u user.Info, cluster logicalcluster.Name, verb string, want bool) {
 		t.Helper()
-		allowed, err := r.Allowed(ctx, u, cluster, verb)
+		allowed, err := r.Allowed(ctx, u, cluster, verb, 0)
 		require.NoError(t, err)
 		require.Equal(t, want, allowed)
 	}
@@ -106,7 +106,7 @@ func TestReviewsDoesNotRememberErrors(t *testing.T) {
 	review := &countingReview{err: errors.New("kcp is away")}
 	r := NewReviews(review.review, testReviewOptions())
 	for range 3 {
-		_, err := r.Allowed(context.Background(), alice, "c1", "list")
+		_, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
 		require.ErrorContains(t, err, "kcp is away")
 	}
 	require.Equal(t, 3, review.count())
@@ -122,7 +122,7 @@ func TestReviewsCacheIsBounded(t *testing.T) {
 	opts.CacheSize = 100
 	r := NewReviews(review.review, opts)
 	for i := range 1000 {
-		_, err := r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", i)}, "c1", "list")
+		_, err := r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", i)}, "c1", "list", 0)
 		require.NoError(t, err)
 	}
 	require.LessOrEqual(t, len(r.answers.Keys()), 100)
@@ -180,7 +180,7 @@ func TestReviewsSharesIdenticalQuestions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if allowed, err := r.Allowed(context.Background(), alice, "c1", "list"); allowed && err == nil {
+			if allowed, err := r.Allowed(context.Background(), alice, "c1", "list", 0); allowed && err == nil {
 				allowedCount.Add(1)
 			}
 		}()
@@ -208,7 +208,7 @@ func TestReviewsBoundsConcurrency(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _ = r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", u)}, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+				_, _ = r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", u)}, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list", 0)
 			}()
 		}
 	}
@@ -222,7 +222,7 @@ func TestReviewsBoundsConcurrency(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	t.Cleanup(cancel)
-	_, err := r.Allowed(ctx, &user.DefaultInfo{Name: "patient"}, "c1", "list")
+	_, err := r.Allowed(ctx, &user.DefaultInfo{Name: "patient"}, "c1", "list", 0)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 
 	close(review.release)
@@ -383,7 +383,7 @@ func TestReviewsStaleAnswers(t *testing.T) {
 	r := newReviews(review.review, opts, clock)
 	ask := func() bool {
 		t.Helper()
-		allowed, err := r.Allowed(context.Background(), alice, "c1", "list")
+		allowed, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
 		require.NoError(t, err)
 		return allowed
 	}
@@ -422,7 +422,7 @@ func TestReviewsRefreshAhead(t *testing.T) {
 	r := newReviews(review.review, opts, clock)
 	ask := func() bool {
 		t.Helper()
-		allowed, err := r.Allowed(context.Background(), alice, "c1", "list")
+		allowed, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
 		require.NoError(t, err)
 		return allowed
 	}
@@ -455,7 +455,7 @@ func TestReviewsRefreshAheadQueues(t *testing.T) {
 	listAll := func() {
 		t.Helper()
 		for c := range clusters {
-			allowed, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+			allowed, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list", 0)
 			require.NoError(t, err)
 			require.True(t, allowed)
 		}
@@ -467,7 +467,7 @@ func TestReviewsRefreshAheadQueues(t *testing.T) {
 	clock.Step(opts.AllowTTL - opts.AllowTTL/refreshAheadFraction)
 	listAll()
 	r.lock.Lock()
-	refreshing, queued := r.userRefreshes[subjectOf(alice)], len(r.ahead[subjectOf(alice)])
+	refreshing, queued := r.userRefreshes[FairnessKey(alice)], len(r.ahead[FairnessKey(alice)])
 	r.lock.Unlock()
 	require.Equal(t, 2*opts.PerUserConcurrency, refreshing, "refreshes under way for one user")
 	require.Equal(t, clusters-refreshing, queued, "the others wait their turn")
@@ -489,19 +489,19 @@ func TestReviewsStaleRefreshIsBounded(t *testing.T) {
 	opts.StaleWait = time.Millisecond
 	r := newReviews(review.review, opts, clock)
 	for c := range 20 {
-		_, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+		_, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list", 0)
 		require.NoError(t, err)
 	}
 	gate := make(chan struct{})
 	review.set(true, gate)
 	clock.Step(opts.AllowTTL + time.Second)
 	for c := range 20 {
-		allowed, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list")
+		allowed, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list", 0)
 		require.NoError(t, err)
 		require.True(t, allowed)
 	}
 	r.lock.Lock()
-	refreshing := r.userRefreshes[subjectOf(alice)]
+	refreshing := r.userRefreshes[FairnessKey(alice)]
 	r.lock.Unlock()
 	require.Equal(t, 2*opts.PerUserConcurrency, refreshing, "refreshes under way for one user")
 	close(gate)

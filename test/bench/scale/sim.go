@@ -187,7 +187,7 @@ func newSim(n, clusters int) (*sim, error) {
 	if s.listEncoder, err = apiserver.ListEncoder(); err != nil {
 		return nil, err
 	}
-	s.rest = wsmregistry.NewREST(s.store, func(context.Context, logicalcluster.Name) (bool, error) { return true, nil }).
+	s.rest = wsmregistry.NewREST(s.store, func(context.Context, logicalcluster.Name, time.Duration) (bool, error) { return true, nil }).
 		WithEncodedJSON(s.listEncoder.Identifier())
 	metrics.Register()
 	metrics.RegisterMountCollector(s.workspaces.GetStore())

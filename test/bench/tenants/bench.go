@@ -57,6 +57,8 @@ type bench struct {
 	metricsClient *http.Client
 	// clusters are the logical clusters of the cluster workspaces.
 	clusters []logicalcluster.Name
+	// saTokens are the --sa-tokens tokens of serviceAccountName, in the last cluster.
+	saTokens []string
 }
 
 func newBench(kcp *framework.Server, plugin *framework.Plugin, tokens tokenFile, opts options) (*bench, error) {
@@ -168,6 +170,10 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 	for k := range b.opts.grantsPerUser {
 		grants[k] = append(grants[k], honestName)
 	}
+	saCluster := b.opts.clusters - 1
+	if b.opts.saTokens > 0 {
+		grants[saCluster] = append(grants[saCluster], serviceAccountUser)
+	}
 	logf("granting %d tenants %d clusters each, and the honest user %d", len(b.tokens.tenants), b.opts.grantsPerUser, b.opts.grantsPerUser)
 	err = forEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, c int) error {
 		if len(grants[c]) == 0 {
@@ -181,6 +187,9 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 	// kcp's own authorization caches lag a little behind RBAC writes.
 	err = forEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, c int) error {
 		for _, name := range grants[c] {
+			if name == serviceAccountUser {
+				continue // below, with its tokens
+			}
 			if err := waitAllowed(ctx, b.kcpClient, b.kcp.BaseURL, b.clusters[c], b.tokens.byName(name).token); err != nil {
 				return err
 			}
@@ -189,6 +198,16 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 	})
 	if err != nil {
 		return err
+	}
+
+	if b.opts.saTokens > 0 {
+		logf("creating %d tokens of ServiceAccount %s in %s", b.opts.saTokens, serviceAccountName, b.clusters[saCluster])
+		if b.saTokens, err = b.admin.serviceAccountTokens(ctx, b.clusters[saCluster], b.opts.saTokens); err != nil {
+			return err
+		}
+		if err := waitAllowed(ctx, b.kcpClient, b.kcp.BaseURL, b.clusters[saCluster], b.saTokens[0]); err != nil {
+			return err
+		}
 	}
 
 	want := b.opts.clusters * b.opts.mountsPerCluster

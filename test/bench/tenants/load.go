@@ -149,6 +149,19 @@ func codeOf(code int, err error) string {
 // counting the reviews kcp served and sampling the plugin's memory.
 func (b *bench) load(ctx context.Context, res *result) error {
 	res.before = b.sampleMemory(ctx)
+	if b.opts.alone > 0 {
+		logf("the honest user lists * alone for %s", b.opts.alone)
+		honest, err := b.vwClient()
+		if err != nil {
+			return err
+		}
+		aloneCtx, cancel := context.WithTimeout(ctx, b.opts.alone)
+		res.honestAloneLatencies, res.honestAloneCodes = b.honestLists(aloneCtx, honest)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
 	reviewsBefore, err := b.kcpReviews(ctx)
 	if err != nil {
 		return err
@@ -223,30 +236,40 @@ func (b *bench) load(ctx context.Context, res *result) error {
 		floodTook = time.Since(floodBegan)
 	})
 
+	// The tokens of one ServiceAccount: lists at * and in their cluster,
+	// without pause, each token on a connection of its own.
+	var saLists atomic.Int64
+	var saCodes counter
+	saList := b.plugin.VirtualWorkspaceURL + "/services/workspacemounts/clusters/" + b.clusters[len(b.clusters)-1].String() + "/apis/workspacemounts.io/v1alpha1/workspacemounts"
+	for _, token := range b.saTokens {
+		client, err := b.vwClient()
+		if err != nil {
+			return err
+		}
+		group.Go(func() {
+			for i := range maxLoopIterations {
+				u := b.plugin.VirtualWorkspaceURL + wildcardList
+				if i%2 == 1 {
+					u = saList
+				}
+				code, _, err := get(loadCtx, client, u, token)
+				if loadCtx.Err() != nil {
+					return
+				}
+				saLists.Add(1)
+				saCodes.add(codeOf(code, err))
+			}
+		})
+	}
+
 	// The honest user, timed.
 	honest, err := b.vwClient()
 	if err != nil {
 		return err
 	}
 	var honestLatencies []time.Duration
-	var honestCodes counter
-	group.Go(func() {
-		for range maxLoopIterations {
-			start := time.Now()
-			code, _, err := get(loadCtx, honest, b.plugin.VirtualWorkspaceURL+wildcardList, b.tokens.honest.token)
-			took := time.Since(start)
-			if loadCtx.Err() != nil {
-				return
-			}
-			honestCodes.add(codeOf(code, err))
-			if err == nil && code == http.StatusOK {
-				honestLatencies = append(honestLatencies, took)
-			}
-			if !sleep(loadCtx, honestPause) {
-				return
-			}
-		}
-	})
+	var honestCodes map[string]int
+	group.Go(func() { honestLatencies, honestCodes = b.honestLists(loadCtx, honest) })
 
 	// The plugin's peak memory and heap during the load.
 	var peak memorySample
@@ -285,9 +308,34 @@ func (b *bench) load(ctx context.Context, res *result) error {
 	res.watchEvents, res.watchRestarts = watchEvents.Load(), watchRestarts.Load()
 	res.floodRequests, res.floodCodes, res.floodTook = floodDone.Load(), floodCodes.snapshot(), floodTook
 	res.floodPlanned = len(names)
-	res.honestLatencies, res.honestCodes = honestLatencies, honestCodes.snapshot()
+	res.honestLatencies, res.honestCodes = honestLatencies, honestCodes
+	res.saLists, res.saCodes = saLists.Load(), saCodes.snapshot()
 	logf("load done after %s", res.elapsed.Round(time.Millisecond))
 	return errors.Join(b.kcp.CheckRunning(), b.plugin.CheckRunning())
+}
+
+// honestLists lists * as the honest user until ctx ends, honestPause
+// between lists, and returns the latencies of the 200 answers and the codes
+// of all.
+func (b *bench) honestLists(ctx context.Context, client *http.Client) ([]time.Duration, map[string]int) {
+	var latencies []time.Duration
+	var codes counter
+	for range maxLoopIterations {
+		start := time.Now()
+		code, _, err := get(ctx, client, b.plugin.VirtualWorkspaceURL+wildcardList, b.tokens.honest.token)
+		took := time.Since(start)
+		if ctx.Err() != nil {
+			break
+		}
+		codes.add(codeOf(code, err))
+		if err == nil && code == http.StatusOK {
+			latencies = append(latencies, took)
+		}
+		if !sleep(ctx, honestPause) {
+			break
+		}
+	}
+	return latencies, codes.snapshot()
 }
 
 // watch watches url until ctx ends or the server ends the watch, and returns

@@ -52,6 +52,8 @@ type options struct {
 	floodNames       int
 	floodLongNames   int
 	floodConcurrency int
+	saTokens         int
+	alone            time.Duration
 	plugin           string
 	pluginArgs       []string
 	kcpLog           string
@@ -93,6 +95,8 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&opts.floodNames, "flood-names", 10000, "Distinct made-up cluster names (x00001z, ...) the flooder requests, each once.")
 	fs.IntVar(&opts.floodLongNames, "flood-long-names", 100, "Distinct long system:a:a:... cluster names the flooder requests, each once.")
 	fs.IntVar(&opts.floodConcurrency, "flood-concurrency", 16, "The flooder's requests in flight.")
+	fs.IntVar(&opts.saTokens, "sa-tokens", 20, "Tokens of one ServiceAccount (in the last cluster) listing * and their cluster without pause during the load, one user for kcp; 0: none.")
+	fs.DurationVar(&opts.alone, "alone", 10*time.Second, "How long the honest user lists alone before the load (its p50 and p99 then).")
 	fs.StringVar(&opts.plugin, "plugin-binary", "", "The workspacemounts binary. Default: $WORKSPACEMOUNTS_BINARY, else <repo root>/bin/workspacemounts (make build).")
 	fs.Func("plugin-args", "Extra arguments for `workspacemounts start`, separated by spaces; not the serving flags the benchmark sets.", func(value string) error {
 		opts.pluginArgs = append(opts.pluginArgs, strings.Fields(value)...)
@@ -108,8 +112,8 @@ func parseFlags(args []string) (options, error) {
 		return options{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	if opts.clusters < 1 || opts.mountsPerCluster < 1 || opts.users < 1 || opts.grantsPerUser < 1 || opts.duration <= 0 || opts.idle < 0 ||
-		opts.floodNames < 0 || opts.floodLongNames < 0 || opts.floodConcurrency < 1 {
-		return options{}, errors.New("--clusters, --mounts-per-cluster, --users, --grants-per-user, --duration and --flood-concurrency must be positive, --idle and --flood-* not negative")
+		opts.floodNames < 0 || opts.floodLongNames < 0 || opts.floodConcurrency < 1 || opts.saTokens < 0 || opts.alone < 0 {
+		return options{}, errors.New("--clusters, --mounts-per-cluster, --users, --grants-per-user, --duration and --flood-concurrency must be positive, --idle, --alone, --sa-tokens and --flood-* not negative")
 	}
 	if opts.grantsPerUser > opts.clusters {
 		return options{}, errors.New("--grants-per-user must not exceed --clusters")

@@ -52,6 +52,13 @@ type result struct {
 
 	honestLatencies []time.Duration
 	honestCodes     map[string]int
+	// honestAlone* are the honest user's lists alone, before the load (--alone).
+	honestAloneLatencies []time.Duration
+	honestAloneCodes     map[string]int
+
+	// saLists and saCodes are the lists of the --sa-tokens tokens of one ServiceAccount.
+	saLists int64
+	saCodes map[string]int
 
 	// before, peak, after and idle are the plugin's memory before the load,
 	// the highest during it, right after it, and after --idle.
@@ -91,6 +98,14 @@ func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "\nSet-up: %d clusters, %d mounted Workspaces, %d tenants with %d clusters each, in %s.\n",
 		r.opts.clusters, r.opts.clusters*r.opts.mountsPerCluster, r.opts.users, r.opts.grantsPerUser, r.setup.Round(time.Second))
 	fmt.Fprintf(w, "Honest user's responses: %s; tenants' lists: %s.\n", codes(r.honestCodes), codes(r.tenantCodes))
+	if r.opts.alone > 0 {
+		fmt.Fprintf(w, "Honest user alone for %s before the load: %d lists, p50 %s, p99 %s, max %s (%s); during the load: p50 %s, p99 %s, max %s.\n",
+			r.opts.alone, len(r.honestAloneLatencies), format(percentile(r.honestAloneLatencies, 50)), format(percentile(r.honestAloneLatencies, 99)),
+			format(percentile(r.honestAloneLatencies, 100)), codes(r.honestAloneCodes), format(p50), format(p99), format(percentile(r.honestLatencies, 100)))
+	}
+	if r.opts.saTokens > 0 {
+		fmt.Fprintf(w, "%d tokens of one ServiceAccount, listing * and their cluster without pause: %d lists (%s).\n", r.opts.saTokens, r.saLists, codes(r.saCodes))
+	}
 	fmt.Fprintf(w, "Load average (1, 5, 15 min) after the load: %s.\n", r.loadAverage)
 	fmt.Fprintf(w, "Plugin version %s; heap is %s from its /metrics, idle is after %s without requests.\n", r.pluginVersion, heapMetric, r.opts.idle)
 }

@@ -29,6 +29,8 @@ import (
 	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -68,7 +70,37 @@ const (
 	// honestName and flooderName are the two users besides the tenants.
 	honestName  = "honest"
 	flooderName = "flooder"
+	// serviceAccountName is the ServiceAccount whose --sa-tokens tokens
+	// flood, in the default namespace of the last cluster.
+	serviceAccountName = "flooder-sa"
+	// serviceAccountUser is its user name in kcp.
+	serviceAccountUser = "system:serviceaccount:default:" + serviceAccountName
 )
+
+// serviceAccountTokens creates the ServiceAccount in cluster (once its
+// default namespace exists) and n tokens of it (TokenRequest: each its own
+// credential id, one user for kcp).
+func (c adminClients) serviceAccountTokens(ctx context.Context, cluster logicalcluster.Name, n int) ([]string, error) {
+	accounts := c.kube.Cluster(cluster.Path()).CoreV1().ServiceAccounts("default")
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
+		_, last = accounts.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: serviceAccountName}}, metav1.CreateOptions{})
+		return last == nil || apierrors.IsAlreadyExists(last), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating ServiceAccount %s in %s (last: %v): %w", serviceAccountName, cluster, last, err)
+	}
+	expiration := int64(3600)
+	tokens := make([]string, n)
+	for i := range tokens {
+		req, err := accounts.CreateToken(ctx, serviceAccountName, &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiration}}, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("creating a token of %s in %s: %w", serviceAccountName, cluster, err)
+		}
+		tokens[i] = req.Status.Token
+	}
+	return tokens, nil
+}
 
 // user is one static-token user of kcp.
 type user struct {

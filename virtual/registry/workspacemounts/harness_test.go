@@ -234,7 +234,7 @@ func requestContext(target string) context.Context {
 }
 
 // allVisible is a VisibilityFunc that lets everything through.
-func allVisible(context.Context, logicalcluster.Name) (bool, error) { return true, nil }
+func allVisible(context.Context, logicalcluster.Name, time.Duration) (bool, error) { return true, nil }
 
 // asObject is the WorkspaceMount an answer or an event's object stands for
 // (what the API server encodes), and whether it is one.

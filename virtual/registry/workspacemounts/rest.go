@@ -21,6 +21,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -48,23 +49,51 @@ var errNoTarget = errors.New("no logical cluster in the request context")
 // VisibilityFunc tells whether the user of a request may see the
 // WorkspaceMounts of a cluster. It is asked for requests to all clusters (*),
 // whose objects are filtered one cluster at a time.
-type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name) (bool, error)
+//
+// maxAge is how old an answer may be: 0 takes any answer the authorizer
+// keeps (a stale one included, while kcp is slow: what lists use); above 0,
+// an answer kcp gave at most maxAge ago, kcp being asked now otherwise,
+// without stale grace, and an error when kcp does not answer in time (what
+// watches use, see watcher).
+type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error)
 
-// visibilityRecheckInterval is how often a watch at * asks again about
-// every cluster it has an answer for that still has objects, one
-// VisibilityFunc call per cluster, and tells its client about the clusters
-// that came or went (see watcher.recheckVisibility). A revoked cluster thus
-// leaves a watch within this interval, plus however long VisibilityFunc
-// keeps an allowed answer (the authorizer caches them).
-const visibilityRecheckInterval = 30 * time.Second
+const (
+	// visibilityRecheckInterval is how often every watch asks again about
+	// its user's access: a watch of one cluster (or path) about its
+	// cluster, a watch at * about every cluster it has an answer for that
+	// still has objects, one VisibilityFunc call per cluster (see
+	// watcher.recheckVisibility).
+	visibilityRecheckInterval = 30 * time.Second
+	// watchVisibilityMaxAge is how old an answer a watch takes: one kcp
+	// gave at most this long ago, kcp being asked otherwise, without stale
+	// grace.
+	watchVisibilityMaxAge = 20 * time.Second
+	// visibilityRecheckTimeout bounds one re-check, every cluster included:
+	// a re-check not over by then ends the watch, as an error does.
+	visibilityRecheckTimeout = 10 * time.Second
+	// watchAccessBound is the longest a watch goes on showing a cluster
+	// after its user's access to it is revoked in kcp (kcp's own delay in
+	// applying the change aside), however slow kcp's answers: the first
+	// re-check that starts watchVisibilityMaxAge after the revocation, at
+	// most visibilityRecheckInterval later, asks kcp afresh, and is over
+	// (the watch's events sent, or the watch ended) within
+	// visibilityRecheckTimeout. The README states it.
+	watchAccessBound = watchVisibilityMaxAge + visibilityRecheckInterval + visibilityRecheckTimeout
+	// DefaultMaxWatchTimeout is the default of --max-watch-timeout.
+	DefaultMaxWatchTimeout = 30 * time.Minute
+)
 
 // REST is the read-only storage of WorkspaceMounts.
 type REST struct {
 	store   *Store
 	visible VisibilityFunc
-	// visibilityTicks starts the clock of a watch at *'s visibility
-	// re-checks: a tick every visibilityRecheckInterval. Tests tick it by hand.
+	// visibilityTicks starts the clock of a watch's visibility re-checks:
+	// a tick every visibilityRecheckInterval. Tests tick it by hand.
 	visibilityTicks func() (ticks <-chan time.Time, stop func())
+	// recheckTimeout bounds a re-check (visibilityRecheckTimeout).
+	recheckTimeout time.Duration
+	// maxWatchTimeout bounds how long a watch lasts (WithMaxWatchTimeout).
+	maxWatchTimeout time.Duration
 	// jsonEncoder is the identifier of the server's plain JSON encoder of
 	// this API's version, whose output the store's JSON is (empty: lists
 	// and watch events are encoded from decoded objects).
@@ -87,7 +116,32 @@ var (
 
 // NewREST returns the storage over store.
 func NewREST(store *Store, visible VisibilityFunc) *REST {
-	return &REST{store: store, visible: visible, visibilityTicks: everyVisibilityRecheckInterval}
+	return &REST{
+		store: store, visible: visible, visibilityTicks: everyVisibilityRecheckInterval,
+		recheckTimeout: visibilityRecheckTimeout, maxWatchTimeout: DefaultMaxWatchTimeout,
+	}
+}
+
+// WithMaxWatchTimeout bounds how long a watch lasts (--max-watch-timeout):
+// a watch whose timeoutSeconds is not above max ends after it, any other
+// (none, or more) after a random time between max/2 and max, drawn as
+// kube-apiserver draws the timeout of a watch without timeoutSeconds from
+// --min-request-timeout (between it and twice it), so that watches started
+// together do not all end, and list again, together. Its client then lists
+// and watches again, authorized anew.
+func (r *REST) WithMaxWatchTimeout(maxTimeout time.Duration) *REST {
+	r.maxWatchTimeout = maxTimeout
+	return r
+}
+
+// watchTimeout is how long a watch lasts: what the request asked
+// (requested, 0 for no timeout) when it is at most max, else a random time
+// in [max/2, max) (see WithMaxWatchTimeout).
+func watchTimeout(requested, maxTimeout time.Duration) time.Duration {
+	if requested > 0 && requested <= maxTimeout {
+		return requested
+	}
+	return time.Duration(float64(maxTimeout/2) * (rand.Float64() + 1.0))
 }
 
 // WithShards has the SHARD cell of a shard that has not answered for
@@ -198,7 +252,7 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 	matches, filtering := selectorPredicate(target, options)
 	var visibility *clusterVisibility
 	if target.Wildcard {
-		visibility = newClusterVisibility(ctx, r.visible)
+		visibility = newClusterVisibility(ctx, r.visible, 0, 0)
 		filtering = true
 	}
 	entries, resourceVersion := r.store.list(target.Cluster)
@@ -218,7 +272,9 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 			break
 		}
 		e := entries[next]
-		if !matches(e) || visibility != nil && !visibility.visible(e.cluster) {
+		// Visibility first: which clusters a page asks about, and so its
+		// cost, does not depend on the objects its user cannot see.
+		if visibility != nil && !visibility.visible(e.cluster) || !matches(e) {
 			continue
 		}
 		page.entries = append(page.entries, e)
@@ -241,10 +297,13 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 // Watch implements rest.Watcher: the current objects first (for
 // sendInitialEvents, or a watch from no resourceVersion), or the changes
 // since the given resourceVersion (410 Gone when it is older than the kept
-// history), then the changes as they happen, and bookmarks when asked. At *,
-// the watch follows visibility: every visibilityRecheckInterval it asks
-// again, and a cluster that went out of sight is DELETED object by object,
-// one that came into sight ADDED.
+// history), then the changes as they happen, and bookmarks when asked.
+// Every watch follows its user's access (see watcher): every
+// visibilityRecheckInterval it asks again; a watch of one cluster ends when
+// the cluster is no longer visible, one at * sends DELETED for the objects
+// of a cluster that went out of sight, ADDED for those of one that came
+// into sight; no answer in time ends the watch. A watch lasts at most
+// maxWatchTimeout (WithMaxWatchTimeout).
 func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
 	target, err := r.readable(ctx)
 	if err != nil {
@@ -258,27 +317,45 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", options.ResourceVersion))
 		}
 	}
+	var requested time.Duration
+	if deadline, ok := ctx.Deadline(); ok {
+		requested = time.Until(deadline)
+	}
+	ctx, cancel := context.WithTimeout(ctx, watchTimeout(requested, r.maxWatchTimeout))
 	matches, _ := selectorPredicate(target, options)
 	watchOptions := watchOptions{
-		matches:          matches,
-		jsonEncoder:      r.jsonEncoder,
-		initialEventsEnd: sendInitialEvents,
+		matches:         matches,
+		jsonEncoder:     r.jsonEncoder,
+		cluster:         target.Cluster,
+		visibility:      newClusterVisibility(ctx, r.visible, watchVisibilityMaxAge, r.recheckTimeout),
+		visibilityTicks: r.visibilityTicks,
+		recheckTimeout:  r.recheckTimeout,
+		// As kube-apiserver's watch cache: the bookmark that ends the
+		// initial events only where bookmarks are allowed (the handler
+		// defaults sendInitialEvents for a watch from no resourceVersion,
+		// and takes such a bookmark for the end of a watch-list it set up
+		// only when both are asked).
+		initialEventsEnd: sendInitialEvents && options.AllowWatchBookmarks,
 		bookmarks:        options.AllowWatchBookmarks,
 		resumed:          !initial,
 	}
 	if target.Wildcard {
-		watchOptions.visibility = newClusterVisibility(ctx, r.visible)
-		watchOptions.visibilityTicks = r.visibilityTicks
+		watchOptions.cluster = allClusters
+	} else {
+		// The authorizer let the request in: kcp allowed it just now.
+		watchOptions.visibility.answers[target.Cluster] = true
 	}
-	w, err := r.store.watch(initial, since, newWatcher(r.store, watchOptions))
-	if errors.Is(err, errResourceVersionTooOld) {
-		return nil, apierrors.NewResourceExpired(err.Error())
-	}
+	w, err := r.store.watch(initial, watchOptions.cluster, since, newWatcher(r.store, watchOptions))
 	if err != nil {
+		cancel()
+		if errors.Is(err, errResourceVersionTooOld) {
+			return nil, apierrors.NewResourceExpired(err.Error())
+		}
 		return nil, err
 	}
 	go w.run()
 	go func() {
+		defer cancel()
 		select {
 		case <-ctx.Done():
 			w.Stop()
@@ -323,19 +400,25 @@ func selectorPredicate(target clusterpath.Target, options *metainternalversion.L
 	return matches, !labelSelector.Empty() || !fieldSelector.Empty()
 }
 
-// clusterVisibility is what one list or watch at * knows of the clusters
-// its user may see: an answer of VisibilityFunc per cluster, asked the first
-// time the cluster comes up and kept until replaced or forgotten. An error is
-// "not visible": a user never sees a cluster kcp did not allow. It belongs
-// to one goroutine (the list's, or the watcher's): it has no lock.
+// clusterVisibility is what one list or watch knows of the clusters its
+// user may see: an answer of VisibilityFunc per cluster, asked the first
+// time the cluster comes up and kept until replaced or forgotten. A list
+// (maxAge 0) takes an error for "not visible": a user never sees a cluster
+// kcp did not allow. A watch (maxAge above 0, each question bounded by
+// askTimeout, its re-checks') keeps no answer for an error but the error
+// (err), which ends it. It belongs to one goroutine (the list's, or the
+// watcher's): it has no lock.
 type clusterVisibility struct {
-	ctx     context.Context //nolint:containedctx // the request's, for as long as its list or watch runs
-	ask     VisibilityFunc
-	answers map[logicalcluster.Name]bool
+	ctx        context.Context //nolint:containedctx // the request's, for as long as its list or watch runs
+	ask        VisibilityFunc
+	maxAge     time.Duration
+	askTimeout time.Duration
+	answers    map[logicalcluster.Name]bool
+	err        error
 }
 
-func newClusterVisibility(ctx context.Context, ask VisibilityFunc) *clusterVisibility {
-	return &clusterVisibility{ctx: ctx, ask: ask, answers: map[logicalcluster.Name]bool{}}
+func newClusterVisibility(ctx context.Context, ask VisibilityFunc, maxAge, askTimeout time.Duration) *clusterVisibility {
+	return &clusterVisibility{ctx: ctx, ask: ask, maxAge: maxAge, askTimeout: askTimeout, answers: map[logicalcluster.Name]bool{}}
 }
 
 // visible returns the kept answer for cluster, asking for one if there is none.
@@ -343,15 +426,43 @@ func (v *clusterVisibility) visible(cluster logicalcluster.Name) bool {
 	if answer, known := v.answers[cluster]; known {
 		return answer
 	}
-	answer := v.askNow(cluster)
+	if v.maxAge == 0 {
+		answer, err := v.ask(v.ctx, cluster, 0)
+		v.answers[cluster] = answer && err == nil
+		return answer && err == nil
+	}
+	ctx, cancel := context.WithTimeout(v.ctx, v.askTimeout)
+	defer cancel()
+	answer, err := askWithin(ctx, v.ask, cluster, v.maxAge)
+	if err != nil {
+		if v.err == nil {
+			v.err = fmt.Errorf("asking whether cluster %s is visible: %w", cluster, err)
+		}
+		return false
+	}
 	v.answers[cluster] = answer
 	return answer
 }
 
-// askNow asks VisibilityFunc about cluster, without keeping the answer.
-func (v *clusterVisibility) askNow(cluster logicalcluster.Name) bool {
-	visible, err := v.ask(v.ctx, cluster)
-	return visible && err == nil
+// askWithin asks VisibilityFunc about cluster and waits for the answer
+// until ctx is done, whether or not ask heeds ctx: a question left behind
+// then ends on its own (the authorizer bounds every review).
+func askWithin(ctx context.Context, ask VisibilityFunc, cluster logicalcluster.Name, maxAge time.Duration) (bool, error) {
+	type answer struct {
+		visible bool
+		err     error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		visible, err := ask(ctx, cluster, maxAge)
+		answered <- answer{visible: visible, err: err}
+	}()
+	select {
+	case a := <-answered:
+		return a.visible && a.err == nil, a.err
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
 }
 
 // A continue token is the position of the last item sent, base64-encoded.

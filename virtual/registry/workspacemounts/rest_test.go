@@ -21,9 +21,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -438,20 +440,31 @@ type visibility struct {
 	answers map[logicalcluster.Name]error // nil: visible; errInvisible: not visible; other: an error
 	calls   map[logicalcluster.Name]int
 	users   []string
+	ages    []time.Duration
+	// hanging are the clusters whose questions wait for release (or their context).
+	hanging  map[logicalcluster.Name]bool
+	released chan struct{}
 }
 
 var errInvisible = errors.New("invisible")
 
 func newVisibility(answers map[logicalcluster.Name]error) *visibility {
-	return &visibility{answers: answers, calls: map[logicalcluster.Name]int{}}
+	return &visibility{answers: answers, calls: map[logicalcluster.Name]int{}, hanging: map[logicalcluster.Name]bool{}, released: make(chan struct{})}
 }
 
-func (v *visibility) visible(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
+func (v *visibility) visible(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error) {
 	v.lock.Lock()
 	defer v.lock.Unlock()
 	v.calls[cluster]++
+	v.ages = append(v.ages, maxAge)
 	if u, ok := genericapirequest.UserFrom(ctx); ok {
 		v.users = append(v.users, u.GetName())
+	}
+	if v.hanging[cluster] {
+		v.lock.Unlock()
+		<-v.released // a VisibilityFunc that does not heed its context
+		v.lock.Lock()
+		return false, errors.New("released")
 	}
 	err, found := v.answers[cluster]
 	switch {
@@ -462,6 +475,23 @@ func (v *visibility) visible(ctx context.Context, cluster logicalcluster.Name) (
 	default:
 		return true, nil
 	}
+}
+
+// hang makes the questions about cluster wait until release.
+func (v *visibility) hang(cluster logicalcluster.Name) {
+	v.lock.Lock()
+	defer v.lock.Unlock()
+	v.hanging[cluster] = true
+}
+
+// release lets the hanging questions go.
+func (v *visibility) release() { close(v.released) }
+
+// maxAges are the maxAge of every question, in order.
+func (v *visibility) maxAges() []time.Duration {
+	v.lock.Lock()
+	defer v.lock.Unlock()
+	return append([]time.Duration(nil), v.ages...)
 }
 
 // set changes the answer for cluster: nil, errInvisible or another error.
@@ -486,6 +516,7 @@ func (v *visibility) reset() {
 	defer v.lock.Unlock()
 	v.calls = map[logicalcluster.Name]int{}
 	v.users = nil
+	v.ages = nil
 }
 
 func TestListVisibility(t *testing.T) {
@@ -587,11 +618,13 @@ func TestListPageStopsAsking(t *testing.T) {
 	require.Len(t, page.Items, 10)
 	require.Equal(t, []string{"c006", "c007", "c008", "c009", "c010", "c011", "c012"}, asked())
 
-	// Visibility is asked only about objects that match the selectors.
+	// Visibility is asked before the selectors, about every cluster the
+	// page passes: a selector that matches nothing costs what one that
+	// matches only objects the user cannot see costs.
 	page = list(t, r, "*", &metainternalversion.ListOptions{Limit: 10, FieldSelector: fields.OneTermEqualSelector("metadata.name", "nope")})
 	require.Empty(t, page.Items)
 	require.Empty(t, page.Continue)
-	require.Empty(t, asked())
+	require.Len(t, asked(), 100)
 
 	// One object per page: one cluster per page.
 	page = list(t, r, "*", &metainternalversion.ListOptions{Limit: 1, LabelSelector: labels.Everything()})
@@ -606,4 +639,58 @@ func TestListPageStopsAsking(t *testing.T) {
 
 func cacheTombstone(key string, obj interface{}) cache.DeletedFinalStateUnknown {
 	return cache.DeletedFinalStateUnknown{Key: key, Obj: obj}
+}
+
+// TestSelectorsDoNotChangeVisibilityQuestions: at *, what a list or a watch
+// asks about visibility (and so the reviews it costs) does not depend on
+// objects its user cannot see: a selector that matches only an object of
+// another tenant's cluster costs what one that matches nothing costs.
+func TestSelectorsDoNotChangeVisibilityQuestions(t *testing.T) {
+	t.Parallel()
+	asked := func(t *testing.T, selector string, limit int64, watching bool) map[logicalcluster.Name]int {
+		t.Helper()
+		h := newHarness(t,
+			mounted("mine", "a", mount.PhaseReady, map[string]string{"customer": "me"}),
+			mounted("theirs", "a", mount.PhaseReady, map[string]string{"customer": "bigbank"}),
+			mounted("zzz-theirs", "a", mount.PhaseReady, nil),
+		)
+		v := newVisibility(map[logicalcluster.Name]error{"mine": nil, "theirs": errInvisible, "zzz-theirs": errInvisible})
+		r := NewREST(h.store, v.visible)
+		clock := useManualClock(r)
+		s, err := labels.Parse(selector)
+		require.NoError(t, err)
+		options := &metainternalversion.ListOptions{LabelSelector: s, Limit: limit}
+		if !watching {
+			list(t, r, "*", options)
+			return v.callCounts()
+		}
+		w := startWatch(t, r, "*", &metainternalversion.ListOptions{LabelSelector: s, SendInitialEvents: ptrTo(true), AllowWatchBookmarks: true})
+		next(t, w) // the end of the initial events
+		h.update(mounted("theirs", "a", mount.PhaseConnecting, map[string]string{"customer": "bigbank"}))
+		h.update(mounted("theirs", "a", mount.PhaseReady, map[string]string{"customer": "bigbank"}))
+		expectQuiet(t, h, w)
+		clock.tick(t, 0)
+		// Once on the way, once at the re-check: every cluster, whatever matches.
+		want := map[logicalcluster.Name]int{"mine": 2, "theirs": 2, "zzz-theirs": 2}
+		require.Eventually(t, func() bool { return reflect.DeepEqual(want, v.callCounts()) }, eventually, tick)
+		expectQuiet(t, h, w)
+		return v.callCounts()
+	}
+	for _, tc := range []struct {
+		name     string
+		limit    int64
+		watching bool
+	}{
+		{name: "list"},
+		{name: "list, one object a page", limit: 1},
+		{name: "watch", watching: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			matching := asked(t, "customer=bigbank", tc.limit, tc.watching)
+			notMatching := asked(t, "customer=nobody", tc.limit, tc.watching)
+			require.Equal(t, notMatching, matching)
+			require.Contains(t, matching, logicalcluster.Name("theirs"))
+		})
+	}
 }

@@ -53,9 +53,17 @@ type Store struct {
 	// sources by name ("" for the unnamed shard of --kubeconfig).
 	sources map[string]*source
 
-	items     map[string]*entry // by key cluster|name
+	items map[string]*entry // by key cluster|name
+	// byCluster indexes items by cluster: a cluster is in it from its
+	// first object to its last, never without one.
 	byCluster map[logicalcluster.Name]map[string]*entry
-	watchers  map[*watcher]struct{}
+
+	// watchers are guarded by watchersLock, taken after lock: a watch
+	// registers under the read lock (pushes hold the write lock, so none
+	// comes between a watcher's first events and its registration), and
+	// unregisters without lock.
+	watchersLock sync.Mutex
+	watchers     map[*watcher]struct{}
 
 	// history holds the last changes, oldest first, so that a watch from a
 	// list's resource version gets what happened in between. Every change
@@ -63,8 +71,16 @@ type Store struct {
 	history []recordedChange
 
 	// sorted caches the sorted lists handed out, per cluster and for all
-	// (allClusters), until a change in them: a steady list costs no sort.
-	sorted map[logicalcluster.Name][]*entry
+	// (allClusters), until a change in them: a steady list costs no sort,
+	// and after a change only the changed cluster is sorted again (the list
+	// of all is the clusters' lists one after the other). Only clusters
+	// with objects are kept (byCluster's). clusterOrder caches byCluster's
+	// names, sorted; nil until asked for after a cluster came or went.
+	// Readers fill both under the read lock and sortedLock; writers, who
+	// hold the write lock, empty them.
+	sortedLock   sync.Mutex
+	sorted       map[logicalcluster.Name][]*entry
+	clusterOrder []logicalcluster.Name
 }
 
 // source is one shard's Workspace informer (and LogicalCluster informer,
@@ -418,6 +434,7 @@ func (s *Store) setLocked(key string, e *entry) {
 	s.items[key] = e
 	if s.byCluster[e.cluster] == nil {
 		s.byCluster[e.cluster] = map[string]*entry{}
+		s.clusterOrder = nil
 	}
 	s.byCluster[e.cluster][key] = e
 }
@@ -428,6 +445,7 @@ func (s *Store) deleteLocked(key string, e *entry) {
 	delete(s.byCluster[e.cluster], key)
 	if len(s.byCluster[e.cluster]) == 0 {
 		delete(s.byCluster, e.cluster)
+		s.clusterOrder = nil
 	}
 }
 
@@ -440,6 +458,8 @@ func (s *Store) dispatchLocked(src *source, c change) {
 }
 
 func (s *Store) pushLocked(c change) {
+	s.watchersLock.Lock()
+	defer s.watchersLock.Unlock()
 	for w := range s.watchers {
 		w.push(c)
 	}
@@ -480,29 +500,61 @@ func (s *Store) get(cluster logicalcluster.Name, name string) (*entry, bool) {
 // The slice is shared with other readers: it must not be modified.
 func (s *Store) list(cluster logicalcluster.Name) ([]*entry, string) {
 	s.lock.RLock()
-	sorted, cached := s.sorted[cluster]
-	resourceVersion := s.versionLocked()
-	s.lock.RUnlock()
-	if cached {
-		return sorted, resourceVersion
+	defer s.lock.RUnlock()
+	s.sortedLock.Lock()
+	defer s.sortedLock.Unlock()
+	if cluster == allClusters {
+		return s.sortedAllLocked(), s.versionLocked()
 	}
+	return s.sortedClusterLocked(cluster), s.versionLocked()
+}
 
-	s.lock.Lock()
-	defer s.lock.Unlock()
+// sortedClusterLocked returns the entries of one cluster sorted by name,
+// from the cache, sorting them first when they changed; nil for a cluster
+// without objects, which is not kept. The caller holds the read lock (or
+// the write lock) and sortedLock.
+func (s *Store) sortedClusterLocked(cluster logicalcluster.Name) []*entry {
 	if sorted, cached := s.sorted[cluster]; cached {
-		return sorted, s.versionLocked()
+		return sorted
 	}
-	entries := s.items
-	if cluster != "" {
-		entries = s.byCluster[cluster]
+	entries := s.byCluster[cluster]
+	if len(entries) == 0 {
+		return nil
 	}
-	sorted = make([]*entry, 0, len(entries))
+	sorted := make([]*entry, 0, len(entries))
 	for _, e := range entries {
 		sorted = append(sorted, e)
 	}
 	sortByClusterAndName(sorted)
 	s.sorted[cluster] = sorted
-	return sorted, s.versionLocked()
+	return sorted
+}
+
+// sortedClustersLocked returns the names of the clusters with objects,
+// sorted; shared, as sortedClusterLocked's lists. Same locks.
+func (s *Store) sortedClustersLocked() []logicalcluster.Name {
+	if s.clusterOrder == nil {
+		s.clusterOrder = make([]logicalcluster.Name, 0, len(s.byCluster))
+		for cluster := range s.byCluster {
+			s.clusterOrder = append(s.clusterOrder, cluster)
+		}
+		sort.Slice(s.clusterOrder, func(i, j int) bool { return s.clusterOrder[i] < s.clusterOrder[j] })
+	}
+	return s.clusterOrder
+}
+
+// sortedAllLocked returns every entry sorted by cluster and name: the
+// clusters' sorted lists one after the other. Same locks.
+func (s *Store) sortedAllLocked() []*entry {
+	if sorted, cached := s.sorted[allClusters]; cached {
+		return sorted
+	}
+	sorted := make([]*entry, 0, len(s.items))
+	for _, cluster := range s.sortedClustersLocked() {
+		sorted = append(sorted, s.sortedClusterLocked(cluster)...)
+	}
+	s.sorted[allClusters] = sorted
+	return sorted
 }
 
 // invalidateSortedLocked forgets the sorted lists a change in cluster affects.
@@ -532,25 +584,38 @@ func sortByClusterAndName(entries []*entry) {
 // changes are no longer all in the history: the client must list again.
 var errResourceVersionTooOld = errors.New("too old resource version")
 
-// watch registers a watcher and hands it, atomically with the registration,
-// what it must send first: the whole store (initial, for a watch that starts
-// from the present state), or the changes recorded after the version since
+// watch registers a watcher and hands it, atomically with the
+// registration, what it must send first: the current objects of its
+// cluster, or of every cluster at * (initial, for a watch that starts from
+// the present state), or the changes recorded after the version since
 // (parseVersion's). No change is lost or sent twice between the two.
-func (s *Store) watch(initial bool, since map[string]uint64, newWatcher func(first []change, resourceVersion string) *watcher) (*watcher, error) {
-	s.lock.Lock()
-	defer s.lock.Unlock()
-	var first []change
+//
+// It holds the read lock only, and hands the current objects as the
+// store's sorted lists of each cluster (shared, read only; sorted again
+// only for the clusters that changed since they were last asked for): a
+// watch of one cluster costs what its objects do, one at * what the
+// number of clusters does; the watcher, not the store, then goes through
+// the objects of the clusters its user may see (watcher.run). Lists and
+// other watch starts go on meanwhile; changes wait.
+func (s *Store) watch(initial bool, cluster logicalcluster.Name, since map[string]uint64, newWatcher func(first watchStart, resourceVersion string) *watcher) (*watcher, error) {
+	s.lock.RLock()
+	defer s.lock.RUnlock()
+	var first watchStart
 	switch {
 	case initial:
-		entries := make([]*entry, 0, len(s.items))
-		for _, e := range s.items {
-			entries = append(entries, e)
+		s.sortedLock.Lock()
+		if cluster != allClusters {
+			if entries := s.sortedClusterLocked(cluster); len(entries) > 0 {
+				first.clusters = [][]*entry{entries}
+			}
+		} else {
+			clusters := s.sortedClustersLocked()
+			first.clusters = make([][]*entry, 0, len(clusters))
+			for _, c := range clusters {
+				first.clusters = append(first.clusters, s.sortedClusterLocked(c))
+			}
 		}
-		sortByClusterAndName(entries)
-		first = make([]change, 0, len(entries))
-		for _, e := range entries {
-			first = append(first, change{new: e})
-		}
+		s.sortedLock.Unlock()
 	default:
 		from, err := s.replayFromLocked(since)
 		if err != nil {
@@ -558,13 +623,24 @@ func (s *Store) watch(initial bool, since map[string]uint64, newWatcher func(fir
 		}
 		for _, r := range s.history {
 			if r.resourceVersion > from[r.source] {
-				first = append(first, r.change)
+				first.changes = append(first.changes, r.change)
 			}
 		}
 	}
 	w := newWatcher(first, s.versionLocked())
+	s.watchersLock.Lock()
 	s.watchers[w] = struct{}{}
+	s.watchersLock.Unlock()
 	return w, nil
+}
+
+// watchStart is what a watcher sends before the changes as they happen:
+// the current objects, one sorted list per cluster in the order of the
+// clusters (shared with the store's other readers: read only), or the
+// changes since a resource version.
+type watchStart struct {
+	clusters [][]*entry
+	changes  []change
 }
 
 // replayFromLocked is, per source, the resource version a watch from since
@@ -606,28 +682,21 @@ func (s *Store) clustersWithObjects(clusters []logicalcluster.Name) (with, witho
 	return with, without
 }
 
-// clustersMatching returns the clusters with an object that matches, which
-// is called with the store locked: it must be quick and must not block.
-func (s *Store) clustersMatching(matches func(*entry) bool) []logicalcluster.Name {
+// clusters returns the clusters with objects, sorted.
+func (s *Store) clusters() []logicalcluster.Name {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
-	var clusters []logicalcluster.Name
-	for cluster, entries := range s.byCluster {
-		for _, e := range entries {
-			if matches(e) {
-				clusters = append(clusters, cluster)
-				break
-			}
-		}
-	}
-	return clusters
+	s.sortedLock.Lock()
+	defer s.sortedLock.Unlock()
+	return s.sortedClustersLocked()
 }
 
 // clustersSnapshot is the objects of some clusters at one moment, as a
 // watcher gets them to tell its client about clusters that came into or
 // went out of sight.
 type clustersSnapshot struct {
-	// entries are those of each cluster asked for, sorted by name.
+	// entries are those of each cluster asked for, sorted by name (the
+	// store's lists: read only).
 	entries map[logicalcluster.Name][]*entry
 	// resourceVersion is the store's at that moment.
 	resourceVersion string
@@ -643,19 +712,14 @@ type clustersSnapshot struct {
 func (s *Store) snapshotClusters(w *watcher, clusters []logicalcluster.Name) clustersSnapshot {
 	snapshot := clustersSnapshot{entries: make(map[logicalcluster.Name][]*entry, len(clusters))}
 	s.lock.RLock()
+	defer s.lock.RUnlock()
+	s.sortedLock.Lock()
 	for _, cluster := range clusters {
-		entries := make([]*entry, 0, len(s.byCluster[cluster]))
-		for _, e := range s.byCluster[cluster] {
-			entries = append(entries, e)
-		}
-		snapshot.entries[cluster] = entries
+		snapshot.entries[cluster] = s.sortedClusterLocked(cluster)
 	}
+	s.sortedLock.Unlock()
 	snapshot.resourceVersion = s.versionLocked()
 	snapshot.queued = len(w.incoming)
-	s.lock.RUnlock()
-	for _, entries := range snapshot.entries {
-		sortByClusterAndName(entries)
-	}
 	return snapshot
 }
 
@@ -664,12 +728,12 @@ func (s *Store) snapshotClusters(w *watcher, clusters []logicalcluster.Name) clu
 func (s *Store) StopWatchesWhenDone(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
-		s.lock.RLock()
+		s.watchersLock.Lock()
 		watchers := make([]*watcher, 0, len(s.watchers))
 		for w := range s.watchers {
 			watchers = append(watchers, w)
 		}
-		s.lock.RUnlock()
+		s.watchersLock.Unlock()
 		for _, w := range watchers {
 			w.Stop()
 		}
@@ -677,7 +741,7 @@ func (s *Store) StopWatchesWhenDone(ctx context.Context) {
 }
 
 func (s *Store) unregister(w *watcher) {
-	s.lock.Lock()
-	defer s.lock.Unlock()
+	s.watchersLock.Lock()
+	defer s.watchersLock.Unlock()
 	delete(s.watchers, w)
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"context"
 	"sort"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -46,11 +48,17 @@ type watchOptions struct {
 	// jsonEncoder is the identifier of the encoder whose output the
 	// store's JSON is (REST.WithEncodedJSON).
 	jsonEncoder runtime.Identifier
-	// visibility is, at *, the clusters the user may see; nil for one
-	// cluster, whose visibility the authorizer decided.
+	// cluster is the watch's one cluster (its path's, for a path); empty at *.
+	cluster logicalcluster.Name
+	// visibility is what the watcher knows of the clusters its user may
+	// see, asked with watchVisibilityMaxAge: at one cluster, that cluster
+	// (visible: the authorizer let the request in); at *, each cluster it
+	// has an answer for.
 	visibility *clusterVisibility
-	// visibilityTicks starts the clock of the visibility re-checks (at * only).
+	// visibilityTicks starts the clock of the visibility re-checks;
+	// recheckTimeout bounds one re-check.
 	visibilityTicks func() (ticks <-chan time.Time, stop func())
+	recheckTimeout  time.Duration
 	// initialEventsEnd asks for a bookmark marking the end of the initial events.
 	initialEventsEnd bool
 	bookmarks        bool
@@ -64,7 +72,21 @@ type watchOptions struct {
 // changes that match its filter, as ADDED, MODIFIED or DELETED as seen
 // through the filter (an object leaving the filter is DELETED for it).
 //
-// At *, the filter includes visibility, and what the watcher has sent
+// Every watch follows its user's access, one way for all: every
+// visibilityRecheckInterval the watcher asks again about each cluster it
+// shows (recheckVisibility), for an answer kcp gave at most
+// watchVisibilityMaxAge ago (no stale answer: the authorizer asks kcp when
+// it has none that fresh), and the re-check must be over within
+// recheckTimeout. A watch of one cluster (or path) ends when its cluster is
+// no longer visible; a watch at * sends DELETED for the objects of a
+// cluster gone out of sight (ADDED for one come into sight). When kcp does
+// not answer, or not in time, the watch ends: its client lists again, and
+// the list is authorized anew. So a revoked access shows in a watch within
+// watchAccessBound.
+//
+// At *, the filter includes visibility, decided before the selectors (what
+// a watch asks of kcp does not depend on the objects its user cannot
+// see), and what the watcher has sent
 // depends on it: for every cluster the watcher has an answer for
 // (visibility.answers), the client has, as of the last change the watcher
 // processed, every matching object of the cluster if it is visible, none if
@@ -74,9 +96,9 @@ type watchOptions struct {
 type watcher struct {
 	store *Store
 	watchOptions
-	// first are the changes to send before the live ones: the whole store
+	// first is what to send before the live changes: the current objects
 	// as additions, or the history since the requested resource version.
-	first []change
+	first watchStart
 	// resourceVersion is the store's when the watcher was registered, then
 	// that of the last change (or visibility re-check) it processed.
 	resourceVersion string
@@ -87,8 +109,8 @@ type watcher struct {
 	stopOnce sync.Once
 }
 
-func newWatcher(store *Store, options watchOptions) func([]change, string) *watcher {
-	return func(first []change, resourceVersion string) *watcher {
+func newWatcher(store *Store, options watchOptions) func(watchStart, string) *watcher {
+	return func(first watchStart, resourceVersion string) *watcher {
 		return &watcher{
 			store: store, watchOptions: options, first: first, resourceVersion: resourceVersion,
 			incoming: make(chan change, watcherBuffer),
@@ -124,44 +146,61 @@ func (w *watcher) push(c change) {
 // run sends the events until the watch stops; it closes the result channel.
 func (w *watcher) run() {
 	defer close(w.result)
+	// The clock runs from the start: a re-check falls due while the first
+	// events are sent, and comes right after them.
+	rechecks, stop := w.visibilityTicks()
+	defer stop()
 	registeredAt := w.resourceVersion // the store's, when the watcher was registered
-	if w.visibility != nil && w.resumed {
+	if w.cluster == "" && w.resumed {
 		// The client has what a list (or an earlier watch) showed it: the
 		// objects of the clusters visible then. The watcher takes the
 		// answers of now for those, as they were a moment ago, so that a
 		// cluster that goes out of sight later is DELETED; a cluster
 		// without an answer would be taken for one never shown.
-		for _, cluster := range w.store.clustersMatching(w.matches) {
+		for _, cluster := range w.store.clusters() {
 			w.visibility.visible(cluster)
+			if w.failed() {
+				return
+			}
 		}
 	}
-	for _, c := range w.first {
-		if event, ok := w.translate(c); ok && !w.send(event) {
+	for _, entries := range w.first.clusters {
+		// One answer per cluster, before any selector: the objects of a
+		// cluster the user may not see are not looked at.
+		if w.cluster == "" && !w.visibility.visible(entries[0].cluster) {
+			if w.failed() {
+				return
+			}
+			continue
+		}
+		for _, e := range entries {
+			if w.matches(e) && !w.send(watch.Event{Type: watch.Added, Object: w.object(e, "")}) {
+				return
+			}
+		}
+	}
+	for _, c := range w.first.changes {
+		if event, ok := w.translate(c); ok && !w.send(event) || w.failed() {
 			return
 		}
 	}
-	w.first, w.resourceVersion = nil, registeredAt
+	w.first, w.resourceVersion = watchStart{}, registeredAt
 	if w.initialEventsEnd && !w.send(w.bookmark(true)) {
 		return
 	}
 
-	var bookmarks, rechecks <-chan time.Time
+	var bookmarks <-chan time.Time
 	if w.bookmarks {
 		ticker := time.NewTicker(bookmarkInterval)
 		defer ticker.Stop()
 		bookmarks = ticker.C
-	}
-	if w.visibility != nil {
-		ticks, stop := w.visibilityTicks()
-		defer stop()
-		rechecks = ticks
 	}
 	for {
 		select {
 		case <-w.done:
 			return
 		case c := <-w.incoming:
-			if event, ok := w.translate(c); ok && !w.send(event) {
+			if event, ok := w.translate(c); ok && !w.send(event) || w.failed() {
 				return
 			}
 		case <-bookmarks:
@@ -174,6 +213,16 @@ func (w *watcher) run() {
 			}
 		}
 	}
+}
+
+// failed tells whether asking kcp about a cluster the watch came upon
+// failed, which ends the watch (logged): the client lists again.
+func (w *watcher) failed() bool {
+	if w.visibility.err == nil {
+		return false
+	}
+	klog.FromContext(w.visibility.ctx).V(2).Info("Ending a watch: kcp did not tell whether its user may see a cluster", "err", w.visibility.err)
+	return true
 }
 
 // translate turns a store change into the event this watcher sees.
@@ -201,21 +250,30 @@ func (w *watcher) object(e *entry, version string) *eventObject {
 	return &eventObject{entry: e, resourceVersion: version, jsonEncoder: w.jsonEncoder}
 }
 
-// shows tells whether the client of this watcher sees e: it matches, and
-// at *, its cluster is visible by the answer the watcher keeps.
+// shows tells whether the client of this watcher sees e: at one cluster,
+// it matches (the cluster is visible while the watch lasts); at *, its
+// cluster is visible by the answer the watcher keeps, asked before the
+// selectors are, and it matches.
 func (w *watcher) shows(e *entry) bool {
-	return w.matches(e) && (w.visibility == nil || w.visibility.visible(e.cluster))
+	if w.cluster != "" {
+		return w.matches(e)
+	}
+	return w.visibility.visible(e.cluster) && w.matches(e)
 }
 
-// recheckVisibility asks again about every cluster the watcher has an
-// answer for and that has objects in the store, one VisibilityFunc call
-// each and without the store lock, and brings the client in line with the
-// new answers: DELETED for the matching objects of a cluster no longer
-// visible, ADDED for those of one now visible. It forgets the answers for
-// clusters without objects, so that what it keeps stays bounded by the
-// store. It returns false when the watch ended.
+// recheckVisibility asks again, within recheckTimeout, about the watch's
+// one cluster, or at * about every cluster the watcher has an answer for
+// and that has objects in the store, one VisibilityFunc call each (an
+// answer at most watchVisibilityMaxAge old) and without the store lock. A
+// watch of one cluster ends when its cluster is no longer visible; at *,
+// the watcher brings the client in line with the new answers: DELETED for
+// the matching objects of a cluster no longer visible, ADDED for those of
+// one now visible. It forgets the answers for clusters without objects, so
+// that what it keeps stays bounded by the store. An error, or a re-check
+// that does not end in time, ends the watch. It returns false when the
+// watch ended.
 //
-// The events must describe the cluster as of the watcher's position, the
+// At *, the events must describe the cluster as of the watcher's position, the
 // last change it processed, while the store has moved on: changes already
 // pushed wait in incoming. So the objects of the clusters that changed are
 // read under the store lock together with how many changes are queued then
@@ -229,6 +287,22 @@ func (w *watcher) shows(e *entry) bool {
 // client's resource version never goes back, and a watch resumed from it
 // replays nothing the snapshot already covers.
 func (w *watcher) recheckVisibility() bool {
+	ctx, cancel := context.WithTimeout(w.visibility.ctx, w.recheckTimeout)
+	defer cancel()
+	logger := klog.FromContext(ctx)
+	if w.cluster != "" {
+		visible, err := askWithin(ctx, w.visibility.ask, w.cluster, watchVisibilityMaxAge)
+		switch {
+		case err != nil:
+			logger.V(2).Info("Ending a watch: kcp did not tell in time whether its user may still see its cluster", "cluster", w.cluster, "err", err)
+			return false
+		case !visible:
+			logger.V(2).Info("Ending a watch: its user may no longer see its cluster", "cluster", w.cluster)
+			return false
+		}
+		return true
+	}
+
 	known := make([]logicalcluster.Name, 0, len(w.visibility.answers))
 	for cluster := range w.visibility.answers {
 		known = append(known, cluster)
@@ -239,12 +313,17 @@ func (w *watcher) recheckVisibility() bool {
 		if w.stopped() {
 			return false
 		}
-		if visible := w.visibility.askNow(cluster); visible != w.visibility.answers[cluster] {
+		visible, err := askWithin(ctx, w.visibility.ask, cluster, watchVisibilityMaxAge)
+		if err != nil {
+			logger.V(2).Info("Ending a watch at *: kcp did not tell in time whether its user may still see a cluster", "cluster", cluster, "err", err)
+			return false
+		}
+		if visible != w.visibility.answers[cluster] {
 			changed[cluster] = visible
 		}
 	}
-	if w.visibility.ctx.Err() != nil {
-		return false // the request is over: its answers mean nothing
+	if ctx.Err() != nil {
+		return false // the request is over, or the re-check took too long
 	}
 	if len(changed) == 0 && len(empty) == 0 {
 		return true

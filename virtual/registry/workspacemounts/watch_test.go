@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
@@ -34,12 +35,15 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
+	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 )
 
 // event is what a test expects of a watch event: its type, and for other
@@ -147,6 +151,17 @@ func TestWatchInitialEvents(t *testing.T) {
 				}
 			},
 			want: append(append([]event{}, initial...), event{typ: watch.Bookmark}),
+		},
+		{
+			// What the handler makes of a watch from no resource version:
+			// no bookmark ends the initial events without bookmarks allowed.
+			name: "sendInitialEvents without bookmarks",
+			options: func(string) *metainternalversion.ListOptions {
+				return &metainternalversion.ListOptions{
+					SendInitialEvents: ptrTo(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+				}
+			},
+			want: initial,
 		},
 		{
 			name: "the current resource version",
@@ -380,8 +395,8 @@ func TestWatchStop(t *testing.T) {
 }
 
 func isRegistered(s *Store, w watch.Interface) bool {
-	s.lock.RLock()
-	defer s.lock.RUnlock()
+	s.watchersLock.Lock()
+	defer s.watchersLock.Unlock()
 	_, found := s.watchers[w.(*watcher)]
 	return found
 }
@@ -474,13 +489,11 @@ func TestWatchVisibility(t *testing.T) {
 	h := newHarness(t,
 		mounted("visible", "a", mount.PhaseReady, nil),
 		mounted("hidden", "a", mount.PhaseReady, nil),
-		mounted("failing", "a", mount.PhaseReady, nil),
 		mounted("visible", "b", mount.PhaseReady, nil),
 	)
 	v := newVisibility(map[logicalcluster.Name]error{
 		"visible": nil, "also-visible": nil,
-		"hidden":  errInvisible,
-		"failing": errors.New("kcp is down"),
+		"hidden": errInvisible,
 	})
 	r := NewREST(h.store, v.visible)
 
@@ -488,7 +501,6 @@ func TestWatchVisibility(t *testing.T) {
 	expect(t, w, event{watch.Added, "visible/a"}, event{watch.Added, "visible/b"})
 
 	h.update(mounted("hidden", "a", mount.PhaseConnecting, nil))
-	h.update(mounted("failing", "a", mount.PhaseConnecting, nil))
 	h.add(mounted("hidden", "new", mount.PhaseReady, nil))
 	h.update(mounted("visible", "a", mount.PhaseConnecting, nil))
 	expect(t, w, event{watch.Modified, "visible/a"})
@@ -766,8 +778,8 @@ func TestWatchFollowsVisibility(t *testing.T) {
 	expect(t, w, event{watch.Modified, "c4/x"})
 	expectQuiet(t, h, w)
 
-	// An error counts as not visible.
-	v.set("c2", errors.New("kcp is down"))
+	// c2 is revoked too.
+	v.set("c2", errInvisible)
 	clock.tick(t, 0)
 	expect(t, w, event{watch.Deleted, "c2/a"})
 	expectQuiet(t, h, w)
@@ -806,7 +818,7 @@ func TestWatchVisibilityRecheckOrdering(t *testing.T) {
 	var lock sync.Mutex
 	var gated logicalcluster.Name
 	asking, release := make(chan struct{}), make(chan struct{})
-	visible := func(ctx context.Context, cluster logicalcluster.Name) (bool, error) {
+	visible := func(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error) {
 		lock.Lock()
 		hold := cluster == gated
 		lock.Unlock()
@@ -814,7 +826,7 @@ func TestWatchVisibilityRecheckOrdering(t *testing.T) {
 			asking <- struct{}{}
 			<-release
 		}
-		return v.visible(ctx, cluster)
+		return v.visible(ctx, cluster, maxAge)
 	}
 	gate := func(cluster logicalcluster.Name) {
 		lock.Lock()
@@ -886,10 +898,9 @@ func TestWatchFromAResourceVersionFollowsVisibility(t *testing.T) {
 	listed := list(t, r, "*", &metainternalversion.ListOptions{LabelSelector: team})
 	require.Equal(t, []string{"c1/a", "c2/a"}, names(listed))
 	w := startWatch(t, r, "*", &metainternalversion.ListOptions{LabelSelector: team, ResourceVersion: listed.ResourceVersion})
-	// Once the watch has its answers (it starts its clock after), the
-	// answers change.
-	require.Eventually(t, func() bool { return clock.started() == 1 }, eventually, tick)
-	require.Equal(t, map[logicalcluster.Name]int{"c1": 2, "c2": 2, "c3": 2}, v.callCounts(), "asked by the list, then by the watch")
+	// Once the watch has its answers, the answers change.
+	want := map[logicalcluster.Name]int{"c1": 2, "c2": 2, "c3": 2}
+	require.Eventually(t, func() bool { return reflect.DeepEqual(want, v.callCounts()) }, eventually, tick, "asked by the list, then by the watch")
 	v.set("c1", errInvisible)
 	v.set("c3", nil)
 	clock.tick(t, 0)
@@ -924,17 +935,133 @@ func TestWatchVisibilityForgetsEmptyClusters(t *testing.T) {
 	require.Equal(t, 1, v.callCounts()["c2"])
 }
 
-// TestWatchOneClusterDoesNotRecheck: visibility in one cluster is the
-// authorizer's, decided once for the request; such a watch has no re-checks.
-func TestWatchOneClusterDoesNotRecheck(t *testing.T) {
+// TestWatchOneClusterFollowsAccess: a watch of one cluster, or of a path,
+// asks again about its cluster at every re-check, whether or not the
+// cluster has objects, with watchVisibilityMaxAge, and ends once the
+// cluster is no longer visible.
+func TestWatchOneClusterFollowsAccess(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
-	v := newVisibility(nil)
+	v := newVisibility(map[logicalcluster.Name]error{"c1": nil, "empty": nil})
 	r := NewREST(h.store, v.visible)
 	clock := useManualClock(r)
 	w := startWatch(t, r, "c1", &metainternalversion.ListOptions{})
 	expect(t, w, event{watch.Added, "c1/a"})
 	expectQuiet(t, h, w)
-	require.Zero(t, clock.started())
-	require.Empty(t, v.callCounts())
+	require.Empty(t, v.callCounts(), "the authorizer let the request in: no question before the first re-check")
+
+	clock.tick(t, 0)
+	clock.tick(t, 0)
+	h.update(mounted("c1", "a", mount.PhaseConnecting, nil))
+	expect(t, w, event{watch.Modified, "c1/a"})
+	require.Equal(t, map[logicalcluster.Name]int{"c1": 2}, v.callCounts())
+	require.Equal(t, []time.Duration{watchVisibilityMaxAge, watchVisibilityMaxAge}, v.maxAges())
+	require.Equal(t, 60*time.Second, watchAccessBound, "the README's bound")
+
+	empty := startWatch(t, r, "empty", &metainternalversion.ListOptions{})
+	expectQuiet(t, h, empty)
+	clock.tick(t, 1)
+	clock.tick(t, 1)
+	require.Eventually(t, func() bool { return v.callCounts()["empty"] == 2 }, eventually, tick, "a cluster without objects is asked about too")
+
+	// A path is its cluster's: root:org:ws leads to c1.
+	pathCtx, cancel := context.WithCancel(genericapirequest.WithUser(clusterpath.WithTarget(context.Background(),
+		clusterpath.Target{Path: logicalcluster.NewPath("root:org:ws"), Cluster: "c1"}), &user.DefaultInfo{Name: "alice"}))
+	t.Cleanup(cancel)
+	path, err := r.Watch(pathCtx, &metainternalversion.ListOptions{})
+	require.NoError(t, err)
+	t.Cleanup(path.Stop)
+	expect(t, path, event{watch.Added, "c1/a"})
+
+	v.set("c1", errInvisible)
+	v.set("empty", errInvisible)
+	clock.tick(t, 0)
+	requireClosed(t, w, 0)
+	clock.tick(t, 1)
+	requireClosed(t, empty, 0)
+	clock.tick(t, 2)
+	requireClosed(t, path, 0)
+	require.Equal(t, 4, v.callCounts()["c1"], "two re-checks of the cluster's watch, one of the path's, one of each after the revocation")
+}
+
+// TestWatchEndsWhenKcpDoesNotAnswer: a watch takes no answer it could not
+// get for an answer: an error, or a re-check that is not over within
+// recheckTimeout, ends it, at one cluster and at * (the client lists
+// again); so does an error about a cluster a watch at * comes upon.
+func TestWatchEndsWhenKcpDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	errDown := errors.New("kcp is down")
+	for _, tc := range []struct {
+		name   string
+		target string
+		// hang: no answer rather than an error; comeUpon: about a cluster
+		// the watch comes upon (c2), not at a re-check (c1).
+		hang, comeUpon bool
+	}{
+		{name: "one cluster, an error", target: "c1"},
+		{name: "one cluster, no answer in time", target: "c1", hang: true},
+		{name: "all, an error", target: "*"},
+		{name: "all, no answer in time", target: "*", hang: true},
+		{name: "all, an error about a cluster come upon", target: "*", comeUpon: true},
+		{name: "all, no answer in time about a cluster come upon", target: "*", hang: true, comeUpon: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
+			v := newVisibility(map[logicalcluster.Name]error{"c1": nil})
+			t.Cleanup(v.release)
+			r := NewREST(h.store, v.visible)
+			r.recheckTimeout = 200 * time.Millisecond
+			clock := useManualClock(r)
+			w := startWatch(t, r, tc.target, &metainternalversion.ListOptions{})
+			expect(t, w, event{watch.Added, "c1/a"})
+			failing := logicalcluster.Name("c1")
+			if tc.comeUpon {
+				failing = "c2"
+			}
+			if tc.hang {
+				v.hang(failing)
+			} else {
+				v.set(failing, errDown)
+			}
+			if tc.comeUpon {
+				h.add(mounted("c2", "a", mount.PhaseReady, nil))
+			} else {
+				clock.tick(t, 0)
+			}
+			requireClosed(t, w, 0)
+		})
+	}
+}
+
+// TestWatchTimeout: a watch lasts what its request asked when that is at
+// most maxWatchTimeout, else a random time between half of it and it.
+func TestWatchTimeout(t *testing.T) {
+	t.Parallel()
+	const maxTimeout = 30 * time.Minute
+	require.Equal(t, 10*time.Minute, watchTimeout(10*time.Minute, maxTimeout))
+	require.Equal(t, maxTimeout, watchTimeout(maxTimeout, maxTimeout))
+	seen := map[bool]bool{} // below and above three quarters of the bound
+	for _, requested := range []time.Duration{0, maxTimeout + time.Second, 365 * 24 * time.Hour} {
+		for range 100 {
+			got := watchTimeout(requested, maxTimeout)
+			require.GreaterOrEqual(t, got, maxTimeout/2)
+			require.Less(t, got, maxTimeout)
+			seen[got < maxTimeout*3/4] = true
+		}
+	}
+	require.Len(t, seen, 2, "the timeouts are spread")
+
+	// A watch asking for a year ends within the bound.
+	h := newHarness(t, mounted("c1", "a", mount.PhaseReady, nil))
+	r := NewREST(h.store, allVisible).WithMaxWatchTimeout(200 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(requestContext("c1"), 365*24*time.Hour)
+	t.Cleanup(cancel)
+	began := time.Now()
+	w, err := r.Watch(ctx, &metainternalversion.ListOptions{})
+	require.NoError(t, err)
+	expect(t, w, event{watch.Added, "c1/a"})
+	requireClosed(t, w, 0)
+	require.Less(t, time.Since(began), 200*time.Millisecond+eventually/2)
+	require.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond)
 }

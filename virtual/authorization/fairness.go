@@ -1,0 +1,82 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package authorization
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+	"sort"
+
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/apiserver/pkg/authentication/user"
+)
+
+// UserKey is who a share is counted against: a SHA-256, so that a key is 32
+// bytes whatever the user's name and groups.
+type UserKey [sha256.Size]byte
+
+// serviceAccountClusterKeys are the extras in which kcp names the logical
+// cluster a service account belongs to: authentication.kubernetes.io/cluster-name
+// up to kcp v0.28 (its fork's serviceaccount.ClusterNameKey), and
+// authentication.kcp.io/cluster-name since (this fork's).
+var serviceAccountClusterKeys = []string{"authentication.kubernetes.io/cluster-name", serviceaccount.ClusterNameKey}
+
+// FairnessKey is the identity a user's shares (review turns, requests in
+// flight, watches) are counted against: the identity kcp knows, the user
+// name and the groups (a set: their order does not matter), and for a
+// service account the logical cluster kcp says it belongs to, since
+// system:serviceaccount:default:default of one workspace is not that of
+// another. Never the UID or any other extra: kcp gives each token of a
+// ServiceAccount its own credential id (authentication.kubernetes.io/credential-id),
+// and K tokens of one identity must be one user, not K.
+//
+// The answers a review gives are another matter: the SubjectAccessReview
+// carries the UID and every extra, and kcp may answer differently for
+// them, so Reviews keeps answers by a hash of everything (subjectOf).
+func FairnessKey(u user.Info) UserKey {
+	h := sha256.New()
+	writeLengthPrefixed(h, u.GetName())
+	writeSet(h, u.GetGroups())
+	for _, key := range serviceAccountClusterKeys {
+		writeSet(h, u.GetExtra()[key])
+	}
+	var k UserKey
+	h.Sum(k[:0])
+	return k
+}
+
+// writeLengthPrefixed writes s with its length before it, so that no two
+// sequences of strings write the same bytes.
+func writeLengthPrefixed(h hash.Hash, s string) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+	h.Write(n[:])
+	h.Write([]byte(s))
+}
+
+// writeSet writes the strings sorted, after their number.
+func writeSet(h hash.Hash, values []string) {
+	sorted := append([]string(nil), values...)
+	sort.Strings(sorted)
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(sorted)))
+	h.Write(n[:])
+	for _, v := range sorted {
+		writeLengthPrefixed(h, v)
+	}
+}
