@@ -49,6 +49,13 @@ const (
 	ResultRequeue = "requeue"
 )
 
+// SubjectAccessReview results (authorization_reviews_total).
+const (
+	ReviewAllowed = "allowed"
+	ReviewDenied  = "denied"
+	ReviewError   = "error"
+)
+
 // Annotation patch results.
 const (
 	PatchApplied  = "applied"
@@ -185,6 +192,15 @@ var (
 		Help:           "1 on the replica that holds the leader lease and runs the writing controller, else 0.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	// AuthorizationReviews counts the SubjectAccessReviews the virtual
+	// workspace sent to kcp, by result: what its users' requests cost kcp
+	// beyond the answers it keeps.
+	AuthorizationReviews = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Name: "authorization_reviews_total",
+		Help: "SubjectAccessReviews the virtual workspace sent to kcp (answers it keeps are not counted), by result: " +
+			"allowed, denied, error (kcp failed or did not answer within the review timeout).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"result"})
 )
 
 var registerOnce sync.Once
@@ -193,7 +209,8 @@ var registerOnce sync.Once
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
-			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo)
+			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo,
+			AuthorizationReviews)
 		build := version.Get()
 		BuildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion).Set(1)
 		// Every result from the start, at 0: a sum over both patch
@@ -201,6 +218,9 @@ func Register() {
 		for _, result := range []string{PatchApplied, PatchConflict, PatchError} {
 			AnnotationPatches.WithLabelValues(result)
 			WorkspaceStatusPatches.WithLabelValues(result)
+		}
+		for _, result := range []string{ReviewAllowed, ReviewDenied, ReviewError} {
+			AuthorizationReviews.WithLabelValues(result)
 		}
 		// A gauge set before it was registered kept nothing.
 		MountInformersLimit.Set(float64(mountInformerLimit.Load()))

@@ -56,11 +56,13 @@ import (
 	clientrest "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/component-base/metrics/testutil"
 
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
@@ -805,9 +807,22 @@ func TestServerFrontProxyAndTokens(t *testing.T) {
 // TestServerSelectorsDoNotChangeReviews: at *, the SubjectAccessReviews a
 // list costs do not depend on objects its user cannot see: a selector that
 // matches only c2/x (alice may not see c2) costs what one that matches
-// nothing costs, a review per cluster, with and without a limit.
+// nothing costs, a review per cluster, with and without a limit; counted
+// where kcp is asked, and by the plugin's own
+// workspacemounts_authorization_reviews_total.
+//
+//nolint:paralleltest // the review counter is the process's: no other test may review meanwhile
 func TestServerSelectorsDoNotChangeReviews(t *testing.T) {
-	t.Parallel()
+	metrics.Register()
+	counted := func() float64 {
+		var sum float64
+		for _, result := range []string{metrics.ReviewAllowed, metrics.ReviewDenied, metrics.ReviewError} {
+			v, err := testutil.GetCounterMetricValue(metrics.AuthorizationReviews.WithLabelValues(result))
+			require.NoError(t, err)
+			sum += v
+		}
+		return sum
+	}
 	var lock sync.Mutex
 	reviews := map[string]int{} // per user
 	ts := startServer(t, func(_ *testServer, _ *Options, deps *Dependencies) {
@@ -821,6 +836,7 @@ func TestServerSelectorsDoNotChangeReviews(t *testing.T) {
 		deps.Authorizer = authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions()), exists)
 	})
 	for i, query := range []string{"", "&limit=1"} {
+		before := counted()
 		// A user of their own per request: nothing remembered.
 		matching, notMatching := fmt.Sprintf("matching-%d", i), fmt.Sprintf("not-matching-%d", i)
 		for user, selector := range map[string]string{matching: "x", notMatching: "nope"} {
@@ -831,6 +847,7 @@ func TestServerSelectorsDoNotChangeReviews(t *testing.T) {
 		require.Equal(t, 2, reviews[matching], "%q: a review per cluster", query)
 		require.Equal(t, reviews[notMatching], reviews[matching], query)
 		lock.Unlock()
+		require.InDelta(t, float64(reviews[matching]+reviews[notMatching]), counted()-before, 0, "%q: authorization_reviews_total counts each review", query)
 	}
 }
 

@@ -38,6 +38,8 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 )
 
 // ReviewFunc asks kcp one question: may the subject of spec do what spec
@@ -450,6 +452,7 @@ func (r *Reviews) reviewOnce(ctx context.Context, q question) (answer, error) {
 	defer r.release(q.fair, mine)
 	asked := r.clock.Now()
 	allowed, err := r.review(reviewCtx, q.key.cluster, spec(q.user, q.key.verb))
+	metrics.AuthorizationReviews.WithLabelValues(reviewResult(allowed, err)).Inc()
 	if err != nil {
 		r.failed()
 		// Not remembered: the next request asks again, within the rate limit.
@@ -462,6 +465,18 @@ func (r *Reviews) reviewOnce(ctx context.Context, q question) (answer, error) {
 	a := answer{allowed: allowed, asked: asked, freshUntil: asked.Add(ttl), refreshAfter: asked.Add(ttl - ttl/refreshAheadFraction)}
 	r.answers.Add(q.key, a, ttl+r.opts.StaleGrace)
 	return a, nil
+}
+
+// reviewResult is the result label of authorization_reviews_total.
+func reviewResult(allowed bool, err error) string {
+	switch {
+	case err != nil:
+		return metrics.ReviewError
+	case allowed:
+		return metrics.ReviewAllowed
+	default:
+		return metrics.ReviewDenied
+	}
 }
 
 // acquire takes one of the user's turns, then one of everyone's. Waiting
