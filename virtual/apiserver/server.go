@@ -19,11 +19,24 @@ limitations under the License.
 // layout of k8s.io/sample-apiserver, reached at
 // /services/workspacemounts/clusters/<cluster or *>/.
 //
-// The handler chain is the generic one with three additions: outermost, the
+// The handler chain is the generic one with these additions: outermost, the
 // cluster path is parsed and cut off (so discovery, OpenAPI and the resource
-// look as on any API server); after authentication, writes are answered 405
-// and a workspace path is resolved to its logical cluster; then the
-// authorizer asks kcp (package authorization).
+// look as on any API server); after authentication, a user over their share
+// of requests in flight or watches is answered 429 (withUserShares), writes
+// 405, and a workspace path is resolved to its logical cluster; then the
+// authorizer asks kcp (package authorization; withAuthorization answers a
+// review that failed 503 with a generic message, one over the user's review
+// turns 429); the stale warnings come after it, on answers the user may read.
+// TokenReviews of tokens not known yet take turns of their own, and a token
+// kcp refused is remembered in a bounded cache (tokenReviews).
+//
+// A user's shares are counted by the identity kcp knows (name and groups,
+// authorization.FairnessKey), not by token. k8s.io/apiserver's priority and
+// fairness (APF) was considered and not used: it is configured by
+// FlowSchema and PriorityLevelConfiguration objects read through informers
+// of a flowcontrol.apiserver.k8s.io client, which this server neither serves
+// nor has a kube-apiserver to read from, and it shares the server's seats,
+// while what one tenant's load costs another here is kcp's reviews (shares.go).
 package apiserver
 
 import (
