@@ -169,9 +169,9 @@ func TestWatchAccess(t *testing.T) {
 	// The times are those at which the events arrived, taken by each
 	// watch's goroutine: the checks below may run late (the suite's other
 	// tests) without changing them.
-	t.Run("after the revocation", func(t *testing.T) {
+	t.Run("after the revocation", func(t *testing.T) { //nolint:paralleltest // the times are the events', the checks may run one after the other
 		for i, w := range watches {
-			t.Run(w.name, func(t *testing.T) {
+			t.Run(w.name, func(t *testing.T) { //nolint:paralleltest // as above
 				var took time.Duration
 				require.Eventually(t, func() bool {
 					deletedAt, endedAt, _ := w.state(string(watch.Deleted)+" "+key, skips[i])
