@@ -22,9 +22,9 @@ import (
 	"errors"
 	"time"
 
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/lru"
 )
 
 // errNoTokenReviewTurn is what a token fails with when no TokenReview turn
@@ -43,25 +43,21 @@ type tokenReviews struct {
 	turns    chan struct{}
 	wait     time.Duration
 	ttl      time.Duration
-	clock    clock.PassiveClock
-	failed   *lru.Cache // [sha256.Size]byte → time.Time (forgotten then)
+	failed   *utilcache.LRUExpireCache // [sha256.Size]byte, for ttl
 }
 
 func newTokenReviews(delegate authenticator.Token, concurrency, size int, wait, ttl time.Duration, clk clock.PassiveClock) *tokenReviews {
 	return &tokenReviews{
 		delegate: delegate, turns: make(chan struct{}, concurrency),
-		wait: wait, ttl: ttl, clock: clk, failed: lru.New(size),
+		wait: wait, ttl: ttl, failed: utilcache.NewLRUExpireCacheWithClock(size, clk),
 	}
 }
 
 // AuthenticateToken asks kcp, in turn, unless the token failed lately.
 func (t *tokenReviews) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
 	key := sha256.Sum256([]byte(token))
-	if until, found := t.failed.Get(key); found {
-		if t.clock.Now().Before(until.(time.Time)) {
-			return nil, false, nil
-		}
-		t.failed.Remove(key)
+	if _, found := t.failed.Get(key); found {
+		return nil, false, nil
 	}
 	timer := time.NewTimer(t.wait)
 	defer timer.Stop()
@@ -75,7 +71,7 @@ func (t *tokenReviews) AuthenticateToken(ctx context.Context, token string) (*au
 	}
 	resp, ok, err := t.delegate.AuthenticateToken(ctx, token)
 	if !ok && err == nil && t.ttl > 0 {
-		t.failed.Add(key, t.clock.Now().Add(t.ttl))
+		t.failed.Add(key, struct{}{}, t.ttl)
 	}
 	return resp, ok, err
 }

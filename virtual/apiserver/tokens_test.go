@@ -86,7 +86,7 @@ func TestTokenReviewsRememberFailures(t *testing.T) {
 
 	require.False(t, authenticate("bad-2"))
 	require.False(t, authenticate("bad-3")) // bad-1 is out: the cache holds 2
-	require.Equal(t, 2, tokens.failed.Len())
+	require.Len(t, tokens.failed.Keys(), 2)
 	require.False(t, authenticate("bad-1"))
 	require.Equal(t, 3, review.count("bad-1"), "the cache is bounded")
 	require.False(t, authenticate("bad-3"))
