@@ -55,8 +55,20 @@ type mountCaches struct {
 
 // mountCache is one full-object informer's cache.
 type mountCache struct {
-	indexer cache.Indexer
+	indexer cache.Store
 	synced  func() bool
+	// inCluster tells a cache of one cluster's objects, keyed
+	// namespace/name (newClusterMountInformer), from one across all
+	// clusters, keyed with the cluster (kcpcache.ToClusterAwareKey).
+	inCluster bool
+}
+
+// keyOf is the key of an object of the cache.
+func (mc mountCache) keyOf(cluster logicalcluster.Name, namespace, name string) string {
+	if mc.inCluster {
+		return cache.NewObjectName(namespace, name).String()
+	}
+	return kcpcache.ToClusterAwareKey(cluster.String(), namespace, name)
 }
 
 // mountCacheKey names the cache of resource in cluster: "" for the cache
@@ -94,7 +106,7 @@ func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Reso
 	if !cached {
 		return nil, false, false
 	}
-	item, found, err := mc.indexer.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), namespace, name))
+	item, found, err := mc.indexer.GetByKey(mc.keyOf(cluster, namespace, name))
 	if err != nil {
 		return nil, false, false
 	}
@@ -125,28 +137,62 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 	} else {
 		resourceClient = client.Cluster(cluster.Path()).Resource(resource.GroupVersionResource)
 	}
-	informer, err := newMountInformer(&cache.ListWatch{
+	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 			return resourceClient.List(ctx, options)
 		},
 		WatchFuncWithContext: resourceClient.Watch,
-	}, &unstructured.Unstructured{}, func(obj interface{}) (interface{}, error) {
-		trimmed, err := trimFullMountObject(obj)
-		if t, ok := trimmed.(*trimmedMountObject); ok && cluster != "" {
-			t.cluster = cluster // listed in that cluster: its key, whatever the object says
+	}
+	var mc mountCache
+	var informer mountInformer
+	if cluster == "" {
+		shared, err := newMountInformer(lw, &unstructured.Unstructured{}, trimFullMountObject, resource, onEvent)
+		if err != nil {
+			return nil, err
 		}
-		return trimmed, err
-	}, resource, onEvent)
-	if err != nil {
-		return nil, err
+		informer, mc = shared, mountCache{indexer: shared.GetIndexer(), synced: shared.HasSynced}
+	} else {
+		store, controller := newClusterMountInformer(lw, cluster, resource, onEvent)
+		informer, mc = controller, mountCache{indexer: store, synced: controller.HasSynced, inCluster: true}
 	}
 	key := mountCacheKey(cluster, resource)
-	caches.byKey.put(key, mountCache{indexer: informer.GetIndexer(), synced: informer.HasSynced})
+	caches.byKey.put(key, mc)
 	stop := runMountInformer(ctx, informer, onSynced)
 	return func() {
 		caches.byKey.forget(key)
 		stop()
 	}, nil
+}
+
+// newClusterMountInformer is an informer of the mount objects of resource
+// in one cluster, kept as trimFullMountObject trims them, reporting every
+// add, update and delete to onEvent (handlerForAll). It is client-go's
+// plain informer, not a shared one: there can be hundreds (one per
+// (CRD resource, cluster) pair in use), each with one handler, and a shared
+// informer's distribution (two goroutines and a 1,024-event buffer per
+// handler, a processor goroutine) costs about 40 KB of heap and stacks each
+// (BenchmarkClusterMountInformer). Its store is keyed namespace/name.
+func newClusterMountInformer(lw *cache.ListWatch, cluster logicalcluster.Name, resource restmapping.Resource,
+	onEvent func(restmapping.Resource, interface{})) (cache.Store, cache.Controller) {
+	return cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &unstructured.Unstructured{},
+		Handler:       handlerForAll(func(obj interface{}) { onEvent(resource, obj) }),
+		Transform: func(obj interface{}) (interface{}, error) {
+			trimmed, err := trimFullMountObject(obj)
+			if t, ok := trimmed.(*trimmedMountObject); ok {
+				t.cluster = cluster // listed in that cluster: its cluster, whatever the object says
+			}
+			return trimmed, err
+		},
+	})
+}
+
+// mountInformer is what runMountInformer runs: a shared informer or a
+// plain one.
+type mountInformer interface {
+	RunWithContext(ctx context.Context)
+	HasSyncedChecker() cache.DoneChecker
 }
 
 // newMountInformer is an informer of mount objects of resource listed and
@@ -172,7 +218,7 @@ func newMountInformer(lw *cache.ListWatch, objType runtime.Object, transform cac
 // gone by its list, and no event ever reports that. (The metadata
 // informer's delete is dropped once a cluster's full-object cache has
 // synced; that cache never held the object.)
-func runMountInformer(ctx context.Context, informer cache.SharedIndexInformer, onSynced func()) context.CancelFunc {
+func runMountInformer(ctx context.Context, informer mountInformer, onSynced func()) context.CancelFunc {
 	informerCtx, cancel := context.WithCancel(ctx)
 	go informer.RunWithContext(informerCtx)
 	go func() {

@@ -429,7 +429,7 @@ type mountObjectServer struct {
 
 // newMountObjectServer serves n objects fullMountObject, mount-<i> in
 // cluster root:org-<i % clusters>.
-func newMountObjectServer(b *testing.B, n, clusters int) *mountObjectServer {
+func newMountObjectServer(b testing.TB, n, clusters int) *mountObjectServer {
 	const listRV = "999999"
 	metadataList := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadataList"},
 		ListMeta: metav1.ListMeta{ResourceVersion: listRV}}
