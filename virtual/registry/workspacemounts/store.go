@@ -701,7 +701,7 @@ type clustersSnapshot struct {
 	// resourceVersion is the store's at that moment.
 	resourceVersion string
 	// queued is how many changes were waiting in the watcher's incoming
-	// channel: exactly the changes before the snapshot it has not processed.
+	// queue: exactly the changes before the snapshot it has not processed.
 	queued int
 }
 
@@ -719,7 +719,7 @@ func (s *Store) snapshotClusters(w *watcher, clusters []logicalcluster.Name) clu
 	}
 	s.sortedLock.Unlock()
 	snapshot.resourceVersion = s.versionLocked()
-	snapshot.queued = len(w.incoming)
+	snapshot.queued = w.incoming.len()
 	return snapshot
 }
 

@@ -103,7 +103,7 @@ type watcher struct {
 	// that of the last change (or visibility re-check) it processed.
 	resourceVersion string
 
-	incoming chan change
+	incoming changeQueue
 	result   chan watch.Event
 	done     chan struct{}
 	stopOnce sync.Once
@@ -113,7 +113,7 @@ func newWatcher(store *Store, options watchOptions) func(watchStart, string) *wa
 	return func(first watchStart, resourceVersion string) *watcher {
 		return &watcher{
 			store: store, watchOptions: options, first: first, resourceVersion: resourceVersion,
-			incoming: make(chan change, watcherBuffer),
+			incoming: changeQueue{ready: make(chan struct{}, 1)},
 			result:   make(chan watch.Event),
 			done:     make(chan struct{}),
 		}
@@ -135,13 +135,73 @@ func (w *watcher) Stop() {
 
 // push is called with the store locked: it must not block.
 func (w *watcher) push(c change) {
-	select {
-	case w.incoming <- c:
-	default:
+	if !w.incoming.push(c) {
 		// Too slow: end the watch. The store lock is held, so unregister later.
 		go w.Stop()
 	}
 }
+
+// changeQueue is a watcher's queue of the changes pushed to it and not yet
+// processed: at most watcherBuffer, in a slice as long as the watcher lags
+// behind (a hundred idle watchers hold almost nothing, where a buffered
+// channel of watcherBuffer changes would be 32 KB each). ready holds a
+// signal whenever changes wait.
+type changeQueue struct {
+	lock    sync.Mutex
+	changes []change
+	head    int // changes[head:] wait
+	ready   chan struct{}
+}
+
+// push appends c, unless watcherBuffer changes wait already.
+func (q *changeQueue) push(c change) bool {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	if len(q.changes)-q.head >= watcherBuffer {
+		return false
+	}
+	q.changes = append(q.changes, c)
+	q.signal()
+	return true
+}
+
+// pop takes the oldest change, if one waits.
+func (q *changeQueue) pop() (change, bool) {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	if q.head == len(q.changes) {
+		return change{}, false
+	}
+	c := q.changes[q.head]
+	q.changes[q.head] = change{}
+	q.head++
+	switch {
+	case q.head < len(q.changes):
+		q.signal()
+	case cap(q.changes) > maxIdleQueue:
+		q.changes, q.head = nil, 0 // a burst is over: its memory goes
+	default:
+		q.changes, q.head = q.changes[:0], 0
+	}
+	return c, true
+}
+
+// len is how many changes wait.
+func (q *changeQueue) len() int {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	return len(q.changes) - q.head
+}
+
+func (q *changeQueue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// maxIdleQueue is the most changes an empty queue keeps room for.
+const maxIdleQueue = 16
 
 // run sends the events until the watch stops; it closes the result channel.
 func (w *watcher) run() {
@@ -199,7 +259,11 @@ func (w *watcher) run() {
 		select {
 		case <-w.done:
 			return
-		case c := <-w.incoming:
+		case <-w.incoming.ready:
+			c, ok := w.incoming.pop()
+			if !ok {
+				continue
+			}
 			if event, ok := w.translate(c); ok && !w.send(event) || w.failed() {
 				return
 			}
@@ -336,7 +400,8 @@ func (w *watcher) recheckVisibility() bool {
 	sort.Slice(clusters, func(i, j int) bool { return clusters[i] < clusters[j] })
 	snapshot := w.store.snapshotClusters(w, clusters)
 	for range snapshot.queued {
-		if event, ok := w.translate(<-w.incoming); ok && !w.send(event) {
+		c, _ := w.incoming.pop() // only this goroutine takes from the queue: they are there
+		if event, ok := w.translate(c); ok && !w.send(event) {
 			return false
 		}
 	}
