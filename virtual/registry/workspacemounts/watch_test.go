@@ -1065,3 +1065,41 @@ func TestWatchTimeout(t *testing.T) {
 	require.Less(t, time.Since(began), 200*time.Millisecond+eventually/2)
 	require.GreaterOrEqual(t, time.Since(began), 100*time.Millisecond)
 }
+
+// TestChangeQueue: a watcher's queue gives the changes back in order, takes
+// no more than watcherBuffer waiting, signals while some wait, and lets the
+// memory of a burst go once it is drained.
+func TestChangeQueue(t *testing.T) {
+	t.Parallel()
+	q := changeQueue{ready: make(chan struct{}, 1)}
+	_, ok := q.pop()
+	require.False(t, ok, "an empty queue gives nothing")
+	for i := range watcherBuffer {
+		require.True(t, q.push(change{version: strconv.Itoa(i)}), "change %d", i)
+	}
+	require.False(t, q.push(change{version: "over"}), "the queue holds watcherBuffer changes at most")
+	require.Equal(t, watcherBuffer, q.len())
+	for i := range watcherBuffer {
+		select {
+		case <-q.ready:
+		default:
+			t.Fatalf("no signal while %d changes wait", q.len())
+		}
+		c, ok := q.pop()
+		require.True(t, ok)
+		require.Equal(t, strconv.Itoa(i), c.version)
+		if i == 0 {
+			require.True(t, q.push(change{version: "after"}), "room for one once one is taken")
+		}
+	}
+	c, ok := q.pop()
+	require.True(t, ok, "the change pushed once there was room")
+	require.Equal(t, "after", c.version)
+	require.Zero(t, q.len())
+	require.Nil(t, q.changes, "a drained burst keeps no memory")
+	require.True(t, q.push(change{version: "next"}))
+	c, ok = q.pop()
+	require.True(t, ok)
+	require.Equal(t, "next", c.version)
+	require.LessOrEqual(t, cap(q.changes), maxIdleQueue, "a watcher that keeps up keeps a small slice")
+}
