@@ -468,7 +468,7 @@ func TestClusterMountInformer(t *testing.T) {
 	t.Parallel()
 	server := newMountObjectServer(t, 6, 2) // mount-0, mount-2, mount-4 in root:org-0
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	caches := &mountCaches{}
 	var lock sync.Mutex
 	var events []string
@@ -556,8 +556,8 @@ func BenchmarkClusterMountInformer(b *testing.B) {
 				time.Sleep(100 * time.Millisecond) // the synced goroutines of runMountInformer end
 				runtime.GC()
 				runtime.ReadMemStats(&after)
-				heap = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
-				stack = float64(int64(after.StackInuse)-int64(before.StackInuse)) / n
+				heap = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+				stack = (float64(after.StackInuse) - float64(before.StackInuse)) / n
 				goroutines = float64(runtime.NumGoroutine()-goroutinesBefore) / n
 				cancel()
 				time.Sleep(100 * time.Millisecond)
