@@ -111,9 +111,9 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 		b.Fatal(err)
 	}
 	// The full-object informer's cache of the cluster, for read=cache.
-	mountIndexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
+	mountStore := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
 	caches := &mountCaches{}
-	caches.byKey.put(mountCacheKey(cluster, resource), mountCache{indexer: mountIndexer, synced: func() bool { return true }})
+	caches.byKey.put(mountCacheKey(cluster, resource), mountCache{store: mountStore, synced: func() bool { return true }})
 	mountVersion := 2000
 	c := &Controller{
 		mountsQueue:      newQueue(""),
@@ -194,7 +194,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := mountIndexer.Update(trimmed); err != nil {
+			if err := mountStore.Update(trimmed); err != nil {
 				b.Fatal(err)
 			}
 			c.enqueueMountObject(resource, trimmed)

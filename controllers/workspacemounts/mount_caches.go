@@ -55,20 +55,8 @@ type mountCaches struct {
 
 // mountCache is one full-object informer's cache.
 type mountCache struct {
-	indexer cache.Store
-	synced  func() bool
-	// inCluster tells a cache of one cluster's objects, keyed
-	// namespace/name (newClusterMountInformer), from one across all
-	// clusters, keyed with the cluster (kcpcache.ToClusterAwareKey).
-	inCluster bool
-}
-
-// keyOf is the key of an object of the cache.
-func (mc mountCache) keyOf(cluster logicalcluster.Name, namespace, name string) string {
-	if mc.inCluster {
-		return cache.NewObjectName(namespace, name).String()
-	}
-	return kcpcache.ToClusterAwareKey(cluster.String(), namespace, name)
+	store  cache.Store
+	synced func() bool
 }
 
 // mountCacheKey names the cache of resource in cluster: "" for the cache
@@ -77,22 +65,26 @@ func mountCacheKey(cluster logicalcluster.Name, resource restmapping.Resource) s
 	return cluster.String() + "|" + resource.Key()
 }
 
-// cacheOf returns the synced cache holding resource's objects in cluster, if any.
-func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.Resource) (mountCache, bool) {
-	mc, found := c.byKey.get(mountCacheKey(cluster, resource))
+// cacheOf returns the synced cache holding resource's objects in cluster, if
+// any, and whether it is the cache across all clusters, keyed with the
+// cluster (kcpcache.ToClusterAwareKey); a pair's own is keyed
+// namespace/name (newClusterMountInformer).
+func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.Resource) (mc mountCache, acrossClusters, found bool) {
+	mc, found = c.byKey.get(mountCacheKey(cluster, resource))
 	if !found && resource.Identity != "" {
 		mc, found = c.byKey.get(mountCacheKey("", resource))
+		acrossClusters = true
 	}
 	if !found || !mc.synced() {
-		return mountCache{}, false
+		return mountCache{}, false, false
 	}
-	return mc, true
+	return mc, acrossClusters, true
 }
 
 // hasSynced tells whether a synced cache holds resource's objects in
 // cluster: its own informer reports their changes.
 func (c *mountCaches) hasSynced(cluster logicalcluster.Name, resource restmapping.Resource) bool {
-	_, found := c.cacheOf(cluster, resource)
+	_, _, found := c.cacheOf(cluster, resource)
 	return found
 }
 
@@ -102,11 +94,15 @@ func (c *mountCaches) hasSynced(cluster logicalcluster.Name, resource restmappin
 // reads the object from kcp. found is false for an object the synced cache
 // does not hold.
 func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool) {
-	mc, cached := c.cacheOf(cluster, resource)
+	mc, acrossClusters, cached := c.cacheOf(cluster, resource)
 	if !cached {
 		return nil, false, false
 	}
-	item, found, err := mc.indexer.GetByKey(mc.keyOf(cluster, namespace, name))
+	key := cache.NewObjectName(namespace, name).String()
+	if acrossClusters {
+		key = kcpcache.ToClusterAwareKey(cluster.String(), namespace, name)
+	}
+	item, found, err := mc.store.GetByKey(key)
 	if err != nil {
 		return nil, false, false
 	}
@@ -150,10 +146,10 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 		if err != nil {
 			return nil, err
 		}
-		informer, mc = shared, mountCache{indexer: shared.GetIndexer(), synced: shared.HasSynced}
+		informer, mc = shared, mountCache{store: shared.GetIndexer(), synced: shared.HasSynced}
 	} else {
 		store, controller := newClusterMountInformer(lw, cluster, resource, onEvent)
-		informer, mc = controller, mountCache{indexer: store, synced: controller.HasSynced, inCluster: true}
+		informer, mc = controller, mountCache{store: store, synced: controller.HasSynced}
 	}
 	key := mountCacheKey(cluster, resource)
 	caches.byKey.put(key, mc)

@@ -169,9 +169,9 @@ func TestMountCachesGet(t *testing.T) {
 	bound.Identity = "abc"
 	caches := &mountCaches{}
 	synced := false
-	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
-	require.NoError(t, indexer.Add(trimmed(fullMountObject("root:a", "proxy", "1"))))
-	caches.byKey.put(mountCacheKey("root:a", crd), mountCache{indexer: indexer, synced: func() bool { return synced }})
+	store := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc) // a pair's own, as newClusterMountInformer's
+	require.NoError(t, store.Add(trimmed(fullMountObject("root:a", "proxy", "1"))))
+	caches.byKey.put(mountCacheKey("root:a", crd), mountCache{store: store, synced: func() bool { return synced }})
 
 	_, _, cached := caches.get("root:a", crd, "", "proxy")
 	require.False(t, cached, "not synced yet: read from kcp")
@@ -190,7 +190,7 @@ func TestMountCachesGet(t *testing.T) {
 	all := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
 	require.NoError(t, all.Add(trimmed(fullMountObject("root:a", "proxy", "2"))))
 	require.NoError(t, all.Add(trimmed(fullMountObject("root:b", "proxy", "3"))))
-	caches.byKey.put(mountCacheKey("", bound), mountCache{indexer: all, synced: func() bool { return true }})
+	caches.byKey.put(mountCacheKey("", bound), mountCache{store: all, synced: func() bool { return true }})
 	obj, found, cached = caches.get("root:b", bound, "", "proxy")
 	require.True(t, cached && found)
 	require.Equal(t, "3", obj.GetResourceVersion(), "root:b's object, not root:a's")
@@ -344,7 +344,7 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 
 	synced := false
 	c.caches.byKey.put(mountCacheKey("root:org", kubeClusterResource), mountCache{
-		indexer: cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{}), synced: func() bool { return synced },
+		store: cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc), synced: func() bool { return synced },
 	})
 	c.enqueueMountObjectEvent(kubeClusterResource, event)
 	require.Equal(t, 1, c.workspacesQueue.Len(), "the pair's informer has not synced: the metadata event enqueues")
