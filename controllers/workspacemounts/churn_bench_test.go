@@ -19,12 +19,14 @@ package workspacemounts
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -96,11 +98,15 @@ type churnHarness struct {
 	c       *Controller
 	indexer cache.Indexer
 	ready   bool
+	// conflict names the Workspaces whose next patch conflicts.
+	conflict map[string]bool
+	// reading, if set, is called while a mount object is read.
+	reading func(name string)
 }
 
 func newChurnHarness(tb testing.TB) *churnHarness {
 	tb.Helper()
-	h := &churnHarness{}
+	h := &churnHarness{conflict: map[string]bool{}}
 	h.indexer = cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{
 		WorkspacesByMountKind: indexByMountKind, WorkspacesByMountObject: indexByMountObject,
 	})
@@ -118,6 +124,9 @@ func newChurnHarness(tb testing.TB) *churnHarness {
 			now:            time.Now,
 		},
 		patchWorkspace: h.patch,
+		getWorkspace: func(_ context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+			return tenancyv1alpha1listers.NewWorkspaceClusterLister(h.indexer).Cluster(cluster).Get(name)
+		},
 	}
 	h.c.mounts = &mountsReconciler{
 		workspacesOfKind: func(key string) ([]*tenancyv1alpha1.Workspace, error) {
@@ -134,6 +143,9 @@ func newChurnHarness(tb testing.TB) *churnHarness {
 }
 
 func (h *churnHarness) getMountObject(_ context.Context, cluster logicalcluster.Name, _ restmapping.Resource, _, name string) (*unstructured.Unstructured, error) {
+	if h.reading != nil {
+		h.reading(name)
+	}
 	status := map[string]interface{}{"phase": "Connecting"}
 	if h.ready {
 		status = map[string]interface{}{"phase": "Ready", "URL": "https://kc.example/clusters/" + name}
@@ -151,8 +163,15 @@ func (h *churnHarness) getMountObject(_ context.Context, cluster logicalcluster.
 // a status patch changes nothing here (no routing options).
 func (h *churnHarness) patch(_ context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
 	obj, found, err := h.indexer.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", name))
-	if err != nil || !found {
-		return nil, fmt.Errorf("no Workspace %s|%s: %w", cluster, name, err)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, name)
+	}
+	if h.conflict[name] {
+		delete(h.conflict, name)
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, name, errors.New("the object has been modified"))
 	}
 	written := obj.(*tenancyv1alpha1.Workspace).DeepCopy()
 	if len(subresources) > 0 {
@@ -231,7 +250,8 @@ func (h *churnHarness) remove(tb testing.TB, workspaces []*tenancyv1alpha1.Works
 	}
 }
 
-// drain reconciles until both queues are empty.
+// drain reconciles until both queues are empty; a conflict is tried again
+// (at once, where the controller waits for its rate limiter).
 func (h *churnHarness) drain(tb testing.TB) {
 	tb.Helper()
 	ctx := context.Background()
@@ -246,11 +266,15 @@ func (h *churnHarness) drain(tb testing.TB) {
 		}
 		for h.c.workspacesQueue.Len() > 0 {
 			key, _ := h.c.workspacesQueue.Get()
-			if err := h.c.processWorkspace(ctx, key); err != nil {
+			err := h.c.processWorkspace(ctx, key)
+			if err != nil && !apierrors.IsConflict(err) {
 				tb.Fatal(err)
 			}
 			h.c.workspacesQueue.Done(key)
 			h.c.workspacesQueue.Forget(key)
+			if err != nil {
+				h.c.workspacesQueue.Add(key)
+			}
 		}
 	}
 }

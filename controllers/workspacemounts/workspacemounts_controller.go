@@ -182,6 +182,9 @@ type Controller struct {
 
 	// observed holds, per Workspace key, when a change of its mount object
 	// was first seen and not yet written: the start of status_latency_seconds.
+	// It and conflicted, like the reconciler's reads, hold an entry only
+	// for a Workspace that exists: forget drops all three when it is
+	// deleted.
 	observed keyed[time.Time]
 
 	// getWorkspace reads a Workspace from kcp, bypassing the cache: for a
@@ -388,12 +391,52 @@ func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 		}
 	}
 	if newWS == nil {
+		if oldWS != nil {
+			c.forgetWorkspace(oldWS)
+		}
 		return
 	}
-	if oldWS == nil && (mount.IsMounted(newWS) || carriesStatus(newWS) || ownCondition(newWS) != nil) ||
+	if oldWS == nil && handled(newWS) ||
 		oldWS != nil && (mountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || routingChanged(oldWS, newWS)) {
 		c.enqueueWorkspace(newWS)
 	}
+}
+
+// handled tells whether the controller has anything to do with a
+// Workspace: it is mounted, or carries something the controller writes.
+func handled(ws *tenancyv1alpha1.Workspace) bool {
+	return mount.IsMounted(ws) || carriesStatus(ws) || ownCondition(ws) != nil
+}
+
+// forgetWorkspace forgets what the controller remembers of a deleted
+// Workspace (forget), at once: nothing enqueues a Workspace that no longer
+// exists for its own sake. A Workspace the controller dealt with is also
+// sent to workspacemounts-workspaces, whose reconcile finds it gone and
+// forgets again what a reconcile running meanwhile remembered: so once its
+// delete is handled and the queue drained, nothing of it is left.
+func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.forget(key)
+	if handled(ws) {
+		c.workspacesQueue.Add(key)
+	}
+}
+
+// forget drops every entry the controller keeps per Workspace key: the
+// pending observation of its mount (observed), a conflict to retry from
+// kcp (conflicted), its last read of its mount object (the reconciler's
+// reads). The mount object informers and caches are per resource and
+// cluster, and go with the last Workspace mounting them
+// (workspacemounts-mounts, which the delete of a mounted Workspace
+// enqueues).
+func (c *Controller) forget(key string) {
+	c.observed.forget(key)
+	c.conflicted.forget(key)
+	c.workspaces.reads.forget(key)
 }
 
 // mountChanged tells whether what a Workspace mounts changed.
@@ -637,8 +680,8 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	conflicted, _ := c.conflicted.take(key)
 	ws, err := c.workspaceLister.Cluster(cluster).Get(name)
 	if apierrors.IsNotFound(err) {
-		c.workspaces.reads.forget(key)
-		return nil // deleted: nothing to write
+		c.forget(key)
+		return nil // deleted: nothing to write, nothing to remember
 	}
 	if err != nil {
 		return err

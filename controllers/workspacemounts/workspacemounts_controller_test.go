@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -385,4 +386,73 @@ func TestProcessNextWorkItemNamesItsQueue(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, uint64(i+1), observed, tc.result)
 	}
+}
+
+func (k *keyed[V]) len() int {
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	return len(k.byKey)
+}
+
+// remembered counts what the controller keeps per Workspace: the entries
+// of its per-Workspace maps, and the kinds workspacemounts-mounts resolved.
+func remembered(c *Controller) map[string]int {
+	c.mounts.lock.Lock()
+	defer c.mounts.lock.Unlock()
+	return map[string]int{
+		"observed": c.observed.len(), "conflicted": c.conflicted.len(), "reads": c.workspaces.reads.len(),
+		"kinds": len(c.mounts.kinds), "served kinds": len(c.mounts.served),
+	}
+}
+
+var nothingRemembered = map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 0, "served kinds": 0}
+
+// TestDeletedWorkspacesAreForgotten: the controller remembers nothing of a
+// Workspace once its delete is handled (a tombstone too), whatever was
+// pending for it: a change of its mount object not yet written, a
+// conflict to retry, a read made while it was being deleted.
+func TestDeletedWorkspacesAreForgotten(t *testing.T) {
+	t.Parallel()
+	h := newChurnHarness(t)
+	for cycle := range 3 {
+		h.cycle(t, fmt.Sprintf("churn%011d", cycle), 50)
+		require.Equal(t, nothingRemembered, remembered(h.c), "after cycle %d", cycle)
+		require.Empty(t, h.indexer.List())
+	}
+
+	// Pending for each of them: a mount object change (observed), a read
+	// (reads), and for one a conflict to retry (conflicted). The delete
+	// handler forgets them at once, before any reconcile.
+	workspaces := []*tenancyv1alpha1.Workspace{h.workspace("pending", "a"), h.workspace("pending", "b"), h.workspace("pending", "c")}
+	h.create(t, workspaces)
+	h.drain(t)
+	h.conflict["a"] = true
+	h.flip(workspaces)
+	key, _ := h.c.workspacesQueue.Get()
+	require.True(t, apierrors.IsConflict(h.c.processWorkspace(context.Background(), key)))
+	h.c.workspacesQueue.Done(key)
+	h.c.workspacesQueue.AddRateLimited(key)
+	require.Equal(t, map[string]int{"observed": 3, "conflicted": 1, "reads": 3, "kinds": 1, "served kinds": 1}, remembered(h.c))
+	h.remove(t, workspaces)
+	require.Equal(t, map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 1, "served kinds": 1}, remembered(h.c))
+	h.drain(t)
+	require.Equal(t, nothingRemembered, remembered(h.c))
+
+	// Deleted while its reconcile reads its mount object: that read is
+	// remembered after the delete was handled, and forgotten by the
+	// reconcile the delete enqueued.
+	ws := h.workspace("racing", "d")
+	h.create(t, []*tenancyv1alpha1.Workspace{ws})
+	h.drain(t)
+	h.reading = func(string) {
+		h.reading = nil
+		h.remove(t, []*tenancyv1alpha1.Workspace{ws})
+	}
+	h.c.enqueueWorkspace(ws)
+	key, _ = h.c.workspacesQueue.Get()
+	require.NoError(t, h.c.processWorkspace(context.Background(), key), "the mount did not change: nothing to write")
+	require.Equal(t, 1, h.c.workspaces.reads.len(), "the read ended after the delete was handled")
+	h.c.workspacesQueue.Done(key)
+	h.drain(t)
+	require.Equal(t, nothingRemembered, remembered(h.c))
 }
