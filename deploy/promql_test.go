@@ -99,10 +99,10 @@ func exercise() {
 			metrics.ObserveReconcile(queue, result, time.Now())
 		}
 	}
-	// "None" is the from of a Workspace's first status and the to of its last.
-	transitions := append([]string{"None"}, phaseNames()...)
-	for _, from := range transitions {
-		for _, to := range transitions {
+	// None is the from of a Workspace's first status and the to of its
+	// last; Other the from of a phase annotation the controller did not write.
+	for _, from := range metrics.PhaseLabels {
+		for _, to := range metrics.PhaseLabels {
 			metrics.PhaseTransitions.WithLabelValues(from, to)
 		}
 	}

@@ -743,7 +743,9 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 		return nil, err
 	}
 	if oldPhase != newPhase {
-		metrics.PhaseTransitions.WithLabelValues(phaseLabel(oldPhase), phaseLabel(newPhase)).Inc()
+		// oldPhase is whatever was written there, by anyone who may annotate
+		// the Workspace: ObservePhaseTransition maps it into a fixed set.
+		metrics.ObservePhaseTransition(oldPhase, newPhase)
 	}
 	return written, nil
 }
@@ -827,12 +829,4 @@ func (p *workspacePatcher) Patch(ctx context.Context, name string, pt types.Patc
 		p.written = ws
 	}
 	return ws, err
-}
-
-// phaseLabel is a phase for the transitions metric: None where there is no annotation.
-func phaseLabel(phase string) string {
-	if phase == "" {
-		return "None"
-	}
-	return phase
 }

@@ -99,10 +99,12 @@ var (
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
 
-	// PhaseTransitions counts written phase changes.
+	// PhaseTransitions counts written phase changes; ObservePhaseTransition
+	// maps the annotation values into PhaseLabels.
 	PhaseTransitions = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace: namespace, Name: "phase_transitions_total",
-		Help:           "Mount phase changes written to Workspaces, from (None for a Workspace's first status) and to.",
+		Help: "Mount phase changes written to Workspaces, from and to: a phase of the contract, None where there was (or is) no phase annotation, " +
+			"Other for an annotation value that is no phase (written by someone else).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"from", "to"})
 

@@ -1,0 +1,65 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package metrics
+
+import (
+	"slices"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+// The phase label values beside the contract's phases (mount.Phases).
+const (
+	// PhaseNone is the phase label of no workspacemounts.io/phase
+	// annotation: a Workspace's first status, or one no longer mounted.
+	PhaseNone = "None"
+	// PhaseOther is the phase label of an annotation value that is none of
+	// the contract's phases. The controller never writes one; anyone who may
+	// annotate a Workspace may, and what they write is no label value.
+	PhaseOther = "Other"
+)
+
+// PhaseLabels are every value PhaseLabel returns: PhaseNone, the
+// contract's phases, PhaseOther.
+var PhaseLabels = func() []string {
+	labels := []string{PhaseNone}
+	for _, phase := range mount.Phases {
+		labels = append(labels, string(phase))
+	}
+	return append(labels, PhaseOther)
+}()
+
+// PhaseLabel is the label value of a workspacemounts.io/phase annotation
+// value ("" where there is none): the phase itself if it is one of the
+// contract's (exactly, as the controller writes it), PhaseNone for "",
+// else PhaseOther.
+func PhaseLabel(phase string) string {
+	switch {
+	case phase == "":
+		return PhaseNone
+	case slices.Contains(mount.Phases, mount.Phase(phase)):
+		return phase
+	default:
+		return PhaseOther
+	}
+}
+
+// ObservePhaseTransition counts a phase change the controller wrote, from
+// and to the annotation's values ("" for none), each as PhaseLabel maps it.
+func ObservePhaseTransition(from, to string) {
+	PhaseTransitions.WithLabelValues(PhaseLabel(from), PhaseLabel(to)).Inc()
+}
