@@ -43,6 +43,9 @@ var (
 	virtualWorkspaceURL string
 	// virtualWorkspaceCertDir holds its self-signed serving pair.
 	virtualWorkspaceCertDir string
+	// pluginMetricsURL is the in-process plugin's metrics listener
+	// (http://127.0.0.1:<port>; /metrics under it).
+	pluginMetricsURL string
 )
 
 func TestMain(m *testing.M) {
@@ -95,6 +98,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	options.MetricsBindAddress = fmt.Sprintf("127.0.0.1:%d", metricsPort)
+	pluginMetricsURL = "http://" + options.MetricsBindAddress
 	options.VirtualWorkspace.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
 	options.VirtualWorkspace.SecureServing.BindPort = vwPort
 	options.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = dir
