@@ -18,8 +18,12 @@ package metrics
 
 import (
 	"slices"
+	"strings"
+
+	"k8s.io/component-base/metrics"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
 // The phase label values beside the contract's phases (mount.Phases).
@@ -62,4 +66,36 @@ func PhaseLabel(phase string) string {
 // and to the annotation's values ("" for none), each as PhaseLabel maps it.
 func ObservePhaseTransition(from, to string) {
 	PhaseTransitions.WithLabelValues(PhaseLabel(from), PhaseLabel(to)).Inc()
+}
+
+// requestPathMetrics are the series of k8s.io/apiserver that take group,
+// version, resource and subresource from the path a client sent (its
+// RequestInfo; for a path that names no resource, the path itself as
+// subresource) instead of from the route that served the request: those
+// of a request its timeout filter answered with a 504, or a handler
+// aborted. Any path a client sends would be a label value.
+var requestPathMetrics = []string{"apiserver_request_terminations_total", "apiserver_request_aborts_total"}
+
+// UnexpectedLabel is the value component-base gives a label value outside
+// its allow list.
+const UnexpectedLabel = "unexpected"
+
+// boundRequestPathLabels gives requestPathMetrics component-base's label
+// allow lists (as kube components' --allow-metric-labels): the virtual workspace's
+// one resource, or none; any other value is UnexpectedLabel. A vector reads
+// its allow list when it is first used, so this runs before any request.
+func boundRequestPathLabels() {
+	allowed := map[string][]string{
+		"group":       {"", wsmv1alpha1.GroupName},
+		"version":     {"", wsmv1alpha1.SchemeGroupVersion.Version},
+		"resource":    {"", wsmv1alpha1.Resource},
+		"subresource": {""},
+	}
+	lists := map[string]string{}
+	for _, name := range requestPathMetrics {
+		for label, values := range allowed {
+			lists[name+","+label] = strings.Join(values, ",")
+		}
+	}
+	metrics.SetLabelAllowList(lists)
 }

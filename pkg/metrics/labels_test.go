@@ -17,11 +17,18 @@ limitations under the License.
 package metrics
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	apimetrics "k8s.io/apiserver/pkg/endpoints/metrics"
+	apirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
@@ -75,4 +82,46 @@ func FuzzPhaseLabel(f *testing.F) {
 			t.Fatalf("PhaseLabel(%.40q) = %q: None is no annotation, and only that", phase, label)
 		}
 	})
+}
+
+// TestRequestPathLabelsBounded: a request the virtual workspace's timeout
+// filter answers, or a handler aborts, is counted with the labels of its
+// RequestInfo, which come from the path the client sent: only the virtual
+// workspace's own resource is a label value, any other path is
+// "unexpected".
+func TestRequestPathLabelsBounded(t *testing.T) {
+	t.Parallel()
+	Register()
+	apimetrics.Register()
+	request := func(path string) *http.Request {
+		return httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, http.NoBody)
+	}
+	junk := "junk-" + strings.Repeat("x", 200)
+	apimetrics.RecordRequestTermination(request("/apis/evil.io/v9/"+junk),
+		&apirequest.RequestInfo{IsResourceRequest: true, Verb: "list", APIGroup: "evil.io", APIVersion: "v9", Resource: junk, Subresource: junk}, apimetrics.APIServerComponent, http.StatusGatewayTimeout)
+	apimetrics.RecordRequestTermination(request("/"+junk), &apirequest.RequestInfo{Verb: "get", Path: "/" + junk}, apimetrics.APIServerComponent, http.StatusGatewayTimeout)
+	apimetrics.RecordRequestTermination(request("/apis/workspacemounts.io/v1alpha1/workspacemounts"),
+		&apirequest.RequestInfo{IsResourceRequest: true, Verb: "list", APIGroup: "workspacemounts.io", APIVersion: "v1alpha1", Resource: "workspacemounts"}, apimetrics.APIServerComponent, http.StatusGatewayTimeout)
+	apimetrics.RecordRequestAbort(request("/apis/evil.io/v9/"+junk), &apirequest.RequestInfo{IsResourceRequest: true, Verb: "list", APIGroup: "evil.io", APIVersion: "v9", Resource: junk})
+
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	require.NoError(t, err)
+	seen := map[string]map[string]bool{}
+	for _, family := range families {
+		if !slices.Contains(requestPathMetrics, family.GetName()) {
+			continue
+		}
+		for _, m := range family.GetMetric() {
+			for _, label := range m.GetLabel() {
+				require.NotContains(t, label.GetValue(), "junk", "%s{%s}", family.GetName(), label.GetName())
+				require.NotContains(t, label.GetValue(), "evil", "%s{%s}", family.GetName(), label.GetName())
+				if seen[label.GetName()] == nil {
+					seen[label.GetName()] = map[string]bool{}
+				}
+				seen[label.GetName()][label.GetValue()] = true
+			}
+		}
+	}
+	require.Equal(t, map[string]bool{UnexpectedLabel: true, "workspacemounts": true, "": true}, seen["resource"])
+	require.Equal(t, map[string]bool{UnexpectedLabel: true, "": true}, seen["subresource"])
 }

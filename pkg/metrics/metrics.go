@@ -210,6 +210,7 @@ var registerOnce sync.Once
 // Register registers the metrics above; later calls do nothing.
 func Register() {
 	registerOnce.Do(func() {
+		boundRequestPathLabels()
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
 			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo,
 			AuthorizationReviews)
