@@ -72,24 +72,31 @@ func ObservePhaseTransition(from, to string) {
 // version, resource and subresource from the path a client sent (its
 // RequestInfo; for a path that names no resource, the path itself as
 // subresource) instead of from the route that served the request: those
-// of a request its timeout filter answered with a 504, or a handler
-// aborted. Any path a client sends would be a label value.
-var requestPathMetrics = []string{"apiserver_request_terminations_total", "apiserver_request_aborts_total"}
+// of a request its timeout filter answered with a 504, its max-in-flight
+// filter with a 429 (apiserver_request_total too), or a handler aborted.
+// Any path a client sends would be a label value.
+var requestPathMetrics = []string{"apiserver_request_total", "apiserver_request_terminations_total", "apiserver_request_aborts_total"}
+
+// routeSubresources are the subresource values of the virtual workspace's
+// own routes: none for its resource, the path for the health endpoints and
+// the aggregated discovery (k8s.io/apiserver's InstrumentHandlerFunc).
+var routeSubresources = []string{"", "/healthz", "/livez", "/readyz", "/api", "/apis"}
 
 // UnexpectedLabel is the value component-base gives a label value outside
 // its allow list.
 const UnexpectedLabel = "unexpected"
 
 // boundRequestPathLabels gives requestPathMetrics component-base's label
-// allow lists (as kube components' --allow-metric-labels): the virtual workspace's
-// one resource, or none; any other value is UnexpectedLabel. A vector reads
-// its allow list when it is first used, so this runs before any request.
+// allow lists (as kube components' --allow-metric-labels): the virtual
+// workspace's one resource, or none, and the subresources of its routes;
+// any other value is UnexpectedLabel. A vector reads its allow list when it
+// is first used, so this runs before any request.
 func boundRequestPathLabels() {
 	allowed := map[string][]string{
 		"group":       {"", wsmv1alpha1.GroupName},
 		"version":     {"", wsmv1alpha1.SchemeGroupVersion.Version},
 		"resource":    {"", wsmv1alpha1.Resource},
-		"subresource": {""},
+		"subresource": routeSubresources,
 	}
 	lists := map[string]string{}
 	for _, name := range requestPathMetrics {

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -85,8 +86,8 @@ func FuzzPhaseLabel(f *testing.F) {
 }
 
 // TestRequestPathLabelsBounded: a request the virtual workspace's timeout
-// filter answers, or a handler aborts, is counted with the labels of its
-// RequestInfo, which come from the path the client sent: only the virtual
+// filter answers, its max-in-flight filter refuses, or a handler aborts, is
+// counted with the labels of its RequestInfo, which come from the path the client sent: only the virtual
 // workspace's own resource is a label value, any other path is
 // "unexpected".
 func TestRequestPathLabelsBounded(t *testing.T) {
@@ -103,6 +104,11 @@ func TestRequestPathLabelsBounded(t *testing.T) {
 	apimetrics.RecordRequestTermination(request("/apis/workspacemounts.io/v1alpha1/workspacemounts"),
 		&apirequest.RequestInfo{IsResourceRequest: true, Verb: "list", APIGroup: "workspacemounts.io", APIVersion: "v1alpha1", Resource: "workspacemounts"}, apimetrics.APIServerComponent, http.StatusGatewayTimeout)
 	apimetrics.RecordRequestAbort(request("/apis/evil.io/v9/"+junk), &apirequest.RequestInfo{IsResourceRequest: true, Verb: "list", APIGroup: "evil.io", APIVersion: "v9", Resource: junk})
+	apimetrics.RecordDroppedRequest(request("/apis/evil.io/v9/"+junk),
+		&apirequest.RequestInfo{IsResourceRequest: true, Verb: "list", APIGroup: "evil.io", APIVersion: "v9", Resource: junk, Subresource: junk}, apimetrics.APIServerComponent, false)
+	// A request served: the labels of its route.
+	apimetrics.MonitorRequest(request("/apis/workspacemounts.io/v1alpha1/workspacemounts"), "LIST", "workspacemounts.io", "v1alpha1", "workspacemounts", "", "cluster",
+		apimetrics.APIServerComponent, false, "", http.StatusOK, 0, time.Millisecond)
 
 	families, err := legacyregistry.DefaultGatherer.Gather()
 	require.NoError(t, err)
@@ -124,4 +130,5 @@ func TestRequestPathLabelsBounded(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{UnexpectedLabel: true, "workspacemounts": true, "": true}, seen["resource"])
 	require.Equal(t, map[string]bool{UnexpectedLabel: true, "": true}, seen["subresource"])
+	require.Equal(t, map[string]bool{UnexpectedLabel: true, "workspacemounts.io": true, "": true}, seen["group"])
 }
