@@ -61,10 +61,16 @@ func TrimForCache(obj interface{}) (interface{}, error) {
 }
 
 // Bounds of what sharing keeps: label sets of at most maxSharedLabels
-// labels, at most maxShared distinct strings and label sets (beyond, the
-// table starts again: what tenants write cannot make it grow).
+// labels, strings of at most maxSharedString bytes, at most maxShared
+// distinct strings and label sets (beyond, the table starts again: what
+// tenants write cannot make it grow). The string bound keeps the table's
+// bytes bounded too: the phase annotation and the kind of a reference are
+// what a tenant writes, of any length, and a table of values written in a
+// loop would hold maxShared of them. The values worth sharing are short: a
+// cluster name, a phase, an apiVersion (a DNS subdomain and a version).
 const (
 	maxSharedLabels = 4
+	maxSharedString = 320
 	maxShared       = 1 << 14
 )
 
@@ -105,6 +111,9 @@ func (s *sharing) shareAlike(ws *tenancyv1alpha1.Workspace) {
 }
 
 func (s *sharing) string(value string) string {
+	if len(value) > maxSharedString {
+		return value
+	}
 	if shared, found := s.strings[value]; found {
 		return shared
 	}

@@ -19,6 +19,7 @@ package server
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -180,4 +181,19 @@ func TestSharingIsBounded(t *testing.T) {
 		require.LessOrEqual(t, len(s.labels), maxShared)
 		require.LessOrEqual(t, len(s.strings), maxShared)
 	}
+
+	// Nor can long values make its bytes grow: a phase annotation written
+	// in a loop with 100 KB values is the Workspace's own, not kept.
+	s = newSharing()
+	long := strings.Repeat("x", 100<<10)
+	for i := range 10 {
+		ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{mount.PhaseAnnotationKey: fmt.Sprint(i, long)}}}
+		s.shareAlike(ws)
+		require.Equal(t, fmt.Sprint(i, long), ws.Annotations[mount.PhaseAnnotationKey])
+	}
+	size := 0
+	for value := range s.strings {
+		size += len(value)
+	}
+	require.Less(t, size, 1<<10, "the table keeps the short values only")
 }
