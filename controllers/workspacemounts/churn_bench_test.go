@@ -38,6 +38,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
 
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
@@ -106,6 +107,9 @@ type churnHarness struct {
 
 func newChurnHarness(tb testing.TB) *churnHarness {
 	tb.Helper()
+	// The metrics it records are registered first: a test registering them
+	// meanwhile would race its writes (component-base's lazy metrics).
+	metrics.Register()
 	h := &churnHarness{conflict: map[string]bool{}}
 	h.indexer = cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{
 		WorkspacesByMountKind: indexByMountKind, WorkspacesByMountObject: indexByMountObject,
