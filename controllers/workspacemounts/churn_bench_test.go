@@ -33,10 +33,11 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
-	"github.com/kcp-dev/kcp/pkg/indexers"
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
+
+	"github.com/kcp-dev/kcp/pkg/indexers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -78,7 +79,7 @@ func BenchmarkWorkspaceChurn(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		before := liveHeap()
-		var heaps []uint64
+		heaps := make([]uint64, 0, churnCycles)
 		for cycle := range churnCycles {
 			h.cycle(b, fmt.Sprintf("churn%011d", cycle), n)
 			heaps = append(heaps, liveHeap())
