@@ -95,11 +95,14 @@ func GroupAllowed(group string) bool {
 	return true
 }
 
-// checkKindAllowed returns an error wrapping ErrKindNotAllowed for a valid
-// reference whose group GroupAllowed refuses.
+// checkKindAllowed returns an error wrapping ErrKindNotAllowed for a
+// reference whose group GroupAllowed refuses; r is valid (Validate).
 func (r Reference) checkKindAllowed() error {
 	gv, err := r.GroupVersionKind()
-	if err != nil || GroupAllowed(gv.Group) {
+	if err != nil {
+		return err // not reached: Validate parses the apiVersion first
+	}
+	if GroupAllowed(gv.Group) {
 		return nil
 	}
 	group := gv.Group
