@@ -66,7 +66,10 @@ func checkWritten(t *testing.T, ws *tenancyv1alpha1.Workspace) mount.Status {
 }
 
 // FuzzStatusOfMountObject feeds the contract any status a mount object can
-// have: the JSON is decoded as the dynamic client decodes it.
+// have, and any value of the annotation that marks it (absent where
+// hasMark is false): the JSON is decoded as the dynamic client decodes it.
+// Only a marked object's conditions are published, and the cache's trimmed
+// copy gives the same answer as the object.
 func FuzzStatusOfMountObject(f *testing.F) {
 	for _, seed := range []string{
 		`{"phase":"Ready","URL":"https://proxy.example/clusters/x"}`,
@@ -80,22 +83,38 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		`{"conditions":[{"type":"a\u0000\u2028<&>\"\\","status":"\u001b[31mFalse"}]}`,
 		`null`, `[]`, `"status"`, `{}`,
 	} {
-		f.Add([]byte(seed))
+		f.Add([]byte(seed), true, mount.IsMountAnnotationValue)
+		f.Add([]byte(seed), false, "")
 	}
+	f.Add([]byte(`{"phase":"Connecting","conditions":[{"type":"Ready","status":"False","message":"m"}]}`), true, "True")
 	ref := kubeClusterRef
-	f.Fuzz(func(t *testing.T, status []byte) {
+	f.Fuzz(func(t *testing.T, status []byte, hasMark bool, mark string) {
 		var value interface{}
 		if json.Unmarshal(status, &value) != nil {
 			return
 		}
+		metadata := map[string]interface{}{"name": ref.Name}
+		if hasMark {
+			metadata["annotations"] = map[string]interface{}{mount.IsMountAnnotationKey: mark, "other": "x"}
+		}
 		obj := &unstructured.Unstructured{}
 		data, _ := json.Marshal(map[string]interface{}{
-			"apiVersion": ref.APIVersion, "kind": ref.Kind, "metadata": map[string]interface{}{"name": ref.Name}, "status": value,
+			"apiVersion": ref.APIVersion, "kind": ref.Kind, "metadata": metadata, "status": value,
 		})
 		if err := obj.UnmarshalJSON(data); err != nil {
 			return
 		}
 		s := statusOfMountObject(ref, obj)
+		marked := hasMark && mark == mount.IsMountAnnotationValue
+		if marked != mount.IsMarked(obj.GetAnnotations()) {
+			t.Fatalf("marked %v for the annotation %q", mount.IsMarked(obj.GetAnnotations()), mark)
+		}
+		if !marked && (len(s.Conditions) > 0 || !strings.HasSuffix(s.Message, " "+mount.UnmarkedNote)) {
+			t.Fatalf("an unmarked mount object: %d conditions, message %q", len(s.Conditions), s.Message)
+		}
+		if marked && strings.HasSuffix(s.Message, " "+mount.UnmarkedNote) {
+			t.Fatalf("a marked mount object: message %q", s.Message)
+		}
 		switch s.Reason {
 		case mount.ReasonMountReady, mount.ReasonMountURLMissing, mount.ReasonMountNotReady, mount.ReasonMountPhaseUnrecognized:
 		default:
@@ -148,11 +167,16 @@ func FuzzStatusOfMountObject(f *testing.F) {
 
 // FuzzReconcileReference feeds the Workspace reconciler any reference, in
 // spec.mount or in the legacy annotation: an invalid one is always
-// Invalid/MountReferenceInvalid and never read; a valid one is read in the
-// Workspace's own cluster, by the name it names.
+// Invalid/MountReferenceInvalid and never read, one naming a kind of kcp's
+// or Kubernetes' own groups Invalid/MountKindNotAllowed, never resolved,
+// read nor indexed; a valid one is read in the Workspace's own cluster, by
+// the name it names.
 func FuzzReconcileReference(f *testing.F) {
 	f.Add(false, "", "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", "")
 	f.Add(false, "", "v1", "ConfigMap", "cm", "ns")
+	f.Add(false, "", "tenancy.kcp.io/v1alpha1", "Workspace", "ws-ready", "")
+	f.Add(false, "", "gateway.networking.k8s.io/v1", "Gateway", "gw", "ns")
+	f.Add(true, `{"spec":{"ref":{"apiVersion":"apps/v1","kind":"Deployment","name":"d","namespace":"ns"}}}`, "", "", "", "")
 	f.Add(false, "", "a/b/c", "K", "n", "")
 	f.Add(false, "", "contrib.kcp.io/v1alpha1", strings.Repeat("K", 20000), "a/b", "Bad_NS")
 	f.Add(true, `{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"a/b"}}}`, "", "", "", "")
@@ -192,12 +216,16 @@ func FuzzReconcileReference(f *testing.F) {
 		switch {
 		case errors.Is(refErr, mount.ErrNotMounted):
 			t.Fatalf("a mounted Workspace is not mounted")
+		case errors.Is(refErr, mount.ErrKindNotAllowed):
+			if status.Phase != mount.PhaseInvalid || status.Reason != mount.ReasonMountKindNotAllowed || read || mount.GroupAllowed(gvkOf(t, ref).Group) {
+				t.Fatalf("kind not allowed (%v): phase %s, reason %s, read %v", refErr, status.Phase, status.Reason, read)
+			}
 		case refErr != nil:
 			if status.Phase != mount.PhaseInvalid || status.Reason != mount.ReasonMountReferenceInvalid || read {
 				t.Fatalf("invalid reference (%v): phase %s, reason %s, read %v", refErr, status.Phase, status.Reason, read)
 			}
 		default:
-			if status.Phase != mount.PhaseNotFound || !read || status.MountRef != ref {
+			if status.Phase != mount.PhaseNotFound || !read || status.MountRef != ref || !mount.GroupAllowed(gvkOf(t, ref).Group) {
 				t.Fatalf("valid reference %+v: phase %s, reason %s, read %v", ref, status.Phase, status.Reason, read)
 			}
 		}
@@ -212,4 +240,14 @@ func FuzzReconcileReference(f *testing.F) {
 			}
 		}
 	})
+}
+
+// gvkOf parses a valid reference's apiVersion.
+func gvkOf(t *testing.T, ref mount.Reference) schema.GroupVersionKind {
+	t.Helper()
+	gvk, err := ref.GroupVersionKind()
+	if err != nil {
+		t.Fatalf("a valid reference %+v: %v", ref, err)
+	}
+	return gvk
 }

@@ -234,16 +234,17 @@ func runMountInformer(ctx context.Context, informer mountInformer, onSynced func
 // trimFullMountObject is the full-object informers' transform: it keeps of
 // a mount object only what the contract reads (statusOfMountObject) and
 // what the cache needs, in a trimmedMountObject: name, namespace, uid,
-// resourceVersion, the cluster, and status.phase, status.URL and
-// status.conditions, already bounded as the contract bounds them. A
-// tenant's megabytes of spec or status stay out of memory, and no map is
-// kept per object.
+// resourceVersion, the cluster, whether it is marked as a mount object (of
+// its annotations, mount.IsMountAnnotationKey alone, as a bool), and
+// status.phase, status.URL and, of a marked one, status.conditions, already
+// bounded as the contract bounds them. A tenant's megabytes of spec or
+// status stay out of memory, and no map is kept per object.
 func trimFullMountObject(obj interface{}) (interface{}, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil // a tombstone, or trimmed already
 	}
-	t := &trimmedMountObject{cluster: logicalcluster.From(u)}
+	t := &trimmedMountObject{cluster: logicalcluster.From(u), marked: mount.IsMarked(u.GetAnnotations())}
 	t.Name, t.Namespace, t.UID, t.ResourceVersion = u.GetName(), u.GetNamespace(), u.GetUID(), u.GetResourceVersion()
 	switch status := u.Object["status"].(type) {
 	case nil:
@@ -259,7 +260,9 @@ func trimFullMountObject(obj interface{}) (interface{}, error) {
 		if rawURL, ok := status["URL"].(string); ok {
 			t.hasURL, t.url = true, mount.Truncate(mount.Sanitize(rawURL), mount.MaxURL)
 		}
-		t.conditions = conditionsOf(u)
+		if t.marked {
+			t.conditions = conditionsOf(u) // an unmarked object's are never published
+		}
 	default:
 		t.status = fieldNotObject
 	}
@@ -288,6 +291,7 @@ const (
 type trimmedMountObject struct {
 	metav1.ObjectMeta
 	cluster    logicalcluster.Name
+	marked     bool
 	status     fieldState
 	phase      fieldState
 	phaseValue string
@@ -296,10 +300,14 @@ type trimmedMountObject struct {
 	conditions []mount.Condition
 }
 
-// GetAnnotations is the cluster annotation alone, the one the cache keys and
-// event handlers read.
+// GetAnnotations is the cluster annotation, the one the cache keys and
+// event handlers read, and the mark of a mount object if it carries it.
 func (t *trimmedMountObject) GetAnnotations() map[string]string {
-	return map[string]string{logicalcluster.AnnotationKey: t.cluster.String()}
+	annotations := map[string]string{logicalcluster.AnnotationKey: t.cluster.String()}
+	if t.marked {
+		annotations[mount.IsMountAnnotationKey] = mount.IsMountAnnotationValue
+	}
+	return annotations
 }
 
 // GetObjectKind and DeepCopyObject make it a runtime.Object.
@@ -315,10 +323,11 @@ func (t *trimmedMountObject) DeepCopyObject() runtime.Object {
 // unstructured rebuilds the mount object as statusOfMountObject reads it:
 // the contract answers the same for it as for the object kcp served.
 func (t *trimmedMountObject) unstructured() *unstructured.Unstructured {
-	metadata := map[string]interface{}{
-		"name":        t.Name,
-		"annotations": map[string]interface{}{logicalcluster.AnnotationKey: t.cluster.String()},
+	annotations := map[string]interface{}{}
+	for key, value := range t.GetAnnotations() {
+		annotations[key] = value
 	}
+	metadata := map[string]interface{}{"name": t.Name, "annotations": annotations}
 	setNonEmpty(metadata, "namespace", t.Namespace)
 	setNonEmpty(metadata, "uid", string(t.UID))
 	setNonEmpty(metadata, "resourceVersion", t.ResourceVersion)

@@ -53,8 +53,9 @@ func fullMountObject(cluster, name, rv string) *unstructured.Unstructured {
 		"metadata": map[string]interface{}{
 			"name": name, "uid": "0b1f6c9e-5d34-4b83-9a55-" + fmt.Sprintf("%012d", len(name)), "resourceVersion": rv,
 			"generation": int64(3), "creationTimestamp": "2026-12-01T10:00:00Z",
-			"annotations": map[string]interface{}{logicalcluster.AnnotationKey: cluster, "kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 400)},
-			"labels":      map[string]interface{}{"team": "a", "env": "prod"},
+			"annotations": map[string]interface{}{logicalcluster.AnnotationKey: cluster, mount.IsMountAnnotationKey: mount.IsMountAnnotationValue,
+				"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 400)},
+			"labels": map[string]interface{}{"team": "a", "env": "prod"},
 			"managedFields": []interface{}{
 				map[string]interface{}{"manager": "kubectl", "operation": "Update", "apiVersion": "contrib.kcp.io/v1alpha1", "fieldsType": "FieldsV1",
 					"fieldsV1": map[string]interface{}{"f:spec": map[string]interface{}{"f:kubeconfig": map[string]interface{}{}}}},
@@ -73,8 +74,9 @@ func fullMountObject(cluster, name, rv string) *unstructured.Unstructured {
 	return obj
 }
 
-// TestTrimFullMountObject: the trimmed object keeps its key and
-// resourceVersion, drops the rest of the metadata and the spec, and the
+// TestTrimFullMountObject: the trimmed object keeps its key,
+// resourceVersion and mark of a mount object, drops the rest of the
+// metadata and the spec, and the conditions of an unmarked object, and the
 // contract answers the same for it.
 func TestTrimFullMountObject(t *testing.T) {
 	t.Parallel()
@@ -90,14 +92,33 @@ func TestTrimFullMountObject(t *testing.T) {
 	require.Equal(t, key, trimmedKey)
 	require.Equal(t, "42", trimmed.GetResourceVersion())
 	require.Equal(t, obj.GetUID(), trimmed.GetUID())
-	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "root:org"}, trimmed.GetAnnotations())
+	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "root:org", mount.IsMountAnnotationKey: "true"}, trimmed.GetAnnotations())
 	require.Nil(t, trimmed.GetManagedFields())
 	require.Nil(t, trimmed.GetLabels())
 	rebuilt := trimmed.unstructured()
 	require.NotContains(t, rebuilt.Object, "spec")
 	require.Equal(t, "42", rebuilt.GetResourceVersion())
 	require.Equal(t, statusOfMountObject(kubeClusterRef, obj), statusOfMountObject(kubeClusterRef, rebuilt))
+	require.Len(t, statusOfMountObject(kubeClusterRef, rebuilt).Conditions, 1)
 	require.Equal(t, trimmed, trimmed.DeepCopyObject())
+
+	// Unmarked (no annotation, or another value): only the cluster
+	// annotation is kept, and no condition.
+	for _, annotations := range []map[string]string{
+		{logicalcluster.AnnotationKey: "root:org"},
+		{logicalcluster.AnnotationKey: "root:org", mount.IsMountAnnotationKey: "True"},
+	} {
+		unmarked := obj.DeepCopy()
+		unmarked.SetAnnotations(annotations)
+		out, err := trimFullMountObject(unmarked.DeepCopy())
+		require.NoError(t, err)
+		trimmed := out.(*trimmedMountObject)
+		require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "root:org"}, trimmed.GetAnnotations())
+		require.Empty(t, trimmed.conditions)
+		fromTrimmed := statusOfMountObject(kubeClusterRef, trimmed.unstructured())
+		require.Equal(t, statusOfMountObject(kubeClusterRef, unmarked), fromTrimmed)
+		require.Empty(t, fromTrimmed.Conditions)
+	}
 
 	// A tombstone passes unchanged.
 	tombstone := cache.DeletedFinalStateUnknown{Key: key, Obj: obj}

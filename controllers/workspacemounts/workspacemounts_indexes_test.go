@@ -46,9 +46,9 @@ func TestIndexes(t *testing.T) {
 			wantObject: []string{"root:org|contrib.kcp.io|KubeCluster||proxy"},
 		},
 		{
-			name: "namespaced reference", obj: mountedWorkspace(mount.Reference{APIVersion: "v1", Kind: "ConfigMap", Name: "cm", Namespace: "ns"}),
-			wantKind:   []string{"/v1/ConfigMap"},
-			wantObject: []string{"root:org||ConfigMap|ns|cm"},
+			name: "namespaced reference", obj: mountedWorkspace(mount.Reference{APIVersion: "example.io/v1", Kind: "Thing", Name: "cm", Namespace: "ns"}),
+			wantKind:   []string{"example.io/v1/Thing"},
+			wantObject: []string{"root:org|example.io|Thing|ns|cm"},
 		},
 		{
 			name:       "legacy annotation",
@@ -61,6 +61,11 @@ func TestIndexes(t *testing.T) {
 		{name: "malformed legacy JSON", obj: legacyWorkspace(`{`)},
 		{name: "apiVersion kcp's own index errors on", obj: mountedWorkspace(mount.Reference{APIVersion: "a/b/c", Kind: "K", Name: "n"})},
 		{name: "empty reference", obj: mountedWorkspace(mount.Reference{})},
+		// Nor are kinds that are never mount kinds: they never reach
+		// workspacemounts-mounts, nor an informer.
+		{name: "kcp's Workspace", obj: mountedWorkspace(mount.Reference{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "ws-ready"})},
+		{name: "core ConfigMap", obj: mountedWorkspace(mount.Reference{APIVersion: "v1", Kind: "ConfigMap", Name: "cm", Namespace: "ns"})},
+		{name: "legacy, apps Deployment", obj: legacyWorkspace(`{"spec":{"ref":{"apiVersion":"apps/v1","kind":"Deployment","name":"d","namespace":"ns"}}}`)},
 		{name: "not mounted", obj: &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}},
 		{name: "not a workspace", obj: "something else"},
 	} {

@@ -157,8 +157,11 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 // status computes the mount status of ws, row by row of the contract, and
 // whether ws is mounted at all. Everything in ws.Spec.Mount and the legacy
 // annotation was typed by a tenant: a reference that cannot name an object
-// (mount.Reference.Validate) is Invalid at once, before any request is made,
-// and the mount object is only ever read in ws's own logical cluster.
+// (mount.Reference.Validate), or names a kind of kcp's or Kubernetes' own
+// (mount.GroupAllowed), is Invalid at once, before any request is made (such
+// a Workspace is not indexed either: its kind never reaches
+// workspacemounts-mounts, nor an informer), and the mount object is only
+// ever read in ws's own logical cluster.
 func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mount.Status, bool, error) {
 	cluster := logicalcluster.From(ws)
 	wsKey := kcpcache.ToClusterAwareKey(cluster.String(), "", ws.Name)
@@ -166,6 +169,10 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 	if errors.Is(err, mount.ErrNotMounted) {
 		r.reads.forget(wsKey)
 		return mount.Status{}, false, nil
+	}
+	if errors.Is(err, mount.ErrKindNotAllowed) {
+		return invalid(ref, mount.ReasonMountKindNotAllowed,
+			fmt.Sprintf("Workspace %s cannot be mounted: %v; fix %s.", ws.Name, err, referenceField(ws))), true, nil
 	}
 	if err != nil {
 		return invalid(ref, mount.ReasonMountReferenceInvalid,

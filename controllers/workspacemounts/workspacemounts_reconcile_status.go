@@ -28,11 +28,24 @@ import (
 )
 
 // statusOfMountObject applies the contract to a mount object that exists: only
-// status.phase, status.URL and status.conditions are read. The tenant who owns
-// the mount object writes them, so the result is mount.Status.Bounded: every
-// field cut to its limit, whatever the object holds.
+// status.phase, status.URL, status.conditions and the annotation
+// mount.IsMountAnnotationKey are read. The tenant who owns the mount object
+// writes them, so the result is mount.Status.Bounded: every field cut to its
+// limit, whatever the object holds.
+//
+// The Workspace's creator names the mount object, any object of its kind in
+// the cluster, one in a namespace they may not read included, and the
+// controller reads it with its own rights: its conditions (and the failing
+// one's quote in the message) are published only when the object carries
+// kcp's mark of a mount object (mount.IsMarked), which whoever may write the
+// object put there. An unmarked one gets its phase, URL and reason, and a
+// message that says how to mark it (mount.UnmarkedNote).
 func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mount.Status {
-	status := mount.Status{MountRef: ref, Conditions: conditionsOf(obj)}
+	marked := mount.IsMarked(obj.GetAnnotations())
+	status := mount.Status{MountRef: ref}
+	if marked {
+		status.Conditions = conditionsOf(obj)
+	}
 	rawURL, _, _ := unstructured.NestedString(obj.Object, "status", "URL")
 	status.URL = mount.Truncate(mount.Sanitize(rawURL), mount.MaxURL)
 	statusURL := status.URL
@@ -64,6 +77,10 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mo
 	default:
 		status.Phase, status.Reason = mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized
 		status.Message = fmt.Sprintf("%s reports status.phase %s, which is none of Initializing, Connecting, Ready, Unknown.", what, mount.Quote(phase))
+	}
+	if !marked {
+		// The note is always whole: what comes before it is cut to leave room.
+		status.Message = mount.Truncate(mount.Sanitize(status.Message), mount.MaxMessage-len(mount.UnmarkedNote)-1) + " " + mount.UnmarkedNote
 	}
 	return status.Bounded()
 }

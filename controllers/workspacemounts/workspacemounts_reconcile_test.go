@@ -73,10 +73,14 @@ func legacyWorkspace(annotation string) *tenancyv1alpha1.Workspace {
 	}}
 }
 
+// mountObject is the KubeCluster proxy, marked as a mount object, with status.
 func mountObject(status map[string]interface{}) *unstructured.Unstructured {
 	obj := &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": "contrib.kcp.io/v1alpha1", "kind": "KubeCluster",
-		"metadata": map[string]interface{}{"name": "proxy"},
+		"metadata": map[string]interface{}{
+			"name":        "proxy",
+			"annotations": map[string]interface{}{mount.IsMountAnnotationKey: mount.IsMountAnnotationValue},
+		},
 	}}
 	if status != nil {
 		obj.Object["status"] = status
@@ -84,8 +88,20 @@ func mountObject(status map[string]interface{}) *unstructured.Unstructured {
 	return obj
 }
 
+// unmarked returns obj without the mark of a mount object (annotations
+// given: those instead of the mark).
+func unmarked(obj *unstructured.Unstructured, annotations map[string]string) *unstructured.Unstructured {
+	obj.SetAnnotations(annotations)
+	return obj
+}
+
 func servedEverywhere(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
 	return kubeClusterResource, nil
+}
+
+// neverResolved is the resolver of a reference that must be refused before any request.
+func neverResolved(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+	return restmapping.Resource{}, errors.New("must not be resolved")
 }
 
 func neverDenied(restmapping.Resource) bool { return false }
@@ -125,6 +141,7 @@ func TestReconcileContract(t *testing.T) {
 		wantErr       bool
 		wantNoStatus  bool
 		wantCondCount int
+		wantAbsent    string // not anywhere in the status annotation
 	}{
 		{
 			name: "ready with URL", ws: mountedWorkspace(kubeClusterRef),
@@ -269,6 +286,57 @@ func TestReconcileContract(t *testing.T) {
 			wantPhase: mount.PhaseConnecting, wantReason: mount.ReasonMountNotReady, wantCondCount: 1, wantMessage: "TTT... is FalseFalseFal...",
 		},
 		{
+			name: "unmarked: no conditions, no quote, how to mark it", ws: mountedWorkspace(kubeClusterRef),
+			object: unmarked(mountObject(map[string]interface{}{"phase": "Connecting", "URL": "https://old", "conditions": []interface{}{
+				map[string]interface{}{"type": "ClusterReady", "status": "False", "reason": "AgentDisconnected", "message": "another team's secret"},
+			}}), nil),
+			wantPhase: mount.PhaseConnecting, wantReason: mount.ReasonMountNotReady, wantURL: "https://old",
+			wantMessage: "KubeCluster proxy (contrib.kcp.io/v1alpha1) is Connecting. " + mount.UnmarkedNote, wantAbsent: "another team's secret",
+		},
+		{
+			name: "unmarked ready: phase, URL and reason", ws: mountedWorkspace(kubeClusterRef),
+			object: unmarked(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example", "conditions": []interface{}{
+				map[string]interface{}{"type": "Ready", "status": "True", "message": "another team's secret"},
+			}}), map[string]string{"team": "b"}),
+			wantPhase: mount.PhaseReady, wantReady: true, wantReason: mount.ReasonMountReady, wantURL: "https://proxy.example",
+			wantMessage: `experimental.tenancy.kcp.io/is-mount: "true"`, wantAbsent: "another team's secret",
+		},
+		{
+			name: "is-mount other than \"true\" is unmarked", ws: mountedWorkspace(kubeClusterRef),
+			object: unmarked(mountObject(map[string]interface{}{"phase": "Connecting", "conditions": []interface{}{
+				map[string]interface{}{"type": "ClusterReady", "status": "False", "message": "another team's secret"},
+			}}), map[string]string{mount.IsMountAnnotationKey: "True"}),
+			wantPhase: mount.PhaseConnecting, wantReason: mount.ReasonMountNotReady, wantMessage: mount.UnmarkedNote, wantAbsent: "another team's secret",
+		},
+		{
+			name: "unmarked, the longest reference and URL: the message is cut, the note is whole",
+			ws: mountedWorkspace(mount.Reference{
+				APIVersion: strings.Repeat(strings.Repeat("g", 63)+".", 3) + strings.Repeat("g", 61) + "/v1",
+				Kind:       strings.Repeat("K", 63), Name: strings.Repeat("n", 253), Namespace: strings.Repeat("s", 63),
+			}),
+			resolve:   namespaced,
+			object:    unmarked(mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://" + strings.Repeat("u", 3000)}), nil),
+			wantPhase: mount.PhaseReady, wantReady: true, wantReason: mount.ReasonMountReady,
+			wantURL:     "https://" + strings.Repeat("u", mount.MaxURL-len("https://")-len(mount.TruncationMarker)) + mount.TruncationMarker,
+			wantMessage: "... " + mount.UnmarkedNote,
+		},
+		{
+			name: "tenancy.kcp.io Workspace is not a mount kind", ws: mountedWorkspace(mount.Reference{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "ws-ready"}),
+			resolve: neverResolved, getErr: errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountKindNotAllowed,
+			wantMessage: "Workspace of tenancy.kcp.io/v1alpha1 is not a mount kind: the kinds of tenancy.kcp.io are kcp's or Kubernetes' own",
+		},
+		{
+			name: "core v1 ConfigMap is not a mount kind", ws: mountedWorkspace(mount.Reference{APIVersion: "v1", Kind: "ConfigMap", Name: "cm", Namespace: "default"}),
+			resolve: neverResolved, getErr: errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountKindNotAllowed, wantMessage: "the kinds of the core group",
+		},
+		{
+			name: "legacy annotation naming apps Deployment", ws: legacyWorkspace(`{"spec":{"ref":{"apiVersion":"apps/v1","kind":"Deployment","name":"d","namespace":"default"}}}`),
+			resolve: neverResolved, getErr: errors.New("must not be read"),
+			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountKindNotAllowed, wantMessage: "fix the annotation experimental.tenancy.kcp.io/mount.",
+		},
+		{
 			name: "transient read error keeps the annotations and retries", ws: mountedWorkspace(kubeClusterRef), getErr: errors.New("connection refused"),
 			wantErr: true,
 		},
@@ -315,6 +383,9 @@ func TestReconcileContract(t *testing.T) {
 			require.True(t, strings.HasSuffix(status.Message, "."), "message %q is a sentence", status.Message)
 			require.Contains(t, status.Message, tc.wantMessage)
 			require.Len(t, status.Conditions, tc.wantCondCount)
+			if tc.wantAbsent != "" {
+				require.NotContains(t, ws.Annotations[mount.StatusAnnotationKey], tc.wantAbsent)
+			}
 			require.LessOrEqual(t, len(status.Message), mount.MaxMessage)
 			require.Equal(t, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), status.LastTransitionTime.UTC())
 		})

@@ -120,12 +120,20 @@ func FuzzReferenceOf(f *testing.F) {
 			if !IsMounted(ws) {
 				t.Fatalf("an invalid reference on a Workspace that is not mounted")
 			}
-			if ref.Validate() == nil && !strings.Contains(err.Error(), LegacyAnnotationKey) {
+			gvk, gvkErr := ref.GroupVersionKind()
+			notAllowed := errors.Is(err, ErrKindNotAllowed)
+			if notAllowed != (ref.Validate() == nil && gvkErr == nil && !GroupAllowed(gvk.Group)) {
+				t.Fatalf("error %v: not allowed %v, for group %q", err, notAllowed, gvk.Group)
+			}
+			if ref.Validate() == nil && !notAllowed && !strings.Contains(err.Error(), LegacyAnnotationKey) {
 				t.Fatalf("error %v for a reference that validates", err)
 			}
 		default:
 			if !IsMounted(ws) {
 				t.Fatalf("a reference on a Workspace that is not mounted")
+			}
+			if gvk, err := ref.GroupVersionKind(); err != nil || !GroupAllowed(gvk.Group) {
+				t.Fatalf("a usable reference %+v to a kind that is not allowed", ref)
 			}
 			if withSpec && ref != Reference(ws.Spec.Mount.Reference) {
 				t.Fatalf("spec.mount does not win")

@@ -46,14 +46,28 @@ func TestReferenceOf(t *testing.T) {
 		{
 			name: "spec.mount wins over the legacy annotation", wantMounted: true, want: ref,
 			ws: tenancyv1alpha1.Workspace{
-				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"v1","kind":"Other","name":"b"}}}`}},
+				ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"example.io/v1","kind":"Other","name":"b"}}}`}},
 				Spec:       tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference(ref)}},
 			},
 		},
 		{
-			name: "legacy annotation", wantMounted: true, want: Reference{APIVersion: "v1", Kind: "Other", Name: "b", Namespace: "ns"},
+			name: "legacy annotation", wantMounted: true, want: Reference{APIVersion: "example.io/v1", Kind: "Other", Name: "b", Namespace: "ns"},
 			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-				LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"v1","kind":"Other","name":"b","namespace":"ns"}},"status":{"phase":"Ready"}}`,
+				LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"example.io/v1","kind":"Other","name":"b","namespace":"ns"}},"status":{"phase":"Ready"}}`,
+			}}},
+		},
+		{
+			name: "kcp's Workspace", wantMounted: true, wantErr: "Workspace of tenancy.kcp.io/v1alpha1 is not a mount kind",
+			want: Reference{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "ws-ready"},
+			ws: tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{
+				APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "ws-ready",
+			}}}},
+		},
+		{
+			name: "legacy annotation, a ConfigMap", wantMounted: true, wantErr: "the kinds of the core group are kcp's or Kubernetes' own",
+			want: Reference{APIVersion: "v1", Kind: "ConfigMap", Name: "b", Namespace: "ns"},
+			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+				LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"v1","kind":"ConfigMap","name":"b","namespace":"ns"}}}`,
 			}}},
 		},
 		{
@@ -86,6 +100,32 @@ func TestReferenceOf(t *testing.T) {
 			require.Equal(t, tc.want, got)
 		})
 	}
+}
+
+func TestGroupAllowed(t *testing.T) {
+	t.Parallel()
+	for group, want := range map[string]bool{
+		// kcp's own
+		"tenancy.kcp.io": false, "core.kcp.io": false, "apis.kcp.io": false, "topology.kcp.io": false, "cache.kcp.io": false,
+		// Kubernetes' own
+		"": false, "apps": false, "autoscaling": false, "batch": false, "extensions": false, "policy": false,
+		"rbac.authorization.k8s.io": false, "apiextensions.k8s.io": false, "coordination.k8s.io": false, "k8s.io": false,
+		"gateway.networking.k8s.io": false,
+		// tenants'
+		"contrib.kcp.io": true, "mounts.contrib.kcp.io": true, "kcp.io": true, "example.io": true, "apps.example.io": true,
+		"k8s.io.example.com": true, "xk8s.io": true, "policy.example.com": true, "cert-manager.io": true,
+	} {
+		require.Equal(t, want, GroupAllowed(group), "group %q", group)
+	}
+}
+
+func TestIsMarked(t *testing.T) {
+	t.Parallel()
+	require.True(t, IsMarked(map[string]string{IsMountAnnotationKey: "true"}))
+	for _, annotations := range []map[string]string{nil, {}, {IsMountAnnotationKey: ""}, {IsMountAnnotationKey: "True"}, {IsMountAnnotationKey: "yes"}, {"is-mount": "true"}} {
+		require.False(t, IsMarked(annotations), "%v", annotations)
+	}
+	require.LessOrEqual(t, len(UnmarkedNote), MaxMessage/4, "the note leaves room for the rest of a message")
 }
 
 func TestStatusRoundTrip(t *testing.T) {

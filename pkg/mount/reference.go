@@ -154,8 +154,19 @@ type legacyMount struct {
 // ReferenceOf returns what a Workspace mounts: spec.mount.ref (kcp >= v0.28),
 // else the legacy annotation. It returns ErrNotMounted when the Workspace has
 // neither, and another error, with a reference as far as it could be read, when
-// the reference is unusable: the Workspace is mounted, but invalidly.
+// the reference is unusable: the Workspace is mounted, but invalidly. The
+// error wraps ErrKindNotAllowed for a valid reference to a kind that is never
+// a mount kind (GroupAllowed).
 func ReferenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
+	ref, err := referenceOf(ws)
+	if err != nil {
+		return ref, err
+	}
+	return ref, ref.checkKindAllowed()
+}
+
+// referenceOf is ReferenceOf without the check of the kind.
+func referenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	if ws.Spec.Mount != nil {
 		ref := Reference(ws.Spec.Mount.Reference)
 		return ref, ref.Validate()

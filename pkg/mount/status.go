@@ -57,7 +57,8 @@ const (
 	PhaseUnknown      Phase = "Unknown"
 	// PhaseNotFound: the mount object does not exist.
 	PhaseNotFound Phase = "NotFound"
-	// PhaseInvalid: the reference cannot name an object, or its kind is not served.
+	// PhaseInvalid: the reference cannot name an object, or its kind is not
+	// served or is never a mount kind.
 	PhaseInvalid Phase = "Invalid"
 )
 
@@ -73,6 +74,9 @@ const (
 	ReasonMountObjectNotFound    = "MountObjectNotFound"
 	ReasonMountKindUnknown       = "MountKindUnknown"
 	ReasonMountReferenceInvalid  = "MountReferenceInvalid"
+	// ReasonMountKindNotAllowed: the reference names a kind of kcp's or
+	// Kubernetes' own API groups (GroupAllowed); phase Invalid.
+	ReasonMountKindNotAllowed = "MountKindNotAllowed"
 )
 
 // ReasonMountInformerLimitReached: the kind resolves, but the controller

@@ -21,6 +21,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
@@ -80,14 +82,19 @@ func installKubeClusters(t *testing.T, cluster logicalcluster.Path) mountKind {
 	return kubeClusters
 }
 
-// createMountObject creates a mount object, then sets its status (nil: none).
+// createMountObject creates a mount object, marked as kcp requires
+// (mount.IsMountAnnotationKey: its conditions are published), then sets its
+// status (nil: none).
 func (c clients) createMountObject(t *testing.T, cluster logicalcluster.Path, kind mountKind, name string, status map[string]interface{}) {
 	t.Helper()
 	obj := &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": kind.gvr.GroupVersion().String(),
 		"kind":       kind.kind,
-		"metadata":   map[string]interface{}{"name": name},
-		"spec":       map[string]interface{}{},
+		"metadata": map[string]interface{}{
+			"name":        name,
+			"annotations": map[string]interface{}{mount.IsMountAnnotationKey: mount.IsMountAnnotationValue},
+		},
+		"spec": map[string]interface{}{},
 	}}
 	_, err := c.dynamic.Cluster(cluster).Resource(kind.gvr).Create(context.Background(), obj, metav1.CreateOptions{})
 	require.NoError(t, err, "creating %s %s in %s", kind.kind, name, cluster)
@@ -110,6 +117,19 @@ func (c clients) setMountStatus(t *testing.T, cluster logicalcluster.Path, kind 
 		return err
 	})
 	require.NoError(t, err, "setting the status of %s %s in %s", kind.kind, name, cluster)
+}
+
+// setMountMark marks a mount object as one (mount.IsMountAnnotationKey), or
+// removes the mark.
+func (c clients) setMountMark(t *testing.T, cluster logicalcluster.Path, kind mountKind, name string, marked bool) {
+	t.Helper()
+	value := "null"
+	if marked {
+		value = strconv.Quote(mount.IsMountAnnotationValue)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, mount.IsMountAnnotationKey, value)
+	_, err := c.dynamic.Cluster(cluster).Resource(kind.gvr).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	require.NoError(t, err, "marking %s %s in %s: %t", kind.kind, name, cluster, marked)
 }
 
 func (c clients) deleteMountObject(t *testing.T, cluster logicalcluster.Path, kind mountKind, name string) {

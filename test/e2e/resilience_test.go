@@ -457,16 +457,20 @@ func (e *resilienceEnv) outage(t *testing.T, what string, down, up func() error)
 	}
 }
 
-// createObject creates the KubeCluster name with status phase, and what
-// its Workspace must show. Right after kcp's start, it is tried again.
+// createObject creates the KubeCluster name, marked as a mount object, with
+// status phase, and what its Workspace must show. Right after kcp's start,
+// it is tried again.
 func (e *resilienceEnv) createObject(t *testing.T, name, phase string) {
 	t.Helper()
 	resource := e.c.dynamic.Cluster(e.org).Resource(kubeClusters.gvr)
 	obj := &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": kubeClusters.gvr.GroupVersion().String(),
 		"kind":       kubeClusters.kind,
-		"metadata":   map[string]interface{}{"name": name},
-		"spec":       map[string]interface{}{},
+		"metadata": map[string]interface{}{
+			"name":        name,
+			"annotations": map[string]interface{}{mount.IsMountAnnotationKey: mount.IsMountAnnotationValue},
+		},
+		"spec": map[string]interface{}{},
 	}}
 	e.write(t, "creating KubeCluster "+name, func(ctx context.Context) error {
 		_, err := resource.Create(ctx, obj, metav1.CreateOptions{})

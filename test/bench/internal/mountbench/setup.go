@@ -217,16 +217,19 @@ func (c adminClients) installMountCRD(ctx context.Context, cluster logicalcluste
 	return nil
 }
 
-// createMount creates mount object i with the status phase at url and the
-// Workspace that mounts it, next to it.
+// createMount creates mount object i, marked as kcp requires, with the
+// status phase at url and the Workspace that mounts it, next to it.
 func (c adminClients) createMount(ctx context.Context, l layout, i int, phase mount.Phase, url string) error {
 	cluster, name := l.cluster(i), mountName(i)
 	objects := c.dynamic.Cluster(cluster.Path()).Resource(mountGVR)
 	obj, err := objects.Create(ctx, &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": mountGVR.GroupVersion().String(),
 		"kind":       mountKind,
-		"metadata":   map[string]interface{}{"name": name},
-		"spec":       map[string]interface{}{},
+		"metadata": map[string]interface{}{
+			"name":        name,
+			"annotations": map[string]interface{}{mount.IsMountAnnotationKey: mount.IsMountAnnotationValue},
+		},
+		"spec": map[string]interface{}{},
 	}}, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating %s %s in %s: %w", mountKind, name, cluster, err)

@@ -70,8 +70,9 @@ type WorkspaceMountStatus struct {
 	URL string `json:"url,omitempty"`
 	// A CamelCase word for the state: MountReady, MountURLMissing,
 	// MountNotReady, MountPhaseUnrecognized, MountObjectNotFound,
-	// MountKindUnknown, MountReferenceInvalid, MountInformerLimitReached, or
-	// Pending before the controller reached the Workspace.
+	// MountKindUnknown, MountReferenceInvalid, MountKindNotAllowed,
+	// MountInformerLimitReached, or Pending before the controller reached the
+	// Workspace.
 	Reason string `json:"reason"`
 	// One sentence on what is wrong and which object to look at.
 	Message string `json:"message,omitempty"`
