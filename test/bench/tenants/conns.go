@@ -19,9 +19,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,10 +56,15 @@ type connsResult struct {
 	// connection as the plugin left it; closed: --idle after the client
 	// closed all of them.
 	before, with, closed memorySample
+	// socketsBefore and socketsWith are the plugin's open sockets before
+	// the first connection and after connsSettle.
+	socketsBefore, socketsWith int
 }
 
-// trackedConn is a client connection that remembers when a read from the
-// server failed: the server closed it (or the client did).
+// trackedConn is a client connection that remembers when it ended: a read
+// from the server failed (the server closed it), or the client closed it
+// (net/http's does after an HTTP/1.1 answer with "Connection: close", whose
+// server closes it too, and after an HTTP/2 GOAWAY).
 type trackedConn struct {
 	net.Conn
 	closed atomic.Bool
@@ -67,6 +76,28 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 		c.closed.Store(true)
 	}
 	return n, err
+}
+
+func (c *trackedConn) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// sockets counts the open sockets of a process (/proc/<pid>/fd, Linux only):
+// its connections, to kcp as well, and its listeners.
+func sockets(pid int) (int, error) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(target, "socket:") {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // oneConn is one connection of the tenant: its own transport, so its own
@@ -102,6 +133,9 @@ func (b *bench) conns(ctx context.Context, res *result) error {
 		return ctx.Err()
 	}
 	cr.before = b.sampleMemory(ctx)
+	if cr.socketsBefore, err = sockets(b.plugin.Pid()); err != nil {
+		return err
+	}
 	logf("opening %d %s connections as %s, each asking for a watch at *", b.opts.conns, cr.protocol, b.tokens.tenants[0].name)
 	conns := make([]*oneConn, b.opts.conns)
 	var drains sync.WaitGroup
@@ -169,7 +203,11 @@ func (b *bench) conns(ctx context.Context, res *result) error {
 		}
 	}
 	cr.with = b.sampleMemory(ctx)
-	logf("%d of %d refused connections open, %d of %d accepted; closing them all", cr.openRefused, cr.refused, cr.openAccepted, cr.accepted)
+	if cr.socketsWith, err = sockets(b.plugin.Pid()); err != nil {
+		return err
+	}
+	logf("%d of %d refused connections open, %d of %d accepted; the plugin's sockets: %d before, %d now; closing them all",
+		cr.openRefused, cr.refused, cr.openAccepted, cr.accepted, cr.socketsBefore, cr.socketsWith)
 	for _, c := range conns {
 		c.cancel()
 		c.transport.CloseIdleConnections()

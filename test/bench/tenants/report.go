@@ -201,14 +201,15 @@ func (r *result) printConns(w io.Writer) {
 		return fmt.Sprintf("%.1f KB", (to-from)/float64(r.opts.conns)/1000)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "plugin\tprotocol\tconns\taccepted\trefused\topen (accepted)\topen (refused)\tRSS before\tRSS with\tgrowth\tper conn\theap before\theap with\tgrowth\tper conn\tRSS closed\theap closed")
-	fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.label, c.protocol, r.opts.conns,
-		c.accepted, c.refused, c.openAccepted, c.openRefused,
+	fmt.Fprintln(tw, "plugin\tprotocol\tconns\taccepted\trefused\topen (accepted)\topen (refused)\tplugin sockets\tRSS before\tRSS with\tgrowth\tper conn\theap before\theap with\tgrowth\tper conn\tRSS closed\theap closed")
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d -> %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.label, c.protocol, r.opts.conns,
+		c.accepted, c.refused, c.openAccepted, c.openRefused, c.socketsBefore, c.socketsWith,
 		framework.MiB(c.before.RSS), framework.MiB(c.with.RSS), growth(c.before.RSS, c.with.RSS), perConn(float64(c.before.RSS), float64(c.with.RSS)),
 		heap(c.before), heap(c.with), growth(uint64(c.before.heap), uint64(c.with.heap)), perConn(c.before.heap, c.with.heap),
 		framework.MiB(c.closed.RSS), heap(c.closed))
 	_ = tw.Flush()
-	fmt.Fprintf(w, "\nAnswers: %s. Open: still open %s after the last answer. With: then; closed: %s after the client closed them all.\n",
+	fmt.Fprintf(w, "\nAnswers: %s. Open: still open %s after the last answer (client side); plugin sockets: its open sockets before and then."+
+		" With: then; closed: %s after the client closed them all.\n",
 		codes(c.codes.snapshot()), connsSettle, r.opts.idle)
 	fmt.Fprintf(w, "Set-up: %d clusters, %d mounted Workspaces, in %s. Load average (1, 5, 15 min): %s.\n",
 		r.opts.clusters, r.opts.clusters*r.opts.mountsPerCluster, r.setup.Round(time.Second), loadAverage())
