@@ -195,17 +195,17 @@ func TestRefusedClientsReconnect(t *testing.T) {
 	t.Parallel()
 	ts, frontProxy := refusalsServer(t)
 	for _, tc := range refusalCases(t, ts, frontProxy) {
-		for _, http2 := range []bool{false, true} {
+		for _, useHTTP2 := range []bool{false, true} {
 			name := "HTTP/1.1 " + tc.name
-			if http2 {
+			if useHTTP2 {
 				name = "HTTP/2 " + tc.name
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				var dials atomic.Int32
 				protocols := new(http.Protocols)
-				protocols.SetHTTP1(!http2)
-				protocols.SetHTTP2(http2)
+				protocols.SetHTTP1(!useHTTP2)
+				protocols.SetHTTP2(useHTTP2)
 				config := &tls.Config{RootCAs: ts.serverCAs, MinVersion: tls.VersionTLS12}
 				if tc.cert != nil {
 					config.Certificates = []tls.Certificate{*tc.cert}
@@ -228,7 +228,7 @@ func TestRefusedClientsReconnect(t *testing.T) {
 					_, _ = io.Copy(io.Discard, resp.Body)
 					require.NoError(t, resp.Body.Close())
 					require.Equal(t, tc.code, resp.StatusCode)
-					require.Equal(t, map[bool]int{false: 1, true: 2}[http2], resp.ProtoMajor)
+					require.Equal(t, map[bool]int{false: 1, true: 2}[useHTTP2], resp.ProtoMajor)
 				}
 				want := int32(1)
 				if tc.closed {
