@@ -28,7 +28,9 @@ limitations under the License.
 // review that failed 503 with a generic message, one over the user's review
 // turns 429); the stale warnings come after it, on answers the user may read.
 // TokenReviews of tokens not known yet take turns of their own, and a token
-// kcp refused is remembered in a bounded cache (tokenReviews).
+// kcp refused is remembered in a bounded cache (tokenReviews). A request
+// answered 401 or 429 ends its connection (withClosingRefusals, outermost),
+// but on the front-proxy's connections.
 //
 // A user's shares are counted by the identity kcp knows (name and groups,
 // authorization.FairnessKey), not by token. k8s.io/apiserver's priority and
@@ -203,7 +205,9 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 		handler = withUserShares(handler, userShares)
 		handler = genericapiserver.DefaultBuildHandlerChainFromImpersonationToAuthz(handler, c)
 		handler = genericapiserver.DefaultBuildHandlerChainFromStartToBeforeImpersonation(handler, c)
-		return withClusterPath(handler)
+		// Outermost: whatever refuses a request (401, 429), the connection ends
+		// with it (refusals.go).
+		return withClosingRefusals(withClusterPath(handler), c.Authentication.RequestHeaderConfig)
 	}
 
 	server, err := cfg.Complete(nil).New(Name, genericapiserver.NewEmptyDelegate())

@@ -109,6 +109,12 @@ func (b *bench) run(ctx context.Context) (*result, error) {
 	if err := b.setup(ctx, res); err != nil {
 		return nil, err
 	}
+	if b.opts.conns > 0 {
+		if err := b.conns(ctx, res); err != nil {
+			return res, err
+		}
+		return res, errors.Join(b.kcp.CheckRunning(), b.plugin.CheckRunning())
+	}
 	if err := b.load(ctx, res); err != nil {
 		return res, err
 	}

@@ -59,6 +59,10 @@ type options struct {
 	kcpLog           string
 	pluginLog        string
 	label            string
+	// conns, when positive, replaces the load: that many connections of
+	// the first tenant, each asking for a watch at * (conns.go).
+	conns      int
+	connsHTTP1 bool
 }
 
 func main() {
@@ -105,6 +109,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&opts.kcpLog, "kcp-log", "", "Write kcp's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
 	fs.StringVar(&opts.pluginLog, "plugin-log", "", "Write the plugin's log to this file and keep it. Default: a file in the temporary directory, removed at the end.")
 	fs.StringVar(&opts.label, "label", "", "The first column of the tables, e.g. before or after. Default: the plugin's version.")
+	fs.IntVar(&opts.conns, "conns", 0, "Instead of the load: open this many connections as the first tenant, each asking for a watch at *, "+
+		"and report the answers, the connections the plugin left open and its memory with them.")
+	fs.BoolVar(&opts.connsHTTP1, "conns-http1", false, "--conns speak HTTP/1.1 instead of HTTP/2 (what kubectl speaks).")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -112,8 +119,8 @@ func parseFlags(args []string) (options, error) {
 		return options{}, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	if opts.clusters < 1 || opts.mountsPerCluster < 1 || opts.users < 1 || opts.grantsPerUser < 1 || opts.duration <= 0 || opts.idle < 0 ||
-		opts.floodNames < 0 || opts.floodLongNames < 0 || opts.floodConcurrency < 1 || opts.saTokens < 0 || opts.alone < 0 {
-		return options{}, errors.New("--clusters, --mounts-per-cluster, --users, --grants-per-user, --duration and --flood-concurrency must be positive, --idle, --alone, --sa-tokens and --flood-* not negative")
+		opts.floodNames < 0 || opts.floodLongNames < 0 || opts.floodConcurrency < 1 || opts.saTokens < 0 || opts.alone < 0 || opts.conns < 0 {
+		return options{}, errors.New("--clusters, --mounts-per-cluster, --users, --grants-per-user, --duration and --flood-concurrency must be positive, --idle, --alone, --sa-tokens, --conns and --flood-* not negative")
 	}
 	if opts.grantsPerUser > opts.clusters {
 		return options{}, errors.New("--grants-per-user must not exceed --clusters")

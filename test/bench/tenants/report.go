@@ -65,10 +65,17 @@ type result struct {
 	before, peak, after, idle memorySample
 	// loadAverage is the machine's, right after the load.
 	loadAverage string
+
+	// conns is what --conns measured, instead of the load.
+	conns *connsResult
 }
 
 // print writes the two tables and notes.
 func (r *result) print(w io.Writer) {
+	if r.conns != nil {
+		r.printConns(w)
+		return
+	}
 	perMinute := func(count float64) string {
 		if r.elapsed <= 0 {
 			return "-"
@@ -176,4 +183,35 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(fields[:3], " ")
+}
+
+// printConns writes --conns' table and notes.
+func (r *result) printConns(w io.Writer) {
+	c := r.conns
+	growth := func(from, to uint64) string {
+		if to < from {
+			return "-" + framework.MiB(from-to)
+		}
+		return framework.MiB(to - from)
+	}
+	perConn := func(from, to float64) string {
+		if r.opts.conns == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f KB", (to-from)/float64(r.opts.conns)/1000)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "plugin\tprotocol\tconns\taccepted\trefused\topen (accepted)\topen (refused)\tplugin sockets\tRSS before\tRSS with\tgrowth\tper conn\theap before\theap with\tgrowth\tper conn\tRSS closed\theap closed")
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d -> %d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.label, c.protocol, r.opts.conns,
+		c.accepted, c.refused, c.openAccepted, c.openRefused, c.socketsBefore, c.socketsWith,
+		framework.MiB(c.before.RSS), framework.MiB(c.with.RSS), growth(c.before.RSS, c.with.RSS), perConn(float64(c.before.RSS), float64(c.with.RSS)),
+		heap(c.before), heap(c.with), growth(uint64(c.before.heap), uint64(c.with.heap)), perConn(c.before.heap, c.with.heap),
+		framework.MiB(c.closed.RSS), heap(c.closed))
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nAnswers: %s. Open: still open %s after the last answer (client side); plugin sockets: its open sockets before and then."+
+		" With: then; closed: %s after the client closed them all.\n",
+		codes(c.codes.snapshot()), connsSettle, r.opts.idle)
+	fmt.Fprintf(w, "Set-up: %d clusters, %d mounted Workspaces, in %s. Load average (1, 5, 15 min): %s.\n",
+		r.opts.clusters, r.opts.clusters*r.opts.mountsPerCluster, r.setup.Round(time.Second), loadAverage())
+	fmt.Fprintf(w, "Plugin version %s; heap is %s from its /metrics.\n", r.pluginVersion, heapMetric)
 }

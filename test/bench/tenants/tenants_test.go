@@ -40,6 +40,7 @@ func TestParseFlags(t *testing.T) {
 		{"--plugin-binary", "/bin/true", "--grants-per-user", "3", "--clusters", "2"},
 		{"--plugin-binary", "/bin/true", "--plugin-args", "--secure-port=1"},
 		{"--plugin-binary", "/bin/true", "extra"},
+		{"--plugin-binary", "/bin/true", "--conns", "-1"},
 	} {
 		_, err := parseFlags(args)
 		require.Error(t, err, "%v", args)
