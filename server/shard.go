@@ -37,6 +37,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/retry"
 	"github.com/workspacemounts/workspacemounts/pkg/shards"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
@@ -147,7 +148,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 	var controller *shardController
 	var routing workspacemounts.RoutingOptions
 	if s.Options.RunController {
-		if controller, err = newShardController(shardConfig, workspaces); err != nil {
+		if controller, err = newShardController(shardConfig, workspaces, s.Options.mountRule()); err != nil {
 			return err
 		}
 		synced = append(synced, controller.synced...)
@@ -268,15 +269,16 @@ type shardController struct {
 }
 
 // newShardController registers the controller's informers (and their
-// indexers) of a shard's config, beside its Workspace informer.
-func newShardController(c *shardConfig, workspaces cache.SharedIndexInformer) (*shardController, error) {
+// indexers, of the Workspaces rule says are mounted) of a shard's config,
+// beside its Workspace informer.
+func newShardController(c *shardConfig, workspaces cache.SharedIndexInformer, rule mount.Rule) (*shardController, error) {
 	informers := workspacemounts.Informers{
 		Workspaces:         workspaces,
 		CRDs:               c.ApiExtensionsSharedInformerFactory.Apiextensions().V1().CustomResourceDefinitions().Informer(),
 		APIBindings:        c.KcpSharedInformerFactory.Apis().V1alpha1().APIBindings().Informer(),
 		APIResourceSchemas: c.KcpSharedInformerFactory.Apis().V1alpha1().APIResourceSchemas().Informer(),
 	}
-	if err := workspacemounts.InstallIndexers(informers); err != nil {
+	if err := workspacemounts.InstallIndexers(informers, rule); err != nil {
 		return nil, err
 	}
 	return &shardController{
@@ -300,5 +302,5 @@ func (c *shardController) run(ctx context.Context, options workspacemounts.Optio
 // one of --kubeconfig), with what it keeps beside the annotations there.
 func (s *Server) controllerOptions(shard string, routing workspacemounts.RoutingOptions) workspacemounts.Options {
 	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
-		Routing: routing, Shard: shard}
+		Routing: routing, Shard: shard, MountRule: s.Options.mountRule()}
 }

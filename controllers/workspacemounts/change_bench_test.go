@@ -102,9 +102,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 	// kcp encodes it, not the plugin: once per distinct state.
 	encoded := map[string][]byte{}
 
-	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{
-		WorkspacesByMountKind: indexByMountKind, WorkspacesByMountObject: indexByMountObject,
-	})
+	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, mountIndexers(mount.Rule{}))
 	cached := ws.DeepCopy()
 	TrimWorkspace(cached)
 	if err := indexer.Add(cached); err != nil {

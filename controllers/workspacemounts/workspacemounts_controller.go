@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,6 +152,9 @@ type Options struct {
 	// Shard names the shard the controller writes, with a sharded kcp (one
 	// controller per shard): the mount informer gauges sum them.
 	Shard string
+	// MountRule says which Workspaces are mounted (--legacy-mount-annotation):
+	// the rule InstallIndexers was given for the same informers.
+	MountRule mount.Rule
 	// MaxClusterMountInformers bounds the full-object informers of CRD
 	// resources in one cluster each (--max-cluster-mount-informers), one
 	// per (resource, cluster) pair in use: workspacemounts-workspaces reads a
@@ -166,7 +168,9 @@ type Options struct {
 // See README.md for the design.
 type Controller struct {
 	// shard is Options.Shard, "" with one shard.
-	shard           string
+	shard string
+	// rule is Options.MountRule: which Workspaces are mounted.
+	rule            mount.Rule
 	mountsQueue     queue
 	workspacesQueue queue
 
@@ -241,13 +245,11 @@ func (k *keyed[V]) take(key string) (V, bool) {
 
 func (k *keyed[V]) forget(key string) { k.take(key) }
 
-// InstallIndexers adds the indexes the controller needs; call it before the
-// informers start.
-func InstallIndexers(informers Informers) error {
-	if err := informers.Workspaces.AddIndexers(cache.Indexers{
-		WorkspacesByMountKind:   indexByMountKind,
-		WorkspacesByMountObject: indexByMountObject,
-	}); err != nil {
+// InstallIndexers adds the indexes the controller needs, of the Workspaces
+// rule says are mounted (the controller's Options.MountRule must be the
+// same); call it before the informers start.
+func InstallIndexers(informers Informers, rule mount.Rule) error {
+	if err := informers.Workspaces.AddIndexers(mountIndexers(rule)); err != nil {
 		return err
 	}
 	return restmapping.AddIndexers(informers.CRDs, informers.APIBindings, informers.APIResourceSchemas)
@@ -268,6 +270,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
 		shard:            options.Shard,
+		rule:             options.MountRule,
 		mountsQueue:      newQueue(QueueName(MountsQueueName, options.Shard)),
 		workspacesQueue:  newQueue(QueueName(WorkspacesQueueName, options.Shard)),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),
@@ -305,6 +308,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		kinds:                map[string]kindResolution{},
 	}
 	c.workspaces = &workspacesReconciler{
+		rule:    options.MountRule,
 		resolve: resolver.Resolve,
 		getMountObject: func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error) {
 			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
@@ -383,24 +387,20 @@ func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 		if ws == nil {
 			continue
 		}
-		if keys, _ := indexByMountKind(ws); len(keys) > 0 && (oldWS == nil || newWS == nil || mountChanged(oldWS, newWS)) {
+		if keys, _ := indexByMountKind(c.rule, ws); len(keys) > 0 && (oldWS == nil || newWS == nil || c.rule.MountChanged(oldWS, newWS)) {
 			c.mountsQueue.Add(keys[0])
 		}
 	}
 	if newWS == nil {
 		return
 	}
-	if oldWS == nil && (mount.IsMounted(newWS) || carriesStatus(newWS) || ownCondition(newWS) != nil) ||
-		oldWS != nil && (mountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || routingChanged(oldWS, newWS)) {
+	// A Workspace that carries what the controller writes is reconciled
+	// whether mounted or not: one that is not (any more, or by the rule of
+	// this process) has it removed.
+	if oldWS == nil && (c.rule.IsMounted(newWS) || carriesStatus(newWS) || ownCondition(newWS) != nil) ||
+		oldWS != nil && (c.rule.MountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || c.routingChanged(oldWS, newWS)) {
 		c.enqueueWorkspace(newWS)
 	}
-}
-
-// mountChanged tells whether what a Workspace mounts changed.
-func mountChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
-	return !reflect.DeepEqual(oldWS.Spec.Mount, newWS.Spec.Mount) ||
-		oldWS.Annotations[mount.LegacyAnnotationKey] != newWS.Annotations[mount.LegacyAnnotationKey] ||
-		mount.IsMounted(oldWS) != mount.IsMounted(newWS)
 }
 
 // statusChanged tells whether someone, most often this controller, changed the
@@ -414,9 +414,9 @@ func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 // routing (RoutingOptions) depends on, on a mounted Workspace or one that
 // carries its condition: the condition, spec.URL, the phase (kcp finishing
 // a legacy-mounted Workspace's initialization lets the condition in).
-func routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
+func (c *Controller) routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	oldCondition, newCondition := ownCondition(oldWS), ownCondition(newWS)
-	if oldCondition == nil && newCondition == nil && !mount.IsMounted(newWS) {
+	if oldCondition == nil && newCondition == nil && !c.rule.IsMounted(newWS) {
 		return false
 	}
 	return oldWS.Spec.URL != newWS.Spec.URL || oldWS.Status.Phase != newWS.Status.Phase ||
