@@ -115,7 +115,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 	cfg.QPS, cfg.Burst = s.Options.QPS, s.Options.Burst
 	cfg.UserAgent = userAgent
 	cfg.Wrap(contact.Wrap)
-	shardConfig, err := newShardConfig(cfg, s.ClientConfig, s.Options.RunController)
+	shardConfig, err := newShardConfig(cfg, s.ClientConfig, s.Options.RunController, s.Options.mountRule())
 	if err != nil {
 		return err
 	}
@@ -231,8 +231,8 @@ type shardConfig struct {
 
 // newShardConfig builds the clients of the shard cfg reaches; with
 // controller, also those the controller needs. root reaches root, where the
-// identities are read.
-func newShardConfig(cfg, root *rest.Config, controller bool) (*shardConfig, error) {
+// identities are read. The informers keep what rule reads (TrimForCache).
+func newShardConfig(cfg, root *rest.Config, controller bool, rule mount.Rule) (*shardConfig, error) {
 	c := &shardConfig{}
 	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
 	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(cfg, root, map[string]string{tenancy: tenancy})
@@ -241,7 +241,7 @@ func newShardConfig(cfg, root *rest.Config, controller bool) (*shardConfig, erro
 	if c.KcpClusterClient, err = kcpclientset.NewForConfig(identityConfig); err != nil {
 		return nil, err
 	}
-	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(TrimForCache))
+	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(TrimForCache(rule)))
 	if !controller {
 		return c, nil
 	}
@@ -250,7 +250,7 @@ func newShardConfig(cfg, root *rest.Config, controller bool) (*shardConfig, erro
 		return nil, err
 	}
 	c.ApiExtensionsSharedInformerFactory = kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0,
-		kcpapiextensionsinformers.WithTransform(TrimForCache))
+		kcpapiextensionsinformers.WithTransform(TrimForCache(rule)))
 	if c.DynamicClusterClient, err = kcpdynamic.NewForConfig(cfg); err != nil {
 		return nil, err
 	}

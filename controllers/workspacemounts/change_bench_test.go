@@ -104,7 +104,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 
 	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, mountIndexers(mount.Rule{}))
 	cached := ws.DeepCopy()
-	TrimWorkspace(cached)
+	TrimWorkspace(cached, mount.Rule{})
 	if err := indexer.Add(cached); err != nil {
 		b.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 			b.Fatal(err)
 		}
 		written.ResourceVersion = fmt.Sprint(patches + 1000)
-		TrimWorkspace(written)
+		TrimWorkspace(written, mount.Rule{})
 		if err := indexer.Update(written); err != nil {
 			b.Fatal(err)
 		}

@@ -162,7 +162,7 @@ func (k *fakeKCP) patch(_ context.Context, _ logicalcluster.Name, name string, p
 // cached is what the informer holds of the Workspace kcp has.
 func (k *fakeKCP) cached(name string) *tenancyv1alpha1.Workspace {
 	ws := k.workspaces[name].DeepCopy()
-	TrimWorkspace(ws)
+	TrimWorkspace(ws, mount.Rule{LegacyAnnotation: true})
 	return ws
 }
 

@@ -142,7 +142,7 @@ func newSim(n, clusters int) (*sim, error) {
 		}
 		s.sources = append(s.sources, src)
 		i := kcpinformers.NewSharedIndexInformer(src, obj, 0, clusterIndexers())
-		err = i.SetTransform(server.TrimForCache)
+		err = i.SetTransform(server.TrimForCache(mount.Rule{}))
 		return i, src
 	}
 
