@@ -297,13 +297,13 @@ func TestReconcileContract(t *testing.T) {
 		for _, rule := range []mount.Rule{{LegacyAnnotation: true}, {}} {
 			t.Run(fmt.Sprintf("%s, legacy annotation honoured %v", tc.name, rule.LegacyAnnotation), func(t *testing.T) {
 				t.Parallel()
-				tc := tc // each subtest its own expectations
+				wantErr, wantNoStatus := tc.wantErr, tc.wantNoStatus
 				resolve, getMountObject := tc.resolve, returns(tc.object, tc.getErr)
 				if resolve == nil {
 					resolve = servedEverywhere
 				}
 				if !rule.IsMounted(tc.ws) {
-					tc.wantErr, tc.wantNoStatus = false, true
+					wantErr, wantNoStatus = false, true
 					resolve = func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
 						t.Fatal("resolved the kind of a Workspace that is not mounted")
 						return restmapping.Resource{}, nil
@@ -320,13 +320,13 @@ func TestReconcileContract(t *testing.T) {
 				}
 				ws := tc.ws.DeepCopy()
 				err := r.reconcile(context.Background(), ws)
-				if tc.wantErr {
+				if wantErr {
 					require.Error(t, err)
 					require.Equal(t, tc.ws.Annotations, ws.Annotations, "a failed read must not touch the annotations")
 					return
 				}
 				require.NoError(t, err)
-				if tc.wantNoStatus {
+				if wantNoStatus {
 					require.NotContains(t, ws.Annotations, mount.PhaseAnnotationKey)
 					require.NotContains(t, ws.Annotations, mount.StatusAnnotationKey)
 					return
