@@ -33,9 +33,10 @@ var keptWorkspaceAnnotations = []string{
 // TrimWorkspace is what the Workspace informer keeps of a Workspace: what
 // the controller, the virtual workspace and the metrics read, so that a
 // shard with 10^5 Workspaces fits in little memory. It keeps metadata but
-// other annotations (the legacy mount annotation is kept only where rule
-// honours it: without --legacy-mount-annotation nothing reads it, and a
-// tenant's value of up to kcp's 256 KiB is not held for good), owner references, finalizers and managed fields;
+// other annotations, owner references, finalizers and managed fields (the
+// legacy mount annotation only where rule honours it: without
+// --legacy-mount-annotation nothing reads it, and a tenant's value of up to
+// kcp's 256 KiB is not held for good);
 // spec.mount, spec.cluster and (of a Workspace with spec.mount) spec.URL;
 // status.phase, the controller's own condition and kcp's WorkspaceMountReady
 // (which --workspace-url keeps; about 200 bytes per mounted Workspace), and
