@@ -204,12 +204,30 @@ func TestChartTemplate(t *testing.T) {
 			case "level-3.yaml":
 				require.Equal(t, "true", flags["workspace-condition"])
 				require.Equal(t, "true", flags["workspace-url"])
+				require.NotContains(t, flags, "legacy-mount-annotation", "off unless asked for")
 			case "cert-manager-and-monitoring.yaml":
 				require.Len(t, objs["Certificate"], 2) // the CA's and the serving one
 				require.Len(t, objs["Issuer"], 2)
 				checkChartMonitoring(t, objs)
 			}
 		})
+	}
+}
+
+// TestChartLegacyMountAnnotation: legacyMountAnnotation is
+// --legacy-mount-annotation, off by default.
+func TestChartLegacyMountAnnotation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{set: nil, want: ""},
+		{set: []string{"legacyMountAnnotation=true"}, want: "true"},
+	} {
+		d := single[appsv1.Deployment](t, helmTemplate(t, "", tc.set...), "Deployment")
+		flags := parseArgs(t, d.Spec.Template.Spec.Containers[0].Args)
+		require.Equal(t, tc.want, flags["legacy-mount-annotation"], "--set %v", tc.set)
 	}
 }
 

@@ -128,7 +128,7 @@ func exercise() {
 	if err := store.Add(ws); err != nil {
 		panic(err)
 	}
-	metrics.RegisterMountCollector(store)
+	metrics.RegisterMountCollector(store, mount.Rule{})
 
 	// A shard of a sharded kcp: its contact tracker's series, and whether it
 	// is served (both from its runner's start to the Shard's deletion).

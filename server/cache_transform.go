@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/sdk/apis/core"
@@ -34,18 +35,22 @@ import (
 )
 
 // TrimForCache is the informers' transform: it keeps of each object what the
-// controller, the virtual workspace and the metrics read, so that a shard
-// with 10^5 Workspaces fits in little memory. The controller owns the rule
-// for Workspaces (workspacemounts.TrimWorkspace): its writes depend on it.
-// What many Workspaces hold alike is then shared (shareAlike).
+// controller, the virtual workspace and the metrics read under rule, so that
+// a shard with 10^5 Workspaces fits in little memory. The controller owns the
+// rule for Workspaces (workspacemounts.TrimWorkspace): its writes depend on
+// it. What many Workspaces hold alike is then shared (shareAlike).
 // Exported for test/bench/scale, which feeds real informers with it.
-func TrimForCache(obj interface{}) (interface{}, error) {
+func TrimForCache(rule mount.Rule) cache.TransformFunc {
+	return func(obj interface{}) (interface{}, error) { return trimForCache(obj, rule) }
+}
+
+func trimForCache(obj interface{}, rule mount.Rule) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)
 	}
 	switch obj := obj.(type) {
 	case *tenancyv1alpha1.Workspace:
-		workspacemounts.TrimWorkspace(obj)
+		workspacemounts.TrimWorkspace(obj, rule)
 		shared.shareAlike(obj)
 	case *corev1alpha1.LogicalCluster:
 		// Whether it exists, and its path.

@@ -61,7 +61,7 @@ func TestTrimForCache(t *testing.T) {
 			},
 		},
 	}
-	obj, err := TrimForCache(ws)
+	obj, err := TrimForCache(mount.Rule{LegacyAnnotation: true})(ws)
 	require.NoError(t, err)
 	trimmed, ok := obj.(*tenancyv1alpha1.Workspace)
 	require.True(t, ok)
@@ -82,8 +82,16 @@ func TestTrimForCache(t *testing.T) {
 		},
 	}, trimmed, "what the controller, the virtual workspace and the metrics read, nothing else")
 
+	// Without --legacy-mount-annotation nothing reads the legacy annotation: not kept.
+	legacy := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+		"kcp.io/cluster": "c1", mount.LegacyAnnotationKey: strings.Repeat("x", 1<<16), mount.PhaseAnnotationKey: "NotFound",
+	}}}
+	obj, err = TrimForCache(mount.Rule{})(legacy)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"kcp.io/cluster": "c1", mount.PhaseAnnotationKey: "NotFound"}, obj.(*tenancyv1alpha1.Workspace).Annotations)
+
 	unmounted := &tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Cluster: "c3", URL: "https://shard.example/clusters/c3"}}
-	obj, err = TrimForCache(unmounted)
+	obj, err = TrimForCache(mount.Rule{})(unmounted)
 	require.NoError(t, err)
 	require.Equal(t, tenancyv1alpha1.WorkspaceSpec{Cluster: "c3"}, obj.(*tenancyv1alpha1.Workspace).Spec, "the URL of a Workspace without spec.mount is kcp's alone")
 }
@@ -102,7 +110,7 @@ func TestTrimLogicalCluster(t *testing.T) {
 		Spec:   corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Name: "org"}},
 		Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady},
 	}
-	obj, err := TrimForCache(lc)
+	obj, err := TrimForCache(mount.Rule{})(lc)
 	require.NoError(t, err)
 	require.Equal(t, &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{
 		Name: corev1alpha1.LogicalClusterName, ResourceVersion: "3",
@@ -110,7 +118,7 @@ func TestTrimLogicalCluster(t *testing.T) {
 	}}, obj)
 
 	root := &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: corev1alpha1.LogicalClusterName, Annotations: map[string]string{"kcp.io/cluster": "root"}}}
-	obj, err = TrimForCache(root)
+	obj, err = TrimForCache(mount.Rule{})(root)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"kcp.io/cluster": "root"}, obj.(*corev1alpha1.LogicalCluster).Annotations, "no path: none made up")
 }
@@ -138,7 +146,7 @@ func TestTrimForCacheShares(t *testing.T) {
 		}
 	}
 	trim := func(ws *tenancyv1alpha1.Workspace) *tenancyv1alpha1.Workspace {
-		obj, err := TrimForCache(ws)
+		obj, err := TrimForCache(mount.Rule{})(ws)
 		require.NoError(t, err)
 		return obj.(*tenancyv1alpha1.Workspace)
 	}

@@ -39,7 +39,7 @@ import (
 // --metrics-bind-address=0.
 func (s *Server) installMetrics() *part {
 	metrics.Register()
-	metrics.RegisterMountCollector(s.Shards)
+	metrics.RegisterMountCollector(s.Shards, s.Options.mountRule())
 	if s.Options.MetricsBindAddress == "0" {
 		return nil
 	}

@@ -53,6 +53,8 @@ type Options struct {
 	// the annotations (workspacemounts.RoutingOptions).
 	WorkspaceCondition bool
 	WorkspaceURL       bool
+	// LegacyMountAnnotation honours kcp's legacy mount annotation (mountRule).
+	LegacyMountAnnotation bool
 
 	RunController       bool
 	RunVirtualWorkspace bool
@@ -132,6 +134,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Also set spec.URL of every Workspace with spec.mount to its mount object's status.URL when it is a usable one (kcp never lets it be unset), "+
 			"and its phase from Scheduling to Ready once the mount is ready: what kcp's in-tree mounts controller (feature gate WorkspaceMounts) does, "+
 			"which must be off: the plugin refuses to start when it runs. Needs patch on workspaces and workspaces/status.")
+	fs.BoolVar(&o.LegacyMountAnnotation, "legacy-mount-annotation", o.LegacyMountAnnotation,
+		"Also treat a Workspace without spec.mount as mounted by the legacy annotation "+mount.LegacyAnnotationKey+" (kcp up to v0.27). "+
+			"kcp v0.28 and later mount by spec.mount.ref, which is immutable, while anyone who may patch a Workspace may write the annotation "+
+			"(with --workspace-condition, a False condition takes the Workspace out of traffic). Without it, such a Workspace is not mounted: "+
+			"the plugin neither reads nor lists it, and removes the annotations and condition it wrote there.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Queries per second to kcp, across all clients.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of queries to kcp above --kube-api-qps.")
 	fs.BoolVar(&o.RunController, "run-controller", o.RunController, "Run the controller that writes the mount status annotations.")
@@ -201,6 +208,13 @@ func (o *Options) Validate() error {
 		errs = append(errs, fmt.Errorf("leader election needs --leader-election-cluster, --leader-election-namespace and --leader-election-id"))
 	}
 	return errors.Join(errs...)
+}
+
+// mountRule is the one rule of the process for which Workspaces are
+// mounted: the controller's, its indexes', the virtual workspace's and the
+// metrics'.
+func (o *Options) mountRule() mount.Rule {
+	return mount.Rule{LegacyAnnotation: o.LegacyMountAnnotation}
 }
 
 // Sharded tells whether the options serve a sharded kcp: every Shard in

@@ -20,9 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -132,5 +135,24 @@ func TestMetricsBindAddress(t *testing.T) {
 		o := NewOptions()
 		o.Kubeconfig, o.MetricsBindAddress = "kubeconfig", addr
 		require.ErrorContains(t, o.Validate(), "--metrics-bind-address: ", addr)
+	}
+}
+
+// TestLegacyMountAnnotationFlag: the legacy annotation mounts nothing by
+// default; --legacy-mount-annotation makes the one rule of the process honour it.
+func TestLegacyMountAnnotationFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want mount.Rule
+	}{
+		{args: nil, want: mount.Rule{}},
+		{args: []string{"--legacy-mount-annotation"}, want: mount.Rule{LegacyAnnotation: true}},
+	} {
+		o := NewOptions()
+		fs := pflag.NewFlagSet("start", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		require.NoError(t, fs.Parse(tc.args))
+		require.Equal(t, tc.want, o.mountRule(), "%v", tc.args)
 	}
 }

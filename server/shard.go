@@ -37,6 +37,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/retry"
 	"github.com/workspacemounts/workspacemounts/pkg/shards"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
@@ -114,7 +115,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 	cfg.QPS, cfg.Burst = s.Options.QPS, s.Options.Burst
 	cfg.UserAgent = userAgent
 	cfg.Wrap(contact.Wrap)
-	shardConfig, err := newShardConfig(cfg, s.ClientConfig, s.Options.RunController)
+	shardConfig, err := newShardConfig(cfg, s.ClientConfig, s.Options.RunController, s.Options.mountRule())
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 	var controller *shardController
 	var routing workspacemounts.RoutingOptions
 	if s.Options.RunController {
-		if controller, err = newShardController(shardConfig, workspaces); err != nil {
+		if controller, err = newShardController(shardConfig, workspaces, s.Options.mountRule()); err != nil {
 			return err
 		}
 		synced = append(synced, controller.synced...)
@@ -230,8 +231,8 @@ type shardConfig struct {
 
 // newShardConfig builds the clients of the shard cfg reaches; with
 // controller, also those the controller needs. root reaches root, where the
-// identities are read.
-func newShardConfig(cfg, root *rest.Config, controller bool) (*shardConfig, error) {
+// identities are read. The informers keep what rule reads (TrimForCache).
+func newShardConfig(cfg, root *rest.Config, controller bool, rule mount.Rule) (*shardConfig, error) {
 	c := &shardConfig{}
 	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
 	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(cfg, root, map[string]string{tenancy: tenancy})
@@ -240,7 +241,7 @@ func newShardConfig(cfg, root *rest.Config, controller bool) (*shardConfig, erro
 	if c.KcpClusterClient, err = kcpclientset.NewForConfig(identityConfig); err != nil {
 		return nil, err
 	}
-	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(TrimForCache))
+	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(TrimForCache(rule)))
 	if !controller {
 		return c, nil
 	}
@@ -249,7 +250,7 @@ func newShardConfig(cfg, root *rest.Config, controller bool) (*shardConfig, erro
 		return nil, err
 	}
 	c.ApiExtensionsSharedInformerFactory = kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0,
-		kcpapiextensionsinformers.WithTransform(TrimForCache))
+		kcpapiextensionsinformers.WithTransform(TrimForCache(rule)))
 	if c.DynamicClusterClient, err = kcpdynamic.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -268,15 +269,16 @@ type shardController struct {
 }
 
 // newShardController registers the controller's informers (and their
-// indexers) of a shard's config, beside its Workspace informer.
-func newShardController(c *shardConfig, workspaces cache.SharedIndexInformer) (*shardController, error) {
+// indexers, of the Workspaces rule says are mounted) of a shard's config,
+// beside its Workspace informer.
+func newShardController(c *shardConfig, workspaces cache.SharedIndexInformer, rule mount.Rule) (*shardController, error) {
 	informers := workspacemounts.Informers{
 		Workspaces:         workspaces,
 		CRDs:               c.ApiExtensionsSharedInformerFactory.Apiextensions().V1().CustomResourceDefinitions().Informer(),
 		APIBindings:        c.KcpSharedInformerFactory.Apis().V1alpha1().APIBindings().Informer(),
 		APIResourceSchemas: c.KcpSharedInformerFactory.Apis().V1alpha1().APIResourceSchemas().Informer(),
 	}
-	if err := workspacemounts.InstallIndexers(informers); err != nil {
+	if err := workspacemounts.InstallIndexers(informers, rule); err != nil {
 		return nil, err
 	}
 	return &shardController{
@@ -300,5 +302,5 @@ func (c *shardController) run(ctx context.Context, options workspacemounts.Optio
 // one of --kubeconfig), with what it keeps beside the annotations there.
 func (s *Server) controllerOptions(shard string, routing workspacemounts.RoutingOptions) workspacemounts.Options {
 	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
-		Routing: routing, Shard: shard}
+		Routing: routing, Shard: shard, MountRule: s.Options.mountRule()}
 }

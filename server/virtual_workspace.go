@@ -35,7 +35,7 @@ import (
 // start writes nothing; the process is not ready before it is built and
 // listening.
 func (s *Server) installVirtualWorkspace() part {
-	s.store = wsmregistry.NewStore()
+	s.store = wsmregistry.NewStore(s.Options.mountRule())
 	deps := apiserver.Dependencies{
 		Store:             s.store,
 		Authorizer:        s.Authorizer,

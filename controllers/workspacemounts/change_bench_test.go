@@ -102,11 +102,9 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 	// kcp encodes it, not the plugin: once per distinct state.
 	encoded := map[string][]byte{}
 
-	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{
-		WorkspacesByMountKind: indexByMountKind, WorkspacesByMountObject: indexByMountObject,
-	})
+	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, mountIndexers(mount.Rule{}))
 	cached := ws.DeepCopy()
-	TrimWorkspace(cached)
+	TrimWorkspace(cached, mount.Rule{})
 	if err := indexer.Add(cached); err != nil {
 		b.Fatal(err)
 	}
@@ -210,7 +208,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 			b.Fatal(err)
 		}
 		written.ResourceVersion = fmt.Sprint(patches + 1000)
-		TrimWorkspace(written)
+		TrimWorkspace(written, mount.Rule{})
 		if err := indexer.Update(written); err != nil {
 			b.Fatal(err)
 		}

@@ -112,9 +112,7 @@ func newChurnHarness(tb testing.TB) *churnHarness {
 	// meanwhile would race its writes (component-base's lazy metrics).
 	metrics.Register()
 	h := &churnHarness{conflict: map[string]bool{}}
-	h.indexer = cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{
-		WorkspacesByMountKind: indexByMountKind, WorkspacesByMountObject: indexByMountObject,
-	})
+	h.indexer = cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, mountIndexers(mount.Rule{}))
 	resource := kubeClusterResource
 	resolve := func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) { return resource, nil }
 	h.c = &Controller{
@@ -211,7 +209,7 @@ func (h *churnHarness) workspace(cluster logicalcluster.Name, name string) *tena
 	ws := benchWorkspace(cluster, name)
 	delete(ws.Annotations, mount.PhaseAnnotationKey)
 	delete(ws.Annotations, mount.StatusAnnotationKey)
-	TrimWorkspace(ws)
+	TrimWorkspace(ws, mount.Rule{})
 	return ws
 }
 

@@ -28,10 +28,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -170,7 +172,8 @@ func FuzzStatusOfMountObject(f *testing.F) {
 // Invalid/MountReferenceInvalid and never read, one naming a kind of kcp's
 // or Kubernetes' own groups Invalid/MountKindNotAllowed, never resolved,
 // read nor indexed; a valid one is read in the Workspace's own cluster, by
-// the name it names.
+// the name it names. The legacy annotation is honoured
+// (--legacy-mount-annotation); FuzzReconcileLegacyNotHonoured has the default.
 func FuzzReconcileReference(f *testing.F) {
 	f.Add(false, "", "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", "")
 	f.Add(false, "", "v1", "ConfigMap", "cm", "ns")
@@ -188,9 +191,11 @@ func FuzzReconcileReference(f *testing.F) {
 		if legacy {
 			ws = legacyWorkspace(annotation)
 		}
-		ref, refErr := mount.ReferenceOf(ws)
+		rule := mount.Rule{LegacyAnnotation: true}
+		ref, refErr := rule.ReferenceOf(ws)
 		read := false
 		r := &workspacesReconciler{
+			rule: rule,
 			resolve: func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error) {
 				if refErr != nil {
 					t.Fatalf("an invalid reference resolved: %v", refErr)
@@ -230,7 +235,7 @@ func FuzzReconcileReference(f *testing.F) {
 			}
 		}
 		// The indexes never fail, and index only valid references.
-		kinds, err := indexByMountKind(ws)
+		kinds, err := indexByMountKind(rule, ws)
 		if err != nil || (len(kinds) > 0) != (refErr == nil) {
 			t.Fatalf("kind index %v, %v for reference error %v", kinds, err, refErr)
 		}
@@ -250,4 +255,54 @@ func gvkOf(t *testing.T, ref mount.Reference) schema.GroupVersionKind {
 		t.Fatalf("a valid reference %+v: %v", ref, err)
 	}
 	return gvk
+}
+
+// FuzzReconcileLegacyNotHonoured: without --legacy-mount-annotation, a
+// Workspace with the legacy annotation alone, whatever it says and whatever
+// the plugin wrote there before (the two annotations, the condition), is
+// an unmounted one: nothing is resolved or read, it is in no index, and
+// what the plugin wrote is removed.
+func FuzzReconcileLegacyNotHonoured(f *testing.F) {
+	f.Add(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`, true)
+	f.Add(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"a/b"}}}`, false)
+	f.Add(`{"spec":`, true)
+	f.Fuzz(func(t *testing.T, annotation string, written bool) {
+		ws := legacyWorkspace(annotation)
+		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+		if written {
+			ws.Annotations[mount.PhaseAnnotationKey] = string(mount.PhaseNotFound)
+			ws.Annotations[mount.StatusAnnotationKey] = mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound}.Encode()
+			setCondition(ws, conditionOf(mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound}, false, metav1.Now()))
+			ws.Status.Phase = corev1alpha1.LogicalClusterPhaseUnavailable
+		}
+		r := &workspacesReconciler{
+			resolve: func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+				t.Fatalf("resolved the kind of a legacy annotation that is not honoured")
+				return restmapping.Resource{}, nil
+			},
+			getMountObject: func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
+				t.Fatalf("read the mount object of a legacy annotation that is not honoured")
+				return nil, nil
+			},
+			informerDenied: neverDenied,
+			routing:        RoutingOptions{WorkspaceCondition: true},
+			now:            time.Now,
+		}
+		if err := r.reconcile(context.Background(), ws); err != nil {
+			t.Fatal(err)
+		}
+		_, phase := ws.Annotations[mount.PhaseAnnotationKey]
+		_, status := ws.Annotations[mount.StatusAnnotationKey]
+		if phase || status || ownCondition(ws) != nil || ws.Status.Phase != corev1alpha1.LogicalClusterPhaseReady {
+			t.Fatalf("after a reconcile: annotations %v, condition %v, phase %s", ws.Annotations, ownCondition(ws), ws.Status.Phase)
+		}
+		if ws.Annotations[mount.LegacyAnnotationKey] != annotation {
+			t.Fatalf("the legacy annotation changed")
+		}
+		for _, index := range mountIndexers(mount.Rule{}) {
+			if keys, err := index(ws); err != nil || len(keys) > 0 {
+				t.Fatalf("indexed as %v, %v", keys, err)
+			}
+		}
+	})
 }

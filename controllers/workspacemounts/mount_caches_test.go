@@ -348,7 +348,7 @@ func TestKindReconcilerClusterInformers(t *testing.T) {
 // a synced full-object informer of the resource, whose own event does.
 func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 	t.Parallel()
-	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{WorkspacesByMountObject: indexByMountObject})
+	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, mountIndexers(mount.Rule{}))
 	require.NoError(t, indexer.Add(mountedWorkspace(kubeClusterRef))) // in root:org
 	c := &Controller{
 		workspaceIndexer: indexer,

@@ -24,15 +24,19 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// keptWorkspaceAnnotations are the only annotations anything here reads.
+// keptWorkspaceAnnotations are the only annotations anything here reads,
+// and the legacy annotation where the rule honours it.
 var keptWorkspaceAnnotations = []string{
-	logicalcluster.AnnotationKey, mount.LegacyAnnotationKey, mount.PhaseAnnotationKey, mount.StatusAnnotationKey,
+	logicalcluster.AnnotationKey, mount.PhaseAnnotationKey, mount.StatusAnnotationKey,
 }
 
 // TrimWorkspace is what the Workspace informer keeps of a Workspace: what
 // the controller, the virtual workspace and the metrics read, so that a
 // shard with 10^5 Workspaces fits in little memory. It keeps metadata but
-// other annotations, owner references, finalizers and managed fields;
+// other annotations, owner references, finalizers and managed fields (the
+// legacy mount annotation only where rule honours it: without
+// --legacy-mount-annotation nothing reads it, and a tenant's value of up to
+// kcp's 256 KiB is not held for good);
 // spec.mount, spec.cluster and (of a Workspace with spec.mount) spec.URL;
 // status.phase, the controller's own condition and kcp's WorkspaceMountReady
 // (which --workspace-url keeps; about 200 bytes per mounted Workspace), and
@@ -44,12 +48,15 @@ var keptWorkspaceAnnotations = []string{
 // controller sets there; the status patch is never made from a trimmed copy
 // (a merge patch replaces the whole condition list, and the cache holds a
 // part of it), only whether one is needed.
-func TrimWorkspace(ws *tenancyv1alpha1.Workspace) {
+func TrimWorkspace(ws *tenancyv1alpha1.Workspace, rule mount.Rule) {
 	annotations := map[string]string{}
 	for _, key := range keptWorkspaceAnnotations {
 		if value, found := ws.Annotations[key]; found {
 			annotations[key] = value
 		}
+	}
+	if value, found := ws.Annotations[mount.LegacyAnnotationKey]; found && rule.LegacyAnnotation {
+		annotations[mount.LegacyAnnotationKey] = value
 	}
 	ws.Annotations = annotations
 	ws.OwnerReferences = nil

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,6 +152,9 @@ type Options struct {
 	// Shard names the shard the controller writes, with a sharded kcp (one
 	// controller per shard): the mount informer gauges sum them.
 	Shard string
+	// MountRule says which Workspaces are mounted (--legacy-mount-annotation):
+	// the rule InstallIndexers was given for the same informers.
+	MountRule mount.Rule
 	// MaxClusterMountInformers bounds the full-object informers of CRD
 	// resources in one cluster each (--max-cluster-mount-informers), one
 	// per (resource, cluster) pair in use: workspacemounts-workspaces reads a
@@ -166,7 +168,9 @@ type Options struct {
 // See README.md for the design.
 type Controller struct {
 	// shard is Options.Shard, "" with one shard.
-	shard           string
+	shard string
+	// rule is Options.MountRule: which Workspaces are mounted.
+	rule            mount.Rule
 	mountsQueue     queue
 	workspacesQueue queue
 
@@ -244,13 +248,11 @@ func (k *keyed[V]) take(key string) (V, bool) {
 
 func (k *keyed[V]) forget(key string) { k.take(key) }
 
-// InstallIndexers adds the indexes the controller needs; call it before the
-// informers start.
-func InstallIndexers(informers Informers) error {
-	if err := informers.Workspaces.AddIndexers(cache.Indexers{
-		WorkspacesByMountKind:   indexByMountKind,
-		WorkspacesByMountObject: indexByMountObject,
-	}); err != nil {
+// InstallIndexers adds the indexes the controller needs, of the Workspaces
+// rule says are mounted (the controller's Options.MountRule must be the
+// same); call it before the informers start.
+func InstallIndexers(informers Informers, rule mount.Rule) error {
+	if err := informers.Workspaces.AddIndexers(mountIndexers(rule)); err != nil {
 		return err
 	}
 	return restmapping.AddIndexers(informers.CRDs, informers.APIBindings, informers.APIResourceSchemas)
@@ -271,6 +273,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
 		shard:            options.Shard,
+		rule:             options.MountRule,
 		mountsQueue:      newQueue(QueueName(MountsQueueName, options.Shard)),
 		workspacesQueue:  newQueue(QueueName(WorkspacesQueueName, options.Shard)),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),
@@ -308,6 +311,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		kinds:                map[string]kindResolution{},
 	}
 	c.workspaces = &workspacesReconciler{
+		rule:    options.MountRule,
 		resolve: resolver.Resolve,
 		getMountObject: func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error) {
 			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
@@ -386,7 +390,7 @@ func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 		if ws == nil {
 			continue
 		}
-		if keys, _ := indexByMountKind(ws); len(keys) > 0 && (oldWS == nil || newWS == nil || mountChanged(oldWS, newWS)) {
+		if keys, _ := indexByMountKind(c.rule, ws); len(keys) > 0 && (oldWS == nil || newWS == nil || c.rule.MountChanged(oldWS, newWS)) {
 			c.mountsQueue.Add(keys[0])
 		}
 	}
@@ -396,16 +400,18 @@ func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 		}
 		return
 	}
-	if oldWS == nil && handled(newWS) ||
-		oldWS != nil && (mountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || routingChanged(oldWS, newWS)) {
+	if oldWS == nil && c.handled(newWS) ||
+		oldWS != nil && (c.rule.MountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || c.routingChanged(oldWS, newWS)) {
 		c.enqueueWorkspace(newWS)
 	}
 }
 
 // handled tells whether the controller has anything to do with a
-// Workspace: it is mounted, or carries something the controller writes.
-func handled(ws *tenancyv1alpha1.Workspace) bool {
-	return mount.IsMounted(ws) || carriesStatus(ws) || ownCondition(ws) != nil
+// Workspace: it is mounted (by the rule of this process), or carries
+// something the controller writes, which a Workspace that is not mounted
+// (any more, or by this rule) has removed.
+func (c *Controller) handled(ws *tenancyv1alpha1.Workspace) bool {
+	return c.rule.IsMounted(ws) || carriesStatus(ws) || ownCondition(ws) != nil
 }
 
 // forgetWorkspace forgets what the controller remembers of a deleted
@@ -421,7 +427,7 @@ func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 		return
 	}
 	c.forget(key)
-	if handled(ws) {
+	if c.handled(ws) {
 		c.workspacesQueue.Add(key)
 	}
 }
@@ -439,13 +445,6 @@ func (c *Controller) forget(key string) {
 	c.workspaces.reads.forget(key)
 }
 
-// mountChanged tells whether what a Workspace mounts changed.
-func mountChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
-	return !reflect.DeepEqual(oldWS.Spec.Mount, newWS.Spec.Mount) ||
-		oldWS.Annotations[mount.LegacyAnnotationKey] != newWS.Annotations[mount.LegacyAnnotationKey] ||
-		mount.IsMounted(oldWS) != mount.IsMounted(newWS)
-}
-
 // statusChanged tells whether someone, most often this controller, changed the
 // annotations it owns: a reconcile then confirms or repairs them.
 func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
@@ -457,9 +456,9 @@ func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 // routing (RoutingOptions) depends on, on a mounted Workspace or one that
 // carries its condition: the condition, spec.URL, the phase (kcp finishing
 // a legacy-mounted Workspace's initialization lets the condition in).
-func routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
+func (c *Controller) routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	oldCondition, newCondition := ownCondition(oldWS), ownCondition(newWS)
-	if oldCondition == nil && newCondition == nil && !mount.IsMounted(newWS) {
+	if oldCondition == nil && newCondition == nil && !c.rule.IsMounted(newWS) {
 		return false
 	}
 	return oldWS.Spec.URL != newWS.Spec.URL || oldWS.Status.Phase != newWS.Status.Phase ||

@@ -163,7 +163,7 @@ func (k *fakeKCP) patch(_ context.Context, _ logicalcluster.Name, name string, p
 // cached is what the informer holds of the Workspace kcp has.
 func (k *fakeKCP) cached(name string) *tenancyv1alpha1.Workspace {
 	ws := k.workspaces[name].DeepCopy()
-	TrimWorkspace(ws)
+	TrimWorkspace(ws, mount.Rule{LegacyAnnotation: true})
 	return ws
 }
 
@@ -326,33 +326,69 @@ func requireSemanticEqual(t *testing.T, want, got interface{}, msgAndArgs ...int
 }
 
 // TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace: a Workspace
-// that is not mounted any more (the legacy annotation removed) loses the
-// annotations and the condition, and is Ready again; its spec.URL, kcp's
-// own, is not touched.
+// mounted by the legacy annotation (--legacy-mount-annotation) that is not
+// mounted any more, because the annotation is removed or because the plugin
+// now runs without --legacy-mount-annotation, loses the annotations and the
+// condition, and is Ready again; its spec.URL, kcp's own, is not touched.
 func TestProcessWorkspaceRemovesTheConditionOfAnUnmountedWorkspace(t *testing.T) {
 	t.Parallel()
-	ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
-	ws.Spec.URL = "https://shard.example/clusters/legacy"
-	ws.Status = tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, Conditions: kcpConditions}
-	k := newFakeKCP(ws)
-	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true},
-		returns(mountObject(map[string]interface{}{"phase": "Connecting", "URL": "https://elsewhere.example"}), nil))
-	ctx := context.Background()
-	key := syncCache(t, k, indexer, "legacy")
-	require.NoError(t, c.processWorkspace(ctx, key))
-	require.Equal(t, "https://shard.example/clusters/legacy", k.workspaces["legacy"].Spec.URL, "a legacy mount keeps kcp's URL")
-	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, k.workspaces["legacy"].Status.Phase, "kcp's rule, in the same patch")
-	require.Equal(t, corev1.ConditionFalse, ownCondition(k.workspaces["legacy"]).Status)
+	routing := RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true}
+	getMountObject := returns(mountObject(map[string]interface{}{"phase": "Connecting", "URL": "https://elsewhere.example"}), nil)
+	for _, tc := range []struct {
+		name string
+		// unmount makes the Workspace unmounted for the controller it returns.
+		unmount func(k *fakeKCP, c *Controller, indexer cache.Indexer) (*Controller, cache.Indexer)
+	}{
+		{
+			name: "the legacy annotation removed",
+			unmount: func(k *fakeKCP, c *Controller, indexer cache.Indexer) (*Controller, cache.Indexer) {
+				delete(k.workspaces["legacy"].Annotations, mount.LegacyAnnotationKey)
+				return c, indexer
+			},
+		},
+		{
+			name: "a plugin without --legacy-mount-annotation",
+			unmount: func(k *fakeKCP, _ *Controller, _ cache.Indexer) (*Controller, cache.Indexer) {
+				return testController(k, routing, returns(nil, errors.New("must not be read")))
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
+			ws.Spec.URL = "https://shard.example/clusters/legacy"
+			ws.Status = tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, Conditions: kcpConditions}
+			k := newFakeKCP(ws)
+			c, indexer := testController(k, routing, getMountObject)
+			c.rule = mount.Rule{LegacyAnnotation: true}
+			c.workspaces.rule = c.rule
+			ctx := context.Background()
+			key := syncCache(t, k, indexer, "legacy")
+			require.NoError(t, c.processWorkspace(ctx, key))
+			require.Equal(t, "https://shard.example/clusters/legacy", k.workspaces["legacy"].Spec.URL, "a legacy mount keeps kcp's URL")
+			require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, k.workspaces["legacy"].Status.Phase, "kcp's rule, in the same patch")
+			require.Equal(t, corev1.ConditionFalse, ownCondition(k.workspaces["legacy"]).Status)
+			require.Contains(t, k.workspaces["legacy"].Annotations, mount.PhaseAnnotationKey)
 
-	delete(k.workspaces["legacy"].Annotations, mount.LegacyAnnotationKey)
-	key = syncCache(t, k, indexer, "legacy")
-	require.NoError(t, c.processWorkspace(ctx, key))
-	require.Nil(t, ownCondition(k.workspaces["legacy"]))
-	requireSemanticEqual(t, kcpConditions, k.workspaces["legacy"].Status.Conditions)
-	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, k.workspaces["legacy"].Status.Phase, "no False condition left: Ready, by kcp's rule")
-	require.NotContains(t, k.workspaces["legacy"].Annotations, mount.PhaseAnnotationKey)
-	for _, p := range k.patches {
-		require.False(t, p.conflicted)
+			c, indexer = tc.unmount(k, c, indexer)
+			key = syncCache(t, k, indexer, "legacy")
+			require.NoError(t, c.processWorkspace(ctx, key))
+			require.Nil(t, ownCondition(k.workspaces["legacy"]))
+			requireSemanticEqual(t, kcpConditions, k.workspaces["legacy"].Status.Conditions)
+			require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, k.workspaces["legacy"].Status.Phase, "no False condition left: Ready, by kcp's rule")
+			require.NotContains(t, k.workspaces["legacy"].Annotations, mount.PhaseAnnotationKey)
+			require.NotContains(t, k.workspaces["legacy"].Annotations, mount.StatusAnnotationKey)
+			require.Equal(t, "https://shard.example/clusters/legacy", k.workspaces["legacy"].Spec.URL)
+			for _, p := range k.patches {
+				require.False(t, p.conflicted)
+			}
+
+			// Once clean, nothing more is written.
+			patches := len(k.patches)
+			key = syncCache(t, k, indexer, "legacy")
+			require.NoError(t, c.processWorkspace(ctx, key))
+			require.Len(t, k.patches, patches, "a steady unmounted Workspace costs no write")
+		})
 	}
 }
 
@@ -455,4 +491,45 @@ func TestDeletedWorkspacesAreForgotten(t *testing.T) {
 	h.c.workspacesQueue.Done(key)
 	h.drain(t)
 	require.Equal(t, nothingRemembered, remembered(h.c))
+}
+
+// TestHandleWorkspaceLegacyAnnotation: a Workspace with the legacy
+// annotation alone reaches the queues as a mounted one only with
+// --legacy-mount-annotation; without, its kind is never resolved (no
+// informer), it is not reconciled unless it carries what the plugin wrote
+// (which is then removed), and a change of the annotation alone is no event.
+func TestHandleWorkspaceLegacyAnnotation(t *testing.T) {
+	t.Parallel()
+	const annotation = `{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`
+	written := legacyWorkspace(annotation)
+	written.Annotations[mount.PhaseAnnotationKey] = string(mount.PhaseNotFound)
+	changed := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"other"}}}`)
+	for _, tc := range []struct {
+		name                 string
+		old, new             *tenancyv1alpha1.Workspace
+		honoured             bool
+		wantKinds, wantWorks int
+	}{
+		{name: "created, honoured", new: legacyWorkspace(annotation), honoured: true, wantKinds: 1, wantWorks: 1},
+		{name: "created, not honoured", new: legacyWorkspace(annotation)},
+		{name: "created with what the plugin wrote, not honoured", new: written, wantWorks: 1},
+		{name: "annotation changed, honoured", old: legacyWorkspace(annotation), new: changed, honoured: true, wantKinds: 1, wantWorks: 1},
+		{name: "annotation changed, not honoured", old: legacyWorkspace(annotation), new: changed},
+		{name: "annotation added, not honoured", old: &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "legacy",
+			Annotations: map[string]string{logicalcluster.AnnotationKey: "root:org"}}}, new: legacyWorkspace(annotation)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := &Controller{rule: mount.Rule{LegacyAnnotation: tc.honoured}, mountsQueue: newQueue(""), workspacesQueue: newQueue("")}
+			t.Cleanup(c.mountsQueue.ShutDown)
+			t.Cleanup(c.workspacesQueue.ShutDown)
+			if tc.old == nil {
+				c.handleWorkspace(nil, tc.new)
+			} else {
+				c.handleWorkspace(tc.old, tc.new)
+			}
+			require.Equal(t, tc.wantKinds, c.mountsQueue.Len(), "kinds queued")
+			require.Equal(t, tc.wantWorks, c.workspacesQueue.Len(), "Workspaces queued")
+		})
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -37,19 +38,30 @@ const (
 	WorkspacesByMountObject = "workspacemounts-by-mount-object"
 )
 
+// mountIndexers are the two indexes of the Workspaces that rule says are
+// mounted: a Workspace rule does not call mounted (one with the legacy
+// annotation alone, without --legacy-mount-annotation) is in neither, so
+// its kind is never resolved or watched.
+func mountIndexers(rule mount.Rule) cache.Indexers {
+	return cache.Indexers{
+		WorkspacesByMountKind:   func(obj interface{}) ([]string, error) { return indexByMountKind(rule, obj) },
+		WorkspacesByMountObject: func(obj interface{}) ([]string, error) { return indexByMountObject(rule, obj) },
+	}
+}
+
 // indexByMountKind and indexByMountObject never return an error: client-go
 // panics on an index error, and a reference that cannot be parsed now is a
 // reason on the Workspace, not a crash. Such a Workspace is simply not indexed.
-func indexByMountKind(obj interface{}) ([]string, error) {
-	_, _, gvk, ok := validReference(obj)
+func indexByMountKind(rule mount.Rule, obj interface{}) ([]string, error) {
+	_, _, gvk, ok := validReference(rule, obj)
 	if !ok {
 		return nil, nil
 	}
 	return []string{kindKey(gvk)}, nil
 }
 
-func indexByMountObject(obj interface{}) ([]string, error) {
-	ws, ref, gvk, ok := validReference(obj)
+func indexByMountObject(rule mount.Rule, obj interface{}) ([]string, error) {
+	ws, ref, gvk, ok := validReference(rule, obj)
 	if !ok {
 		return nil, nil
 	}
@@ -57,13 +69,13 @@ func indexByMountObject(obj interface{}) ([]string, error) {
 }
 
 // validReference returns the Workspace obj is, its mount reference and the
-// kind it names, if obj is a validly mounted Workspace.
-func validReference(obj interface{}) (*tenancyv1alpha1.Workspace, mount.Reference, schema.GroupVersionKind, bool) {
+// kind it names, if obj is a Workspace validly mounted by rule.
+func validReference(rule mount.Rule, obj interface{}) (*tenancyv1alpha1.Workspace, mount.Reference, schema.GroupVersionKind, bool) {
 	ws, ok := obj.(*tenancyv1alpha1.Workspace)
 	if !ok {
 		return nil, mount.Reference{}, schema.GroupVersionKind{}, false
 	}
-	ref, err := mount.ReferenceOf(ws)
+	ref, err := rule.ReferenceOf(ws)
 	if err != nil {
 		return nil, mount.Reference{}, schema.GroupVersionKind{}, false
 	}

@@ -18,6 +18,7 @@ package workspacemounts
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,11 +35,14 @@ import (
 
 func TestIndexes(t *testing.T) {
 	t.Parallel()
+	// Each case runs with both rules: a Workspace mounted by the legacy
+	// annotation (legacy) is indexed only with the annotation honoured.
 	for _, tc := range []struct {
 		name       string
 		obj        interface{}
 		wantKind   []string
 		wantObject []string
+		legacy     bool
 	}{
 		{
 			name: "spec.mount", obj: mountedWorkspace(kubeClusterRef),
@@ -51,7 +55,7 @@ func TestIndexes(t *testing.T) {
 			wantObject: []string{"root:org|example.io|Thing|ns|cm"},
 		},
 		{
-			name:       "legacy annotation",
+			name: "legacy annotation", legacy: true,
 			obj:        legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`),
 			wantKind:   []string{"contrib.kcp.io/v1alpha1/KubeCluster"},
 			wantObject: []string{"root:org|contrib.kcp.io|KubeCluster||proxy"},
@@ -69,15 +73,22 @@ func TestIndexes(t *testing.T) {
 		{name: "not mounted", obj: &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}},
 		{name: "not a workspace", obj: "something else"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			kinds, err := indexByMountKind(tc.obj)
-			require.NoError(t, err)
-			require.Equal(t, tc.wantKind, kinds)
-			objects, err := indexByMountObject(tc.obj)
-			require.NoError(t, err)
-			require.Equal(t, tc.wantObject, objects)
-		})
+		for _, rule := range []mount.Rule{{LegacyAnnotation: true}, {}} {
+			t.Run(fmt.Sprintf("%s, legacy annotation honoured %v", tc.name, rule.LegacyAnnotation), func(t *testing.T) {
+				t.Parallel()
+				wantKind, wantObject := tc.wantKind, tc.wantObject
+				if tc.legacy && !rule.LegacyAnnotation {
+					wantKind, wantObject = nil, nil
+				}
+				indexers := mountIndexers(rule)
+				kinds, err := indexers[WorkspacesByMountKind](tc.obj)
+				require.NoError(t, err)
+				require.Equal(t, wantKind, kinds)
+				objects, err := indexers[WorkspacesByMountObject](tc.obj)
+				require.NoError(t, err)
+				require.Equal(t, wantObject, objects)
+			})
+		}
 	}
 }
 

@@ -42,6 +42,9 @@ import (
 // Scheduling (workspacemounts_reconcile_routing.go). Its dependencies are
 // function fields, so table tests need no client.
 type workspacesReconciler struct {
+	// rule says which Workspaces are mounted: any other one is treated as
+	// unmounted, whatever it carries (its annotations and condition removed).
+	rule mount.Rule
 	// resolve maps the referenced kind to its resource in the Workspace's cluster.
 	resolve func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	// getMountObject reads the mount object from kcp; a NotFound error means it does not exist.
@@ -165,7 +168,7 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mount.Status, bool, error) {
 	cluster := logicalcluster.From(ws)
 	wsKey := kcpcache.ToClusterAwareKey(cluster.String(), "", ws.Name)
-	ref, err := mount.ReferenceOf(ws)
+	ref, err := r.rule.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
 		r.reads.forget(wsKey)
 		return mount.Status{}, false, nil
@@ -179,7 +182,7 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 			fmt.Sprintf("Workspace %s cannot be mounted: %v; fix %s.", ws.Name, err, referenceField(ws))), true, nil
 	}
 
-	gvk, _ := ref.GroupVersionKind() // validated by ReferenceOf
+	gvk, _ := ref.GroupVersionKind() // validated by rule.ReferenceOf
 	resource, err := r.resolve(cluster, gvk)
 	if errors.Is(err, restmapping.ErrKindNotServed) {
 		return invalid(ref, mount.ReasonMountKindUnknown,

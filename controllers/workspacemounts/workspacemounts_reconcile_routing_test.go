@@ -19,6 +19,7 @@ package workspacemounts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -60,21 +62,7 @@ func TestReconcileRouting(t *testing.T) {
 		return ws
 	}
 
-	for _, tc := range []struct {
-		name       string
-		ws         *tenancyv1alpha1.Workspace
-		resolve    func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error)
-		denied     bool
-		inTree     bool
-		object     *unstructured.Unstructured
-		getErr     error
-		wantStatus corev1.ConditionStatus // "": no condition
-		wantReason string
-		severity   conditionsv1alpha1.ConditionSeverity
-		wantURL    string // "": the Workspace's own, kept
-		wantPhase  corev1alpha1.LogicalClusterPhaseType
-		wantErr    bool
-	}{
+	for _, tc := range []routingCase{
 		{
 			name: "ready with URL", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example/clusters/a"}),
@@ -173,57 +161,116 @@ func TestReconcileRouting(t *testing.T) {
 			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseInitializing,
 		},
 		{
+			// The finding of issue 33: anyone who may patch a Ready
+			// Workspace points the annotation at a missing object. With
+			// --legacy-mount-annotation it goes Unavailable, as before;
+			// without, a condition the plugin wrote before goes, and it is
+			// Ready again.
+			name: "legacy mount of a missing object on a Ready Workspace",
+			ws: func() *tenancyv1alpha1.Workspace {
+				ws := kcpDone(withURL(legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"missing"}}}`)))
+				// (Written at the reconcile's time, which the table checks.)
+				setCondition(ws, conditionOf(mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound, Message: "gone."}, false,
+					metav1.NewTime(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))))
+				ws.Status.Phase = corev1alpha1.LogicalClusterPhaseUnavailable
+				return ws
+			}(),
+			getErr:     notFound,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountObjectNotFound, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+			notHonoured: ptr.To(corev1alpha1.LogicalClusterPhaseReady),
+		},
+		{
 			name: "a transient error touches nothing", ws: withURL(mountedWorkspace(kubeClusterRef)), getErr: errors.New("connection refused"),
 			wantErr: true, wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseScheduling,
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			resolve := tc.resolve
-			if resolve == nil {
-				resolve = servedEverywhere
-			}
-			now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-			r := &workspacesReconciler{
-				resolve:           resolve,
-				getMountObject:    returns(tc.object, tc.getErr),
-				informerDenied:    func(restmapping.Resource) bool { return tc.denied },
-				maxMountInformers: mount.DefaultMaxMountInformers,
-				routing:           RoutingOptions{WorkspaceCondition: true, WorkspaceURL: !tc.inTree, InTreeMountsController: tc.inTree},
-				now:               func() time.Time { return now },
-			}
-			ws := tc.ws.DeepCopy()
-			err := r.reconcile(context.Background(), ws)
-			if tc.wantErr {
-				require.Error(t, err)
-			} else {
-				require.NoError(t, err)
-			}
-			wantURL := tc.wantURL
-			if wantURL == "" {
-				wantURL = tc.ws.Spec.URL // no usable URL: kept, kcp refuses to unset it
-			}
-			require.Equal(t, wantURL, ws.Spec.URL)
-			require.Equal(t, tc.wantPhase, ws.Status.Phase)
-			condition := ownCondition(ws)
-			if tc.wantStatus == "" {
-				require.Nil(t, condition)
-				return
-			}
-			require.NotNil(t, condition)
-			require.Equal(t, tc.wantStatus, condition.Status)
-			require.Equal(t, tc.wantReason, condition.Reason)
-			require.Equal(t, tc.severity, condition.Severity, "a severity only when False")
-			require.Equal(t, now, condition.LastTransitionTime.Time)
-			require.NotEmpty(t, condition.Message)
-			require.LessOrEqual(t, len(condition.Message), mount.MaxMessage)
-			status, _ := mount.StatusOf(ws.Annotations)
-			if tc.inTree {
-				require.True(t, strings.HasSuffix(condition.Message, inTreeNote))
-			} else {
-				require.Equal(t, status.Message, condition.Message, "the contract's message")
-			}
-		})
+		for _, rule := range []mount.Rule{{LegacyAnnotation: true}, {}} {
+			t.Run(fmt.Sprintf("%s, legacy annotation honoured %v", tc.name, rule.LegacyAnnotation), func(t *testing.T) {
+				t.Parallel()
+				reconcileRouting(t, tc, rule)
+			})
+		}
+	}
+}
+
+// routingCase is a case of TestReconcileRouting.
+type routingCase struct {
+	name       string
+	ws         *tenancyv1alpha1.Workspace
+	resolve    func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error)
+	denied     bool
+	inTree     bool
+	object     *unstructured.Unstructured
+	getErr     error
+	wantStatus corev1.ConditionStatus // "": no condition
+	wantReason string
+	severity   conditionsv1alpha1.ConditionSeverity
+	wantURL    string // "": the Workspace's own, kept
+	wantPhase  corev1alpha1.LogicalClusterPhaseType
+	// notHonoured is what becomes of a legacy mount (the legacy annotation
+	// alone) without --legacy-mount-annotation: no condition, and this
+	// phase; nil: the Workspace's own. Each case runs with both rules; a
+	// case that is not a legacy mount gives the same with both.
+	notHonoured *corev1alpha1.LogicalClusterPhaseType
+	wantErr     bool
+}
+
+func reconcileRouting(t *testing.T, tc routingCase, rule mount.Rule) {
+	resolve := tc.resolve
+	if resolve == nil {
+		resolve = servedEverywhere
+	}
+	getMountObject := returns(tc.object, tc.getErr)
+	if !rule.IsMounted(tc.ws) {
+		// Not mounted: nothing read, no condition, the phase by kcp's rule.
+		tc.wantStatus, tc.wantErr, tc.wantURL = "", false, ""
+		tc.wantPhase = tc.ws.Status.Phase
+		if tc.notHonoured != nil {
+			tc.wantPhase = *tc.notHonoured
+		}
+		getMountObject = returns(nil, errors.New("must not be read"))
+	}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	r := &workspacesReconciler{
+		rule:              rule,
+		resolve:           resolve,
+		getMountObject:    getMountObject,
+		informerDenied:    func(restmapping.Resource) bool { return tc.denied },
+		maxMountInformers: mount.DefaultMaxMountInformers,
+		routing:           RoutingOptions{WorkspaceCondition: true, WorkspaceURL: !tc.inTree, InTreeMountsController: tc.inTree},
+		now:               func() time.Time { return now },
+	}
+	ws := tc.ws.DeepCopy()
+	err := r.reconcile(context.Background(), ws)
+	if tc.wantErr {
+		require.Error(t, err)
+	} else {
+		require.NoError(t, err)
+	}
+	wantURL := tc.wantURL
+	if wantURL == "" {
+		wantURL = tc.ws.Spec.URL // no usable URL: kept, kcp refuses to unset it
+	}
+	require.Equal(t, wantURL, ws.Spec.URL)
+	require.Equal(t, tc.wantPhase, ws.Status.Phase)
+	condition := ownCondition(ws)
+	if tc.wantStatus == "" {
+		require.Nil(t, condition)
+		return
+	}
+	require.NotNil(t, condition)
+	require.Equal(t, tc.wantStatus, condition.Status)
+	require.Equal(t, tc.wantReason, condition.Reason)
+	require.Equal(t, tc.severity, condition.Severity, "a severity only when False")
+	require.Equal(t, now, condition.LastTransitionTime.Time)
+	require.NotEmpty(t, condition.Message)
+	require.LessOrEqual(t, len(condition.Message), mount.MaxMessage)
+	status, _ := mount.StatusOf(ws.Annotations)
+	if tc.inTree {
+		require.True(t, strings.HasSuffix(condition.Message, inTreeNote))
+	} else {
+		require.Equal(t, status.Message, condition.Message, "the contract's message")
 	}
 }
 
@@ -408,6 +455,7 @@ func TestReconcileKCPMountCondition(t *testing.T) {
 				ws.Status.Conditions = conditionsv1alpha1.Conditions{*tc.before}
 			}
 			r := &workspacesReconciler{
+				rule:    mount.Rule{LegacyAnnotation: true},
 				resolve: resolve, getMountObject: returns(tc.object, tc.getErr),
 				informerDenied: func(restmapping.Resource) bool { return tc.denied }, maxMountInformers: mount.DefaultMaxMountInformers,
 				routing: RoutingOptions{WorkspaceCondition: tc.condition, WorkspaceURL: true},

@@ -19,6 +19,7 @@ package workspacemounts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -225,6 +226,19 @@ func TestReconcileContract(t *testing.T) {
 			wantPhase: mount.PhaseConnecting, wantReason: mount.ReasonMountNotReady,
 		},
 		{
+			// What the plugin wrote while it honoured the annotation: without
+			// --legacy-mount-annotation, it is removed.
+			name: "legacy annotation, with what the plugin wrote",
+			ws: func() *tenancyv1alpha1.Workspace {
+				ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
+				ws.Annotations[mount.PhaseAnnotationKey] = string(mount.PhaseNotFound)
+				ws.Annotations[mount.StatusAnnotationKey] = mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound}.Encode()
+				return ws
+			}(),
+			object:    mountObject(map[string]interface{}{"phase": "Connecting"}),
+			wantPhase: mount.PhaseConnecting, wantReason: mount.ReasonMountNotReady,
+		},
+		{
 			name: "legacy annotation with malformed JSON", ws: legacyWorkspace(`{"spec":`),
 			wantPhase: mount.PhaseInvalid, wantReason: mount.ReasonMountReferenceInvalid, wantMessage: "the annotation experimental.tenancy.kcp.io/mount is not valid JSON",
 		},
@@ -345,50 +359,65 @@ func TestReconcileContract(t *testing.T) {
 			wantNoStatus: true,
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			resolve := tc.resolve
-			if resolve == nil {
-				resolve = servedEverywhere
-			}
-			r := &workspacesReconciler{
-				resolve:           resolve,
-				getMountObject:    returns(tc.object, tc.getErr),
-				informerDenied:    func(restmapping.Resource) bool { return tc.denied },
-				maxMountInformers: mount.DefaultMaxMountInformers,
-				now:               func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
-			}
-			ws := tc.ws.DeepCopy()
-			err := r.reconcile(context.Background(), ws)
-			if tc.wantErr {
-				require.Error(t, err)
-				require.Equal(t, tc.ws.Annotations, ws.Annotations, "a failed read must not touch the annotations")
-				return
-			}
-			require.NoError(t, err)
-			if tc.wantNoStatus {
-				require.NotContains(t, ws.Annotations, mount.PhaseAnnotationKey)
-				require.NotContains(t, ws.Annotations, mount.StatusAnnotationKey)
-				return
-			}
-			require.Equal(t, string(tc.wantPhase), ws.Annotations[mount.PhaseAnnotationKey])
-			require.Less(t, len(ws.Annotations[mount.StatusAnnotationKey]), mount.MaxStatusAnnotationBytes)
-			status, err := mount.ParseStatus(ws.Annotations[mount.StatusAnnotationKey])
-			require.NoError(t, err)
-			require.Equal(t, tc.wantPhase, status.Phase)
-			require.Equal(t, tc.wantReady, status.Ready)
-			require.Equal(t, tc.wantReason, status.Reason)
-			require.Equal(t, tc.wantURL, status.URL)
-			require.NotEmpty(t, status.Message)
-			require.True(t, strings.HasSuffix(status.Message, "."), "message %q is a sentence", status.Message)
-			require.Contains(t, status.Message, tc.wantMessage)
-			require.Len(t, status.Conditions, tc.wantCondCount)
-			if tc.wantAbsent != "" {
-				require.NotContains(t, ws.Annotations[mount.StatusAnnotationKey], tc.wantAbsent)
-			}
-			require.LessOrEqual(t, len(status.Message), mount.MaxMessage)
-			require.Equal(t, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), status.LastTransitionTime.UTC())
-		})
+		// Each case with both rules: without --legacy-mount-annotation, a
+		// Workspace with the legacy annotation alone is an unmounted one,
+		// whatever the annotation says: no status, nothing resolved or read.
+		for _, rule := range []mount.Rule{{LegacyAnnotation: true}, {}} {
+			t.Run(fmt.Sprintf("%s, legacy annotation honoured %v", tc.name, rule.LegacyAnnotation), func(t *testing.T) {
+				t.Parallel()
+				wantErr, wantNoStatus := tc.wantErr, tc.wantNoStatus
+				resolve, getMountObject := tc.resolve, returns(tc.object, tc.getErr)
+				if resolve == nil {
+					resolve = servedEverywhere
+				}
+				if !rule.IsMounted(tc.ws) {
+					wantErr, wantNoStatus = false, true
+					resolve = func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
+						t.Fatal("resolved the kind of a Workspace that is not mounted")
+						return restmapping.Resource{}, nil
+					}
+					getMountObject = returns(nil, errors.New("must not be read"))
+				}
+				r := &workspacesReconciler{
+					rule:              rule,
+					resolve:           resolve,
+					getMountObject:    getMountObject,
+					informerDenied:    func(restmapping.Resource) bool { return tc.denied },
+					maxMountInformers: mount.DefaultMaxMountInformers,
+					now:               func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
+				}
+				ws := tc.ws.DeepCopy()
+				err := r.reconcile(context.Background(), ws)
+				if wantErr {
+					require.Error(t, err)
+					require.Equal(t, tc.ws.Annotations, ws.Annotations, "a failed read must not touch the annotations")
+					return
+				}
+				require.NoError(t, err)
+				if wantNoStatus {
+					require.NotContains(t, ws.Annotations, mount.PhaseAnnotationKey)
+					require.NotContains(t, ws.Annotations, mount.StatusAnnotationKey)
+					return
+				}
+				require.Equal(t, string(tc.wantPhase), ws.Annotations[mount.PhaseAnnotationKey])
+				require.Less(t, len(ws.Annotations[mount.StatusAnnotationKey]), mount.MaxStatusAnnotationBytes)
+				status, err := mount.ParseStatus(ws.Annotations[mount.StatusAnnotationKey])
+				require.NoError(t, err)
+				require.Equal(t, tc.wantPhase, status.Phase)
+				require.Equal(t, tc.wantReady, status.Ready)
+				require.Equal(t, tc.wantReason, status.Reason)
+				require.Equal(t, tc.wantURL, status.URL)
+				require.NotEmpty(t, status.Message)
+				require.True(t, strings.HasSuffix(status.Message, "."), "message %q is a sentence", status.Message)
+				require.Contains(t, status.Message, tc.wantMessage)
+				require.Len(t, status.Conditions, tc.wantCondCount)
+				if tc.wantAbsent != "" {
+					require.NotContains(t, ws.Annotations[mount.StatusAnnotationKey], tc.wantAbsent)
+				}
+				require.LessOrEqual(t, len(status.Message), mount.MaxMessage)
+				require.Equal(t, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), status.LastTransitionTime.UTC())
+			})
+		}
 	}
 }
 
@@ -436,7 +465,7 @@ func TestReconcileLastTransitionTime(t *testing.T) {
 func TestReconcileUnmountedRemovesAnnotations(t *testing.T) {
 	t.Parallel()
 	ws := legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`)
-	r := &workspacesReconciler{resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil), informerDenied: neverDenied, now: time.Now}
+	r := &workspacesReconciler{rule: mount.Rule{LegacyAnnotation: true}, resolve: servedEverywhere, getMountObject: returns(mountObject(map[string]interface{}{"phase": "Ready"}), nil), informerDenied: neverDenied, now: time.Now}
 	require.NoError(t, r.reconcile(context.Background(), ws))
 	require.Contains(t, ws.Annotations, mount.StatusAnnotationKey)
 
@@ -557,6 +586,7 @@ func TestReconcileOwnsTheAnnotations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			r := &workspacesReconciler{
+				rule:    mount.Rule{LegacyAnnotation: true},
 				resolve: servedEverywhere, getMountObject: returns(tc.object, nil), informerDenied: neverDenied,
 				now: func() time.Time { return now },
 			}

@@ -61,6 +61,8 @@ var (
 type mountCollector struct {
 	metrics.BaseStableCollector
 	store WorkspaceLister
+	// rule says which Workspaces are mounted.
+	rule mount.Rule
 	// kindLimit is the most kind values, --max-mount-informers: the
 	// controller never resolves more kinds than it has informers.
 	kindLimit func() int
@@ -87,10 +89,11 @@ type WorkspaceLister interface {
 }
 
 // RegisterMountCollector registers the mounted and ready gauges over the
-// Workspaces store lists. Only the first call in a process counts.
-func RegisterMountCollector(store WorkspaceLister) {
+// Workspaces store lists that rule says are mounted. Only the first call in
+// a process counts.
+func RegisterMountCollector(store WorkspaceLister, rule mount.Rule) {
 	collectorOnce.Do(func() {
-		legacyregistry.CustomMustRegister(&mountCollector{store: store, kindLimit: MountInformerLimit, parsed: map[string]parsedMount{}})
+		legacyregistry.CustomMustRegister(&mountCollector{store: store, rule: rule, kindLimit: MountInformerLimit, parsed: map[string]parsedMount{}})
 	})
 }
 
@@ -116,7 +119,7 @@ func (c *mountCollector) CollectWithStability(ch chan<- metrics.Metric) {
 		seen[key] = true
 		p, found := c.parsed[key]
 		if !found || p.resourceVersion != ws.ResourceVersion {
-			p = parse(ws)
+			p = parse(c.rule, ws)
 			c.parsed[key] = p
 		}
 		if !p.mounted {
@@ -202,15 +205,15 @@ func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[
 // the controller's status says that kind resolved for this very reference: a
 // status written for an older reference, or by someone else for a reference
 // that does not resolve, gives no kind.
-func parse(ws *tenancyv1alpha1.Workspace) parsedMount {
+func parse(rule mount.Rule, ws *tenancyv1alpha1.Workspace) parsedMount {
 	p := parsedMount{resourceVersion: ws.ResourceVersion}
-	if !mount.IsMounted(ws) {
+	if !rule.IsMounted(ws) {
 		return p
 	}
 	p.mounted = true
 	status := mount.CurrentStatus(ws.Annotations)
 	p.phase, p.ready = status.Phase, status.Ready
-	if ref, err := mount.ReferenceOf(ws); err == nil && status.KindResolved() && status.MountRef == ref {
+	if ref, err := rule.ReferenceOf(ws); err == nil && status.KindResolved() && status.MountRef == ref {
 		p.kind = ref.Kind
 	}
 	return p

@@ -120,6 +120,43 @@ workspacemounts_ready_workspaces{kind="KubeCluster"} 3
 	require.Len(t, collector.parsed, 5)
 }
 
+// TestMountCollectorLegacyAnnotation: a Workspace mounted by the legacy
+// annotation alone, with what the controller wrote when it honoured it,
+// counts only with a rule that honours the annotation (--legacy-mount-annotation).
+func TestMountCollectorLegacyAnnotation(t *testing.T) {
+	t.Parallel()
+	legacy := workspace("c1", "legacy", "", &mount.Status{Phase: mount.PhaseNotFound,
+		MountRef: mount.Reference{APIVersion: "example.io/v1", Kind: "Legacy", Name: "legacy"}})
+	legacy.Annotations[mount.LegacyAnnotationKey] = `{"spec":{"ref":{"apiVersion":"example.io/v1","kind":"Legacy","name":"legacy"}}}`
+	for _, tc := range []struct {
+		rule        mount.Rule
+		wantMounted int
+	}{
+		{rule: mount.Rule{}, wantMounted: 0},
+		{rule: mount.Rule{LegacyAnnotation: true}, wantMounted: 1},
+	} {
+		t.Run(fmt.Sprintf("legacy annotation honoured %v", tc.rule.LegacyAnnotation), func(t *testing.T) {
+			t.Parallel()
+			store := cache.NewStore(kcpcache.MetaClusterNamespaceKeyFunc)
+			require.NoError(t, store.Add(legacy))
+			collector := &mountCollector{store: store, rule: tc.rule, kindLimit: func() int { return 100 }, parsed: map[string]parsedMount{}}
+			registry := k8smetrics.NewKubeRegistry()
+			registry.CustomMustRegister(collector)
+			families, err := registry.Gather()
+			require.NoError(t, err)
+			mounted := 0.0
+			for _, family := range families {
+				if family.GetName() == "workspacemounts_mounted_workspaces" {
+					for _, m := range family.GetMetric() {
+						mounted += m.GetGauge().GetValue()
+					}
+				}
+			}
+			require.InDelta(t, float64(tc.wantMounted), mounted, 0)
+		})
+	}
+}
+
 // TestMountCollectorKindLabel: nothing a tenant types becomes a kind value,
 // unless the controller resolved it; and there are never more than the limit.
 func TestMountCollectorKindLabel(t *testing.T) {
@@ -159,7 +196,7 @@ func TestMountCollectorKindLabel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := parse(tc.ws)
+			p := parse(mount.Rule{LegacyAnnotation: true}, tc.ws)
 			require.True(t, p.mounted)
 			mounted, _ := foldKinds(map[phaseKind]int{{p.phase, p.kind}: 1}, nil, 100)
 			require.Len(t, mounted, 1)

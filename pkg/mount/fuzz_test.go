@@ -98,11 +98,13 @@ func FuzzReferenceOf(f *testing.F) {
 		``,
 		`null`,
 	} {
-		f.Add(seed, true, false, "", "", "")
+		f.Add(seed, true, false, "", "", "", true)
 	}
-	f.Add("", false, true, "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy")
-	f.Add(`{"spec":{"ref":{"apiVersion":"v1","kind":"Other","name":"b"}}}`, true, true, "a/b/c", "K", "n")
-	f.Fuzz(func(t *testing.T, legacy string, withLegacy, withSpec bool, apiVersion, kind, name string) {
+	f.Add("", false, true, "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", false)
+	f.Add(`{"spec":{"ref":{"apiVersion":"v1","kind":"Other","name":"b"}}}`, true, true, "a/b/c", "K", "n", true)
+	f.Add(`{"spec":{"ref":{"apiVersion":"v1","kind":"Other","name":"b"}}}`, true, false, "", "", "", false)
+	f.Fuzz(func(t *testing.T, legacy string, withLegacy, withSpec bool, apiVersion, kind, name string, honourLegacy bool) {
+		rule := Rule{LegacyAnnotation: honourLegacy}
 		ws := &tenancyv1alpha1.Workspace{}
 		if withLegacy {
 			ws.Annotations = map[string]string{LegacyAnnotationKey: legacy}
@@ -110,14 +112,19 @@ func FuzzReferenceOf(f *testing.F) {
 		if withSpec {
 			ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{APIVersion: apiVersion, Kind: kind, Name: name}}
 		}
-		ref, err := ReferenceOf(ws)
+		// What the rule reads: spec.mount, else the legacy annotation if honoured.
+		hasReference := withSpec || withLegacy && honourLegacy
+		ref, err := rule.ReferenceOf(ws)
+		if rule.IsMounted(ws) != hasReference {
+			t.Fatalf("IsMounted %v, with spec.mount %v, the legacy annotation %v (honoured %v)", rule.IsMounted(ws), withSpec, withLegacy, honourLegacy)
+		}
 		switch {
 		case errors.Is(err, ErrNotMounted):
-			if IsMounted(ws) || withLegacy || withSpec {
-				t.Fatalf("not mounted, but the Workspace has a reference")
+			if hasReference {
+				t.Fatalf("not mounted, but the Workspace has a reference the rule reads")
 			}
 		case err != nil:
-			if !IsMounted(ws) {
+			if !hasReference {
 				t.Fatalf("an invalid reference on a Workspace that is not mounted")
 			}
 			gvk, gvkErr := ref.GroupVersionKind()
@@ -129,7 +136,7 @@ func FuzzReferenceOf(f *testing.F) {
 				t.Fatalf("error %v for a reference that validates", err)
 			}
 		default:
-			if !IsMounted(ws) {
+			if !hasReference {
 				t.Fatalf("a reference on a Workspace that is not mounted")
 			}
 			if gvk, err := ref.GroupVersionKind(); err != nil || !GroupAllowed(gvk.Group) {
@@ -139,6 +146,12 @@ func FuzzReferenceOf(f *testing.F) {
 				t.Fatalf("spec.mount does not win")
 			}
 			checkValidReference(t, ref)
+		}
+		// A Workspace that only gains or loses an annotation the rule does not read has not changed mount.
+		bare := ws.DeepCopy()
+		bare.Annotations = nil
+		if changed := rule.MountChanged(bare, ws); changed != (withLegacy && honourLegacy && !withSpec) {
+			t.Fatalf("MountChanged %v when only the legacy annotation (honoured %v, spec.mount %v) differs", changed, honourLegacy, withSpec)
 		}
 	})
 }

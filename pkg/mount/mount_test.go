@@ -18,6 +18,7 @@ package mount
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,6 +29,9 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 )
 
+// TestReferenceOf runs every case with both rules: with the legacy
+// annotation honoured, the case's own answer; without, a Workspace whose
+// mount is the legacy annotation (legacy) is not mounted at all.
 func TestReferenceOf(t *testing.T) {
 	t.Parallel()
 	ref := Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: "a"}
@@ -37,6 +41,8 @@ func TestReferenceOf(t *testing.T) {
 		want        Reference
 		wantErr     string
 		wantMounted bool
+		// legacy: the mount is the legacy annotation's.
+		legacy bool
 	}{
 		{name: "not mounted", wantErr: ErrNotMounted.Error()},
 		{
@@ -51,7 +57,7 @@ func TestReferenceOf(t *testing.T) {
 			},
 		},
 		{
-			name: "legacy annotation", wantMounted: true, want: Reference{APIVersion: "example.io/v1", Kind: "Other", Name: "b", Namespace: "ns"},
+			name: "legacy annotation", wantMounted: true, legacy: true, want: Reference{APIVersion: "example.io/v1", Kind: "Other", Name: "b", Namespace: "ns"},
 			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 				LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"example.io/v1","kind":"Other","name":"b","namespace":"ns"}},"status":{"phase":"Ready"}}`,
 			}}},
@@ -64,18 +70,18 @@ func TestReferenceOf(t *testing.T) {
 			}}}},
 		},
 		{
-			name: "legacy annotation, a ConfigMap", wantMounted: true, wantErr: "the kinds of the core group are kcp's or Kubernetes' own",
+			name: "legacy annotation, a ConfigMap", wantMounted: true, legacy: true, wantErr: "the kinds of the core group are kcp's or Kubernetes' own",
 			want: Reference{APIVersion: "v1", Kind: "ConfigMap", Name: "b", Namespace: "ns"},
 			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 				LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"v1","kind":"ConfigMap","name":"b","namespace":"ns"}}}`,
 			}}},
 		},
 		{
-			name: "legacy annotation, empty", wantMounted: true, wantErr: "not valid JSON",
+			name: "legacy annotation, empty", wantMounted: true, legacy: true, wantErr: "not valid JSON",
 			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyAnnotationKey: ""}}},
 		},
 		{
-			name: "legacy annotation, JSON of another shape", wantMounted: true, wantErr: "not valid JSON",
+			name: "legacy annotation, JSON of another shape", wantMounted: true, legacy: true, wantErr: "not valid JSON",
 			ws: tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{LegacyAnnotationKey: `{"spec":[]}`}}},
 		},
 		{
@@ -87,18 +93,24 @@ func TestReferenceOf(t *testing.T) {
 			ws: tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{}}},
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := ReferenceOf(&tc.ws)
-			require.Equal(t, tc.wantMounted, IsMounted(&tc.ws))
-			if tc.wantErr != "" {
-				require.ErrorContains(t, err, tc.wantErr)
-				require.Equal(t, tc.wantMounted, !errors.Is(err, ErrNotMounted))
-			} else {
-				require.NoError(t, err)
-			}
-			require.Equal(t, tc.want, got)
-		})
+		for _, rule := range []Rule{{LegacyAnnotation: true}, {}} {
+			t.Run(fmt.Sprintf("%s, legacy annotation honoured %v", tc.name, rule.LegacyAnnotation), func(t *testing.T) {
+				t.Parallel()
+				want, wantErr, wantMounted := tc.want, tc.wantErr, tc.wantMounted
+				if tc.legacy && !rule.LegacyAnnotation {
+					want, wantErr, wantMounted = Reference{}, ErrNotMounted.Error(), false
+				}
+				got, err := rule.ReferenceOf(&tc.ws)
+				require.Equal(t, wantMounted, rule.IsMounted(&tc.ws))
+				if wantErr != "" {
+					require.ErrorContains(t, err, wantErr)
+					require.Equal(t, wantMounted, !errors.Is(err, ErrNotMounted))
+				} else {
+					require.NoError(t, err)
+				}
+				require.Equal(t, want, got)
+			})
+		}
 	}
 }
 

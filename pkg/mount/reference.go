@@ -17,13 +17,14 @@ limitations under the License.
 // Package mount is the contract between the workspacemounts controller, which
 // writes the mount state of a Workspace as two annotations, and its readers
 // (the virtual workspace, the metrics, kubectl users): which Workspaces are
-// mounted, what they reference, the annotation keys and the status JSON.
+// mounted and what they reference (Rule), the annotation keys and the status JSON.
 package mount
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,8 @@ import (
 )
 
 // LegacyAnnotationKey is the JSON annotation kcp up to v0.27 used to mount a
-// Workspace: {"spec":{"ref":{...}},"status":{...}}.
+// Workspace: {"spec":{"ref":{...}},"status":{...}}. Honoured only by a Rule
+// that says so (--legacy-mount-annotation).
 const LegacyAnnotationKey = tenancyv1alpha1.ExperimentalWorkspaceMountAnnotationKey
 
 // Reference names a mount object: any object in the Workspace object's own
@@ -141,7 +143,7 @@ func Quote(value string) string {
 	return strconv.Quote(Truncate(value, 64))
 }
 
-// ErrNotMounted is returned by ReferenceOf for a Workspace that is not mounted.
+// ErrNotMounted is returned by Rule.ReferenceOf for a Workspace that is not mounted.
 var ErrNotMounted = errors.New("workspace is not mounted")
 
 // legacyMount is the part of the legacy annotation that is read.
@@ -151,14 +153,30 @@ type legacyMount struct {
 	} `json:"spec"`
 }
 
+// Rule decides which Workspaces are mounted and what they mount: the one
+// rule of a process, which the controller (its queues, indexes and
+// reconciles), the virtual workspace's store and the metrics all apply, so
+// that they never disagree on a Workspace. The zero Rule is the default:
+// spec.mount alone.
+type Rule struct {
+	// LegacyAnnotation honours the legacy annotation (LegacyAnnotationKey)
+	// on a Workspace without spec.mount (--legacy-mount-annotation). Off, such
+	// a Workspace is not mounted, whatever the annotation says: kcp v0.28
+	// made spec.mount.ref immutable, but anyone who may patch a Workspace
+	// may write the annotation, and a mount makes the plugin read an object
+	// and, with --workspace-condition, set a condition by which kcp takes the
+	// Workspace out of traffic.
+	LegacyAnnotation bool
+}
+
 // ReferenceOf returns what a Workspace mounts: spec.mount.ref (kcp >= v0.28),
-// else the legacy annotation. It returns ErrNotMounted when the Workspace has
-// neither, and another error, with a reference as far as it could be read, when
-// the reference is unusable: the Workspace is mounted, but invalidly. The
-// error wraps ErrKindNotAllowed for a valid reference to a kind that is never
-// a mount kind (GroupAllowed).
-func ReferenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
-	ref, err := referenceOf(ws)
+// else, if r honours it, the legacy annotation. It returns ErrNotMounted when
+// the Workspace has neither, and another error, with a reference as far as it
+// could be read, when the reference is unusable: the Workspace is mounted, but
+// invalidly. The error wraps ErrKindNotAllowed for a valid reference to a kind
+// that is never a mount kind (GroupAllowed).
+func (r Rule) ReferenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
+	ref, err := r.referenceOf(ws)
 	if err != nil {
 		return ref, err
 	}
@@ -166,12 +184,12 @@ func ReferenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 }
 
 // referenceOf is ReferenceOf without the check of the kind.
-func referenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
+func (r Rule) referenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	if ws.Spec.Mount != nil {
 		ref := Reference(ws.Spec.Mount.Reference)
 		return ref, ref.Validate()
 	}
-	value, found := ws.Annotations[LegacyAnnotationKey]
+	value, found := r.legacyAnnotation(ws)
 	if !found {
 		return Reference{}, ErrNotMounted
 	}
@@ -186,10 +204,28 @@ func referenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 }
 
 // IsMounted tells whether a Workspace is mounted, validly or not.
-func IsMounted(ws *tenancyv1alpha1.Workspace) bool {
+func (r Rule) IsMounted(ws *tenancyv1alpha1.Workspace) bool {
 	if ws.Spec.Mount != nil {
 		return true
 	}
-	_, found := ws.Annotations[LegacyAnnotationKey]
+	_, found := r.legacyAnnotation(ws)
 	return found
+}
+
+// MountChanged tells whether what a Workspace mounts changed between two
+// versions of it: a change of an annotation r does not honour is none.
+func (r Rule) MountChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
+	oldValue, oldFound := r.legacyAnnotation(oldWS)
+	newValue, newFound := r.legacyAnnotation(newWS)
+	return !reflect.DeepEqual(oldWS.Spec.Mount, newWS.Spec.Mount) || oldFound != newFound || oldValue != newValue
+}
+
+// legacyAnnotation returns the legacy annotation of ws where it counts:
+// r honours it, and ws has no spec.mount (which wins).
+func (r Rule) legacyAnnotation(ws *tenancyv1alpha1.Workspace) (string, bool) {
+	if !r.LegacyAnnotation || ws.Spec.Mount != nil {
+		return "", false
+	}
+	value, found := ws.Annotations[LegacyAnnotationKey]
+	return value, found
 }

@@ -84,7 +84,7 @@ func TestCleanup(t *testing.T) {
 	// serves does not crash it (see TestWorkspaceConditionAndURL).
 	e.annotate(t, orgPath, "unserved", mount.LegacyAnnotationKey, legacyMount(t, "absent.example.io/v1alpha1", "Absent", "nothing"))
 
-	p := e.startPlugin(t, "leader", "--leader-elect=true", "--workspace-condition")
+	p := e.startPlugin(t, "leader", "--leader-elect=true", "--workspace-condition", "--legacy-mount-annotation")
 	e.waitWorkspace(t, orgPath, "unserved", condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable, status: corev1.ConditionFalse,
 		reason: mount.ReasonMountKindUnknown, severity: conditionsv1alpha1.ConditionSeverityError, url: &unservedURL})
 	framework.Eventually(t, func() (bool, string) {

@@ -413,7 +413,7 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 	legacyURL := legacy.Spec.URL
 	e.waitGet(t, legacyPath, condWorkspacesPath, http.StatusOK, "WorkspaceList")
 
-	p1 := e.startPlugin(t, "condition-and-url", "--workspace-condition", "--workspace-url")
+	p1 := e.startPlugin(t, "condition-and-url", "--workspace-condition", "--workspace-url", "--legacy-mount-annotation")
 
 	t.Log("KubeCluster proxy in source: Ready, status.URL = destination's spec.URL; Workspace source:mount mounts it")
 	ready := map[string]interface{}{"phase": "Ready", "URL": destinationURL, "conditions": []interface{}{
@@ -505,7 +505,7 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 		"so that the mount keeps being routed: turning it off would leave spec.URL alone anyway, and with it on the " +
 		"test also shows that it does not need the condition)")
 	require.NoError(t, p1.Stop())
-	p2 := e.startPlugin(t, "url-only", "--workspace-url")
+	p2 := e.startPlugin(t, "url-only", "--workspace-url", "--legacy-mount-annotation")
 
 	t.Log("WorkspaceMountAvailable is gone from the three Workspaces: legacy and unserved are Ready again and kcp routes " +
 		"their paths again; mount keeps kcp's own WorkspaceMountReady=False (MountObjectNotReady, proxy is still Connecting), " +

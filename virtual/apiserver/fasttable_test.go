@@ -54,7 +54,7 @@ func TestFastTables(t *testing.T) {
 	allVisible := func(context.Context, logicalcluster.Name, time.Duration) (bool, error) { return true, nil }
 	tables, err := newFastTables(wsmregistry.NewREST(synced, allVisible), codecs)
 	require.NoError(t, err)
-	notSynced, err := newFastTables(wsmregistry.NewREST(wsmregistry.NewStore(), allVisible), codecs)
+	notSynced, err := newFastTables(wsmregistry.NewREST(wsmregistry.NewStore(mount.Rule{}), allVisible), codecs)
 	require.NoError(t, err)
 	infos := genericapirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 

@@ -93,7 +93,7 @@ func testStore(t testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *wsmregis
 		ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return list.DeepCopy(), nil },
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return source, nil },
 	}}, &tenancyv1alpha1.Workspace{}, 0, cache.Indexers{})
-	store := wsmregistry.NewStore()
+	store := wsmregistry.NewStore(mount.Rule{})
 	require.NoError(t, store.AddShard("", informer, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -70,8 +70,9 @@ func newStartCommand() *cobra.Command {
 		Short: "Run the controller that writes the mount status of every mounted Workspace, and the virtual workspace",
 		Long: `Run workspacemounts against a kcp shard.
 
-Every Workspace that mounts an object (spec.mount.ref, or the legacy annotation
-experimental.tenancy.kcp.io/mount) gets two annotations: workspacemounts.io/phase
+Every Workspace that mounts an object (spec.mount.ref, or with
+--legacy-mount-annotation the legacy annotation experimental.tenancy.kcp.io/mount)
+gets two annotations: workspacemounts.io/phase
 and workspacemounts.io/status (JSON: phase, ready, url, reason, message, mountRef,
 lastTransitionTime, conditions). With --workspace-condition it also gets the
 condition WorkspaceMountAvailable, with --workspace-url its spec.URL.`,

@@ -142,7 +142,7 @@ func newSim(n, clusters int) (*sim, error) {
 		}
 		s.sources = append(s.sources, src)
 		i := kcpinformers.NewSharedIndexInformer(src, obj, 0, clusterIndexers())
-		err = i.SetTransform(server.TrimForCache)
+		err = i.SetTransform(server.TrimForCache(mount.Rule{}))
 		return i, src
 	}
 
@@ -176,11 +176,12 @@ func newSim(n, clusters int) (*sim, error) {
 
 	if err := workspacemounts.InstallIndexers(workspacemounts.Informers{
 		Workspaces: s.workspaces, CRDs: s.crds, APIBindings: s.bindings, APIResourceSchemas: s.schemas,
-	}); err != nil {
+	}, mount.Rule{}); err != nil {
 		return nil, err
 	}
-	// The store of a single shard, as server builds it for --kubeconfig.
-	s.store = wsmregistry.NewStore()
+	// The store of a single shard, as server builds it for --kubeconfig
+	// (with its default rule: spec.mount alone, as the Workspaces here).
+	s.store = wsmregistry.NewStore(mount.Rule{})
 	if err := s.store.AddShard("", s.workspaces, s.logicalClusters); err != nil {
 		return nil, err
 	}
@@ -190,7 +191,7 @@ func newSim(n, clusters int) (*sim, error) {
 	s.rest = wsmregistry.NewREST(s.store, func(context.Context, logicalcluster.Name, time.Duration) (bool, error) { return true, nil }).
 		WithEncodedJSON(s.listEncoder.Identifier())
 	metrics.Register()
-	metrics.RegisterMountCollector(s.workspaces.GetStore())
+	metrics.RegisterMountCollector(s.workspaces.GetStore(), mount.Rule{})
 	return s, nil
 }
 

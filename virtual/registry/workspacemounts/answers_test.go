@@ -299,7 +299,7 @@ func TestStoreEntries(t *testing.T) {
 // the JSON has it; two entries differing only in it are the same.
 func TestEntry(t *testing.T) {
 	t.Parallel()
-	wsm := FromWorkspace(unusualWorkspace("a"), logicalcluster.NewPath("root:org"))
+	wsm := FromWorkspace(mount.Rule{}, unusualWorkspace("a"), logicalcluster.NewPath("root:org"))
 	wsm.ResourceVersion = "17"
 	e, err := newEntry(wsm)
 	require.NoError(t, err)
@@ -336,7 +336,7 @@ func TestEventObject(t *testing.T) {
 	t.Parallel()
 	streaming := codecsFor(t, true)
 	jsonEncoder := encoderFor(t, streaming, runtime.ContentTypeJSON)
-	wsm := FromWorkspace(unusualWorkspace("a"), logicalcluster.NewPath("root:org"))
+	wsm := FromWorkspace(mount.Rule{}, unusualWorkspace("a"), logicalcluster.NewPath("root:org"))
 	wsm.ResourceVersion = "17"
 	e, err := newEntry(wsm)
 	require.NoError(t, err)

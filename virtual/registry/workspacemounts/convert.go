@@ -39,12 +39,14 @@ import (
 const ReasonPending = mount.ReasonPending
 
 // FromWorkspace returns the WorkspaceMount of a Workspace, or nil for a
-// Workspace that is not mounted. Invalidly mounted Workspaces are included.
+// Workspace that rule says is not mounted (the controller, whose rule it is
+// too, then writes nothing on it and removes what it wrote). Invalidly
+// mounted Workspaces are included.
 // clusterPath is the path of the logical cluster holding the Workspace
 // object (empty: not known): it becomes the annotation kcp.io/path, as kcp
 // puts it on objects, and, joined with the name, status.workspacePath.
-func FromWorkspace(ws *tenancyv1alpha1.Workspace, clusterPath logicalcluster.Path) *wsmv1alpha1.WorkspaceMount {
-	ref, err := mount.ReferenceOf(ws)
+func FromWorkspace(rule mount.Rule, ws *tenancyv1alpha1.Workspace, clusterPath logicalcluster.Path) *wsmv1alpha1.WorkspaceMount {
+	ref, err := rule.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
 		return nil
 	}

@@ -17,6 +17,7 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -77,10 +78,14 @@ func TestFromWorkspace(t *testing.T) {
 		WorkspacePhase: "Ready",
 	}
 
+	// Each case runs with both rules: a Workspace mounted by the legacy
+	// annotation (legacy) has a WorkspaceMount only with the annotation
+	// honoured (--legacy-mount-annotation); the others the same with both.
 	for _, tc := range []struct {
-		name string
-		ws   func() *tenancyv1alpha1.Workspace
-		want *wsmv1alpha1.WorkspaceMount
+		name   string
+		ws     func() *tenancyv1alpha1.Workspace
+		want   *wsmv1alpha1.WorkspaceMount
+		legacy bool
 	}{
 		{
 			name: "not mounted",
@@ -157,7 +162,7 @@ func TestFromWorkspace(t *testing.T) {
 			},
 		},
 		{
-			name: "legacy annotation",
+			name: "legacy annotation", legacy: true,
 			ws: func() *tenancyv1alpha1.Workspace {
 				return base(map[string]string{
 					mount.LegacyAnnotationKey: `{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"kc","namespace":"ns"}}}`,
@@ -170,7 +175,7 @@ func TestFromWorkspace(t *testing.T) {
 			},
 		},
 		{
-			name: "invalid legacy JSON, with a status naming the reference",
+			name: "invalid legacy JSON, with a status naming the reference", legacy: true,
 			ws: func() *tenancyv1alpha1.Workspace {
 				s := mount.Status{Phase: mount.PhaseInvalid, Reason: mount.ReasonMountReferenceInvalid, Message: "bad", MountRef: mount.Reference(ref)}
 				return base(map[string]string{mount.LegacyAnnotationKey: "{oops", mount.StatusAnnotationKey: s.Encode()})
@@ -184,7 +189,7 @@ func TestFromWorkspace(t *testing.T) {
 			},
 		},
 		{
-			name: "invalid legacy JSON, without a status",
+			name: "invalid legacy JSON, without a status", legacy: true,
 			ws: func() *tenancyv1alpha1.Workspace {
 				return base(map[string]string{mount.LegacyAnnotationKey: "{oops"})
 			},
@@ -224,36 +229,38 @@ func TestFromWorkspace(t *testing.T) {
 			}(),
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ws := tc.ws()
-			pristine := ws.DeepCopy()
-			got := FromWorkspace(ws, logicalcluster.Path{})
-			require.Equal(t, pristine, ws, "FromWorkspace changed the Workspace")
-			if tc.want == nil {
-				require.Nil(t, got)
-				return
-			}
-			// The time went through JSON: compare it as an instant, the rest exactly.
-			if tc.want.Status.LastTransitionTime != nil {
-				require.NotNil(t, got.Status.LastTransitionTime)
-				require.True(t, tc.want.Status.LastTransitionTime.Equal(got.Status.LastTransitionTime),
-					"lastTransitionTime %v, want %v", got.Status.LastTransitionTime, tc.want.Status.LastTransitionTime)
-				got = got.DeepCopy()
-				got.Status.LastTransitionTime = tc.want.Status.LastTransitionTime
-			}
-			require.Equal(t, tc.want, got)
-		})
+		for _, rule := range []mount.Rule{{LegacyAnnotation: true}, {}} {
+			t.Run(fmt.Sprintf("%s, legacy annotation honoured %v", tc.name, rule.LegacyAnnotation), func(t *testing.T) {
+				t.Parallel()
+				ws := tc.ws()
+				pristine := ws.DeepCopy()
+				got := FromWorkspace(rule, ws, logicalcluster.Path{})
+				require.Equal(t, pristine, ws, "FromWorkspace changed the Workspace")
+				if tc.want == nil || tc.legacy && !rule.LegacyAnnotation {
+					require.Nil(t, got)
+					return
+				}
+				// The time went through JSON: compare it as an instant, the rest exactly.
+				if tc.want.Status.LastTransitionTime != nil {
+					require.NotNil(t, got.Status.LastTransitionTime)
+					require.True(t, tc.want.Status.LastTransitionTime.Equal(got.Status.LastTransitionTime),
+						"lastTransitionTime %v, want %v", got.Status.LastTransitionTime, tc.want.Status.LastTransitionTime)
+					got = got.DeepCopy()
+					got.Status.LastTransitionTime = tc.want.Status.LastTransitionTime
+				}
+				require.Equal(t, tc.want, got)
+			})
+		}
 	}
 }
 
 func TestFromWorkspaceDoesNotAliasTheStatusTime(t *testing.T) {
 	t.Parallel()
 	ws := mounted("root", "a", mount.PhaseReady, nil)
-	wsm := FromWorkspace(ws, logicalcluster.Path{})
+	wsm := FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{})
 	require.NotNil(t, wsm.Status.LastTransitionTime)
 	wsm.Status.LastTransitionTime.Time = time.Time{}
-	again := FromWorkspace(ws, logicalcluster.Path{})
+	again := FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{})
 	require.False(t, again.Status.LastTransitionTime.IsZero())
 }
 
@@ -263,12 +270,12 @@ func TestFromWorkspaceDoesNotAliasTheStatusTime(t *testing.T) {
 func TestFromWorkspaceWithItsClusterPath(t *testing.T) {
 	t.Parallel()
 	ws := mounted("c1", "team-a", mount.PhaseReady, nil)
-	wsm := FromWorkspace(ws, logicalcluster.NewPath("root:org"))
+	wsm := FromWorkspace(mount.Rule{}, ws, logicalcluster.NewPath("root:org"))
 	require.Equal(t, "root:org", wsm.Annotations["kcp.io/path"])
 	require.Equal(t, "c1", wsm.Annotations[logicalcluster.AnnotationKey])
 	require.Equal(t, "root:org:team-a", wsm.Status.WorkspacePath)
 
-	wsm = FromWorkspace(ws, logicalcluster.Path{})
+	wsm = FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{})
 	require.NotContains(t, wsm.Annotations, "kcp.io/path")
 	require.Empty(t, wsm.Status.WorkspacePath)
 }
@@ -278,10 +285,10 @@ func TestFromWorkspaceWithItsClusterPath(t *testing.T) {
 func TestFromWorkspaceClusterAnnotations(t *testing.T) {
 	t.Parallel()
 	path := logicalcluster.NewPath("root:shared")
-	a := FromWorkspace(mounted("c-shared", "a", mount.PhaseReady, nil), path)
+	a := FromWorkspace(mount.Rule{}, mounted("c-shared", "a", mount.PhaseReady, nil), path)
 	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "c-shared", "kcp.io/path": "root:shared"}, a.Annotations)
-	unknown := FromWorkspace(mounted("c-shared", "c", mount.PhaseReady, nil), logicalcluster.Path{})
+	unknown := FromWorkspace(mount.Rule{}, mounted("c-shared", "c", mount.PhaseReady, nil), logicalcluster.Path{})
 	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "c-shared"}, unknown.Annotations)
-	other := FromWorkspace(mounted("c-other", "a", mount.PhaseReady, nil), path)
+	other := FromWorkspace(mount.Rule{}, mounted("c-other", "a", mount.PhaseReady, nil), path)
 	require.Equal(t, "c-other", other.Annotations[logicalcluster.AnnotationKey])
 }

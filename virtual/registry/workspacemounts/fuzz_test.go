@@ -228,7 +228,7 @@ func fuzzList(t *testing.T, r *REST, target string, options *metainternalversion
 // without an informer: cheap enough for every fuzz input.
 func filledStore(tb testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *Store {
 	tb.Helper()
-	s := NewStore()
+	s := NewStore(mount.Rule{})
 	src := &source{hasSynced: func() bool { return true }, synced: true}
 	s.sources[""] = src
 	for i, ws := range workspaces {

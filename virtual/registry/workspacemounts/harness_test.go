@@ -123,7 +123,7 @@ func newUnstartedHarnessWithPaths(t *testing.T, logicalClusters cache.SharedInde
 			return h.source, nil
 		},
 	}}, &tenancyv1alpha1.Workspace{}, 0, cache.Indexers{})
-	h.store = NewStore()
+	h.store = NewStore(mount.Rule{})
 	require.NoError(t, h.store.AddShard("", h.informer, logicalClusters))
 	return h
 }

@@ -34,7 +34,7 @@ import (
 // filled without an informer.
 func benchmarkStore(b *testing.B, n int) *Store {
 	b.Helper()
-	s := NewStore()
+	s := NewStore(mount.Rule{})
 	src := &source{hasSynced: func() bool { return true }, synced: true}
 	s.sources[""] = src
 	for i := range n {

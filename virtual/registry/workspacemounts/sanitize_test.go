@@ -51,7 +51,7 @@ func TestFromWorkspaceSpoofingCharacters(t *testing.T) {
 			APIVersion: "contrib.kcp.io/v1alpha1", Kind: "Kube\u200dCluster", Name: "evil\u202egnp.exe", Namespace: "\u2067ns",
 		}}},
 	}
-	wsm := FromWorkspace(ws, logicalcluster.NewPath("root:org"))
+	wsm := FromWorkspace(mount.Rule{}, ws, logicalcluster.NewPath("root:org"))
 	require.NotNil(t, wsm)
 
 	require.Equal(t, "evil gnp.exe", wsm.Spec.MountRef.Name)

@@ -33,6 +33,8 @@ import (
 	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
 // Store holds the WorkspaceMount of every mounted Workspace, derived from
@@ -49,6 +51,9 @@ import (
 // does not name every source, or one older than a source's kept history,
 // gets 410 Gone, and the client lists again.
 type Store struct {
+	// rule says which Workspaces are mounted (--legacy-mount-annotation).
+	rule mount.Rule
+
 	lock sync.RWMutex
 	// sources by name ("" for the unnamed shard of --kubeconfig).
 	sources map[string]*source
@@ -122,9 +127,11 @@ type change struct {
 	version  string
 }
 
-// NewStore is a store without sources yet: AddShard adds them.
-func NewStore() *Store {
+// NewStore is a store without sources yet: AddShard adds them. Its
+// WorkspaceMounts are those of the Workspaces rule says are mounted.
+func NewStore(rule mount.Rule) *Store {
 	return &Store{
+		rule:      rule,
 		sources:   map[string]*source{},
 		items:     map[string]*entry{},
 		byCluster: map[logicalcluster.Name]map[string]*entry{},
@@ -371,7 +378,7 @@ func (s *Store) upsert(src *source, obj interface{}) {
 		return
 	}
 	var e *entry
-	if wsm := FromWorkspace(ws, src.clusterPath(logicalcluster.From(ws))); wsm != nil {
+	if wsm := FromWorkspace(s.rule, ws, src.clusterPath(logicalcluster.From(ws))); wsm != nil {
 		wsm.Status.Shard = src.name
 		if e, err = newEntry(wsm); err != nil {
 			utilruntime.HandleError(fmt.Errorf("the WorkspaceMount of Workspace %s is left out: %w", key, err))

@@ -39,7 +39,7 @@ func TestShardedStore(t *testing.T) {
 	t.Parallel()
 	root := newUnstartedHarness(t, mounted("c-root", "a", mount.PhaseReady, nil))
 	two := newUnstartedHarness(t, mounted("c-two", "x", mount.PhaseReady, nil))
-	s := NewStore()
+	s := NewStore(mount.Rule{})
 	require.False(t, s.HasSynced(), "no shard yet")
 	require.NoError(t, s.AddShard("root", root.informer, nil))
 	require.NoError(t, s.AddShard("shard-2", two.informer, nil))

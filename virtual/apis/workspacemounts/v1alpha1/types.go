@@ -43,7 +43,8 @@ type WorkspaceMount struct {
 // WorkspaceMountSpec is what a Workspace mounts.
 type WorkspaceMountSpec struct {
 	// The mount object: spec.mount.ref of the Workspace, or the reference in
-	// its legacy annotation experimental.tenancy.kcp.io/mount.
+	// its legacy annotation experimental.tenancy.kcp.io/mount (only where the
+	// plugin runs with --legacy-mount-annotation).
 	MountRef MountReference `json:"mountRef"`
 }
 

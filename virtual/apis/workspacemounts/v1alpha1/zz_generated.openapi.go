@@ -294,7 +294,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountSpec(ref common.
 				Properties: map[string]spec.Schema{
 					"mountRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The mount object: spec.mount.ref of the Workspace, or the reference in its legacy annotation experimental.tenancy.kcp.io/mount.",
+							Description: "The mount object: spec.mount.ref of the Workspace, or the reference in its legacy annotation experimental.tenancy.kcp.io/mount (only where the plugin runs with --legacy-mount-annotation).",
 							Default:     map[string]interface{}{},
 							Ref:         ref(MountReference{}.OpenAPIModelName()),
 						},
