@@ -26,7 +26,7 @@ import (
 // clusterSlots number the clusters with objects densely (a slot each, from
 // 0), so that what a list or watch at * keeps per cluster is two bits at
 // the cluster's slot (clusterVisibility), not a map entry keyed by its
-// name: 2.5 KB per watch at 10,000 clusters instead of half a megabyte.
+// name: what grows with the clusters is 2 bits per cluster and watch.
 // Every entry carries its cluster's slot (entry.slot), given when the
 // store takes it.
 //
