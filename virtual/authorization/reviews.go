@@ -100,7 +100,8 @@ type ReviewOptions struct {
 	// the least recently used goes first.
 	CacheSize int
 	// Concurrency bounds the reviews under way towards kcp at once;
-	// PerUserConcurrency the share of them one user (FairnessKey) may hold.
+	// PerUserConcurrency the share of them one user (FairnessKey: every
+	// ServiceAccount of a workspace is one) may hold.
 	Concurrency, PerUserConcurrency int
 	// Timeout bounds one review, waiting for its turn included.
 	Timeout time.Duration
@@ -185,7 +186,7 @@ type Reviews struct {
 	clock   clock.PassiveClock
 	flights singleflight.Group
 	// turns are the reviews under way towards kcp: PerUserConcurrency per
-	// user (FairnessKey), Concurrency in all.
+	// user (FairnessKey: a tenant), Concurrency in all.
 	turns *Limiter
 	// refreshTurns bound the share of turns refreshes of stale answers take
 	// (half), so that a request waiting for an answer it does not have goes
