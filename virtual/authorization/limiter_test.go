@@ -25,32 +25,32 @@ import (
 	"time"
 )
 
-func key(b byte) UserKey { return UserKey{b} }
+func limiterKey(b byte) UserKey { return UserKey{b} }
 
 func TestLimiterTryAcquire(t *testing.T) {
 	l := NewLimiter(2, 3)
-	a1, full := l.TryAcquire(key(1))
+	a1, full := l.TryAcquire(limiterKey(1))
 	if full != Fits {
 		t.Fatalf("first turn of a: %v", full)
 	}
-	if _, full = l.TryAcquire(key(1)); full != Fits {
+	if _, full = l.TryAcquire(limiterKey(1)); full != Fits {
 		t.Fatalf("second turn of a: %v", full)
 	}
-	if release, full := l.TryAcquire(key(1)); release != nil || full != KeyFull {
+	if release, full := l.TryAcquire(limiterKey(1)); release != nil || full != KeyFull {
 		t.Fatalf("third turn of a: got %v, want KeyFull", full)
 	}
-	if _, full = l.TryAcquire(key(2)); full != Fits {
+	if _, full = l.TryAcquire(limiterKey(2)); full != Fits {
 		t.Fatalf("first turn of b: %v", full)
 	}
-	if release, full := l.TryAcquire(key(3)); release != nil || full != TotalFull {
+	if release, full := l.TryAcquire(limiterKey(3)); release != nil || full != TotalFull {
 		t.Fatalf("a turn of c over the total: got %v, want TotalFull", full)
 	}
 	a1()
 	a1() // a second call gives nothing back twice
-	if ofKey, all := l.Taken(key(1)); ofKey != 1 || all != 2 {
+	if ofKey, all := l.Taken(limiterKey(1)); ofKey != 1 || all != 2 {
 		t.Fatalf("after a release: a holds %d, all %d; want 1 and 2", ofKey, all)
 	}
-	if _, full = l.TryAcquire(key(3)); full != Fits {
+	if _, full = l.TryAcquire(limiterKey(3)); full != Fits {
 		t.Fatalf("a turn of c after a release: %v", full)
 	}
 }
@@ -58,11 +58,11 @@ func TestLimiterTryAcquire(t *testing.T) {
 func TestLimiterNoTotal(t *testing.T) {
 	l := NewLimiter(1, 0)
 	for k := range byte(100) {
-		if _, full := l.TryAcquire(key(k)); full != Fits {
+		if _, full := l.TryAcquire(limiterKey(k)); full != Fits {
 			t.Fatalf("key %d: %v", k, full)
 		}
 	}
-	if _, full := l.TryAcquire(key(7)); full != KeyFull {
+	if _, full := l.TryAcquire(limiterKey(7)); full != KeyFull {
 		t.Fatalf("a second turn of one key: %v, want KeyFull", full)
 	}
 }
@@ -72,7 +72,7 @@ func TestLimiterForgetsKeys(t *testing.T) {
 	l := NewLimiter(3, 0)
 	var releases []func()
 	for k := range byte(50) {
-		release, _ := l.TryAcquire(key(k))
+		release, _ := l.TryAcquire(limiterKey(k))
 		releases = append(releases, release)
 	}
 	for _, release := range releases {
@@ -86,11 +86,11 @@ func TestLimiterForgetsKeys(t *testing.T) {
 func TestLimiterAcquireWaits(t *testing.T) {
 	l := NewLimiter(1, 2)
 	ctx := context.Background()
-	releaseA, _, err := l.Acquire(ctx, key(1))
+	releaseA, _, err := l.Acquire(ctx, limiterKey(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	releaseB, _, err := l.Acquire(ctx, key(2))
+	releaseB, _, err := l.Acquire(ctx, limiterKey(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestLimiterAcquireWaits(t *testing.T) {
 	// key is still full), a's release is a's.
 	got := make(chan string, 2)
 	go func() {
-		release, _, err := l.Acquire(ctx, key(1))
+		release, _, err := l.Acquire(ctx, limiterKey(1))
 		if err == nil {
 			got <- "a"
 			release()
@@ -107,7 +107,7 @@ func TestLimiterAcquireWaits(t *testing.T) {
 	}()
 	waitForWaiters(t, l, 1)
 	go func() {
-		release, _, err := l.Acquire(ctx, key(3))
+		release, _, err := l.Acquire(ctx, limiterKey(3))
 		if err == nil {
 			got <- "c"
 			defer release()
@@ -131,8 +131,8 @@ func TestLimiterAcquireTimesOut(t *testing.T) {
 		hold UserKey
 		want Bound
 	}{
-		{name: "the key's turns", hold: key(1), want: KeyFull},
-		{name: "the total", hold: key(2), want: TotalFull},
+		{name: "the key's turns", hold: limiterKey(1), want: KeyFull},
+		{name: "the total", hold: limiterKey(2), want: TotalFull},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := NewLimiter(1, 1)
@@ -140,7 +140,7 @@ func TestLimiterAcquireTimesOut(t *testing.T) {
 			defer release()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 			defer cancel()
-			got, full, err := l.Acquire(ctx, key(1))
+			got, full, err := l.Acquire(ctx, limiterKey(1))
 			if got != nil || !errors.Is(err, context.DeadlineExceeded) || full != tc.want {
 				t.Fatalf("Acquire: %v, %v; want DeadlineExceeded, %v", full, err, tc.want)
 			}
@@ -176,14 +176,14 @@ func TestLimiterConcurrent(t *testing.T) {
 			k := byte(i % keys)
 			for r := range rounds {
 				if r%2 == 0 {
-					if release, full := l.TryAcquire(key(k)); full == Fits {
+					if release, full := l.TryAcquire(limiterKey(k)); full == Fits {
 						check(k)
 						release()
 					}
 					continue
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r%3)*time.Millisecond)
-				if release, _, err := l.Acquire(ctx, key(k)); err == nil {
+				if release, _, err := l.Acquire(ctx, limiterKey(k)); err == nil {
 					check(k)
 					release()
 				}
@@ -192,7 +192,7 @@ func TestLimiterConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if _, n := l.Taken(key(0)); n != 0 || len(l.taken) != 0 || l.waiters.Len() != 0 {
+	if _, n := l.Taken(limiterKey(0)); n != 0 || len(l.taken) != 0 || l.waiters.Len() != 0 {
 		t.Fatalf("after every turn was given back: %d taken, %d keys, %d waiters", n, len(l.taken), l.waiters.Len())
 	}
 }

@@ -79,7 +79,7 @@ func (s *Store) slotLocked(cluster logicalcluster.Name) uint32 {
 		if len(s.slots.names) == math.MaxUint32 {
 			panic("more than 2^32 clusters with objects") // the store would hold terabytes first
 		}
-		slot = uint32(len(s.slots.names))
+		slot = uint32(len(s.slots.names)) //nolint:gosec // bounded just above
 		s.slots.names = append(s.slots.names, cluster)
 	}
 	s.slots.byName[cluster] = slot
