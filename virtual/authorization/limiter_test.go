@@ -28,6 +28,7 @@ import (
 func limiterKey(b byte) UserKey { return UserKey{b} }
 
 func TestLimiterTryAcquire(t *testing.T) {
+	t.Parallel()
 	l := NewLimiter(2, 3)
 	a1, full := l.TryAcquire(limiterKey(1))
 	if full != Fits {
@@ -56,6 +57,7 @@ func TestLimiterTryAcquire(t *testing.T) {
 }
 
 func TestLimiterNoTotal(t *testing.T) {
+	t.Parallel()
 	l := NewLimiter(1, 0)
 	for k := range byte(100) {
 		if _, full := l.TryAcquire(limiterKey(k)); full != Fits {
@@ -69,8 +71,9 @@ func TestLimiterNoTotal(t *testing.T) {
 
 // TestLimiterForgetsKeys: a key with no turn left is not kept.
 func TestLimiterForgetsKeys(t *testing.T) {
+	t.Parallel()
 	l := NewLimiter(3, 0)
-	var releases []func()
+	releases := make([]func(), 0, 50)
 	for k := range byte(50) {
 		release, _ := l.TryAcquire(limiterKey(k))
 		releases = append(releases, release)
@@ -84,6 +87,7 @@ func TestLimiterForgetsKeys(t *testing.T) {
 }
 
 func TestLimiterAcquireWaits(t *testing.T) {
+	t.Parallel()
 	l := NewLimiter(1, 2)
 	ctx := context.Background()
 	releaseA, _, err := l.Acquire(ctx, limiterKey(1))
@@ -126,6 +130,7 @@ func TestLimiterAcquireWaits(t *testing.T) {
 }
 
 func TestLimiterAcquireTimesOut(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		hold UserKey
@@ -135,6 +140,7 @@ func TestLimiterAcquireTimesOut(t *testing.T) {
 		{name: "the total", hold: limiterKey(2), want: TotalFull},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			l := NewLimiter(1, 1)
 			release, _ := l.TryAcquire(tc.hold)
 			defer release()
@@ -155,6 +161,7 @@ func TestLimiterAcquireTimesOut(t *testing.T) {
 // waiting and not, and checks that no bound is ever exceeded and that every
 // turn is given back (run with -race).
 func TestLimiterConcurrent(t *testing.T) {
+	t.Parallel()
 	const perKey, total, keys, workers, rounds = 2, 5, 4, 32, 200
 	l := NewLimiter(perKey, total)
 	var held [keys]atomic.Int32
@@ -171,9 +178,9 @@ func TestLimiterConcurrent(t *testing.T) {
 		all.Add(-1)
 	}
 	var wg sync.WaitGroup
-	for i := range workers {
+	for i := range byte(workers) {
 		wg.Go(func() {
-			k := byte(i % keys)
+			k := i % keys
 			for r := range rounds {
 				if r%2 == 0 {
 					if release, full := l.TryAcquire(limiterKey(k)); full == Fits {
