@@ -95,7 +95,7 @@ func openWatch(ctx context.Context, t *testing.T, client *http.Client, url, toke
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
+	resp, err := client.Do(req) //nolint:bodyclose // closed here, or by the reading goroutine below
 	if err != nil {
 		t.Errorf("a watch at *: %v", err)
 		return -1
