@@ -19,7 +19,6 @@ package apiserver
 import (
 	"errors"
 	"net/http"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -49,17 +48,20 @@ import (
 // watches, all watches, and their turns of reviews (authorization.Reviews).
 // So the server keeps the generic total (WithMaxInFlightLimit, the
 // library's 400 requests in flight, what an API server without APF does)
-// and adds the per-user counts below, keyed by
-// authorization.FairnessKey: the identity kcp knows, so that K tokens of one
-// ServiceAccount are one user. A user over a share is answered 429 with
+// and adds the per-user counts below (authorization.Limiter, the type of
+// every share), keyed by authorization.FairnessKey: the identity kcp knows,
+// so that K tokens of one user are one user, and for a ServiceAccount its
+// logical cluster, so that the K ServiceAccounts of a workspace are one
+// tenant. A user over a share is answered 429 with
 // Retry-After at once, nobody waits in a queue, and the others are not
 // affected.
 
 // ShareOptions are the per-user shares of the server and the total of
 // watches.
 type ShareOptions struct {
-	// PerUserInFlight bounds the requests of one user (FairnessKey) being
-	// served at once, watches excepted.
+	// PerUserInFlight bounds the requests of one user (FairnessKey: every
+	// ServiceAccount of a workspace is one) being served at once, watches
+	// excepted.
 	PerUserInFlight int
 	// PerUserWatches bounds the watches of one user open at once, MaxWatches
 	// those of all users.
@@ -82,53 +84,37 @@ func (o ShareOptions) Validate() error {
 // retryAfterSeconds is what a 429 tells the client to wait.
 const retryAfterSeconds = 1
 
-// shares counts the requests in flight and the watches per user.
+// shares are the requests in flight and the watches, per user
+// (FairnessKey: a tenant) and, for watches, in all.
 type shares struct {
-	opts ShareOptions
-
-	lock     sync.Mutex
-	inFlight map[authorization.UserKey]int
-	watches  map[authorization.UserKey]int
-	total    int // watches of all users
+	inFlight, watches *authorization.Limiter
 }
 
 func newShares(opts ShareOptions) *shares {
-	return &shares{opts: opts, inFlight: map[authorization.UserKey]int{}, watches: map[authorization.UserKey]int{}}
+	return &shares{
+		inFlight: authorization.NewLimiter(opts.PerUserInFlight, 0), // the total is WithMaxInFlightLimit's
+		watches:  authorization.NewLimiter(opts.PerUserWatches, opts.MaxWatches),
+	}
 }
 
 // take takes a turn of the user's share (a watch's, and one of all watches,
 // for a watch), or says which share is full.
 func (s *shares) take(key authorization.UserKey, watch bool) (release func(), full string) {
-	s.lock.Lock()
-	defer s.lock.Unlock()
-	counts, limit := s.inFlight, s.opts.PerUserInFlight
-	if watch {
-		counts, limit = s.watches, s.opts.PerUserWatches
-		if s.total >= s.opts.MaxWatches {
-			return nil, "the server's watches"
-		}
-	}
-	if counts[key] >= limit {
-		if watch {
-			return nil, "your watches"
+	if !watch {
+		if release, _ := s.inFlight.TryAcquire(key); release != nil {
+			return release, ""
 		}
 		return nil, "your requests in flight"
 	}
-	counts[key]++
-	if watch {
-		s.total++
+	release, bound := s.watches.TryAcquire(key)
+	switch bound {
+	case authorization.Fits:
+		return release, ""
+	case authorization.TotalFull:
+		return nil, "the server's watches"
+	default:
+		return nil, "your watches"
 	}
-	return func() {
-		s.lock.Lock()
-		defer s.lock.Unlock()
-		counts[key]--
-		if counts[key] == 0 {
-			delete(counts, key)
-		}
-		if watch {
-			s.total--
-		}
-	}, ""
 }
 
 // withUserShares answers 429 with Retry-After a request of a user over

@@ -111,7 +111,8 @@ func serviceAccountToken(name string, i int) user.Info {
 }
 
 // TestWithUserShares: the requests in flight and the watches of one user,
-// whatever token they come with, are bounded by their shares, the watches
+// whatever token they come with (of a ServiceAccount: of any ServiceAccount
+// of its workspace), are bounded by their shares, the watches
 // of all by the total; over a share the answer is 429 with Retry-After, and
 // the other users are not affected.
 func TestWithUserShares(t *testing.T) {
@@ -145,8 +146,8 @@ func TestWithUserShares(t *testing.T) {
 				go func() { held <- serve(serviceAccountToken("flooder", i)).Code }()
 				<-entered
 			}
-			for i := range 5 { // more tokens of the same ServiceAccount
-				rec := serve(serviceAccountToken("flooder", 100+i))
+			for i := range 5 { // more tokens, of the same ServiceAccount and of others of its workspace
+				rec := serve(serviceAccountToken(fmt.Sprint("flooder-", i%2), 100+i))
 				require.Equal(t, http.StatusTooManyRequests, rec.Code, rec.Body.String())
 				require.Equal(t, "1", rec.Header().Get("Retry-After"))
 			}
@@ -181,7 +182,9 @@ func TestSharesTotalWatches(t *testing.T) {
 	for _, release := range releases {
 		release()
 	}
-	require.Zero(t, s.total)
-	require.Empty(t, s.watches)
-	require.Empty(t, s.inFlight)
+	for _, limiter := range []*authorization.Limiter{s.watches, s.inFlight} {
+		ofKey, all := limiter.Taken(authorization.FairnessKey(&user.DefaultInfo{Name: "u0"}))
+		require.Zero(t, ofKey)
+		require.Zero(t, all)
+	}
 }

@@ -20,14 +20,16 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
+	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
 )
 
-// UserKey is who a share is counted against: a SHA-256, so that a key is 32
-// bytes whatever the user's name and groups.
+// UserKey is who a share is counted against (FairnessKey): a SHA-256, so
+// that a key is 32 bytes whatever the user's name and groups.
 type UserKey [sha256.Size]byte
 
 // serviceAccountClusterKeys are the extras in which kcp names the logical
@@ -36,28 +38,53 @@ type UserKey [sha256.Size]byte
 // authentication.kcp.io/cluster-name since (this fork's).
 var serviceAccountClusterKeys = []string{"authentication.kubernetes.io/cluster-name", serviceaccount.ClusterNameKey}
 
-// FairnessKey is the identity a user's shares (review turns, requests in
-// flight, watches) are counted against: the identity kcp knows, the user
-// name and the groups (a set: their order does not matter), and for a
-// service account the logical cluster kcp says it belongs to, since
-// system:serviceaccount:default:default of one workspace is not that of
-// another. Never the UID or any other extra: kcp gives each token of a
-// ServiceAccount its own credential id (authentication.kubernetes.io/credential-id),
-// and K tokens of one identity must be one user, not K.
+// FairnessKey is the tenant a user's shares (review turns, requests in
+// flight, watches) are counted against. A ServiceAccount is its logical
+// cluster, the one kcp says it belongs to: every ServiceAccount of one
+// workspace is one tenant, since whoever may create ServiceAccounts (and
+// their tokens) in a workspace may create a thousand, and a thousand
+// ServiceAccounts must hold one share, not a thousand. Any other user is
+// the identity kcp knows: the user name and the groups (a set: their order
+// does not matter). Never the UID or any other extra: kcp gives each token
+// its own credential id (authentication.kubernetes.io/credential-id), and K
+// tokens of one identity must be one user, not K. A name with the
+// ServiceAccount prefix but no cluster (a plain Kubernetes ServiceAccount)
+// is keyed as any other user.
 //
 // The answers a review gives are another matter: the SubjectAccessReview
-// carries the UID and every extra, and kcp may answer differently for
-// them, so Reviews keeps answers by a hash of everything (subjectOf).
+// carries the name, the UID and every extra, and kcp may answer differently
+// for them, so Reviews keeps answers by a hash of everything (subjectOf).
 func FairnessKey(u user.Info) UserKey {
 	h := sha256.New()
-	writeLengthPrefixed(h, u.GetName())
-	writeSet(h, u.GetGroups())
-	for _, key := range serviceAccountClusterKeys {
-		writeSet(h, u.GetExtra()[key])
+	if clusters := serviceAccountClusters(u); len(clusters) > 0 {
+		writeLengthPrefixed(h, "tenant") // apart from every user name's hash
+		writeSet(h, clusters)
+	} else {
+		writeLengthPrefixed(h, "user")
+		writeLengthPrefixed(h, u.GetName())
+		writeSet(h, u.GetGroups())
 	}
 	var k UserKey
 	h.Sum(k[:0])
 	return k
+}
+
+// serviceAccountClusters are the logical clusters kcp names for a
+// ServiceAccount, under either key (one value from an honest kcp, the same
+// under both when both are set), without duplicates; none for any other user.
+func serviceAccountClusters(u user.Info) []string {
+	if !strings.HasPrefix(u.GetName(), serviceaccount.ServiceAccountUsernamePrefix) {
+		return nil
+	}
+	var clusters []string
+	for _, key := range serviceAccountClusterKeys {
+		for _, cluster := range u.GetExtra()[key] {
+			if cluster != "" && !slices.Contains(clusters, cluster) {
+				clusters = append(clusters, cluster)
+			}
+		}
+	}
+	return clusters
 }
 
 // writeLengthPrefixed writes s with its length before it, so that no two

@@ -48,6 +48,17 @@ func serviceAccountToken(i int) *user.DefaultInfo {
 	}
 }
 
+// serviceAccountOf is a ServiceAccount of a logical cluster as kcp v0.28
+// authenticates it.
+func serviceAccountOf(cluster, namespace, name string) *user.DefaultInfo {
+	return &user.DefaultInfo{
+		Name:   "system:serviceaccount:" + namespace + ":" + name,
+		UID:    name + "-uid",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+		Extra:  map[string][]string{"authentication.kubernetes.io/cluster-name": {cluster}},
+	}
+}
+
 func TestFairnessKey(t *testing.T) {
 	t.Parallel()
 	same := [][2]user.Info{
@@ -56,8 +67,20 @@ func TestFairnessKey(t *testing.T) {
 		{&user.DefaultInfo{Name: "a", Extra: map[string][]string{"k": {"v"}}}, &user.DefaultInfo{Name: "a"}},
 		{&user.DefaultInfo{Name: "a", Groups: []string{"x", "y"}}, &user.DefaultInfo{Name: "a", Groups: []string{"y", "x"}}},
 		{ // the newer kcp's key for the service account's cluster
-			&user.DefaultInfo{Name: "sa", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {"c1"}, "authentication.kubernetes.io/credential-id": {"JTI=1"}}},
-			&user.DefaultInfo{Name: "sa", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {"c1"}, "authentication.kubernetes.io/credential-id": {"JTI=2"}}},
+			&user.DefaultInfo{Name: "system:serviceaccount:default:sa", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {"c1"}, "authentication.kubernetes.io/credential-id": {"JTI=1"}}},
+			&user.DefaultInfo{Name: "system:serviceaccount:default:sa", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {"c1"}, "authentication.kubernetes.io/credential-id": {"JTI=2"}}},
+		},
+		{ // every ServiceAccount of one workspace is one tenant, whatever its name, namespace or groups
+			serviceAccountOf("c-tenant", "default", "flooder"),
+			serviceAccountOf("c-tenant", "other", "another"),
+		},
+		{ // either kcp's key names the cluster
+			serviceAccountOf("c-tenant", "default", "one"),
+			&user.DefaultInfo{Name: "system:serviceaccount:default:two", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {"c-tenant"}}},
+		},
+		{ // both keys naming it, as one
+			serviceAccountOf("c-tenant", "default", "one"),
+			&user.DefaultInfo{Name: "system:serviceaccount:default:two", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {"c-tenant"}, "authentication.kubernetes.io/cluster-name": {"c-tenant"}}},
 		},
 	}
 	for _, pair := range same {
@@ -73,6 +96,12 @@ func TestFairnessKey(t *testing.T) {
 		{&user.DefaultInfo{Name: "ab", Groups: []string{"c"}}, &user.DefaultInfo{Name: "a", Groups: []string{"bc"}}},
 		{&user.DefaultInfo{Name: "a", Groups: []string{"b", "c"}}, &user.DefaultInfo{Name: "a", Groups: []string{"b,c"}}},
 		{serviceAccountToken(1), otherCluster}, // default:flooder of another workspace
+		// A user named as the cluster is not its tenant, nor is a user
+		// carrying the extra without a ServiceAccount's name.
+		{serviceAccountOf("c1", "default", "sa"), &user.DefaultInfo{Name: "c1"}},
+		{serviceAccountOf("c1", "default", "sa"), &user.DefaultInfo{Name: "mallory", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {"c1"}}}},
+		// A ServiceAccount without a cluster is keyed as a user.
+		{&user.DefaultInfo{Name: "system:serviceaccount:default:a"}, &user.DefaultInfo{Name: "system:serviceaccount:default:b"}},
 	} {
 		require.NotEqual(t, FairnessKey(pair[0]), FairnessKey(pair[1]), "%+v and %+v are two users", pair[0], pair[1])
 	}
@@ -117,6 +146,39 @@ func TestReviewsShareByFairnessKey(t *testing.T) {
 	}
 	require.Equal(t, int32(20), review.calls.Load(), "each token's answer is its own")
 	require.Equal(t, 2, review.maxUser["system:serviceaccount:default:flooder"])
+	require.Zero(t, r.perUserState())
+}
+
+// TestReviewsShareByTenant: the ServiceAccounts of one workspace hold one
+// tenant's turns; another workspace's have their own.
+func TestReviewsShareByTenant(t *testing.T) {
+	t.Parallel()
+	review := newBlockingReview()
+	opts := testReviewOptions()
+	opts.Concurrency, opts.PerUserConcurrency = 16, 2
+	r := NewReviews(review.review, opts)
+	done := make(chan struct{})
+	ask := func(u user.Info) {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			_, _ = r.Allowed(context.Background(), u, "c1", "list", 0)
+		}()
+	}
+	for i := range 10 {
+		ask(serviceAccountOf("c-tenant", "default", fmt.Sprintf("sa-%d", i)))
+	}
+	<-review.started
+	<-review.started
+	ask(serviceAccountOf("c-other", "default", "sa-0"))
+	<-review.started                  // another tenant's turn is not taken
+	time.Sleep(50 * time.Millisecond) // nothing more may start
+	review.lock.Lock()
+	require.Equal(t, 3, review.inFlight, "10 ServiceAccounts of one workspace hold its 2 turns, another's its own")
+	review.lock.Unlock()
+	close(review.release)
+	for range 11 {
+		<-done
+	}
 	require.Zero(t, r.perUserState())
 }
 

@@ -100,7 +100,8 @@ type ReviewOptions struct {
 	// the least recently used goes first.
 	CacheSize int
 	// Concurrency bounds the reviews under way towards kcp at once;
-	// PerUserConcurrency the share of them one user (FairnessKey) may hold.
+	// PerUserConcurrency the share of them one user (FairnessKey: every
+	// ServiceAccount of a workspace is one) may hold.
 	Concurrency, PerUserConcurrency int
 	// Timeout bounds one review, waiting for its turn included.
 	Timeout time.Duration
@@ -184,19 +185,21 @@ type Reviews struct {
 	answers *utilcache.LRUExpireCache // reviewKey -> answer
 	clock   clock.PassiveClock
 	flights singleflight.Group
-	slots   chan struct{}
-	// refreshSlots bound the share of slots refreshes of stale answers take
-	// (half), so that a request waiting for an answer it does not have goes first.
-	refreshSlots chan struct{}
+	// turns are the reviews under way towards kcp: PerUserConcurrency per
+	// user (FairnessKey: a tenant), Concurrency in all.
+	turns *Limiter
+	// refreshTurns bound the share of turns refreshes of stale answers take
+	// (half), so that a request waiting for an answer it does not have goes
+	// first; refreshes, the refreshes under way per user (2 x
+	// PerUserConcurrency, each going on with the user's queue: ahead).
+	refreshTurns, refreshes *Limiter
 
 	// lastFailure is when a review last failed (UnixNano of clock), for Failing.
 	lastFailure atomic.Int64
 
-	lock     sync.Mutex
-	userBusy map[UserKey]*userSlots
-	// refreshing are the stale answers being asked again, userRefreshes how many per user.
-	refreshing    map[reviewKey]struct{}
-	userRefreshes map[UserKey]int
+	lock sync.Mutex
+	// refreshing are the stale answers being asked again.
+	refreshing map[reviewKey]struct{}
 	// ahead are, per user, the answers waiting to be asked again ahead of
 	// their TTL (refresh).
 	ahead map[UserKey]map[reviewKey]aheadRefresh
@@ -239,11 +242,6 @@ type answer struct {
 // the same per-user and global bounds.
 const refreshAheadFraction = 4
 
-type userSlots struct {
-	slots chan struct{}
-	users int
-}
-
 // NewReviews returns the cache over review.
 func NewReviews(review ReviewFunc, opts ReviewOptions) *Reviews {
 	return newReviews(review, opts, clock.RealClock{})
@@ -255,14 +253,13 @@ func newReviews(review ReviewFunc, opts ReviewOptions, clk clock.PassiveClock) *
 		opts:    opts,
 		answers: utilcache.NewLRUExpireCacheWithClock(opts.CacheSize, clk),
 		clock:   clk,
-		slots:   make(chan struct{}, opts.Concurrency),
+		turns:   NewLimiter(opts.PerUserConcurrency, opts.Concurrency),
 
-		refreshSlots: make(chan struct{}, max(1, opts.Concurrency/2)),
-		userBusy:     map[UserKey]*userSlots{},
+		refreshTurns: NewLimiter(max(1, opts.Concurrency/2), max(1, opts.Concurrency/2)),
+		refreshes:    NewLimiter(2*opts.PerUserConcurrency, 0),
 
-		refreshing:    map[reviewKey]struct{}{},
-		userRefreshes: map[UserKey]int{},
-		ahead:         map[UserKey]map[reviewKey]aheadRefresh{},
+		refreshing: map[reviewKey]struct{}{},
+		ahead:      map[UserKey]map[reviewKey]aheadRefresh{},
 	}
 }
 
@@ -356,7 +353,8 @@ func (r *Reviews) refresh(ctx context.Context, q question, ahead bool) <-chan re
 		r.lock.Unlock()
 		return nil
 	}
-	if r.userRefreshes[q.fair] >= 2*r.opts.PerUserConcurrency {
+	release, _ := r.refreshes.TryAcquire(q.fair)
+	if release == nil {
 		if queue := r.ahead[q.fair]; ahead && len(queue) < maxAheadPerUser {
 			if queue == nil {
 				queue = map[reviewKey]aheadRefresh{}
@@ -368,7 +366,6 @@ func (r *Reviews) refresh(ctx context.Context, q question, ahead bool) <-chan re
 		return nil
 	}
 	r.refreshing[q.key] = struct{}{}
-	r.userRefreshes[q.fair]++
 	r.lock.Unlock()
 
 	result := make(chan refreshed, 1)
@@ -380,10 +377,7 @@ func (r *Reviews) refresh(ctx context.Context, q question, ahead bool) <-chan re
 			delete(r.refreshing, q.key)
 			next, found := r.nextAheadLocked(q.fair)
 			if !found {
-				r.userRefreshes[q.fair]--
-				if r.userRefreshes[q.fair] == 0 {
-					delete(r.userRefreshes, q.fair)
-				}
+				release()
 				r.lock.Unlock()
 				return
 			}
@@ -430,13 +424,14 @@ func (r *Reviews) nextAheadLocked(u UserKey) (aheadRefresh, bool) {
 
 // refreshOnce asks kcp again in one of the refreshes' turns.
 func (r *Reviews) refreshOnce(ctx context.Context, q question) (answer, error) {
-	select {
-	case r.refreshSlots <- struct{}{}:
-		defer func() { <-r.refreshSlots }()
-		return r.reviewOnce(ctx, q)
-	case <-time.After(r.opts.Timeout):
+	waitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
+	defer cancel()
+	release, _, err := r.refreshTurns.Acquire(waitCtx, q.fair)
+	if err != nil {
 		return answer{}, errors.New("no turn to ask kcp again")
 	}
+	defer release()
+	return r.reviewOnce(ctx, q)
 }
 
 // reviewOnce asks kcp, in turn, and remembers the answer.
@@ -445,11 +440,11 @@ func (r *Reviews) reviewOnce(ctx context.Context, q question) (answer, error) {
 	// for the same answer: the review has a deadline of its own.
 	reviewCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
 	defer cancel()
-	mine, err := r.acquire(reviewCtx, q.fair)
+	release, err := r.acquire(reviewCtx, q.fair)
 	if err != nil {
 		return answer{}, err
 	}
-	defer r.release(q.fair, mine)
+	defer release()
 	asked := r.clock.Now()
 	allowed, err := r.review(reviewCtx, q.key.cluster, spec(q.user, q.key.verb))
 	metrics.AuthorizationReviews.WithLabelValues(reviewResult(allowed, err)).Inc()
@@ -479,50 +474,19 @@ func reviewResult(allowed bool, err error) string {
 	}
 }
 
-// acquire takes one of the user's turns, then one of everyone's. Waiting
+// acquire takes one of the user's turns and one of everyone's. Waiting
 // out ctx (the review's Timeout) for the user's own turn is ErrUserShare,
 // for everyone's ErrUnavailable: kcp is slower than the turns need.
-func (r *Reviews) acquire(ctx context.Context, u UserKey) (*userSlots, error) {
-	r.lock.Lock()
-	mine := r.userBusy[u]
-	if mine == nil {
-		mine = &userSlots{slots: make(chan struct{}, r.opts.PerUserConcurrency)}
-		r.userBusy[u] = mine
-	}
-	mine.users++
-	r.lock.Unlock()
-
-	select {
-	case mine.slots <- struct{}{}:
-	case <-ctx.Done():
-		r.leave(u, mine)
-		return nil, fmt.Errorf("%w: waiting %s for one of the user's %d turns: %w", ErrUserShare, r.opts.Timeout, r.opts.PerUserConcurrency, ctx.Err())
-	}
-	select {
-	case r.slots <- struct{}{}:
-		return mine, nil
-	case <-ctx.Done():
-		<-mine.slots
-		r.leave(u, mine)
+func (r *Reviews) acquire(ctx context.Context, u UserKey) (release func(), err error) {
+	release, full, err := r.turns.Acquire(ctx, u)
+	switch {
+	case err == nil:
+		return release, nil
+	case full == KeyFull:
+		return nil, fmt.Errorf("%w: waiting %s for one of the user's %d turns: %w", ErrUserShare, r.opts.Timeout, r.opts.PerUserConcurrency, err)
+	default:
 		r.failed()
-		return nil, fmt.Errorf("%w: waiting %s for one of the %d turns to ask kcp: %w", ErrUnavailable, r.opts.Timeout, r.opts.Concurrency, ctx.Err())
-	}
-}
-
-func (r *Reviews) release(u UserKey, mine *userSlots) {
-	<-r.slots
-	<-mine.slots
-	r.leave(u, mine)
-}
-
-// leave forgets a user with nothing under way, so that the map holds only
-// the users of requests in flight.
-func (r *Reviews) leave(u UserKey, mine *userSlots) {
-	r.lock.Lock()
-	defer r.lock.Unlock()
-	mine.users--
-	if mine.users == 0 {
-		delete(r.userBusy, u)
+		return nil, fmt.Errorf("%w: waiting %s for one of the %d turns to ask kcp: %w", ErrUnavailable, r.opts.Timeout, r.opts.Concurrency, err)
 	}
 }
 

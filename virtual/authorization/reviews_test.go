@@ -332,7 +332,11 @@ func decisionName(d authorizer.Decision) string {
 func (r *Reviews) perUserState() int {
 	r.lock.Lock()
 	defer r.lock.Unlock()
-	return len(r.userBusy) + len(r.refreshing) + len(r.userRefreshes) + len(r.ahead)
+	r.turns.lock.Lock()
+	defer r.turns.lock.Unlock()
+	r.refreshes.lock.Lock()
+	defer r.refreshes.lock.Unlock()
+	return len(r.turns.taken) + r.turns.waiters.Len() + len(r.refreshing) + len(r.refreshes.taken) + len(r.ahead)
 }
 
 // switchableReview answers allowed, after waiting for gate when it is set.
@@ -467,7 +471,8 @@ func TestReviewsRefreshAheadQueues(t *testing.T) {
 	clock.Step(opts.AllowTTL - opts.AllowTTL/refreshAheadFraction)
 	listAll()
 	r.lock.Lock()
-	refreshing, queued := r.userRefreshes[FairnessKey(alice)], len(r.ahead[FairnessKey(alice)])
+	refreshing, _ := r.refreshes.Taken(FairnessKey(alice))
+	queued := len(r.ahead[FairnessKey(alice)])
 	r.lock.Unlock()
 	require.Equal(t, 2*opts.PerUserConcurrency, refreshing, "refreshes under way for one user")
 	require.Equal(t, clusters-refreshing, queued, "the others wait their turn")
@@ -501,7 +506,7 @@ func TestReviewsStaleRefreshIsBounded(t *testing.T) {
 		require.True(t, allowed)
 	}
 	r.lock.Lock()
-	refreshing := r.userRefreshes[FairnessKey(alice)]
+	refreshing, _ := r.refreshes.Taken(FairnessKey(alice))
 	r.lock.Unlock()
 	require.Equal(t, 2*opts.PerUserConcurrency, refreshing, "refreshes under way for one user")
 	close(gate)

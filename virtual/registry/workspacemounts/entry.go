@@ -52,6 +52,8 @@ type entry struct {
 	// its PartialObjectMetadata. resourceVersion is where the (quoted) value
 	// of its metadata.resourceVersion is, empty if it has none.
 	metadata, resourceVersion span
+	// slot is its cluster's (slots.go), set when the store takes the entry.
+	slot uint32
 }
 
 // span is a range of bytes of an entry's JSON, which is at most 2 GiB.

@@ -274,7 +274,7 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 		e := entries[next]
 		// Visibility first: which clusters a page asks about, and so its
 		// cost, does not depend on the objects its user cannot see.
-		if visibility != nil && !visibility.visible(e.cluster) || !matches(e) {
+		if visibility != nil && !visibility.visible(e.cluster, e.slot) || !matches(e) {
 			continue
 		}
 		page.entries = append(page.entries, e)
@@ -341,9 +341,6 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	}
 	if target.Wildcard {
 		watchOptions.cluster = allClusters
-	} else {
-		// The authorizer let the request in: kcp allowed it just now.
-		watchOptions.visibility.answers[target.Cluster] = true
 	}
 	w, err := r.store.watch(initial, watchOptions.cluster, since, newWatcher(r.store, watchOptions))
 	if err != nil {
@@ -400,9 +397,10 @@ func selectorPredicate(target clusterpath.Target, options *metainternalversion.L
 	return matches, !labelSelector.Empty() || !fieldSelector.Empty()
 }
 
-// clusterVisibility is what one list or watch knows of the clusters its
-// user may see: an answer of VisibilityFunc per cluster, asked the first
-// time the cluster comes up and kept until replaced or forgotten. A list
+// clusterVisibility is what one list or watch at * knows of the clusters
+// its user may see: an answer of VisibilityFunc per cluster, asked the
+// first time the cluster comes up and kept until replaced or forgotten,
+// as two bits at the cluster's slot (slots.go): known, and visible. A list
 // (maxAge 0) takes an error for "not visible": a user never sees a cluster
 // kcp did not allow. A watch (maxAge above 0, each question bounded by
 // askTimeout, its re-checks') keeps no answer for an error but the error
@@ -413,22 +411,24 @@ type clusterVisibility struct {
 	ask        VisibilityFunc
 	maxAge     time.Duration
 	askTimeout time.Duration
-	answers    map[logicalcluster.Name]bool
+	known      bitset
+	allowed    bitset
 	err        error
 }
 
 func newClusterVisibility(ctx context.Context, ask VisibilityFunc, maxAge, askTimeout time.Duration) *clusterVisibility {
-	return &clusterVisibility{ctx: ctx, ask: ask, maxAge: maxAge, askTimeout: askTimeout, answers: map[logicalcluster.Name]bool{}}
+	return &clusterVisibility{ctx: ctx, ask: ask, maxAge: maxAge, askTimeout: askTimeout}
 }
 
-// visible returns the kept answer for cluster, asking for one if there is none.
-func (v *clusterVisibility) visible(cluster logicalcluster.Name) bool {
-	if answer, known := v.answers[cluster]; known {
+// visible returns the kept answer for cluster (at slot), asking for one if
+// there is none.
+func (v *clusterVisibility) visible(cluster logicalcluster.Name, slot uint32) bool {
+	if answer, known := v.answer(slot); known {
 		return answer
 	}
 	if v.maxAge == 0 {
 		answer, err := v.ask(v.ctx, cluster, 0)
-		v.answers[cluster] = answer && err == nil
+		v.set(slot, answer && err == nil)
 		return answer && err == nil
 	}
 	ctx, cancel := context.WithTimeout(v.ctx, v.askTimeout)
@@ -440,8 +440,31 @@ func (v *clusterVisibility) visible(cluster logicalcluster.Name) bool {
 		}
 		return false
 	}
-	v.answers[cluster] = answer
+	v.set(slot, answer)
 	return answer
+}
+
+// answer is the kept answer at slot, if any.
+func (v *clusterVisibility) answer(slot uint32) (visible, known bool) {
+	return v.allowed.get(slot), v.known.get(slot)
+}
+
+func (v *clusterVisibility) set(slot uint32, visible bool) {
+	v.known.set(slot, true)
+	v.allowed.set(slot, visible)
+}
+
+// forget drops the answer at slot: its cluster has no objects left.
+func (v *clusterVisibility) forget(slot uint32) {
+	v.known.set(slot, false)
+	v.allowed.set(slot, false)
+	v.known.trim()
+	v.allowed.trim()
+}
+
+// knownSlots are the slots with an answer.
+func (v *clusterVisibility) knownSlots() []uint32 {
+	return v.known.ones()
 }
 
 // askWithin asks VisibilityFunc about cluster and waits for the answer

@@ -62,6 +62,8 @@ type Store struct {
 	// byCluster indexes items by cluster: a cluster is in it from its
 	// first object to its last, never without one.
 	byCluster map[logicalcluster.Name]map[string]*entry
+	// slots number byCluster's clusters (slots.go).
+	slots clusterSlots
 
 	// watchers are guarded by watchersLock, taken after lock: a watch
 	// registers under the read lock (pushes hold the write lock, so none
@@ -121,10 +123,12 @@ type recordedChange struct {
 
 // change is one event for watchers: old is nil for an addition, new for a
 // deletion. version is the store's right after it ("" for the initial
-// events of a watch, which keep their objects' own).
+// events of a watch, which keep their objects' own). emptied: a deletion
+// of the last object of its cluster, whose slot is given back (slots.go).
 type change struct {
 	old, new *entry
 	version  string
+	emptied  bool
 }
 
 // NewStore is a store without sources yet: AddShard adds them. Its
@@ -135,6 +139,7 @@ func NewStore(rule mount.Rule) *Store {
 		sources:   map[string]*source{},
 		items:     map[string]*entry{},
 		byCluster: map[logicalcluster.Name]map[string]*entry{},
+		slots:     clusterSlots{byName: map[logicalcluster.Name]uint32{}},
 		watchers:  map[*watcher]struct{}{},
 		sorted:    map[logicalcluster.Name][]*entry{},
 	}
@@ -195,8 +200,8 @@ func (s *Store) RemoveShard(name string) {
 	sortByClusterAndName(sorted)
 	version := s.versionLocked()
 	for _, old := range sorted {
-		s.deleteLocked(gone[old], old)
-		s.pushLocked(change{old: old, version: version})
+		emptied := s.deleteLocked(gone[old], old)
+		s.pushLocked(change{old: old, version: version, emptied: emptied})
 	}
 	s.forgetHistoryLocked()
 }
@@ -396,8 +401,8 @@ func (s *Store) upsert(src *source, obj interface{}) {
 	case e == nil && old == nil:
 		return
 	case e == nil:
-		s.deleteLocked(key, old)
-		s.dispatchLocked(src, change{old: old})
+		emptied := s.deleteLocked(key, old)
+		s.dispatchLocked(src, change{old: old, emptied: emptied})
 	case old == nil:
 		s.setLocked(key, e)
 		s.dispatchLocked(src, change{new: e})
@@ -431,12 +436,15 @@ func (s *Store) remove(src *source, obj interface{}) {
 		src.advance(src.lastSyncResourceVersion())
 	}
 	if old, found := s.items[key]; found {
-		s.deleteLocked(key, old)
-		s.dispatchLocked(src, change{old: old})
+		emptied := s.deleteLocked(key, old)
+		s.dispatchLocked(src, change{old: old, emptied: emptied})
 	}
 }
 
+// setLocked keeps e, a new entry no reader has yet: it takes its
+// cluster's slot.
 func (s *Store) setLocked(key string, e *entry) {
+	e.slot = s.slotLocked(e.cluster)
 	s.invalidateSortedLocked(e.cluster)
 	s.items[key] = e
 	if s.byCluster[e.cluster] == nil {
@@ -446,14 +454,19 @@ func (s *Store) setLocked(key string, e *entry) {
 	s.byCluster[e.cluster][key] = e
 }
 
-func (s *Store) deleteLocked(key string, e *entry) {
+// deleteLocked forgets e; it tells whether that emptied its cluster, which
+// then gives its slot back with the change pushed next.
+func (s *Store) deleteLocked(key string, e *entry) (emptied bool) {
 	s.invalidateSortedLocked(e.cluster)
 	delete(s.items, key)
 	delete(s.byCluster[e.cluster], key)
 	if len(s.byCluster[e.cluster]) == 0 {
 		delete(s.byCluster, e.cluster)
 		s.clusterOrder = nil
+		s.releaseSlotLocked(e.cluster)
+		return true
 	}
+	return false
 }
 
 // dispatchLocked gives a change of src the store's version, records it and
@@ -465,6 +478,7 @@ func (s *Store) dispatchLocked(src *source, c change) {
 }
 
 func (s *Store) pushLocked(c change) {
+	s.slots.pushed++
 	s.watchersLock.Lock()
 	defer s.watchersLock.Unlock()
 	for w := range s.watchers {
@@ -635,6 +649,7 @@ func (s *Store) watch(initial bool, cluster logicalcluster.Name, since map[strin
 		}
 	}
 	w := newWatcher(first, s.versionLocked())
+	w.position.Store(s.slots.pushed) // pushes hold the write lock
 	s.watchersLock.Lock()
 	s.watchers[w] = struct{}{}
 	s.watchersLock.Unlock()
@@ -673,29 +688,6 @@ func (s *Store) replayFromLocked(since map[string]uint64) (map[*source]uint64, e
 		from[src] = n
 	}
 	return from, nil
-}
-
-// clustersWithObjects splits clusters into those with objects in the store and those without.
-func (s *Store) clustersWithObjects(clusters []logicalcluster.Name) (with, without []logicalcluster.Name) {
-	s.lock.RLock()
-	defer s.lock.RUnlock()
-	for _, cluster := range clusters {
-		if len(s.byCluster[cluster]) > 0 {
-			with = append(with, cluster)
-		} else {
-			without = append(without, cluster)
-		}
-	}
-	return with, without
-}
-
-// clusters returns the clusters with objects, sorted.
-func (s *Store) clusters() []logicalcluster.Name {
-	s.lock.RLock()
-	defer s.lock.RUnlock()
-	s.sortedLock.Lock()
-	defer s.sortedLock.Unlock()
-	return s.sortedClustersLocked()
 }
 
 // clustersSnapshot is the objects of some clusters at one moment, as a

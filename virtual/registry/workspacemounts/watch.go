@@ -20,6 +20,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,11 +89,14 @@ type watchOptions struct {
 // a watch asks of kcp does not depend on the objects its user cannot
 // see), and what the watcher has sent
 // depends on it: for every cluster the watcher has an answer for
-// (visibility.answers), the client has, as of the last change the watcher
-// processed, every matching object of the cluster if it is visible, none if
-// not; of a cluster without an answer, nothing (an answer is asked for the
-// first matching object). Only the watcher's goroutine (run) reads or
-// changes the answers, so that they always describe what it has sent.
+// (visibility, two bits at the cluster's slot), the client has, as of the
+// last change the watcher processed, every matching object of the cluster
+// if it is visible, none if not; of a cluster without an answer, nothing
+// (an answer is asked for the first matching object). The change that
+// empties a cluster forgets its answer, so that what a watcher keeps is
+// bounded by the store's slots (slots.go), two bits per cluster. Only the
+// watcher's goroutine (run) reads or changes the answers, so that they
+// always describe what it has sent.
 type watcher struct {
 	store *Store
 	watchOptions
@@ -102,6 +106,12 @@ type watcher struct {
 	// resourceVersion is the store's when the watcher was registered, then
 	// that of the last change (or visibility re-check) it processed.
 	resourceVersion string
+
+	// position counts the store's changes the watcher has processed: those
+	// pushed before it registered, and since, each once translated. A slot
+	// given back is taken again only once every watcher is past the change
+	// that gave it back (slots.go).
+	position atomic.Uint64
 
 	incoming changeQueue
 	result   chan watch.Event
@@ -211,23 +221,10 @@ func (w *watcher) run() {
 	rechecks, stop := w.visibilityTicks()
 	defer stop()
 	registeredAt := w.resourceVersion // the store's, when the watcher was registered
-	if w.cluster == "" && w.resumed {
-		// The client has what a list (or an earlier watch) showed it: the
-		// objects of the clusters visible then. The watcher takes the
-		// answers of now for those, as they were a moment ago, so that a
-		// cluster that goes out of sight later is DELETED; a cluster
-		// without an answer would be taken for one never shown.
-		for _, cluster := range w.store.clusters() {
-			w.visibility.visible(cluster)
-			if w.failed() {
-				return
-			}
-		}
-	}
 	for _, entries := range w.first.clusters {
 		// One answer per cluster, before any selector: the objects of a
 		// cluster the user may not see are not looked at.
-		if w.cluster == "" && !w.visibility.visible(entries[0].cluster) {
+		if w.cluster == "" && !w.visibility.visible(entries[0].cluster, entries[0].slot) {
 			if w.failed() {
 				return
 			}
@@ -242,6 +239,21 @@ func (w *watcher) run() {
 	for _, c := range w.first.changes {
 		if event, ok := w.translate(c); ok && !w.send(event) || w.failed() {
 			return
+		}
+	}
+	if w.cluster == "" && w.resumed {
+		// The client has what a list (or an earlier watch) showed it: the
+		// objects of the clusters visible then. The watcher takes the
+		// answers of now for those it has none for yet, as they were a
+		// moment ago, so that a cluster that goes out of sight later is
+		// DELETED; a cluster without an answer would be taken for one never
+		// shown. After the changes replayed: their slots are those of their
+		// moment, the current ones those of now (slots.go).
+		for _, c := range w.store.currentClusters() {
+			w.visibility.visible(c.cluster, c.slot)
+			if w.failed() {
+				return
+			}
 		}
 	}
 	w.first, w.resourceVersion = watchStart{}, registeredAt
@@ -264,7 +276,9 @@ func (w *watcher) run() {
 			if !ok {
 				continue
 			}
-			if event, ok := w.translate(c); ok && !w.send(event) || w.failed() {
+			event, ok := w.translate(c)
+			w.position.Add(1)
+			if ok && !w.send(event) || w.failed() {
 				return
 			}
 		case <-bookmarks:
@@ -289,12 +303,17 @@ func (w *watcher) failed() bool {
 	return true
 }
 
-// translate turns a store change into the event this watcher sees.
+// translate turns a store change into the event this watcher sees; the
+// change that empties a cluster forgets the answer for it (its slot is
+// given back).
 func (w *watcher) translate(c change) (watch.Event, bool) {
 	wasIn := c.old != nil && w.shows(c.old)
 	isIn := c.new != nil && w.shows(c.new)
 	if c.version != "" {
 		w.resourceVersion = c.version
+	}
+	if c.emptied {
+		w.visibility.forget(c.old.slot)
 	}
 	switch {
 	case isIn && wasIn:
@@ -322,7 +341,7 @@ func (w *watcher) shows(e *entry) bool {
 	if w.cluster != "" {
 		return w.matches(e)
 	}
-	return w.visibility.visible(e.cluster) && w.matches(e)
+	return w.visibility.visible(e.cluster, e.slot) && w.matches(e)
 }
 
 // recheckVisibility asks again, within recheckTimeout, about the watch's
@@ -332,8 +351,8 @@ func (w *watcher) shows(e *entry) bool {
 // watch of one cluster ends when its cluster is no longer visible; at *,
 // the watcher brings the client in line with the new answers: DELETED for
 // the matching objects of a cluster no longer visible, ADDED for those of
-// one now visible. It forgets the answers for clusters without objects, so
-// that what it keeps stays bounded by the store. An error, or a re-check
+// one now visible. A cluster emptied meanwhile is left to the change that
+// emptied it, which forgets its answer. An error, or a re-check
 // that does not end in time, ends the watch. It returns false when the
 // watch ended.
 //
@@ -367,61 +386,60 @@ func (w *watcher) recheckVisibility() bool {
 		return true
 	}
 
-	known := make([]logicalcluster.Name, 0, len(w.visibility.answers))
-	for cluster := range w.visibility.answers {
-		known = append(known, cluster)
+	type recheck struct {
+		slotCluster
+		visible bool
 	}
-	withObjects, empty := w.store.clustersWithObjects(known)
-	changed := map[logicalcluster.Name]bool{}
-	for _, cluster := range withObjects {
+	var changed []recheck
+	for _, c := range w.store.clustersOfSlots(w.visibility.knownSlots()) {
 		if w.stopped() {
 			return false
 		}
-		visible, err := askWithin(ctx, w.visibility.ask, cluster, watchVisibilityMaxAge)
+		visible, err := askWithin(ctx, w.visibility.ask, c.cluster, watchVisibilityMaxAge)
 		if err != nil {
-			logger.V(2).Info("Ending a watch at *: kcp did not tell in time whether its user may still see a cluster", "cluster", cluster, "err", err)
+			logger.V(2).Info("Ending a watch at *: kcp did not tell in time whether its user may still see a cluster", "cluster", c.cluster, "err", err)
 			return false
 		}
-		if visible != w.visibility.answers[cluster] {
-			changed[cluster] = visible
+		if kept, _ := w.visibility.answer(c.slot); visible != kept {
+			changed = append(changed, recheck{slotCluster: c, visible: visible})
 		}
 	}
 	if ctx.Err() != nil {
 		return false // the request is over, or the re-check took too long
 	}
-	if len(changed) == 0 && len(empty) == 0 {
+	if len(changed) == 0 {
 		return true
 	}
 
-	clusters := empty
-	for cluster := range changed {
-		clusters = append(clusters, cluster)
+	sort.Slice(changed, func(i, j int) bool { return changed[i].cluster < changed[j].cluster })
+	clusters := make([]logicalcluster.Name, 0, len(changed))
+	for _, c := range changed {
+		clusters = append(clusters, c.cluster)
 	}
-	sort.Slice(clusters, func(i, j int) bool { return clusters[i] < clusters[j] })
 	snapshot := w.store.snapshotClusters(w, clusters)
 	for range snapshot.queued {
 		c, _ := w.incoming.pop() // only this goroutine takes from the queue: they are there
-		if event, ok := w.translate(c); ok && !w.send(event) {
+		event, ok := w.translate(c)
+		w.position.Add(1)
+		if ok && !w.send(event) {
 			return false
 		}
 	}
 	w.resourceVersion = snapshot.resourceVersion
 
-	for _, cluster := range clusters {
-		entries := snapshot.entries[cluster]
-		if len(entries) == 0 {
-			// Nothing of it at the client, whatever the answer: a later
-			// object of it gets a fresh one.
-			delete(w.visibility.answers, cluster)
+	for _, c := range changed {
+		entries := snapshot.entries[c.cluster]
+		if len(entries) == 0 || entries[0].slot != c.slot {
+			// Emptied meanwhile: its answer went with its last object (and
+			// its objects since, under another slot, got an answer of now).
 			continue
 		}
-		visible, isChanged := changed[cluster]
-		if !isChanged {
-			continue // objects again since it looked empty: the next re-check
+		if _, known := w.visibility.answer(c.slot); !known {
+			continue
 		}
-		w.visibility.answers[cluster] = visible
+		w.visibility.set(c.slot, c.visible)
 		eventType := watch.Deleted
-		if visible {
+		if c.visible {
 			eventType = watch.Added
 		}
 		for _, e := range entries {

@@ -209,6 +209,60 @@ func BenchmarkIdleWatchMemory(b *testing.B) {
 	}
 }
 
+// BenchmarkWildcardWatchMemory is what an idle watch at * holds in the
+// storage as the number of clusters grows (one WorkspaceMount each, every
+// cluster visible, the worst case: an answer kept for every cluster):
+// watches started from no resource version, their initial events read,
+// then left waiting,
+// heap and goroutine stacks after a GC, per watch (B/watch). Times
+// --max-watches, it bounds the memory of the pool of watches at *.
+func BenchmarkWildcardWatchMemory(b *testing.B) {
+	const watches = 200
+	for _, clusters := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("clusters/%d", clusters), func(b *testing.B) {
+			s := NewStore()
+			src := &source{hasSynced: func() bool { return true }, synced: true}
+			s.sources[""] = src
+			for i := range clusters {
+				ws := mounted(fmt.Sprintf("cluster-%05d", i), "mount", mount.PhaseReady, nil)
+				ws.ResourceVersion = fmt.Sprint(i + 1)
+				s.upsert(src, ws)
+			}
+			r := NewREST(s, allVisible)
+			inUse := func() uint64 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				return m.HeapInuse + m.StackInuse
+			}
+			var perWatch float64
+			for b.Loop() {
+				goroutines := runtime.NumGoroutine()
+				before := inUse()
+				started := make([]watch.Interface, 0, watches)
+				for range watches {
+					w, err := r.Watch(requestContext("*"), &metainternalversion.ListOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for range clusters { // the initial events: an answer taken for every cluster
+						<-w.ResultChan()
+					}
+					started = append(started, w)
+				}
+				perWatch = float64(inUse()-before) / watches
+				for _, w := range started {
+					w.Stop()
+				}
+				for runtime.NumGoroutine() > goroutines {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			b.ReportMetric(perWatch, "B/watch")
+		})
+	}
+}
+
 // allWaiting tells whether every watch is registered and past its start
 // (at *, its answers taken for every cluster).
 func allWaiting(s *Store, started []watch.Interface) bool {
