@@ -110,7 +110,7 @@ func TestSlotsNoAnswerForAnotherCluster(t *testing.T) {
 // beyond them.
 func TestSlotsBoundedByClusters(t *testing.T) {
 	t.Parallel()
-	s := NewStore()
+	s := NewStore(mount.Rule{})
 	src := &source{hasSynced: func() bool { return true }, synced: true}
 	s.sources[""] = src
 	r := NewREST(s, allVisible)

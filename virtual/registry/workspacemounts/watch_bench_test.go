@@ -220,7 +220,7 @@ func BenchmarkWildcardWatchMemory(b *testing.B) {
 	const watches = 200
 	for _, clusters := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprintf("clusters/%d", clusters), func(b *testing.B) {
-			s := NewStore()
+			s := NewStore(mount.Rule{})
 			src := &source{hasSynced: func() bool { return true }, synced: true}
 			s.sources[""] = src
 			for i := range clusters {
