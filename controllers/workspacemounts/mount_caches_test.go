@@ -96,7 +96,7 @@ func TestTrimFullMountObject(t *testing.T) {
 	rebuilt := trimmed.unstructured()
 	require.NotContains(t, rebuilt.Object, "spec")
 	require.Equal(t, "42", rebuilt.GetResourceVersion())
-	require.Equal(t, statusOfMountObject(kubeClusterRef, obj), statusOfMountObject(kubeClusterRef, rebuilt))
+	require.Equal(t, statusOfMountObject(kubeClusterRef, obj, mount.URLRule{}), statusOfMountObject(kubeClusterRef, rebuilt, mount.URLRule{}))
 	require.Equal(t, trimmed, trimmed.DeepCopyObject())
 
 	// A tombstone passes unchanged.
