@@ -204,6 +204,7 @@ func TestChartTemplate(t *testing.T) {
 			case "level-3.yaml":
 				require.Equal(t, "true", flags["workspace-condition"])
 				require.Equal(t, "true", flags["workspace-url"])
+				require.Equal(t, "mounts.example.com,10.20.0.0/16", flags["workspace-url-allowed-hosts"])
 			case "cert-manager-and-monitoring.yaml":
 				require.Len(t, objs["Certificate"], 2) // the CA's and the serving one
 				require.Len(t, objs["Issuer"], 2)
@@ -343,6 +344,7 @@ func TestChartRefuses(t *testing.T) {
 		set        []string
 	}{
 		{"workspaceURL without workspaceCondition", "levels.workspaceURL needs levels.workspaceCondition", []string{"levels.workspaceURL=true"}},
+		{"allowed hosts without workspaceURL", "apply with levels.workspaceURL only", []string{"levels.workspaceURLAllowedHosts={example.com}"}},
 		{"both kcp modes", "exclude each other", []string{"kcp.sharded.enabled=true"}},
 		{"no kcp credentials", "set kcp.kubeconfig.secretName (one shard) or kcp.sharded.enabled", []string{"kcp.kubeconfig.secretName="}},
 		{"requestheader CA without allowed names", "requestheader.allowedNames is required", []string{"requestheader.allowedNames=null"}},

@@ -133,7 +133,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
 			"Without it, the controller removes the condition wherever it finds it.")
 	fs.BoolVar(&o.WorkspaceURL, "workspace-url", o.WorkspaceURL,
-		"Also set spec.URL of every Workspace with spec.mount to its mount object's status.URL when it is a usable one (kcp never lets it be unset), "+
+		"Also set spec.URL of every Workspace with spec.mount to its mount object's status.URL when it is routable (see --workspace-url-allowed-hosts; kcp never lets it be unset), "+
 			"and its phase from Scheduling to Ready once the mount is ready: what kcp's in-tree mounts controller (feature gate WorkspaceMounts) does, "+
 			"which must be off: the plugin refuses to start when it runs. Needs patch on workspaces and workspaces/status.")
 	fs.BoolVar(&o.WorkspaceURLAllowInternalHosts, "workspace-url-allow-internal-hosts", o.WorkspaceURLAllowInternalHosts,

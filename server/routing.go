@@ -109,7 +109,7 @@ func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (w
 func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 	if routing.WorkspaceURL && !routing.WorkspaceCondition {
 		logger.Info("--workspace-url without --workspace-condition: kcp's condition WorkspaceMountReady takes a mount that is not ready out of traffic, " +
-			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL is not usable, keeps its last URL and takes traffic")
+			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL is not routable, keeps its last URL and takes traffic")
 	}
 	logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
 		"inTreeMountsController", routing.InTreeMountsController, "workspaceURLAllowInternalHosts", routing.URLs.AllowInternalHosts,

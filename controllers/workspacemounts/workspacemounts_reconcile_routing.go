@@ -46,7 +46,7 @@ type RoutingOptions struct {
 	WorkspaceCondition bool
 	// WorkspaceURL (--workspace-url) sets spec.URL of every Workspace with
 	// spec.mount to the mount object's status.URL (kept when the mount has
-	// no usable URL: kcp refuses to unset it), and moves its phase from
+	// no routable URL: kcp refuses to unset it), and moves its phase from
 	// Scheduling to Ready once the mount is ready, and keeps kcp's own
 	// condition WorkspaceMountReady (applyKCPMountCondition), as kcp's
 	// in-tree mounts controller does: what was written against that
