@@ -142,7 +142,7 @@ func TestHoldLease(t *testing.T) {
 	t.Log("held for the run; a plugin campaigning meanwhile leads only once it is released")
 	var pluginLeads atomic.Bool
 	pluginCtx, stopPlugin := context.WithCancel(context.Background())
-	defer stopPlugin()
+	t.Cleanup(stopPlugin)
 	pluginDone := make(chan error, 1)
 	err := HoldLease(context.Background(), le, client, "cleanup-1", 5*time.Second, func(ctx context.Context) error {
 		require.Equal(t, "cleanup-1", holder())

@@ -154,7 +154,7 @@ func (c *Cleanup) clean(ctx context.Context) (Result, error) {
 		}
 		result.Shards++
 		at, err := c.cleanShard(ctx, shard, &result, &kept)
-		if at != "" {
+		if at != "" { // interrupted: err is ctx's cause, said below
 			result.NotDone = append(result.NotDone, fmt.Sprintf("shard %s from %s on", shard.String(), at))
 			continue
 		}
@@ -197,13 +197,13 @@ func (s Shard) String() string {
 // cleanShard cleans every Workspace of one shard, page by page; it fails
 // only when the shard cannot be listed. When ctx ends it stops before the
 // next Workspace and says where it stopped (at: the first Workspace it did
-// not finish, or the next page).
+// not finish, or the next page), with ctx's cause.
 func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, kept *int) (at string, err error) {
 	opts := metav1.ListOptions{Limit: PageSize}
 	for {
 		list, err := shard.ListWorkspaces(ctx, opts)
 		if err != nil && ctx.Err() != nil {
-			return "the next page", nil
+			return "the next page", context.Cause(ctx)
 		}
 		if err != nil {
 			return "", fmt.Errorf("listing Workspaces: %w", err)
@@ -211,13 +211,13 @@ func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, k
 		for i := range list.Items {
 			ws := &list.Items[i]
 			if ctx.Err() != nil {
-				return "Workspace " + key(ws), nil
+				return "Workspace " + key(ws), context.Cause(ctx)
 			}
 			changed, err := c.cleanWorkspace(ctx, shard, ws)
 			if err != nil && ctx.Err() != nil {
 				// Stopped half way: its annotations may be gone already,
 				// and the next run finishes it.
-				return "Workspace " + key(ws), nil
+				return "Workspace " + key(ws), context.Cause(ctx)
 			}
 			if err != nil {
 				result.Failed++
@@ -237,7 +237,7 @@ func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, k
 			return "", nil
 		}
 		if ctx.Err() != nil {
-			return "the next page", nil
+			return "the next page", context.Cause(ctx)
 		}
 		opts.Continue = list.Continue
 	}
