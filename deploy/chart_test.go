@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,6 +34,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
 )
@@ -205,6 +207,7 @@ func TestChartTemplate(t *testing.T) {
 				require.Equal(t, "true", flags["workspace-condition"])
 				require.Equal(t, "true", flags["workspace-url"])
 				require.NotContains(t, flags, "legacy-mount-annotation", "off unless asked for")
+				require.Equal(t, "[mounts.example.com,10.20.0.0/16]", flags["workspace-url-allowed-hosts"], "a string slice")
 			case "cert-manager-and-monitoring.yaml":
 				require.Len(t, objs["Certificate"], 2) // the CA's and the serving one
 				require.Len(t, objs["Issuer"], 2)
@@ -354,6 +357,32 @@ func TestChartMatchesKustomize(t *testing.T) {
 
 // TestChartRefuses: values that cannot work fail `helm template` with the
 // chart's message.
+// TestChartNetworkPolicy: the https port admits the front-proxy's
+// namespace (and pods, with a podSelector) only, or networkPolicy.https.from
+// instead.
+func TestChartNetworkPolicy(t *testing.T) {
+	t.Parallel()
+	httpsPeers := func(values string) []networkingv1.NetworkPolicyPeer {
+		file := ""
+		if values != "" {
+			file = filepath.Join(t.TempDir(), "values.yaml")
+			require.NoError(t, os.WriteFile(file, []byte(values), 0o600))
+		}
+		np := single[networkingv1.NetworkPolicy](t, helmTemplate(t, file), "NetworkPolicy")
+		require.Len(t, np.Spec.Ingress, 2)
+		require.Equal(t, "https", np.Spec.Ingress[0].Ports[0].Port.String())
+		return np.Spec.Ingress[0].From
+	}
+	kcpNamespace := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kcp"}}
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{NamespaceSelector: kcpNamespace}}, httpsPeers(""), "the front-proxy's namespace by default")
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{
+		NamespaceSelector: kcpNamespace,
+		PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/component": "front-proxy"}},
+	}}, httpsPeers("networkPolicy: {https: {podSelector: {matchLabels: {app.kubernetes.io/component: front-proxy}}}}"))
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{}}},
+		httpsPeers("networkPolicy: {https: {from: [{namespaceSelector: {}}]}}"), "from instead: every pod of the cluster")
+}
+
 func TestChartRefuses(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -361,6 +390,7 @@ func TestChartRefuses(t *testing.T) {
 		set        []string
 	}{
 		{"workspaceURL without workspaceCondition", "levels.workspaceURL needs levels.workspaceCondition", []string{"levels.workspaceURL=true"}},
+		{"allowed hosts without workspaceURL", "apply with levels.workspaceURL only", []string{"levels.workspaceURLAllowedHosts={example.com}"}},
 		{"both kcp modes", "exclude each other", []string{"kcp.sharded.enabled=true"}},
 		{"no kcp credentials", "set kcp.kubeconfig.secretName (one shard) or kcp.sharded.enabled", []string{"kcp.kubeconfig.secretName="}},
 		{"requestheader CA without allowed names", "requestheader.allowedNames is required", []string{"requestheader.allowedNames=null"}},

@@ -18,6 +18,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -50,11 +51,7 @@ func runAsLeader(ctx context.Context, o *LeaderElectionOptions, client kcpkubern
 		return err
 	}
 	identity += "_" + uuid.NewString()
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: o.Namespace, Name: o.ID},
-		Client:     client.Cluster(logicalcluster.NewPath(o.Cluster)).CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
-	}
+	lock := leaseLock(o, client, identity)
 	var terms leaderTerms
 	for {
 		if err := terms.campaign(ctx, o, lock, run); err != nil {
@@ -65,6 +62,112 @@ func runAsLeader(ctx context.Context, o *LeaderElectionOptions, client kcpkubern
 		}
 		logger.Info("lost the leader lease: the controller has stopped, campaigning again", "identity", identity)
 	}
+}
+
+// leaseLock is the leader Lease of o, taken as identity.
+func leaseLock(o *LeaderElectionOptions, client kcpkubernetesclientset.ClusterInterface, identity string) *resourcelock.LeaseLock {
+	return &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: o.Namespace, Name: o.ID},
+		Client:     client.Cluster(logicalcluster.NewPath(o.Cluster)).CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	}
+}
+
+// ErrLeaseLost ends the context of HoldLease's run when the Lease cannot be
+// renewed: a plugin may lead before long.
+var ErrLeaseLost = errors.New("the leader Lease could not be renewed")
+
+// HoldLease runs run once while holding the leader Lease, as a leader
+// (`workspacemounts cleanup`, so that no plugin starts writing during its
+// run): it campaigns for the Lease as identity (with the plugin's
+// leaderelection settings) for at most wait, and fails if it is not
+// acquired by then (a plugin leads); run's context ends, with cause
+// ErrLeaseLost, when the Lease cannot be renewed, which is before another
+// replica can take it over (RenewDeadline < LeaseDuration), or with ctx's
+// cause when ctx ends. Once run has returned, the Lease is released.
+func HoldLease(ctx context.Context, o *LeaderElectionOptions, client kcpkubernetesclientset.ClusterInterface, identity string, wait time.Duration,
+	run func(context.Context) error) error {
+	logger := klog.FromContext(ctx)
+	lock := leaseLock(o, client, identity)
+	electionCtx, cancelElection := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelElection()
+	var (
+		held     sync.Mutex // guards started and gaveUp
+		started  = make(chan struct{})
+		gaveUp   bool
+		finished = make(chan struct{})
+		runErr   error
+	)
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   o.LeaseDuration,
+		RenewDeadline:   o.RenewDeadline,
+		RetryPeriod:     o.RetryPeriod,
+		ReleaseOnCancel: false, // released below, once run has returned (see campaign)
+		Name:            o.ID,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(leaderCtx context.Context) {
+				held.Lock()
+				if gaveUp || leaderCtx.Err() != nil {
+					held.Unlock()
+					return
+				}
+				close(started)
+				held.Unlock()
+				defer close(finished)
+				runCtx, cancel := context.WithCancelCause(ctx)
+				defer cancel(nil)
+				stop := context.AfterFunc(leaderCtx, func() { cancel(ErrLeaseLost) })
+				defer stop()
+				runErr = run(runCtx)
+			},
+			OnStoppedLeading: func() {},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	electionDone := make(chan struct{})
+	go func() {
+		defer close(electionDone)
+		elector.Run(electionCtx)
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	var notAcquired error
+	select {
+	case <-started:
+	case <-timer.C:
+		notAcquired = fmt.Errorf("the leader Lease %s/%s/%s was not acquired within %s: a plugin leads; stop it first", o.Cluster, o.Namespace, o.ID, wait)
+	case <-ctx.Done():
+		notAcquired = context.Cause(ctx)
+	}
+	if notAcquired != nil {
+		held.Lock()
+		select {
+		case <-started: // acquired meanwhile: run runs
+			notAcquired = nil
+		default:
+			gaveUp = true
+		}
+		held.Unlock()
+	}
+	if notAcquired != nil {
+		cancelElection()
+		<-electionDone
+		return notAcquired
+	}
+	<-finished
+	cancelElection()
+	select {
+	case <-electionDone:
+	case <-time.After(o.RenewDeadline):
+		return runErr // the elector is stuck talking to kcp; the Lease expires by itself
+	}
+	if err := releaseLease(lock, o.RenewDeadline); err != nil {
+		logger.Error(err, "cannot release the leader Lease; it expires by itself", "lock", lock.Describe())
+	}
+	return runErr
 }
 
 // leaderTerms runs one controller at a time, term after term.

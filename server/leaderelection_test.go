@@ -109,3 +109,76 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, lease.Spec.HolderIdentity, "the lease is released on shutdown")
 }
+
+// TestHoldLease: HoldLease runs once as the leader and releases the Lease
+// after; while it holds it, a plugin campaigning does not lead, and leads
+// once it is released; a Lease a plugin holds is not acquired within the
+// wait, and nothing runs; a Lease that cannot be renewed ends the run's
+// context with ErrLeaseLost.
+func TestHoldLease(t *testing.T) {
+	t.Parallel()
+	o := NewOptions()
+	o.LeaderElection.LeaseDuration = 3 * time.Second
+	o.LeaderElection.RenewDeadline = time.Second
+	o.LeaderElection.RetryPeriod = 200 * time.Millisecond
+	le := &o.LeaderElection
+	client := kcpfakekubernetes.NewClientset()
+	var kcpDown atomic.Bool
+	client.PrependReactor("*", "leases", func(kcptesting.Action) (bool, runtime.Object, error) {
+		if kcpDown.Load() {
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil
+	})
+	holder := func() string {
+		lease, err := client.Cluster(logicalcluster.NewPath(le.Cluster)).CoordinationV1().Leases(le.Namespace).Get(context.Background(), le.ID, metav1.GetOptions{})
+		require.NoError(t, err)
+		if lease.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *lease.Spec.HolderIdentity
+	}
+
+	t.Log("held for the run; a plugin campaigning meanwhile leads only once it is released")
+	var pluginLeads atomic.Bool
+	pluginCtx, stopPlugin := context.WithCancel(context.Background())
+	t.Cleanup(stopPlugin)
+	pluginDone := make(chan error, 1)
+	err := HoldLease(context.Background(), le, client, "cleanup-1", 5*time.Second, func(ctx context.Context) error {
+		require.Equal(t, "cleanup-1", holder())
+		go func() {
+			pluginDone <- runAsLeader(pluginCtx, le, client, func(ctx context.Context) error {
+				pluginLeads.Store(true)
+				<-ctx.Done()
+				return nil
+			})
+		}()
+		time.Sleep(2 * le.LeaseDuration) // past a lease duration: the Lease is renewed
+		require.False(t, pluginLeads.Load(), "a plugin led while cleanup held the Lease")
+		return errors.New("the run's own error")
+	})
+	require.EqualError(t, err, "the run's own error")
+	require.Eventually(t, pluginLeads.Load, 5*time.Second, 10*time.Millisecond, "the plugin leads once the Lease is released")
+
+	t.Log("the plugin holds it: not acquired within the wait, nothing runs")
+	ran := false
+	err = HoldLease(context.Background(), le, client, "cleanup-2", time.Second, func(context.Context) error {
+		ran = true
+		return nil
+	})
+	require.ErrorContains(t, err, "was not acquired within 1s: a plugin leads")
+	require.False(t, ran)
+	stopPlugin()
+	require.NoError(t, <-pluginDone)
+	require.Empty(t, holder(), "the plugin released it on shutdown")
+
+	t.Log("lost: kcp stops answering; the run's context ends with ErrLeaseLost before the Lease expires")
+	err = HoldLease(context.Background(), le, client, "cleanup-3", 5*time.Second, func(ctx context.Context) error {
+		downAt := time.Now()
+		kcpDown.Store(true)
+		<-ctx.Done()
+		require.Less(t, time.Since(downAt), le.LeaseDuration)
+		return context.Cause(ctx)
+	})
+	require.ErrorIs(t, err, ErrLeaseLost)
+}

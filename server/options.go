@@ -55,6 +55,10 @@ type Options struct {
 	WorkspaceURL       bool
 	// LegacyMountAnnotation honours kcp's legacy mount annotation (mountRule).
 	LegacyMountAnnotation bool
+	// WorkspaceURLAllowInternalHosts and WorkspaceURLAllowedHosts: which
+	// mount URLs spec.URL takes (mount.URLRule).
+	WorkspaceURLAllowInternalHosts bool
+	WorkspaceURLAllowedHosts       []string
 
 	RunController       bool
 	RunVirtualWorkspace bool
@@ -131,7 +135,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
 			"Without it, the controller removes the condition wherever it finds it.")
 	fs.BoolVar(&o.WorkspaceURL, "workspace-url", o.WorkspaceURL,
-		"Also set spec.URL of every Workspace with spec.mount to its mount object's status.URL when it is a usable one (kcp never lets it be unset), "+
+		"Also set spec.URL of every Workspace with spec.mount to its mount object's status.URL when it is routable (see --workspace-url-allowed-hosts; kcp never lets it be unset), "+
 			"and its phase from Scheduling to Ready once the mount is ready: what kcp's in-tree mounts controller (feature gate WorkspaceMounts) does, "+
 			"which must be off: the plugin refuses to start when it runs. Needs patch on workspaces and workspaces/status.")
 	fs.BoolVar(&o.LegacyMountAnnotation, "legacy-mount-annotation", o.LegacyMountAnnotation,
@@ -139,6 +143,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"kcp v0.28 and later mount by spec.mount.ref, which is immutable, while anyone who may patch a Workspace may write the annotation "+
 			"(with --workspace-condition, a False condition takes the Workspace out of traffic). Without it, such a Workspace is not mounted: "+
 			"the plugin neither reads nor lists it, and removes the annotations and condition it wrote there.")
+	fs.BoolVar(&o.WorkspaceURLAllowInternalHosts, "workspace-url-allow-internal-hosts", o.WorkspaceURLAllowInternalHosts,
+		"With --workspace-url, also route mounts to internal hosts: loopback (127.0.0.0/8, ::1, localhost), link-local (169.254.0.0/16, fe80::/10), "+
+			"unspecified (0.0.0.0, ::) and the shards' own hosts, which are refused otherwise. For development (a kcp on 127.0.0.1) and for "+
+			"operators whose mounts lead to workspaces of the same kcp; logged as a warning at start.")
+	fs.StringSliceVar(&o.WorkspaceURLAllowedHosts, "workspace-url-allowed-hosts", o.WorkspaceURLAllowedHosts,
+		"With --workspace-url, route mounts only to these hosts: CIDRs (10.0.0.0/8, fd00::/8) and IP addresses for hosts written as addresses, "+
+			"DNS names for names equal to or under them (example.com: example.com and a.example.com, not badexample.com). No name is resolved. "+
+			"Empty: any host that is not internal.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Queries per second to kcp, across all clients.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of queries to kcp above --kube-api-qps.")
 	fs.BoolVar(&o.RunController, "run-controller", o.RunController, "Run the controller that writes the mount status annotations.")
@@ -184,6 +196,12 @@ func (o *Options) Validate() error {
 	if o.MaxClusterMountInformers < 0 {
 		errs = append(errs, fmt.Errorf("--max-cluster-mount-informers must not be negative, not %d", o.MaxClusterMountInformers))
 	}
+	if _, err := mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts); err != nil {
+		errs = append(errs, fmt.Errorf("--workspace-url-allowed-hosts: %w", err))
+	}
+	if !o.WorkspaceURL && (o.WorkspaceURLAllowInternalHosts || len(o.WorkspaceURLAllowedHosts) > 0) {
+		errs = append(errs, errors.New("--workspace-url-allow-internal-hosts and --workspace-url-allowed-hosts apply with --workspace-url only"))
+	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
 	}
@@ -228,6 +246,8 @@ type CompletedOptions struct {
 
 type completedOptions struct {
 	Options
+	// AllowedHosts are WorkspaceURLAllowedHosts, parsed.
+	AllowedHosts mount.AllowedHosts
 }
 
 // Complete validates the options and returns a copy of them. It writes and
@@ -240,6 +260,7 @@ func (o *Options) Complete() (*CompletedOptions, error) {
 		return nil, err
 	}
 	completed := &CompletedOptions{&completedOptions{Options: *o}}
+	completed.AllowedHosts, _ = mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts) // validated above
 	if o.MetricsBindAddress != "0" {
 		completed.MetricsBindAddress, _ = metricsBindAddress(o.MetricsBindAddress) // validated above
 	}

@@ -68,6 +68,11 @@ func TestValidate(t *testing.T) {
 		"no lease name":                {func(o *Options) { o.LeaderElection.ID = "" }, "--leader-election-id"},
 		"profiling without a listener": {func(o *Options) { o.Profiling, o.MetricsBindAddress = true, "0" }, "--profiling"},
 		"bad port":                     {func(o *Options) { o.VirtualWorkspace.SecureServing.BindPort = -1 }, "secure-port"},
+		"allowed hosts not parsed": {func(o *Options) {
+			o.WorkspaceURL, o.WorkspaceURLAllowedHosts = true, []string{"example.com", "*.example.org"}
+		}, `--workspace-url-allowed-hosts: "*.example.org": write the suffix without a leading`},
+		"allowed hosts without --workspace-url":  {func(o *Options) { o.WorkspaceURLAllowedHosts = []string{"example.com"} }, "apply with --workspace-url only"},
+		"internal hosts without --workspace-url": {func(o *Options) { o.WorkspaceURLAllowInternalHosts = true }, "apply with --workspace-url only"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -78,6 +83,12 @@ func TestValidate(t *testing.T) {
 	}
 
 	o := valid()
+	o.WorkspaceURL, o.WorkspaceURLAllowInternalHosts, o.WorkspaceURLAllowedHosts = true, true, []string{"example.com", "10.0.0.0/8"}
+	completed, err := o.Complete()
+	require.NoError(t, err)
+	require.Equal(t, "10.0.0.0/8,example.com", completed.AllowedHosts.String())
+
+	o = valid()
 	o.LeaderElection.Enabled = false
 	o.LeaderElection.ID = ""
 	require.NoError(t, o.Validate(), "lease settings do not matter without leader election")

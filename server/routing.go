@@ -20,13 +20,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
@@ -53,7 +56,8 @@ var errNotAnswered = errors.New("the shard did not answer")
 // for both conditions. An error wrapping errNotAnswered: the shard did not
 // answer.
 func routingOf(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
-	routing := workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL}
+	routing := workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL,
+		URLs: mount.URLRule{AllowInternalHosts: o.WorkspaceURLAllowInternalHosts, Allowed: o.AllowedHosts}}
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
 		return routing, err
@@ -105,8 +109,53 @@ func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (w
 func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 	if routing.WorkspaceURL && !routing.WorkspaceCondition {
 		logger.Info("--workspace-url without --workspace-condition: kcp's condition WorkspaceMountReady takes a mount that is not ready out of traffic, " +
-			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL is not usable, keeps its last URL and takes traffic")
+			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL is not routable, keeps its last URL and takes traffic")
 	}
 	logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
-		"inTreeMountsController", routing.InTreeMountsController)
+		"inTreeMountsController", routing.InTreeMountsController, "workspaceURLAllowInternalHosts", routing.URLs.AllowInternalHosts,
+		"workspaceURLAllowedHosts", routing.URLs.Allowed.String())
+}
+
+// allowInternalHostsWarning is logged at start with --workspace-url-allow-internal-hosts.
+const allowInternalHostsWarning = "WARNING: --workspace-url-allow-internal-hosts: a mount may route kcp's traffic to loopback, link-local and " +
+	"unspecified addresses and to the shards' own hosts; meant for development, and for mounts that lead to workspaces of the same kcp"
+
+// shardHostsOf are the hosts of the shards for the rule of mount URLs
+// (mount.URLRule.ShardHosts): of the Shard objects in root, if any.
+func (s *Server) shardHostsOf() func() []string {
+	var shardObjects cache.Store
+	if s.RootKcpSharedInformerFactory != nil {
+		shardObjects = s.RootKcpSharedInformerFactory.Core().V1alpha1().Shards().Informer().GetStore()
+	}
+	return shardHosts(s.ClientConfig.Host, shardObjects)
+}
+
+// shardHosts are the hosts of kcp's shards, asked at every check: root's
+// (rootURL, the server of --kubeconfig or --root-kubeconfig) and, for a
+// sharded kcp (shardObjects, the Shard objects in root, else nil), every
+// Shard's baseURL, externalURL and virtualWorkspaceURL, as they are now.
+// The front-proxy's host is among them only as a Shard's externalURL:
+// with --kubeconfig, --workspace-url-allowed-hosts is what keeps mounts
+// from it.
+func shardHosts(rootURL string, shardObjects cache.Store) func() []string {
+	return func() []string {
+		hosts := appendHost(nil, rootURL)
+		if shardObjects == nil {
+			return hosts
+		}
+		for _, obj := range shardObjects.List() {
+			if shard, ok := obj.(*corev1alpha1.Shard); ok {
+				hosts = appendHost(appendHost(appendHost(hosts, shard.Spec.BaseURL), shard.Spec.ExternalURL), shard.Spec.VirtualWorkspaceURL)
+			}
+		}
+		return hosts
+	}
+}
+
+// appendHost appends the host of rawURL, if it has one.
+func appendHost(hosts []string, rawURL string) []string {
+	if u, err := url.Parse(rawURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	return hosts
 }

@@ -25,7 +25,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 )
@@ -81,7 +85,7 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 				_, _ = fmt.Fprint(w, tc.metrics)
 			}))
 			defer kcp.Close()
-			o := &CompletedOptions{&completedOptions{Options{WorkspaceCondition: tc.condition, WorkspaceURL: tc.url}}}
+			o := &CompletedOptions{&completedOptions{Options: Options{WorkspaceCondition: tc.condition, WorkspaceURL: tc.url}}}
 			got, err := routingOf(t.Context(), o, &rest.Config{Host: kcp.URL})
 			require.Equal(t, int32(1), asked.Load(), "kcp's /metrics asked once")
 			require.Zero(t, otherPaths.Load(), "requests to kcp other than /metrics")
@@ -97,4 +101,20 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShardHosts: the shards' hosts for the rule of mount URLs are root's
+// and, for a sharded kcp, each Shard's three URLs', as the Shards are now.
+func TestShardHosts(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"kcp.example.com"}, shardHosts("https://kcp.example.com:6443", nil)())
+
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	hosts := shardHosts("https://10.0.0.1:6443", store)
+	require.Equal(t, []string{"10.0.0.1"}, hosts())
+	require.NoError(t, store.Add(&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "alpha"}, Spec: corev1alpha1.ShardSpec{
+		BaseURL: "https://alpha.internal:6443", ExternalURL: "https://kcp.example.com", VirtualWorkspaceURL: "https://[fd00::2]:6444",
+	}}))
+	require.NoError(t, store.Add(&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "beta"}, Spec: corev1alpha1.ShardSpec{BaseURL: "not a url"}}))
+	require.ElementsMatch(t, []string{"10.0.0.1", "alpha.internal", "kcp.example.com", "fd00::2"}, hosts(), "asked again: the new Shards")
 }

@@ -133,6 +133,9 @@ func (s *Server) Run(ctx context.Context) error {
 	build := version.Get()
 	logger.Info("Starting workspacemounts", "version", build.Version, "revision", build.Revision,
 		"goVersion", build.GoVersion, "kcpVersion", build.KcpVersion, "platform", build.Platform)
+	if s.Options.WorkspaceURLAllowInternalHosts {
+		logger.Info(allowInternalHostsWarning)
+	}
 
 	group, ctx := errgroup.WithContext(ctx)
 	context.AfterFunc(ctx, func() { s.stopping.Store(true) })

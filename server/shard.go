@@ -299,8 +299,10 @@ func (c *shardController) run(ctx context.Context, options workspacemounts.Optio
 }
 
 // controllerOptions are the controller's options for a shard ("" for the
-// one of --kubeconfig), with what it keeps beside the annotations there.
+// one of --kubeconfig), with what it keeps beside the annotations there
+// and the shards' hosts for the rule of the URLs spec.URL takes.
 func (s *Server) controllerOptions(shard string, routing workspacemounts.RoutingOptions) workspacemounts.Options {
+	routing.URLs.ShardHosts = s.shardHostsOf()
 	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
 		Routing: routing, Shard: shard, MountRule: s.Options.mountRule()}
 }

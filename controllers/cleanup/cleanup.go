@@ -21,6 +21,11 @@ limitations under the License.
 //   - It refuses to run while a plugin holds the leader Lease (CheckLease): a
 //     running controller would write everything again. A plugin stopped with
 //     SIGTERM releases the Lease (no holder), one killed leaves it to expire.
+//     Then it takes the Lease itself for the whole run (Hold: the plugin's
+//     own leader election), so that no plugin started meanwhile writes
+//     until it is done, and releases it at the end. If the Lease cannot be
+//     renewed, or the run is interrupted (SIGINT, SIGTERM), it stops before
+//     the next Workspace and says what it did and what it left.
 //   - What is removed is the controller's own rule for an unmounted Workspace
 //     (workspacemounts.RemoveOwned): the two annotations, the condition, kcp's
 //     condition WorkspaceMountReady that --workspace-url keeps (not on a shard
@@ -90,6 +95,10 @@ type Cleanup struct {
 	GetLease func(ctx context.Context) (*coordinationv1.Lease, error)
 	// LeaseName names the Lease in messages: <cluster>/<namespace>/<name>.
 	LeaseName string
+	// Hold runs clean while holding the leader Lease (server.HoldLease):
+	// an error when it cannot be taken; clean's context ends when it is
+	// lost, with a cause saying so.
+	Hold func(ctx context.Context, clean func(ctx context.Context) error) error
 	// Shards returns the shards to clean, once the Lease is free.
 	Shards func(ctx context.Context) ([]Shard, error)
 	Now    func() time.Time
@@ -102,14 +111,33 @@ type Cleanup struct {
 // Result counts what Run did.
 type Result struct {
 	Changed, Failed, Shards int
+	// Interrupted is why the run stopped before the end ("" if it did
+	// not): its context ended, a signal or the Lease lost. NotDone then
+	// names what it left: a shard from a Workspace on, shards not begun.
+	Interrupted string
+	NotDone     []string
 }
 
-// Run checks the Lease, then cleans every shard, Workspace by Workspace.
+// Run checks the Lease, takes it, then cleans every shard, Workspace by
+// Workspace, and releases it.
 func (c *Cleanup) Run(ctx context.Context) (Result, error) {
 	lease, err := c.GetLease(ctx)
 	if err := CheckLease(lease, err, c.Now(), c.LeaseName); err != nil {
 		return Result{}, err
 	}
+	var result Result
+	var cleanErr error
+	if err := c.Hold(ctx, func(ctx context.Context) error {
+		result, cleanErr = c.clean(ctx)
+		return nil
+	}); err != nil {
+		return result, err
+	}
+	return result, cleanErr
+}
+
+// clean cleans every shard, and prints the summary.
+func (c *Cleanup) clean(ctx context.Context) (Result, error) {
 	shards, err := c.Shards(ctx)
 	if err != nil {
 		return Result{}, err
@@ -117,9 +145,19 @@ func (c *Cleanup) Run(ctx context.Context) (Result, error) {
 	var result Result
 	var errs []error
 	kept := 0
-	for _, shard := range shards {
+	for i, shard := range shards {
+		if ctx.Err() != nil {
+			for _, left := range shards[i:] {
+				result.NotDone = append(result.NotDone, "shard "+left.String())
+			}
+			break
+		}
 		result.Shards++
-		err := c.cleanShard(ctx, shard, &result, &kept)
+		at, err := c.cleanShard(ctx, shard, &result, &kept)
+		if at != "" { // interrupted: err is ctx's cause, said below
+			result.NotDone = append(result.NotDone, fmt.Sprintf("shard %s from %s on", shard.String(), at))
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("shard %s: %w", shard.String(), err))
 		}
@@ -132,6 +170,11 @@ func (c *Cleanup) Run(ctx context.Context) (Result, error) {
 	if result.Failed > 0 {
 		summary += fmt.Sprintf(", %d failed", result.Failed)
 		errs = append(errs, fmt.Errorf("%d Workspaces could not be cleaned up; run again", result.Failed))
+	}
+	if len(result.NotDone) > 0 {
+		result.Interrupted = context.Cause(ctx).Error()
+		summary = fmt.Sprintf("interrupted (%s): %s; not done: %s; run again", result.Interrupted, summary, strings.Join(result.NotDone, ", "))
+		errs = append(errs, fmt.Errorf("interrupted (%s) before the end; run again", result.Interrupted))
 	}
 	if !c.Yes {
 		summary += " (dry run: nothing written; run with --yes)"
@@ -152,17 +195,30 @@ func (s Shard) String() string {
 }
 
 // cleanShard cleans every Workspace of one shard, page by page; it fails
-// only when the shard cannot be listed.
-func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, kept *int) error {
+// only when the shard cannot be listed. When ctx ends it stops before the
+// next Workspace and says where it stopped (at: the first Workspace it did
+// not finish, or the next page), with ctx's cause.
+func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, kept *int) (at string, err error) {
 	opts := metav1.ListOptions{Limit: PageSize}
 	for {
 		list, err := shard.ListWorkspaces(ctx, opts)
+		if err != nil && ctx.Err() != nil {
+			return "the next page", context.Cause(ctx)
+		}
 		if err != nil {
-			return fmt.Errorf("listing Workspaces: %w", err)
+			return "", fmt.Errorf("listing Workspaces: %w", err)
 		}
 		for i := range list.Items {
 			ws := &list.Items[i]
+			if ctx.Err() != nil {
+				return "Workspace " + key(ws), context.Cause(ctx)
+			}
 			changed, err := c.cleanWorkspace(ctx, shard, ws)
+			if err != nil && ctx.Err() != nil {
+				// Stopped half way: its annotations may be gone already,
+				// and the next run finishes it.
+				return "Workspace " + key(ws), context.Cause(ctx)
+			}
 			if err != nil {
 				result.Failed++
 				fmt.Fprintf(c.Out, "%s  FAILED: %v\n", key(ws), err)
@@ -178,7 +234,10 @@ func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, k
 			}
 		}
 		if list.Continue == "" {
-			return nil
+			return "", nil
+		}
+		if ctx.Err() != nil {
+			return "the next page", context.Cause(ctx)
 		}
 		opts.Continue = list.Continue
 	}

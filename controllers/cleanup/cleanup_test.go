@@ -232,6 +232,7 @@ func TestRun(t *testing.T) {
 					return tc.lease, nil
 				},
 				LeaseName: "root/default/workspacemounts",
+				Hold:      holdNow,
 				Shards:    func(context.Context) ([]Shard, error) { return []Shard{shard}, nil },
 				Now:       func() time.Time { return now },
 				Out:       &out,
@@ -294,6 +295,7 @@ func TestRunShardUnreachable(t *testing.T) {
 			return nil, apierrors.NewNotFound(schema.GroupResource{}, "workspacemounts")
 		},
 		LeaseName: "root/default/workspacemounts",
+		Hold:      holdNow,
 		Shards:    func(context.Context) ([]Shard, error) { return []Shard{down, reachable}, nil },
 		Now:       func() time.Time { return now },
 		Out:       &out,
@@ -338,6 +340,7 @@ func TestRunKCPCondition(t *testing.T) {
 			return nil, apierrors.NewNotFound(schema.GroupResource{}, "workspacemounts")
 		},
 		LeaseName: "root/default/workspacemounts",
+		Hold:      holdNow,
 		Shards: func(context.Context) ([]Shard, error) {
 			return []Shard{shard("gate-off", false), shard("gate-on", true)}, nil
 		},
@@ -353,4 +356,129 @@ func TestRunKCPCondition(t *testing.T) {
 		"gate-off": {`{"metadata":{"resourceVersion":"10","uid":""},"status":{"conditions":null,"phase":"Ready"}}`},
 		"gate-on":  {`{"metadata":{"resourceVersion":"10","uid":""},"status":{"conditions":[{"type":"WorkspaceMountReady","status":"False","lastTransitionTime":null}]}}`},
 	}, patches)
+}
+
+// holdNow is a Lease taken at once and never lost.
+func holdNow(ctx context.Context, clean func(context.Context) error) error { return clean(ctx) }
+
+// TestRunHoldsTheLease: the run happens inside Hold, and nothing is listed
+// or written when the Lease cannot be taken (a plugin took it after the
+// check).
+func TestRunHoldsTheLease(t *testing.T) {
+	t.Parallel()
+	own := condition(mount.ConditionType, corev1.ConditionFalse)
+	holding := false
+	var listedWhileHeld, listedUnheld int
+	shard := Shard{
+		ListWorkspaces: func(context.Context, metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error) {
+			if holding {
+				listedWhileHeld++
+			} else {
+				listedUnheld++
+			}
+			return &tenancyv1alpha1.WorkspaceList{Items: []tenancyv1alpha1.Workspace{
+				workspace("condition-only", nil, corev1alpha1.LogicalClusterPhaseUnavailable, own),
+			}}, nil
+		},
+		PatchWorkspace: func(_ context.Context, _ logicalcluster.Name, name string, _ []byte, _ ...string) (*tenancyv1alpha1.Workspace, error) {
+			require.True(t, holding, "a patch without the Lease")
+			ws := workspace(name, nil, corev1alpha1.LogicalClusterPhaseReady)
+			return &ws, nil
+		},
+	}
+	var out bytes.Buffer
+	c := &Cleanup{
+		GetLease: func(context.Context) (*coordinationv1.Lease, error) {
+			return nil, apierrors.NewNotFound(schema.GroupResource{}, "workspacemounts")
+		},
+		LeaseName: "root/default/workspacemounts",
+		Hold: func(ctx context.Context, clean func(context.Context) error) error {
+			holding = true
+			defer func() { holding = false }()
+			return clean(ctx)
+		},
+		Shards: func(context.Context) ([]Shard, error) { return []Shard{shard}, nil },
+		Now:    func() time.Time { return now },
+		Out:    &out,
+		Yes:    true,
+	}
+	result, err := c.Run(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, result.Changed)
+	require.Equal(t, 1, listedWhileHeld)
+
+	c.Hold = func(context.Context, func(context.Context) error) error {
+		return errors.New("the leader Lease root/default/workspacemounts was not acquired within 19s: a plugin leads; stop it first")
+	}
+	_, err = c.Run(context.Background())
+	require.ErrorContains(t, err, "a plugin leads")
+	require.Zero(t, listedUnheld, "listed without the Lease")
+}
+
+// TestRunInterrupted: when the run's context ends (a signal, or the Lease
+// lost), the run stops before the next Workspace, and the summary says what
+// was changed and what was not reached, shard by shard.
+func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
+	own := condition(mount.ConditionType, corev1.ConditionFalse)
+	for name, tc := range map[string]struct {
+		stopAfter int // patches before the context ends
+		want      string
+	}{
+		"between two Workspaces": {
+			stopAfter: 1,
+			want: "interrupted (the leader Lease could not be renewed): 1 Workspaces changed on 1 shards; " +
+				"not done: shard root from Workspace c1|second on, shard shard-2; run again",
+		},
+		"at the end of a page": {
+			stopAfter: 2,
+			want: "interrupted (the leader Lease could not be renewed): 2 Workspaces changed on 1 shards; " +
+				"not done: shard root from the next page on, shard shard-2; run again",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			patched := 0
+			shard := func(name string) Shard {
+				return Shard{
+					Name: name,
+					ListWorkspaces: func(_ context.Context, opts metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error) {
+						require.Empty(t, opts.Continue, "a page listed after the interruption")
+						return &tenancyv1alpha1.WorkspaceList{ListMeta: metav1.ListMeta{Continue: "page2"}, Items: []tenancyv1alpha1.Workspace{
+							workspace("first", nil, corev1alpha1.LogicalClusterPhaseUnavailable, own),
+							workspace("second", nil, corev1alpha1.LogicalClusterPhaseUnavailable, own),
+						}}, nil
+					},
+					PatchWorkspace: func(_ context.Context, _ logicalcluster.Name, name string, _ []byte, _ ...string) (*tenancyv1alpha1.Workspace, error) {
+						require.Less(t, patched, tc.stopAfter, "a patch after the interruption")
+						patched++
+						if patched == tc.stopAfter {
+							cancel(errors.New("the leader Lease could not be renewed"))
+						}
+						ws := workspace(name, nil, corev1alpha1.LogicalClusterPhaseReady)
+						return &ws, nil
+					},
+				}
+			}
+			var out bytes.Buffer
+			c := &Cleanup{
+				GetLease: func(context.Context) (*coordinationv1.Lease, error) {
+					return nil, apierrors.NewNotFound(schema.GroupResource{}, "workspacemounts")
+				},
+				LeaseName: "root/default/workspacemounts",
+				Hold:      holdNow,
+				Shards:    func(context.Context) ([]Shard, error) { return []Shard{shard("root"), shard("shard-2")}, nil },
+				Now:       func() time.Time { return now },
+				Out:       &out,
+				Yes:       true,
+			}
+			result, err := c.Run(ctx)
+			require.ErrorContains(t, err, "interrupted (the leader Lease could not be renewed) before the end; run again")
+			require.Contains(t, out.String(), tc.want+"\n")
+			require.Equal(t, tc.stopAfter, result.Changed)
+			require.Equal(t, "the leader Lease could not be renewed", result.Interrupted)
+		})
+	}
 }

@@ -90,6 +90,10 @@ func FuzzStatusOfMountObject(f *testing.F) {
 	}
 	f.Add([]byte(`{"phase":"Connecting","conditions":[{"type":"Ready","status":"False","message":"m"}]}`), true, "True")
 	ref := kubeClusterRef
+	// The rule at level 3, where the reconciler below checks hosts too.
+	urls := mount.URLRule{ShardHosts: func() []string { return []string{"kcp.example", "10.0.0.1"} }}
+	levelThree := urls
+	levelThree.CheckHosts = true
 	f.Fuzz(func(t *testing.T, status []byte, hasMark bool, mark string) {
 		var value interface{}
 		if json.Unmarshal(status, &value) != nil {
@@ -106,7 +110,7 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		if err := obj.UnmarshalJSON(data); err != nil {
 			return
 		}
-		s := statusOfMountObject(ref, obj)
+		s := statusOfMountObject(ref, obj, levelThree)
 		marked := hasMark && mark == mount.IsMountAnnotationValue
 		if marked != mount.IsMarked(obj.GetAnnotations()) {
 			t.Fatalf("marked %v for the annotation %q", mount.IsMarked(obj.GetAnnotations()), mark)
@@ -134,13 +138,13 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fromTrimmed := statusOfMountObject(ref, trimmed.(*trimmedMountObject).unstructured()); !reflect.DeepEqual(fromTrimmed, s) {
+		if fromTrimmed := statusOfMountObject(ref, trimmed.(*trimmedMountObject).unstructured(), levelThree); !reflect.DeepEqual(fromTrimmed, s) {
 			t.Fatalf("trimmed %+v, full %+v", fromTrimmed, s)
 		}
 
 		r := &workspacesReconciler{
 			resolve: servedEverywhere, getMountObject: returns(obj, nil), informerDenied: neverDenied,
-			routing: RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true},
+			routing: RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true, URLs: urls},
 			now:     func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
 		}
 		ws := mountedWorkspace(ref)
@@ -153,7 +157,7 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		}
 		// What kcp routes by: a URL kcp may be sent to, or none; the
 		// condition True exactly when ready, and bounded.
-		if ws.Spec.URL != "" && (!routable(ws.Spec.URL) || ws.Spec.URL != s.URL) {
+		if ws.Spec.URL != "" && (levelThree.Check(ws.Spec.URL) != nil || ws.Spec.URL != s.URL) {
 			t.Fatalf("spec.URL %q from status.URL %q", ws.Spec.URL, s.URL)
 		}
 		if s.Ready && ws.Spec.URL == "" {

@@ -89,7 +89,7 @@ func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alph
 func (r *workspacesReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspace, state mountState) {
 	r.applyAnnotations(ws, state)
 	if r.routing.WorkspaceURL {
-		applyURL(ws, state)
+		applyURL(ws, state, r.urlRule(ws))
 	}
 }
 
@@ -224,7 +224,17 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 	if err != nil {
 		return mount.Status{}, true, fmt.Errorf("reading %s in cluster %s: %w", describe(ref), cluster, err)
 	}
-	return statusOfMountObject(ref, obj), true, nil
+	return statusOfMountObject(ref, obj, r.urlRule(ws)), true, nil
+}
+
+// urlRule is the rule for ws's mount URL: its hosts are checked where the
+// URL becomes spec.URL (--workspace-url, a Workspace with spec.mount);
+// elsewhere the plugin routes nothing, and the form alone is checked, as
+// at levels 1 and 2.
+func (r *workspacesReconciler) urlRule(ws *tenancyv1alpha1.Workspace) mount.URLRule {
+	rule := r.routing.URLs
+	rule.CheckHosts = r.routing.WorkspaceURL && ws.Spec.Mount != nil
+	return rule
 }
 
 func invalid(ref mount.Reference, reason, message string) mount.Status {

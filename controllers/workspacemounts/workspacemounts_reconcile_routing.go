@@ -46,7 +46,7 @@ type RoutingOptions struct {
 	WorkspaceCondition bool
 	// WorkspaceURL (--workspace-url) sets spec.URL of every Workspace with
 	// spec.mount to the mount object's status.URL (kept when the mount has
-	// no usable URL: kcp refuses to unset it), and moves its phase from
+	// no routable URL: kcp refuses to unset it), and moves its phase from
 	// Scheduling to Ready once the mount is ready, and keeps kcp's own
 	// condition WorkspaceMountReady (applyKCPMountCondition), as kcp's
 	// in-tree mounts controller does: what was written against that
@@ -54,6 +54,10 @@ type RoutingOptions struct {
 	// Without WorkspaceURL, and with kcp's controller off, the controller
 	// removes WorkspaceMountReady wherever it finds it.
 	WorkspaceURL bool
+	// URLs is the rule for the mount URLs spec.URL takes
+	// (--workspace-url-allow-internal-hosts, --workspace-url-allowed-hosts,
+	// the shards' hosts); urlRule decides where its host rules apply.
+	URLs mount.URLRule
 	// InTreeMountsController tells that kcp's in-tree mounts controller
 	// (feature gate WorkspaceMounts) runs on the shard. It marks a Workspace
 	// Ready whenever its mount object's status.phase is Ready, so the
@@ -138,14 +142,16 @@ func ownCondition(ws *tenancyv1alpha1.Workspace) *conditionsv1alpha1.Condition {
 }
 
 // applyURL sets spec.URL of a Workspace with spec.mount to its mount's URL:
-// the mount object's status.URL when kcp may route to it. Otherwise it is
+// the mount object's status.URL when kcp may route to it (urls, the
+// Workspace's urlRule), whatever the phase, as kcp's in-tree controller
+// does; the condition takes a mount that is not ready out of traffic. Otherwise it is
 // left as it is: kcp refuses to unset spec.URL once set (a validation rule
 // of WorkspaceSpec, "URL cannot be unset", v0.28 to v0.32.3), and so does
 // kcp's in-tree controller; the condition, False then, is what takes the
 // Workspace out of traffic. A Workspace mounted by the legacy annotation is
 // an ordinary Workspace, with kcp's own URL: it is never touched.
-func applyURL(ws *tenancyv1alpha1.Workspace, state mountState) {
-	if ws.Spec.Mount == nil || !state.mounted || !routable(state.status.URL) {
+func applyURL(ws *tenancyv1alpha1.Workspace, state mountState, urls mount.URLRule) {
+	if ws.Spec.Mount == nil || !state.mounted || state.status.URL == "" || urls.Check(state.status.URL) != nil {
 		return
 	}
 	ws.Spec.URL = state.status.URL

@@ -52,6 +52,9 @@ func TestReconcileRouting(t *testing.T) {
 		return restmapping.Resource{}, restmapping.ErrKindNotServed
 	}
 	const oldURL = "https://old.example/clusters/x"
+	allowed, err := mount.ParseAllowedHosts([]string{"example", "10.0.0.0/8"})
+	require.NoError(t, err)
+	urls := mount.URLRule{Allowed: allowed, ShardHosts: func() []string { return []string{"kcp.example"} }}
 	withURL := func(ws *tenancyv1alpha1.Workspace) *tenancyv1alpha1.Workspace {
 		ws.Spec.URL = oldURL
 		ws.Status.Phase = corev1alpha1.LogicalClusterPhaseScheduling
@@ -91,6 +94,43 @@ func TestReconcileRouting(t *testing.T) {
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://admin:secret@proxy.example/"}),
 			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name: "ready at a loopback URL: not routable, the URL kept", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://127.0.0.1:6443/clusters/root"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: `"https://127.0.0.1:6443/clusters/root" is not routable: loopback host`,
+		},
+		{
+			name: "ready at a shard's host", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://KCP.example.:443/clusters/root"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: "not routable: the host of a kcp shard",
+		},
+		{
+			name: "ready at a host out of the allowed ones", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example.net/"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: "not routable: host not in --workspace-url-allowed-hosts",
+		},
+		{
+			name: "ready at an allowed address", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://10.1.2.3:6443/clusters/a"}),
+			wantStatus: corev1.ConditionTrue, wantReason: mount.ReasonMountReady,
+			wantURL: "https://10.1.2.3:6443/clusters/a", wantPhase: corev1alpha1.LogicalClusterPhaseReady,
+		},
+		{
+			name: "connecting at a link-local URL: spec.URL is not set to it", ws: withURL(mountedWorkspace(kubeClusterRef)),
+			object:     mountObject(map[string]interface{}{"phase": "Connecting", "URL": "http://169.254.169.254/latest/meta-data"}),
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountNotReady, severity: conditionsv1alpha1.ConditionSeverityInfo,
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		},
+		{
+			name:       "legacy mount at a loopback URL: the plugin routes none, the form alone is checked",
+			ws:         kcpDone(withURL(legacyWorkspace(`{"spec":{"ref":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"proxy"}}}`))),
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://127.0.0.1/"}),
+			wantStatus: corev1.ConditionTrue, wantReason: mount.ReasonMountReady,
+			wantURL: oldURL, wantPhase: corev1alpha1.LogicalClusterPhaseReady,
 		},
 		{
 			name: "initializing", ws: withURL(mountedWorkspace(kubeClusterRef)),
@@ -188,7 +228,7 @@ func TestReconcileRouting(t *testing.T) {
 		for _, rule := range []mount.Rule{{LegacyAnnotation: true}, {}} {
 			t.Run(fmt.Sprintf("%s, legacy annotation honoured %v", tc.name, rule.LegacyAnnotation), func(t *testing.T) {
 				t.Parallel()
-				reconcileRouting(t, tc, rule)
+				reconcileRouting(t, tc, rule, urls)
 			})
 		}
 	}
@@ -214,9 +254,11 @@ type routingCase struct {
 	// case that is not a legacy mount gives the same with both.
 	notHonoured *corev1alpha1.LogicalClusterPhaseType
 	wantErr     bool
+	// wantWhy is in the message, unless empty.
+	wantWhy string
 }
 
-func reconcileRouting(t *testing.T, tc routingCase, rule mount.Rule) {
+func reconcileRouting(t *testing.T, tc routingCase, rule mount.Rule, urls mount.URLRule) {
 	resolve := tc.resolve
 	if resolve == nil {
 		resolve = servedEverywhere
@@ -238,7 +280,7 @@ func reconcileRouting(t *testing.T, tc routingCase, rule mount.Rule) {
 		getMountObject:    getMountObject,
 		informerDenied:    func(restmapping.Resource) bool { return tc.denied },
 		maxMountInformers: mount.DefaultMaxMountInformers,
-		routing:           RoutingOptions{WorkspaceCondition: true, WorkspaceURL: !tc.inTree, InTreeMountsController: tc.inTree},
+		routing:           RoutingOptions{WorkspaceCondition: true, WorkspaceURL: !tc.inTree, InTreeMountsController: tc.inTree, URLs: urls},
 		now:               func() time.Time { return now },
 	}
 	ws := tc.ws.DeepCopy()
@@ -266,6 +308,7 @@ func reconcileRouting(t *testing.T, tc routingCase, rule mount.Rule) {
 	require.Equal(t, now, condition.LastTransitionTime.Time)
 	require.NotEmpty(t, condition.Message)
 	require.LessOrEqual(t, len(condition.Message), mount.MaxMessage)
+	require.Contains(t, condition.Message, tc.wantWhy)
 	status, _ := mount.StatusOf(ws.Annotations)
 	if tc.inTree {
 		require.True(t, strings.HasSuffix(condition.Message, inTreeNote))

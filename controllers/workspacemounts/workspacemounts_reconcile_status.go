@@ -18,7 +18,6 @@ package workspacemounts
 
 import (
 	"fmt"
-	"net/url"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -29,7 +28,8 @@ import (
 
 // statusOfMountObject applies the contract to a mount object that exists: only
 // status.phase, status.URL, status.conditions and the annotation
-// mount.IsMountAnnotationKey are read. The tenant who owns the mount object
+// mount.IsMountAnnotationKey are read, the URL by the rule urls
+// (workspacesReconciler.urlRule). The tenant who owns the mount object
 // writes them, so the result is mount.Status.Bounded: every field cut to its
 // limit, whatever the object holds.
 //
@@ -40,7 +40,7 @@ import (
 // kcp's mark of a mount object (mount.IsMarked), which whoever may write the
 // object put there. An unmarked one gets its phase, URL and reason, and a
 // message that says how to mark it (mount.UnmarkedNote).
-func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mount.Status {
+func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, urls mount.URLRule) mount.Status {
 	marked := mount.IsMarked(obj.GetAnnotations())
 	status := mount.Status{MountRef: ref}
 	if marked {
@@ -52,6 +52,10 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mo
 	what := describe(ref)
 
 	phase, found, err := unstructured.NestedString(obj.Object, "status", "phase")
+	var notRoutable error
+	if statusURL != "" {
+		notRoutable = urls.Check(statusURL)
+	}
 	switch {
 	case err != nil:
 		status.Phase, status.Reason = mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized
@@ -59,13 +63,13 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mo
 	case !found:
 		status.Phase, status.Reason = mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized
 		status.Message = fmt.Sprintf("%s reports no status.phase yet; look at its controller.", what)
-	case phase == string(tenancyv1alpha1.MountPhaseReady) && routable(statusURL):
+	case phase == string(tenancyv1alpha1.MountPhaseReady) && statusURL != "" && notRoutable == nil:
 		status.Phase, status.Ready, status.Reason = mount.PhaseReady, true, mount.ReasonMountReady
 		status.Message = fmt.Sprintf("%s is ready at %s.", what, mount.Truncate(statusURL, maxQuotedURL))
 	case phase == string(tenancyv1alpha1.MountPhaseReady) && statusURL != "":
 		status.Phase, status.Reason = mount.PhaseReady, mount.ReasonMountURLMissing
-		status.Message = fmt.Sprintf("%s is Ready but its status.URL %s is not an absolute http or https URL with a host (and no user name), "+
-			"so no traffic is sent to it; look at its controller.", what, mount.Quote(mount.Truncate(statusURL, maxQuotedURL)))
+		status.Message = fmt.Sprintf("%s is Ready but its status.URL %s is not routable: %v; no traffic is sent to it. Look at its controller.",
+			what, mount.Quote(mount.Truncate(statusURL, maxQuotedURL)), notRoutable)
 	case phase == string(tenancyv1alpha1.MountPhaseReady):
 		status.Phase, status.Reason = mount.PhaseReady, mount.ReasonMountURLMissing
 		status.Message = fmt.Sprintf("%s is Ready but has no status.URL, so no traffic can reach the mount; look at its controller.", what)
@@ -83,16 +87,6 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured) mo
 		status.Message = mount.Truncate(mount.Sanitize(status.Message), mount.MaxMessage-len(mount.UnmarkedNote)-1) + " " + mount.UnmarkedNote
 	}
 	return status.Bounded()
-}
-
-// routable tells whether a mount object's status.URL is one kcp's proxies may
-// be sent to: an absolute http or https URL with a host and without user
-// information. The tenant who owns the mount object writes it, and with
-// --workspace-url it becomes the Workspace's spec.URL, where kcp's
-// front-proxy forwards that workspace's requests.
-func routable(rawURL string) bool {
-	u, err := url.Parse(rawURL)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil && u.Opaque == ""
 }
 
 // maxQuotedURL bounds the URL quoted in a Ready message; the status has all of it.

@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
@@ -93,8 +94,20 @@ func TestCleanup(t *testing.T) {
 	}, time.Minute, time.Second, "cleanup refused while the plugin holds the Lease")
 
 	require.NoError(t, p.Stop())
+	// cleanup takes the Lease for its run and releases it: one transition
+	// of the Lease per run, and no holder after.
+	kube, err := kcpkubernetesclientset.NewForConfig(cfg)
+	require.NoError(t, err)
+	transitions := func() int32 {
+		lease, err := kube.Cluster(framework.RootPath).CoordinationV1().Leases("default").Get(context.Background(), "workspacemounts", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Empty(t, lease.Spec.HolderIdentity, "the Lease is released")
+		return *lease.Spec.LeaseTransitions
+	}
+	before := transitions()
 	out, err := runCleanup(t, e)
 	require.NoError(t, err, out)
+	require.Equal(t, before+1, transitions(), "the dry run held the Lease")
 	require.Contains(t, out, "would remove", "the dry run lists the Workspace")
 	require.Contains(t, out, "dry run: nothing written")
 	e.waitWorkspace(t, orgPath, "unserved", condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable, status: corev1.ConditionFalse,
@@ -103,6 +116,7 @@ func TestCleanup(t *testing.T) {
 	out, err = runCleanup(t, e, "--yes")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "removed annotations")
+	require.Equal(t, before+2, transitions(), "cleanup --yes held the Lease")
 	ws := e.waitWorkspace(t, orgPath, "unserved", condWant{phase: corev1alpha1.LogicalClusterPhaseReady, url: &unservedURL})
 	require.NotContains(t, ws.Annotations, mount.PhaseAnnotationKey)
 	require.NotContains(t, ws.Annotations, mount.StatusAnnotationKey)

@@ -57,7 +57,8 @@ func TestMountsMachinery(t *testing.T) {
 	t.Run("the plugin at level 3, kcp's gate off", func(t *testing.T) {
 		t.Parallel()
 		e := newCondEnv(t, "WorkspaceMounts=false")
-		p := e.startPlugin(t, "level-3", "--workspace-condition", "--workspace-url")
+		// kcp's test mounts a workspace of the same kcp: an internal host.
+		p := e.startPlugin(t, "level-3", "--workspace-condition", "--workspace-url", "--workspace-url-allow-internal-hosts")
 		runKCPMountsTest(t, binary, e)
 		require.NoError(t, p.CheckRunning())
 	})

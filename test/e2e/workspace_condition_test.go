@@ -413,7 +413,8 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 	legacyURL := legacy.Spec.URL
 	e.waitGet(t, legacyPath, condWorkspacesPath, http.StatusOK, "WorkspaceList")
 
-	p1 := e.startPlugin(t, "condition-and-url", "--workspace-condition", "--workspace-url", "--legacy-mount-annotation")
+	// The mounts lead to a workspace of the same kcp, on 127.0.0.1: internal hosts (requireURLRule).
+	p1 := e.startPlugin(t, "condition-and-url", "--workspace-condition", "--workspace-url", "--workspace-url-allow-internal-hosts", "--legacy-mount-annotation")
 
 	t.Log("KubeCluster proxy in source: Ready, status.URL = destination's spec.URL; Workspace source:mount mounts it")
 	ready := map[string]interface{}{"phase": "Ready", "URL": destinationURL, "conditions": []interface{}{
@@ -505,7 +506,7 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 		"so that the mount keeps being routed: turning it off would leave spec.URL alone anyway, and with it on the " +
 		"test also shows that it does not need the condition)")
 	require.NoError(t, p1.Stop())
-	p2 := e.startPlugin(t, "url-only", "--workspace-url", "--legacy-mount-annotation")
+	p2 := e.startPlugin(t, "url-only", "--workspace-url", "--workspace-url-allow-internal-hosts", "--legacy-mount-annotation")
 
 	t.Log("WorkspaceMountAvailable is gone from the three Workspaces: legacy and unserved are Ready again and kcp routes " +
 		"their paths again; mount keeps kcp's own WorkspaceMountReady=False (MountObjectNotReady, proxy is still Connecting), " +
@@ -528,7 +529,45 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 
 	t.Log("steady state with --workspace-url alone")
 	e.requireSteady(t, p2, workspaces)
+
+	require.NoError(t, p2.Stop())
+	e.requireURLRule(t, source, "mount", destinationURL, configMapPath)
 	t.Logf("TestWorkspaceConditionAndURL took %s (kcp start included)", time.Since(began).Round(time.Second))
+}
+
+// requireURLRule: a plugin at level 3 without
+// --workspace-url-allow-internal-hosts, with --workspace-url-allowed-hosts,
+// routes the Workspace name (spec.mount: KubeCluster proxy in source, whose
+// status.URL is destinationURL, a workspace of the same kcp at 127.0.0.1)
+// to no internal host and to no host out of the allowed ones: the mount is
+// MountURLMissing with the reason in its message, spec.URL stays, kcp
+// answers 503; an allowed host becomes spec.URL. (The allowed hosts are in
+// .invalid, which resolves nowhere: nothing is sent there.)
+func (e *condEnv) requireURLRule(t *testing.T, source logicalcluster.Path, name, destinationURL, configMapPath string) {
+	t.Helper()
+	e.startPlugin(t, "url-rule", "--workspace-condition", "--workspace-url", "--workspace-url-allowed-hosts=mounts.invalid,192.0.2.0/24")
+	notRoutable := func(url, why string, specURL *string) {
+		t.Helper()
+		e.c.setMountStatus(t, source, kubeClusters, "proxy", map[string]interface{}{"phase": "Ready", "URL": url})
+		status := e.c.waitForMount(t, source, name, mountState{phase: mount.PhaseReady, reason: mount.ReasonMountURLMissing, url: url})
+		require.Contains(t, status.Message, fmt.Sprintf("%q is not routable: %s", url, why))
+		e.waitWorkspace(t, source, name, condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable, status: corev1.ConditionFalse,
+			reason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError, inTree: corev1.ConditionTrue, url: specURL})
+	}
+	t.Log("proxy Ready at destination's URL, on 127.0.0.1: MountURLMissing (loopback host), Unavailable, spec.URL stays, 503")
+	notRoutable(destinationURL, "loopback host", &destinationURL)
+	e.waitGet(t, source.Join(name), configMapPath, http.StatusServiceUnavailable, "Not available.")
+	t.Log("proxy Ready at the cloud metadata address: MountURLMissing (link-local host)")
+	notRoutable("http://169.254.169.254/latest/meta-data", "link-local host", &destinationURL)
+
+	allowed := "https://proxy.mounts.invalid/clusters/x"
+	t.Logf("proxy Ready at %s, under an allowed suffix: MountReady, spec.URL", allowed)
+	e.c.setMountStatus(t, source, kubeClusters, "proxy", map[string]interface{}{"phase": "Ready", "URL": allowed})
+	e.c.waitForMount(t, source, name, mountState{phase: mount.PhaseReady, ready: true, reason: mount.ReasonMountReady, url: allowed})
+	e.waitWorkspace(t, source, name, condWant{phase: corev1alpha1.LogicalClusterPhaseReady, status: corev1.ConditionTrue,
+		reason: mount.ReasonMountReady, inTree: corev1.ConditionTrue, url: &allowed})
+	t.Log("proxy Ready at a host out of the allowed ones: MountURLMissing, spec.URL stays the allowed one")
+	notRoutable("https://proxy.elsewhere.invalid/", "host not in --workspace-url-allowed-hosts", &allowed)
 }
 
 // TestWorkspaceConditionBesideInTree runs the plugin with

@@ -19,9 +19,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -48,6 +50,7 @@ import (
 var cleanupFlags = []string{
 	"kubeconfig", "context", "root-kubeconfig", "shards-kubeconfig",
 	"leader-election-cluster", "leader-election-namespace", "leader-election-id",
+	"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
 }
 
 // CleanupFlags are the flags of `workspacemounts cleanup`, registered on fs:
@@ -80,6 +83,10 @@ Without --yes nothing is written: every Workspace that would change is printed.
 It refuses to run while a plugin holds the leader Lease: stop the plugin first
 (kubectl scale deployment workspacemounts --replicas=0); a plugin stopped so
 releases the Lease, one killed leaves it to expire (--leader-election-lease-duration).
+It then holds the Lease itself until it is done, so that a plugin started
+meanwhile waits, and releases it at the end. Interrupted (SIGINT, SIGTERM, or
+the Lease lost), it stops before the next Workspace and prints what it changed
+and what it did not reach; run it again.
 It takes start's flags for kcp and the Lease.`,
 		Args: cobra.NoArgs,
 	}
@@ -108,11 +115,27 @@ func RunCleanup(ctx context.Context, options *server.Options, yes bool, cmd *cob
 		return err
 	}
 	le := o.LeaderElection
+	getLease := func(ctx context.Context) (*coordinationv1.Lease, error) {
+		return config.LeaseClusterClient.Cluster(logicalcluster.NewPath(le.Cluster)).CoordinationV1().Leases(le.Namespace).Get(ctx, le.ID, metav1.GetOptions{})
+	}
 	c := &cleanup.Cleanup{
-		GetLease: func(ctx context.Context) (*coordinationv1.Lease, error) {
-			return config.LeaseClusterClient.Cluster(logicalcluster.NewPath(le.Cluster)).CoordinationV1().Leases(le.Namespace).Get(ctx, le.ID, metav1.GetOptions{})
-		},
+		GetLease:  getLease,
 		LeaseName: strings.Join([]string{le.Cluster, le.Namespace, le.ID}, "/"),
+		Hold: func(ctx context.Context, clean func(context.Context) error) error {
+			identity, err := os.Hostname()
+			if err != nil {
+				return err
+			}
+			// The Lease is free (CheckLease): released, it is taken at the
+			// first try; expired, client-go's elector waits for the
+			// duration written in it from when it first reads it. Longer,
+			// a plugin took it first.
+			wait := le.LeaseDuration
+			if lease, err := getLease(ctx); err == nil && lease.Spec.LeaseDurationSeconds != nil {
+				wait = max(wait, time.Duration(*lease.Spec.LeaseDurationSeconds)*time.Second)
+			}
+			return server.HoldLease(ctx, &le, config.LeaseClusterClient, "cleanup_"+identity+"_"+uuid.NewString(), wait+2*le.RetryPeriod, clean)
+		},
 		Shards: func(ctx context.Context) ([]cleanup.Shard, error) {
 			return cleanupShards(ctx, config)
 		},

@@ -64,7 +64,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- fail "kcp.sharded needs rootKubeconfig.secretName and shardsKubeconfig.secretName" }}
 {{- end }}
 {{- if and .Values.levels.workspaceURL (not .Values.levels.workspaceCondition) }}
-{{- fail "levels.workspaceURL needs levels.workspaceCondition (level 3 is level 2 and spec.URL): without it a mount whose kind is not served, or whose URL is not usable, keeps its last URL and takes traffic" }}
+{{- fail "levels.workspaceURL needs levels.workspaceCondition (level 3 is level 2 and spec.URL): without it a mount whose kind is not served, or whose URL is not routable, keeps its last URL and takes traffic" }}
+{{- end }}
+{{- if and (or .Values.levels.workspaceURLAllowedHosts .Values.levels.workspaceURLAllowInternalHosts) (not .Values.levels.workspaceURL) }}
+{{- fail "levels.workspaceURLAllowedHosts and levels.workspaceURLAllowInternalHosts apply with levels.workspaceURL only" }}
 {{- end }}
 {{- if and .Values.requestheader.caConfigMap (empty .Values.requestheader.allowedNames) }}
 {{- fail "requestheader.allowedNames is required with requestheader.caConfigMap: the CN of the front-proxy's proxy_client_cert" }}
