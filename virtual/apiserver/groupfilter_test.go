@@ -1,0 +1,142 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
+)
+
+// frontProxyHeaders is the request-header authenticator of the front-proxy's
+// headers, without the certificate check (headerrequest.New).
+func frontProxyHeaders(t testing.TB) authenticator.Request {
+	t.Helper()
+	a, err := headerrequest.New([]string{"X-Remote-User"}, []string{"X-Remote-Uid"}, []string{"X-Remote-Group"}, []string{"X-Remote-Extra-"})
+	require.NoError(t, err)
+	return a
+}
+
+// TestFrontProxyGroupFilter: a user of the request headers keeps every group
+// but those kcp's front-proxy drops (system:masters,
+// system:kcp:logical-cluster-admin, system:kcp:initializer:*,
+// system:kcp:terminator:*), in their order, and their name, UID and extras.
+func TestFrontProxyGroupFilter(t *testing.T) {
+	t.Parallel()
+	filter := frontProxyGroupFilter{requestHeader: frontProxyHeaders(t)}
+	for name, tc := range map[string]struct {
+		groups []string
+		want   []string
+	}{
+		"none":                          {groups: nil, want: nil},
+		"ordinary groups":               {groups: []string{"team-a", "system:authenticated"}, want: []string{"team-a", "system:authenticated"}},
+		"system:masters":                {groups: []string{"system:masters"}, want: []string{}},
+		"logical-cluster-admin":         {groups: []string{"team-a", "system:kcp:logical-cluster-admin"}, want: []string{"team-a"}},
+		"an initializer":                {groups: []string{"system:kcp:initializer:root:org:tenant", "team-a"}, want: []string{"team-a"}},
+		"a terminator":                  {groups: []string{"team-a", "system:kcp:terminator:x", "team-b"}, want: []string{"team-a", "team-b"}},
+		"every dropped one, kept order": {groups: []string{"b", "system:masters", "a", "system:kcp:logical-cluster-admin", "system:kcp:initializer:x", "c", "system:kcp:terminator:y"}, want: []string{"b", "a", "c"}},
+		// Not dropped by kcp either: the external admin, the bare prefixes'
+		// stems, other cases, look-alikes.
+		"kcp's forwarded ones": {
+			groups: []string{"system:kcp:external-logical-cluster-admin", "system:kcp:initializer", "system:kcp:terminator", "System:Masters", "system:masters ", "system:kcp:admin"},
+			want:   []string{"system:kcp:external-logical-cluster-admin", "system:kcp:initializer", "system:kcp:terminator", "System:Masters", "system:masters ", "system:kcp:admin"},
+		},
+		"the prefixes themselves": {groups: []string{"system:kcp:initializer:", "system:kcp:terminator:"}, want: []string{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "/", http.NoBody)
+			require.NoError(t, err)
+			req.Header.Set("X-Remote-User", "mallory")
+			req.Header.Set("X-Remote-Uid", "uid-1")
+			req.Header.Set("X-Remote-Extra-Scopes", "cluster:c1")
+			for _, g := range tc.groups {
+				req.Header.Add("X-Remote-Group", g)
+			}
+			resp, ok, err := filter.AuthenticateRequest(req)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, "mallory", resp.User.GetName())
+			require.Equal(t, "uid-1", resp.User.GetUID())
+			require.Equal(t, map[string][]string{"scopes": {"cluster:c1"}}, resp.User.GetExtra())
+			if len(tc.want) == 0 {
+				require.Empty(t, resp.User.GetGroups())
+			} else {
+				require.Equal(t, tc.want, resp.User.GetGroups())
+			}
+		})
+	}
+
+	t.Run("no user", func(t *testing.T) {
+		t.Parallel()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "/", http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("X-Remote-Group", "system:masters")
+		resp, ok, err := filter.AuthenticateRequest(req)
+		require.NoError(t, err)
+		require.False(t, ok)
+		require.Nil(t, resp)
+	})
+}
+
+// FuzzFrontProxyGroupFilter: whatever groups the request headers name, the
+// user keeps exactly those kcp's front-proxy forwards, in their order, and
+// never one it drops (by kcp's rule, written out again here).
+func FuzzFrontProxyGroupFilter(f *testing.F) {
+	for _, seed := range []string{
+		"", "team-a", "system:masters", "system:masters\nteam-a", "system:kcp:logical-cluster-admin",
+		"system:kcp:initializer:root:org\nsystem:kcp:terminator:root", "system:kcp:initializer:\nsystem:kcp:terminator",
+		"System:Masters\nsystem:kcp:external-logical-cluster-admin",
+	} {
+		f.Add(seed)
+	}
+	filter := frontProxyGroupFilter{requestHeader: frontProxyHeaders(f)}
+	dropped := func(g string) bool {
+		return g == "system:masters" || g == "system:kcp:logical-cluster-admin" ||
+			strings.HasPrefix(g, "system:kcp:initializer:") || strings.HasPrefix(g, "system:kcp:terminator:")
+	}
+	f.Fuzz(func(t *testing.T, lines string) {
+		groups := strings.Split(lines, "\n")
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "/", http.NoBody)
+		require.NoError(t, err)
+		req.Header.Set("X-Remote-User", "mallory")
+		for _, g := range groups {
+			req.Header.Add("X-Remote-Group", g)
+		}
+		// What the headers carry (net/http's header values as given; the
+		// request-header authenticator skips empty ones).
+		sent := slices.DeleteFunc(slices.Clone(req.Header.Values("X-Remote-Group")), func(g string) bool { return g == "" })
+		resp, ok, err := filter.AuthenticateRequest(req)
+		require.NoError(t, err)
+		require.True(t, ok)
+		want := slices.DeleteFunc(slices.Clone(sent), dropped)
+		got := resp.User.GetGroups()
+		require.Equal(t, len(want), len(got), "kept %q of %q", got, sent)
+		for i := range want {
+			require.Equal(t, want[i], got[i])
+		}
+		require.False(t, slices.ContainsFunc(got, dropped), "a dropped group kept: %q", got)
+		require.Equal(t, got, withoutDroppedGroups(got), "the filter is idempotent")
+	})
+}
