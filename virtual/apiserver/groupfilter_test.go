@@ -18,15 +18,24 @@ package apiserver
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
+	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
 // frontProxyHeaders is the request-header authenticator of the front-proxy's
@@ -139,4 +148,72 @@ func FuzzFrontProxyGroupFilter(f *testing.F) {
 		require.False(t, slices.ContainsFunc(got, dropped), "a dropped group kept: %q", got)
 		require.Equal(t, got, withoutDroppedGroups(got), "the filter is idempotent")
 	})
+}
+
+// TestServerFrontProxyDroppedGroups: through the server's authentication, a
+// user of the front-proxy's headers in system:masters (or another group
+// kcp's front-proxy drops) reaches the SubjectAccessReview without it, and
+// is denied where the group would have been allowed; a user of a client
+// certificate keeps the groups its certificate names.
+func TestServerFrontProxyDroppedGroups(t *testing.T) {
+	t.Parallel()
+	frontProxy := newPKI(t)
+	asked := make(chan authorizationv1.SubjectAccessReviewSpec, 100)
+	ts := startServer(t, func(_ *testServer, o *Options, deps *Dependencies) {
+		o.RequestHeader = genericapiserveroptions.RequestHeaderAuthenticationOptions{
+			ClientCAFile:        frontProxy.caFile,
+			AllowedNames:        []string{"kcp-front-proxy"},
+			UsernameHeaders:     []string{"X-Remote-User"},
+			GroupHeaders:        []string{"X-Remote-Group"},
+			ExtraHeaderPrefixes: []string{"X-Remote-Extra-"},
+		}
+		// kcp allows system:masters everything, and nobody else anything.
+		review := func(_ context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+			asked <- spec
+			return slices.Contains(spec.Groups, "system:masters"), nil
+		}
+		exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" }
+		deps.Authorizer = authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions()), exists)
+	})
+	proxyCert := frontProxy.clientCert(t, "kcp-front-proxy")
+	proxy := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ts.serverCAs, MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{proxyCert}}}, Timeout: 10 * time.Second}
+	// get answers the status code, and the review kcp was asked (none: the
+	// answer came from the cache).
+	get := func(t *testing.T, c *http.Client, groups ...string) (int, *authorizationv1.SubjectAccessReviewSpec) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "c1", resourcePath), http.NoBody)
+		require.NoError(t, err)
+		if c == proxy {
+			req.Header.Set("X-Remote-User", "mallory")
+			for _, g := range groups {
+				req.Header.Add("X-Remote-Group", g)
+			}
+		}
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		select {
+		case spec := <-asked:
+			return resp.StatusCode, &spec
+		default:
+			return resp.StatusCode, nil
+		}
+	}
+
+	code, spec := get(t, proxy, "team-a")
+	require.Equal(t, http.StatusForbidden, code)
+	require.NotNil(t, spec)
+	require.Equal(t, "mallory", spec.User)
+	require.ElementsMatch(t, []string{"team-a", "system:authenticated"}, spec.Groups)
+	for _, group := range []string{"system:masters", "system:kcp:logical-cluster-admin", "system:kcp:initializer:root:org", "system:kcp:terminator:root:org"} {
+		code, spec := get(t, proxy, "team-a", group)
+		require.Equal(t, http.StatusForbidden, code, group)
+		require.Nil(t, spec, "with %s, mallory is the user already asked about (the same cache key): no review", group)
+	}
+	code, spec = get(t, ts.client(t, "root-admin", "system:masters"))
+	require.Equal(t, http.StatusOK, code, "a client certificate's system:masters is kept")
+	require.NotNil(t, spec)
+	require.Equal(t, "root-admin", spec.User)
+	require.ElementsMatch(t, []string{"system:masters", "system:authenticated"}, spec.Groups)
 }
