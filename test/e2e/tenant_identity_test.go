@@ -87,11 +87,11 @@ func TestTenantIdentity(t *testing.T) {
 		"--requestheader-client-ca-file="+caFile, "--requestheader-allowed-names="+identityProxyName,
 		"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-")
+	opWaitStarted(t, e.plugin)
 	proxyCert, err := ca.ClientCert(identityProxyName)
 	require.NoError(t, err)
 	e.proxy = opVWClient(t, e.plugin, &rest.Config{TLSClientConfig: rest.TLSClientConfig{CertData: proxyCert.CertPEM, KeyData: proxyCert.KeyPEM}})
 	e.proxy.Timeout = 30 * time.Second
-	opWaitStarted(t, e.plugin)
 
 	t.Run("dropped groups", e.testDroppedGroups)
 	t.Run("deleted workspace", e.testDeletedWorkspace)
