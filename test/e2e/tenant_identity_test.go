@@ -93,8 +93,14 @@ func TestTenantIdentity(t *testing.T) {
 	e.proxy = opVWClient(t, e.plugin, &rest.Config{TLSClientConfig: rest.TLSClientConfig{CertData: proxyCert.CertPEM, KeyData: proxyCert.KeyPEM}})
 	e.proxy.Timeout = 30 * time.Second
 
-	t.Run("dropped groups", e.testDroppedGroups)
-	t.Run("deleted workspace", e.testDeletedWorkspace)
+	t.Run("dropped groups", func(t *testing.T) {
+		t.Parallel()
+		e.testDroppedGroups(t)
+	})
+	t.Run("deleted workspace", func(t *testing.T) {
+		t.Parallel()
+		e.testDeletedWorkspace(t)
+	})
 }
 
 // as sends GET path to the plugin through the front-proxy's certificate, as
@@ -139,7 +145,6 @@ func (e *identityEnv) listedAt(t *testing.T, cluster, user string, groups ...str
 // org; before the fix, with system:masters, every mount) and is denied the
 // org's cluster; a user kcp grants the org sees its mount the same way.
 func (e *identityEnv) testDroppedGroups(t *testing.T) {
-	t.Parallel()
 	org := newVWOrg(t, e.c, "rhgroups")
 	org.mountAll(t, []vwMount{{workspace: "rh-a", object: "a", want: mountState{phase: mount.PhaseNotFound, reason: mount.ReasonMountObjectNotFound}}})
 	granted := framework.UniqueName("rh-granted")
@@ -177,7 +182,6 @@ func (e *identityEnv) testDroppedGroups(t *testing.T) {
 // stay 403 (polled every 5 s, none 503), and the tenant's watch ends (its
 // client lists again and is denied).
 func (e *identityEnv) testDeletedWorkspace(t *testing.T) {
-	t.Parallel()
 	tenantOrg, otherOrg := newVWOrg(t, e.c, "rhdel"), newVWOrg(t, e.c, "rhother")
 	tenant, bystander := framework.UniqueName("tenant"), framework.UniqueName("bystander")
 	grantWorkspaceReader(t, tenantOrg.path, tenant)

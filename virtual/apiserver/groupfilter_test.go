@@ -141,7 +141,7 @@ func FuzzFrontProxyGroupFilter(f *testing.F) {
 		require.True(t, ok)
 		want := slices.DeleteFunc(slices.Clone(sent), dropped)
 		got := resp.User.GetGroups()
-		require.Equal(t, len(want), len(got), "kept %q of %q", got, sent)
+		require.Len(t, got, len(want), "kept %q of %q", got, sent)
 		for i := range want {
 			require.Equal(t, want[i], got[i])
 		}
