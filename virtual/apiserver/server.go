@@ -60,6 +60,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	unionauth "k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/websocket"
 	tokencache "k8s.io/apiserver/pkg/authentication/token/cache"
@@ -253,8 +254,9 @@ func jsonEncoder(serializers runtime.NegotiatedSerializer, version schema.GroupV
 }
 
 // applyAuthentication is DelegatingAuthenticationOptions.ApplyTo without
-// anonymous requests (they get 401) and with kcp's TokenReview reached
-// through a logical cluster.
+// anonymous requests (they get 401), with kcp's TokenReview reached
+// through a logical cluster, and without the groups kcp's front-proxy never
+// forwards on the request-header path (frontProxyGroupFilter).
 func applyAuthentication(o *Options, info *genericapiserver.AuthenticationInfo, serving *genericapiserver.SecureServingInfo, tokenReviewConfig *clientrest.Config) error {
 	authnConfig := authenticatorfactory.DelegatingAuthenticatorConfig{
 		Anonymous:                &apiserver.AnonymousAuthConfig{Enabled: false},
@@ -289,19 +291,24 @@ func applyAuthentication(o *Options, info *genericapiserver.AuthenticationInfo, 
 			return err
 		}
 	}
+	var authenticators []authenticator.Request
 	if o.RequestHeader.ClientCAFile != "" {
 		requestHeader, err := o.RequestHeader.ToAuthenticationRequestHeaderConfig()
 		if err != nil {
 			return fmt.Errorf("loading --requestheader-client-ca-file: %w", err)
 		}
-		authnConfig.RequestHeaderConfig = requestHeader
 		info.RequestHeaderConfig = requestHeader
 		if err := info.ApplyClientCert(requestHeader.CAContentProvider, serving); err != nil {
 			return err
 		}
+		// What authnConfig.New builds for a RequestHeaderConfig (first, as
+		// there), without the groups kcp's front-proxy never forwards.
+		authenticators = append(authenticators, frontProxyGroupFilter{requestHeader: headerrequest.NewDynamicVerifyOptionsSecure(
+			requestHeader.CAContentProvider.VerifyOptions, requestHeader.AllowedClientNames,
+			requestHeader.UsernameHeaders, requestHeader.UIDHeaders, requestHeader.GroupHeaders, requestHeader.ExtraHeaderPrefixes,
+		)})
 	}
-	var authenticators []authenticator.Request
-	if authnConfig.RequestHeaderConfig != nil || authnConfig.ClientCertificateCAContentProvider != nil {
+	if authnConfig.ClientCertificateCAContentProvider != nil {
 		certificates, _, err := authnConfig.New()
 		if err != nil {
 			return err

@@ -34,7 +34,8 @@ limitations under the License.
 //   - review failed (ErrUnavailable: kcp's error, or no answer within the
 //     review timeout): an error, which the server answers 503 with a
 //     generic message, the detail only in its log;
-//   - not allowed (denied, no such cluster, a path that leads nowhere): a
+//   - not allowed (denied, no such cluster, a path that leads nowhere, a
+//     cluster deleted since it was found: ErrNoSuchCluster, no failure): a
 //     denial (403), except while reviews are failing (Reviews.Failing: one
 //     failed in the last minute, for any user and cluster): then the same
 //     error as a failed review, 503. So a tenant sees, for every name they

@@ -76,12 +76,12 @@ func NewSubjectAccessReviewer(cfg *rest.Config) (ReviewFunc, error) {
 // ReviewByShard sends each review to the shard holding its cluster, as
 // shardOf tells (from the shards' LogicalCluster caches): a shard answers
 // SubjectAccessReviews only for its own logical clusters. A cluster no shard
-// holds is an error, which the caller takes as a denial.
+// holds (one deleted since the request or watch began) is ErrNoSuchCluster.
 func ReviewByShard(shardOf func(cluster logicalcluster.Name) (ReviewFunc, bool)) ReviewFunc {
 	return func(ctx context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 		review, found := shardOf(cluster)
 		if !found {
-			return false, fmt.Errorf("no shard holds logical cluster %s", cluster)
+			return false, fmt.Errorf("%w: no shard holds logical cluster %s", ErrNoSuchCluster, cluster)
 		}
 		return review(ctx, cluster, spec)
 	}
@@ -119,6 +119,14 @@ var ErrUserShare = errors.New("the user's reviews are all under way")
 // message. It is also what a denial fails with while reviews are failing
 // (Authorizer.Authorize).
 var ErrUnavailable = errors.New("kcp did not answer the SubjectAccessReview")
+
+// ErrNoSuchCluster is what a review fails with when its logical cluster
+// does not exist (any more): a watch re-checks the cluster of a workspace
+// deleted meanwhile. Reviews answers it as a denial, neither remembered nor a
+// failure: nothing of such a cluster is left to see, the watch ends (its
+// client lists again and is denied), and it changes no one else's answers
+// (Failing).
+var ErrNoSuchCluster = errors.New("the logical cluster does not exist")
 
 // failingFor is how long after a review failed Failing says so.
 const failingFor = time.Minute
@@ -447,6 +455,14 @@ func (r *Reviews) reviewOnce(ctx context.Context, q question) (answer, error) {
 	defer release()
 	asked := r.clock.Now()
 	allowed, err := r.review(reviewCtx, q.key.cluster, spec(q.user, q.key.verb))
+	if errors.Is(err, ErrNoSuchCluster) {
+		// A denial, not remembered: a cluster the LogicalCluster cache does
+		// not hold yet is asked about again at its next use. An answer kept
+		// from before the cluster went serves no longer.
+		metrics.AuthorizationReviews.WithLabelValues(metrics.ReviewDenied).Inc()
+		r.answers.Remove(q.key)
+		return answer{allowed: false, asked: asked, freshUntil: asked, refreshAfter: asked}, nil
+	}
 	metrics.AuthorizationReviews.WithLabelValues(reviewResult(allowed, err)).Inc()
 	if err != nil {
 		r.failed()

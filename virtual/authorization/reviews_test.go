@@ -33,6 +33,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -514,7 +515,8 @@ func TestReviewsStaleRefreshIsBounded(t *testing.T) {
 }
 
 // TestReviewByShard: each review reaches the shard holding its cluster, and
-// only that one; a cluster no shard holds is an error, never an answer.
+// only that one; a cluster no shard holds is ErrNoSuchCluster, never an
+// answer of a shard.
 func TestReviewByShard(t *testing.T) {
 	t.Parallel()
 	asked := map[string][]logicalcluster.Name{}
@@ -538,7 +540,92 @@ func TestReviewByShard(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, allowed)
 	allowed, err = review(t.Context(), "c-nowhere", spec)
+	require.ErrorIs(t, err, ErrNoSuchCluster)
 	require.ErrorContains(t, err, "no shard holds logical cluster c-nowhere")
 	require.False(t, allowed)
 	require.Equal(t, map[string][]logicalcluster.Name{"root": {"c-root"}, "shard-2": {"c-two"}}, asked)
+}
+
+// TestReviewsNoSuchCluster: a review of a logical cluster that no longer
+// exists (ErrNoSuchCluster, from ReviewByShard once the LogicalCluster cache
+// dropped it) is a denial: not an error, not remembered, an answer kept from
+// before forgotten, and Failing stays false, so that the watch of a deleted
+// workspace ends while every other user's denials stay denials (403), not
+// failures (503).
+func TestReviewsNoSuchCluster(t *testing.T) {
+	t.Parallel()
+	clock := clocktesting.NewFakeClock(time.Now())
+	clusters := map[logicalcluster.Name]bool{"c1": true, "c2": true}
+	var lock sync.Mutex
+	reviewed := 0
+	review := ReviewByShard(func(cluster logicalcluster.Name) (ReviewFunc, bool) {
+		lock.Lock()
+		defer lock.Unlock()
+		if !clusters[cluster] {
+			return nil, false
+		}
+		return func(_ context.Context, cluster logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+			lock.Lock()
+			defer lock.Unlock()
+			reviewed++
+			return cluster == "c1" && spec.User == "alice", nil
+		}, true
+	})
+	opts := testReviewOptions()
+	opts.StaleWait = time.Second
+	r := newReviews(review, opts, clock)
+	exists := func(cluster logicalcluster.Name) bool {
+		lock.Lock()
+		defer lock.Unlock()
+		return clusters[cluster]
+	}
+	a := New(r, exists)
+	aliceCtx := genericapirequest.WithUser(context.Background(), alice)
+
+	visible, err := a.Visible(aliceCtx, "c1", 20*time.Second)
+	require.NoError(t, err)
+	require.True(t, visible, "alice's workspace, before it is deleted")
+
+	// c1 is deleted: the watch's next re-check (an answer at most 20s old) is
+	// a denial, and so are the answers without a maximum age, the kept one
+	// forgotten.
+	lock.Lock()
+	delete(clusters, "c1")
+	lock.Unlock()
+	clock.Step(21 * time.Second)
+	visible, err = a.Visible(aliceCtx, "c1", 20*time.Second)
+	require.NoError(t, err, "a cluster that no longer exists is no failure")
+	require.False(t, visible, "the watch of the deleted workspace ends")
+	allowed, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
+	require.NoError(t, err)
+	require.False(t, allowed, "the answer kept from before the deletion serves no longer")
+	require.False(t, r.Failing(), "no review failed")
+
+	// Not remembered: asked again at the next use (a cluster the cache does
+	// not hold yet shows once it does).
+	_, found := r.answers.Get(reviewKey{user: subjectOf(alice), cluster: "c1", verb: "list"})
+	require.False(t, found)
+	lock.Lock()
+	clusters["c1"] = true
+	lock.Unlock()
+	allowed, err = r.Allowed(context.Background(), alice, "c1", "list", 0)
+	require.NoError(t, err)
+	require.True(t, allowed)
+
+	// Another user's denial in another cluster is a denial, not the error of
+	// a failing review.
+	bob := resourceAttrs("list")
+	bob.User = &user.DefaultInfo{Name: "bob"}
+	decision, _, err := a.Authorize(inCluster("c2"), bob)
+	require.NoError(t, err)
+	require.Equal(t, "Deny", decisionName(decision))
+	require.False(t, r.Failing())
+
+	// Whereas a review that fails is a failure, for everyone's denials.
+	failing := newReviews(func(context.Context, logicalcluster.Name, authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+		return false, errors.New("kcp is away")
+	}, opts, clock)
+	_, err = failing.Allowed(context.Background(), alice, "c1", "list", 0)
+	require.ErrorIs(t, err, ErrUnavailable)
+	require.True(t, failing.Failing())
 }
