@@ -54,12 +54,26 @@ type clients struct {
 
 func newClients(t *testing.T) clients {
 	t.Helper()
-	cfg := kcp.BaseConfigT(t, "base")
-	kcpClient, err := kcpclientset.NewForConfig(cfg)
-	require.NoError(t, err)
-	dynamicClient, err := kcpdynamic.NewForConfig(cfg)
-	require.NoError(t, err)
-	return clients{kcp: kcpClient, dynamic: dynamicClient}
+	return newClientsFor(t, kcp.BaseConfigT(t, "base"))
+}
+
+// ownKCPWithProxy starts a kcp of the test's own (for a test that counts
+// what a plugin of its own watches, which the shared kcp's other tests
+// would add to) with an org named after prefix, serving the KubeCluster
+// CRD, and in it the KubeCluster proxy, Ready at the org's own URL.
+func ownKCPWithProxy(t *testing.T, prefix string) (server *framework.Server, c clients, cluster logicalcluster.Path, ready map[string]interface{}) {
+	t.Helper()
+	server = framework.StartT(t, framework.Options{})
+	cfg := server.BaseConfigT(t, "base")
+	c = newClientsFor(t, cfg)
+	org := framework.UniqueName(prefix)
+	framework.CreateWorkspace(t, cfg, framework.RootPath, org)
+	cluster = framework.RootPath.Join(org)
+	// Served before any Workspace mounts it: kcp v0.28.1 panics otherwise.
+	framework.InstallCRD(t, cfg, cluster, framework.MountCRD(kubeClusters.gvr.Group, kubeClusters.kind, kubeClusters.gvr.Resource, apiextensionsv1.ClusterScoped))
+	ready = map[string]interface{}{"phase": "Ready", "URL": server.BaseURL + "/clusters/" + org}
+	c.createMountObject(t, cluster, kubeClusters, "proxy", ready)
+	return server, c, cluster, ready
 }
 
 // mountKind is a mount object kind served in one workspace.

@@ -29,12 +29,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -157,22 +154,11 @@ func waitStatus(t *testing.T, c clients, org vwOrg, name string, ok func(mount.S
 // KubeCluster CRD another Workspace mounts.
 func TestMountKindNotAllowed(t *testing.T) {
 	t.Parallel()
-	server := framework.StartT(t, framework.Options{})
-	cfg := server.BaseConfigT(t, "base")
-	kcpClient, err := kcpclientset.NewForConfig(cfg)
-	require.NoError(t, err)
-	dynamicClient, err := kcpdynamic.NewForConfig(cfg)
-	require.NoError(t, err)
-	c := clients{kcp: kcpClient, dynamic: dynamicClient}
-	org := framework.UniqueName("kinds")
-	framework.CreateWorkspace(t, cfg, framework.RootPath, org)
-	cluster := framework.RootPath.Join(org)
-	framework.InstallCRD(t, cfg, cluster, framework.MountCRD(kubeClusters.gvr.Group, kubeClusters.kind, kubeClusters.gvr.Resource, apiextensionsv1.ClusterScoped))
-	c.createMountObject(t, cluster, kubeClusters, "proxy", map[string]interface{}{"phase": "Ready", "URL": server.BaseURL + "/clusters/" + org})
+	server, c, cluster, ready := ownKCPWithProxy(t, "kinds")
 	c.createMountedWorkspace(t, cluster, "kube", kubeClusters.ref("proxy"))
 	plugin := opStartPlugin(t, t, t.TempDir(), "kinds", server.KubeconfigPath)
 
-	c.waitForMount(t, cluster, "kube", mountState{phase: mount.PhaseReady, ready: true, reason: mount.ReasonMountReady, url: server.BaseURL + "/clusters/" + org})
+	c.waitForMount(t, cluster, "kube", mountState{phase: mount.PhaseReady, ready: true, reason: mount.ReasonMountReady, url: ready["URL"].(string)})
 	for name, ref := range map[string]tenancyv1alpha1.ObjectReference{
 		"workspace": {APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "kube"},
 		"configmap": {APIVersion: "v1", Kind: "ConfigMap", Name: "kube-root-ca.crt", Namespace: "default"},

@@ -33,11 +33,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-
-	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
-	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
-
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -66,20 +61,7 @@ func TestPrometheus(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 
-	server := framework.StartT(t, framework.Options{})
-	cfg := server.BaseConfigT(t, "base")
-	kcpClient, err := kcpclientset.NewForConfig(cfg)
-	require.NoError(t, err)
-	dynamicClient, err := kcpdynamic.NewForConfig(cfg)
-	require.NoError(t, err)
-	c := clients{kcp: kcpClient, dynamic: dynamicClient}
-	org := framework.UniqueName("prometheus")
-	framework.CreateWorkspace(t, cfg, framework.RootPath, org)
-	cluster := framework.RootPath.Join(org)
-	// Served before any Workspace mounts it: kcp v0.28.1 panics otherwise.
-	framework.InstallCRD(t, cfg, cluster, framework.MountCRD(kubeClusters.gvr.Group, kubeClusters.kind, kubeClusters.gvr.Resource, apiextensionsv1.ClusterScoped))
-	ready := map[string]interface{}{"phase": "Ready", "URL": server.BaseURL + "/clusters/" + org}
-	c.createMountObject(t, cluster, kubeClusters, "proxy", ready)
+	server, c, cluster, ready := ownKCPWithProxy(t, "prometheus")
 	c.createMountedWorkspace(t, cluster, "mounted", kubeClusters.ref("proxy"))
 
 	// With leader election (the default), as deployed: the state alerts keep
