@@ -19,11 +19,11 @@ package metrics
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/component-base/metrics"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
 // The phase label values beside the contract's phases (mount.Phases).
@@ -86,23 +86,28 @@ var routeSubresources = []string{"", "/healthz", "/livez", "/readyz", "/api", "/
 // its allow list.
 const UnexpectedLabel = "unexpected"
 
-// boundRequestPathLabels gives requestPathMetrics component-base's label
-// allow lists (as kube components' --allow-metric-labels): the virtual
-// workspace's one resource, or none, and the subresources of its routes;
-// any other value is UnexpectedLabel. A vector reads its allow list when it
-// is first used, so this runs before any request.
-func boundRequestPathLabels() {
-	allowed := map[string][]string{
-		"group":       {"", wsmv1alpha1.GroupName},
-		"version":     {"", wsmv1alpha1.SchemeGroupVersion.Version},
-		"resource":    {"", wsmv1alpha1.Resource},
-		"subresource": routeSubresources,
-	}
-	lists := map[string]string{}
-	for _, name := range requestPathMetrics {
-		for label, values := range allowed {
-			lists[name+","+label] = strings.Join(values, ",")
+var boundRequestPathLabelsOnce sync.Once
+
+// BoundRequestPathLabels gives requestPathMetrics component-base's label
+// allow lists (as kube components' --allow-metric-labels): the one resource
+// the server serves (group, version, resource), or none, and the
+// subresources of its routes; any other value is UnexpectedLabel. A vector
+// reads its allow list when it is first used, so the server calls this
+// before it serves any request; later calls do nothing.
+func BoundRequestPathLabels(group, version, resource string) {
+	boundRequestPathLabelsOnce.Do(func() {
+		allowed := map[string][]string{
+			"group":       {"", group},
+			"version":     {"", version},
+			"resource":    {"", resource},
+			"subresource": routeSubresources,
 		}
-	}
-	metrics.SetLabelAllowList(lists)
+		lists := map[string]string{}
+		for _, name := range requestPathMetrics {
+			for label, values := range allowed {
+				lists[name+","+label] = strings.Join(values, ",")
+			}
+		}
+		metrics.SetLabelAllowList(lists)
+	})
 }

@@ -92,7 +92,7 @@ func FuzzPhaseLabel(f *testing.F) {
 // "unexpected".
 func TestRequestPathLabelsBounded(t *testing.T) {
 	t.Parallel()
-	Register()
+	BoundRequestPathLabels("workspacemounts.io", "v1alpha1", "workspacemounts")
 	apimetrics.Register()
 	request := func(path string) *http.Request {
 		return httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, http.NoBody)

@@ -210,7 +210,6 @@ var registerOnce sync.Once
 // Register registers the metrics above; later calls do nothing.
 func Register() {
 	registerOnce.Do(func() {
-		boundRequestPathLabels()
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
 			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo,
 			AuthorizationReviews)

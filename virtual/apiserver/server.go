@@ -81,6 +81,7 @@ import (
 	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/utils/clock"
 
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
@@ -159,6 +160,8 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	cfg.EnableProfiling = false
 	cfg.EnableMetrics = false
 	cfg.EnableIndex = false
+	// What a client's path puts in a label is bounded to this server's routes.
+	metrics.BoundRequestPathLabels(wsmv1alpha1.GroupName, wsmv1alpha1.SchemeGroupVersion.Version, wsmv1alpha1.Resource)
 	apimetrics.Register()
 	// Nothing here calls itself back; the generic server only wants a config to exist.
 	cfg.LoopbackClientConfig = &clientrest.Config{Host: "loopback-is-not-used"}
