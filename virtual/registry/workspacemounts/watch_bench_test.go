@@ -175,34 +175,19 @@ func BenchmarkIdleWatchMemory(b *testing.B) {
 			s := benchmarkStore(b, watchBenchObjects)
 			r := NewREST(s, allVisible)
 			_, rv := s.list(allClusters)
-			inUse := func() uint64 {
-				runtime.GC()
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				return m.HeapInuse + m.StackInuse
-			}
 			var perWatch float64
 			for b.Loop() {
-				goroutines := runtime.NumGoroutine()
-				before := inUse()
-				started := make([]watch.Interface, 0, watches)
-				for range watches {
+				perWatch = bytesPerWatch(b, watches, func() watch.Interface {
 					w, err := r.Watch(requestContext(target), &metainternalversion.ListOptions{ResourceVersion: rv})
 					if err != nil {
 						b.Fatal(err)
 					}
-					started = append(started, w)
-				}
-				for !allWaiting(s, started) {
-					time.Sleep(10 * time.Millisecond)
-				}
-				perWatch = float64(inUse()-before) / watches
-				for _, w := range started {
-					w.Stop()
-				}
-				for runtime.NumGoroutine() > goroutines { // the watchers gone
-					time.Sleep(10 * time.Millisecond)
-				}
+					return w
+				}, func(started []watch.Interface) {
+					for !allWaiting(s, started) {
+						time.Sleep(10 * time.Millisecond)
+					}
+				})
 			}
 			b.ReportMetric(perWatch, "B/idle-watch")
 		})
@@ -229,18 +214,9 @@ func BenchmarkWildcardWatchMemory(b *testing.B) {
 				s.upsert(src, ws)
 			}
 			r := NewREST(s, allVisible)
-			inUse := func() uint64 {
-				runtime.GC()
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				return m.HeapInuse + m.StackInuse
-			}
 			var perWatch float64
 			for b.Loop() {
-				goroutines := runtime.NumGoroutine()
-				before := inUse()
-				started := make([]watch.Interface, 0, watches)
-				for range watches {
+				perWatch = bytesPerWatch(b, watches, func() watch.Interface {
 					w, err := r.Watch(requestContext("*"), &metainternalversion.ListOptions{})
 					if err != nil {
 						b.Fatal(err)
@@ -248,19 +224,40 @@ func BenchmarkWildcardWatchMemory(b *testing.B) {
 					for range clusters { // the initial events: an answer taken for every cluster
 						<-w.ResultChan()
 					}
-					started = append(started, w)
-				}
-				perWatch = float64(inUse()-before) / watches
-				for _, w := range started {
-					w.Stop()
-				}
-				for runtime.NumGoroutine() > goroutines {
-					time.Sleep(10 * time.Millisecond)
-				}
+					return w
+				}, func([]watch.Interface) {})
 			}
 			b.ReportMetric(perWatch, "B/watch")
 		})
 	}
+}
+
+// bytesPerWatch starts n watches, waits until settled says they are all
+// waiting, and returns the heap and goroutine stacks they hold each (after a
+// GC); then stops them and waits until their goroutines are gone.
+func bytesPerWatch(b *testing.B, n int, start func() watch.Interface, settled func([]watch.Interface)) float64 {
+	b.Helper()
+	inUse := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse + m.StackInuse
+	}
+	goroutines := runtime.NumGoroutine()
+	before := inUse()
+	started := make([]watch.Interface, 0, n)
+	for range n {
+		started = append(started, start())
+	}
+	settled(started)
+	perWatch := float64(inUse()-before) / float64(n)
+	for _, w := range started {
+		w.Stop()
+	}
+	for runtime.NumGoroutine() > goroutines { // the watchers gone
+		time.Sleep(10 * time.Millisecond)
+	}
+	return perWatch
 }
 
 // allWaiting tells whether every watch is registered and past its start
