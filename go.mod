@@ -3,6 +3,7 @@ module github.com/workspacemounts/workspacemounts
 go 1.26.7
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.12.0
 	github.com/evanphx/json-patch v5.6.0+incompatible
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/uuid v1.6.0
