@@ -45,6 +45,8 @@ GOLANGCI_LINT := $(BIN)/golangci-lint
 DEEPCOPY_GEN := $(BIN)/deepcopy-gen
 OPENAPI_GEN := $(BIN)/openapi-gen
 HELM := $(BIN)/helm
+ACTIONLINT := $(BIN)/actionlint
+CRANE := $(BIN)/crane
 # The version is set in one place, the VERSION file (the release, v0.1.0);
 # hack/version.sh makes v0.1.0-N-g<sha> of a commit N past the one that set it.
 # Both, and the commit, are linked into the binary (pkg/version).
@@ -66,9 +68,24 @@ IMAGE_CREATED ?= $(shell git log -1 --format=%cI 2>/dev/null || echo 1970-01-01T
 IMAGE_CREATED := $(IMAGE_CREATED)
 IMAGE_DIR := _output/image
 comma := ,
+empty :=
+space := $(empty) $(empty)
 HOST_PLATFORM := $(shell $(GO) env GOOS)_$(shell $(GO) env GOARCH)
 HOST_BINARY := _output/bin/$(HOST_PLATFORM)/workspacemounts
 IMAGE_BINARIES := $(foreach p,$(subst $(comma), ,$(IMAGE_PLATFORMS)),_output/bin/$(subst /,_,$(p))/workspacemounts)
+# make release-artifacts: what a tag publishes (.github/workflows/release.yaml),
+# into _output/release: the image's binaries and these others, the image's
+# OCI archive, the chart's package, the SBOM, SHA256SUMS and the release notes.
+RELEASE_DIR := _output/release
+RELEASE_ASSETS := $(RELEASE_DIR)/assets
+# The binaries of darwin cost a cold build each (about 4 CPU-minutes), little once cached.
+RELEASE_EXTRA_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+RELEASE_PLATFORMS := $(sort $(subst $(comma), ,$(IMAGE_PLATFORMS)) $(RELEASE_EXTRA_PLATFORMS))
+RELEASE_BINARIES := $(foreach p,$(RELEASE_PLATFORMS),_output/bin/$(subst /,_,$(p))/workspacemounts)
+RELEASE_CHART := $(RELEASE_ASSETS)/workspacemounts-$(patsubst v%,%,$(RELEASE)).tgz
+# Where a tag publishes the image and the chart (the names the chart's values,
+# deploy/base and the docs use).
+CHART_REPOSITORY ?= oci://ghcr.io/workspacemounts/charts
 
 # Go test flags, e.g. make test GOTESTFLAGS=-v
 GOTESTFLAGS ?=
@@ -106,8 +123,8 @@ $(WORKSPACEMOUNTS): $(HOST_BINARY)
 
 # A static binary (no cgo) per <os>_<arch>, the image's (make image).
 # Always handed to go build: its cache knows better than make whether anything changed.
-.PHONY: $(sort $(HOST_BINARY) $(IMAGE_BINARIES))
-$(sort $(HOST_BINARY) $(IMAGE_BINARIES)): _output/bin/%/workspacemounts:
+.PHONY: $(sort $(HOST_BINARY) $(IMAGE_BINARIES) $(RELEASE_BINARIES))
+$(sort $(HOST_BINARY) $(IMAGE_BINARIES) $(RELEASE_BINARIES)): _output/bin/%/workspacemounts:
 	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/workspacemounts
 
 .PHONY: image-binaries
@@ -117,6 +134,57 @@ image-binaries: $(IMAGE_BINARIES) ## Build the image's binaries, _output/bin/<os
 image: image-binaries $(WORKSPACEMOUNTS) ## Build the multi-architecture image into _output/image (OCI layout and tarballs; no container daemon).
 	$(GO) run ./hack/image --binaries _output/bin --platforms $(IMAGE_PLATFORMS) --repository $(IMAGE_REPOSITORY) --tag $(IMAGE_TAG) \
 	  --version $(VERSION) --revision $(REVISION) --created $(IMAGE_CREATED) --out $(IMAGE_DIR)
+
+# The release: make release-dry-run is what a tag's workflow
+# (.github/workflows/release.yaml) does but the pushes, which is
+# release-artifacts, release-verify, then release-publish. The tag is the
+# VERSION file's (the workflow checks that it is the tag pushed and builds
+# with VERSION=<tag>); the files are named by it, the binaries say VERSION.
+# Notes: the CHANGELOG section of the tag; a dry run takes [Unreleased]'s
+# when there is none yet, and says so.
+RELEASE_NOTES_FLAGS ?=
+.PHONY: release-dry-run
+release-dry-run: RELEASE_NOTES_FLAGS := --unreleased-fallback
+release-dry-run: release-verify ## Everything a tag's release workflow does but the pushes, into _output/release, then checked (release-verify).
+	@echo "release-dry-run: $(RELEASE_DIR) holds what the tag $(RELEASE) publishes, checked; nothing was pushed ($(IMAGE_DIR)/oci would go to $(IMAGE_REPOSITORY):$(IMAGE_TAG), $(RELEASE_CHART) to $(CHART_REPOSITORY))."
+
+.PHONY: release-binaries
+release-binaries: $(RELEASE_BINARIES) ## Build the released binaries, _output/bin/<os>_<arch>/workspacemounts: the image's platforms and darwin.
+
+.PHONY: release-artifacts
+release-artifacts: image release-binaries $(HELM) ## Write the release into _output/release: assets/ (binaries, image archive, chart, SBOM, SHA256SUMS) and notes.md.
+	rm -rf $(RELEASE_DIR)
+	mkdir -p $(RELEASE_ASSETS)
+	$(GO) run ./hack/release notes --changelog CHANGELOG.md --tag $(RELEASE) $(RELEASE_NOTES_FLAGS) > $(RELEASE_DIR)/notes.md
+	@set -e; for p in $(subst /,_,$(RELEASE_PLATFORMS)); do \
+	  ln -f _output/bin/$$p/workspacemounts $(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$${p/_/-} 2>/dev/null || \
+	    cp -f _output/bin/$$p/workspacemounts $(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$${p/_/-}; \
+	done
+	ln -f $(IMAGE_DIR)/workspacemounts-$(IMAGE_TAG).oci.tar $(RELEASE_ASSETS)/ 2>/dev/null || cp -f $(IMAGE_DIR)/workspacemounts-$(IMAGE_TAG).oci.tar $(RELEASE_ASSETS)/
+	$(HELM) package deploy/charts/workspacemounts --destination $(RELEASE_ASSETS)
+	$(GO) run ./hack/release sbom --version $(VERSION) --created $(IMAGE_CREATED) --out $(RELEASE_ASSETS)/workspacemounts-$(RELEASE).cdx.json \
+	  $(foreach p,$(RELEASE_PLATFORMS),$(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$(subst /,-,$(p)))
+	$(GO) run ./hack/release checksums $(RELEASE_ASSETS)
+	@ls -l $(RELEASE_DIR) $(RELEASE_ASSETS)
+
+.PHONY: release-verify
+release-verify: release-artifacts $(HELM) ## Check _output/release: checksums, the SBOM against the binaries, the notes, the chart package (helm lint).
+	$(GO) run ./hack/release verify --dir $(RELEASE_ASSETS) --tag $(RELEASE) --version $(VERSION) --notes $(RELEASE_DIR)/notes.md \
+	  --platforms $(subst $(space),$(comma),$(RELEASE_PLATFORMS))
+	$(HELM) lint --strict $(RELEASE_CHART)
+	@test "$$($(HELM) show chart $(RELEASE_CHART) | sed -n 's/^appVersion: //p' | tr -d '"')" = $(RELEASE) || { echo "$(RELEASE_CHART): appVersion is not $(RELEASE)"; exit 1; }
+
+# The pushes of a tag's workflow, after release-verify; logged in to ghcr.io
+# (crane auth login, helm registry login) and with GH_TOKEN for gh. Run
+# nowhere else.
+.PHONY: release-tools
+release-tools: $(CRANE) $(HELM) ## Build bin/crane and bin/helm, which release-publish pushes with.
+
+.PHONY: release-publish
+release-publish: release-tools
+	$(CRANE) push $(IMAGE_DIR)/oci $(IMAGE_REPOSITORY):$(IMAGE_TAG)
+	$(HELM) push $(RELEASE_CHART) $(CHART_REPOSITORY)
+	gh release create $(RELEASE) --verify-tag --title $(RELEASE) --notes-file $(RELEASE_DIR)/notes.md $(RELEASE_ASSETS)/*
 
 # kcp v0.28.1, the newest kcp server the module proxy serves whole; its own
 # module pins its Kubernetes fork. hack/kcp/build.sh applies the backported
@@ -167,6 +235,14 @@ $(PROMTOOL): hack/prometheus/go.mod hack/prometheus/go.sum
 $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+$(ACTIONLINT): hack/tools/go.mod hack/tools/go.sum
+	cd hack/tools && $(GO) build -o $@ github.com/rhysd/actionlint/cmd/actionlint
+
+# crane of the go-containerregistry that hack/image builds the image with
+# (this module's go.mod; hack/release/tools.go keeps it there).
+$(CRANE): go.mod go.sum
+	$(GO) build -o $@ github.com/google/go-containerregistry/cmd/crane
+
 # helm v4.3.2, in a module of its own (hack/tools/helm): its Kubernetes
 # libraries would move those of hack/tools.
 $(HELM): hack/tools/helm/go.mod hack/tools/helm/go.sum
@@ -191,7 +267,7 @@ verify-third-party: ## Fail unless each copy under third_party/ is its upstream 
 	GO=$(GO) hack/verify-third-party.sh
 
 .PHONY: test
-test: test-unit test-chart test-rules test-fuzz test-e2e test-run ## Unit, alert rule, fuzz (briefly) and end-to-end tests.
+test: test-unit test-chart test-rules test-fuzz test-e2e test-run release-dry-run ## Unit, alert rule, fuzz (briefly) and end-to-end tests; the release, made and checked without pushing.
 
 .PHONY: test-unit
 test-unit: verify-codegen verify-third-party $(HELM) ## Unit tests, with the race detector (after the generated and third-party files are checked).
@@ -234,9 +310,13 @@ test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) ## Th
 	WORKSPACEMOUNTS_E2E_ADD_SHARD=1 $(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run '^TestSharded' $(GOTESTFLAGS) ./test/framework/ ./test/e2e/
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## golangci-lint with the kcp-like configuration in .golangci.yaml.
+lint: $(GOLANGCI_LINT) lint-workflows ## golangci-lint with the kcp-like configuration in .golangci.yaml; actionlint.
 	$(GOLANGCI_LINT) config verify
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-workflows
+lint-workflows: $(ACTIONLINT) ## actionlint: the GitHub Actions workflows of .github/workflows.
+	$(ACTIONLINT)
 
 .PHONY: bench-controller
 bench-controller: build ## Time until N mounted Workspaces reflect a flip of their mount objects: the plugin against kcp's in-tree controller, on one kcp.

@@ -173,12 +173,13 @@ func NewSBOM(version string, created time.Time, binaries []Binary) (*cdx.BOM, er
 	serial := sha256.New()
 	for _, b := range binaries {
 		fmt.Fprintf(serial, "%s %s\n", b.SHA256, b.Name)
-		props := []cdx.Property{
-			{Name: "go:version", Value: b.Info.GoVersion},
-			{Name: "go:build:GOOS", Value: b.Setting("GOOS")},
-			{Name: "go:build:GOARCH", Value: b.Setting("GOARCH")},
-			{Name: "go:build:CGO_ENABLED", Value: b.Setting("CGO_ENABLED")},
-			{Name: "go:build:-ldflags", Value: b.Setting("-ldflags")},
+		props := []cdx.Property{{Name: "go:version", Value: b.Info.GoVersion}}
+		// The build settings the binary records (go build leaves out
+		// -ldflags under -trimpath, which make builds with).
+		for _, key := range []string{"GOOS", "GOARCH", "CGO_ENABLED", "-ldflags", "vcs.revision"} {
+			if v := b.Setting(key); v != "" {
+				props = append(props, cdx.Property{Name: "go:build:" + key, Value: v})
+			}
 		}
 		components = append(components, cdx.Component{
 			BOMRef:     "file:" + b.Name,

@@ -1,4 +1,4 @@
-// Module tools pins the development tools (golangci-lint, deepcopy-gen,
+// Module tools pins the development tools (golangci-lint, actionlint, deepcopy-gen,
 // openapi-gen) separately from the plugin's module, so that their
 // dependencies do not leak into it.
 module github.com/workspacemounts/workspacemounts/hack/tools
@@ -7,6 +7,7 @@ go 1.26.0
 
 require (
 	github.com/golangci/golangci-lint/v2 v2.15.0
+	github.com/rhysd/actionlint v1.7.7
 	k8s.io/code-generator v0.36.0
 	k8s.io/kube-openapi v0.0.0-20260414162039-ec9c827d403f
 )
@@ -51,6 +52,7 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bkielbasa/cyclop v1.2.3 // indirect
 	github.com/blizzy78/varnamelen v0.8.0 // indirect
+	github.com/bmatcuk/doublestar/v4 v4.8.0 // indirect
 	github.com/bombsimon/wsl/v4 v4.7.0 // indirect
 	github.com/bombsimon/wsl/v5 v5.9.0 // indirect
 	github.com/breml/bidichk v0.3.4 // indirect
@@ -163,6 +165,7 @@ require (
 	github.com/mattn/go-colorable v0.1.16 // indirect
 	github.com/mattn/go-isatty v0.0.22 // indirect
 	github.com/mattn/go-runewidth v0.0.24 // indirect
+	github.com/mattn/go-shellwords v1.0.12 // indirect
 	github.com/matttproud/golang_protobuf_extensions v1.0.1 // indirect
 	github.com/mgechev/revive v1.17.1 // indirect
 	github.com/mitchellh/go-homedir v1.1.0 // indirect
@@ -186,6 +189,7 @@ require (
 	github.com/quasilyte/stdinfo v0.0.0-20220114132959-f7386bf02567 // indirect
 	github.com/raeperd/recvcheck v0.3.1 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/ryancurrah/gomodguard v1.4.1 // indirect
 	github.com/ryancurrah/gomodguard/v2 v2.1.3 // indirect

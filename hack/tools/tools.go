@@ -7,6 +7,9 @@ package tools
 
 import (
 	_ "github.com/golangci/golangci-lint/v2/cmd/golangci-lint"
+	// actionlint checks the GitHub Actions workflows (.github/workflows,
+	// make lint).
+	_ "github.com/rhysd/actionlint/cmd/actionlint"
 	// deepcopy-gen and openapi-gen write the zz_generated files of the API
 	// package (make codegen). They are the generators of the Kubernetes the
 	// plugin builds against, kcp's fork, so the output is what that
