@@ -19,7 +19,8 @@ limitations under the License.
 // .github/workflows/release.yaml run it; see the Makefile):
 //
 //	release notes --changelog CHANGELOG.md --tag v0.1.0 [--unreleased-fallback]
-//	    prints the changelog's section of the tag, the release notes
+//	    prints the changelog's section of the tag, the release notes (relative
+//	    links made absolute, into the repository at the tag)
 //	release sbom --version V --created T --out F BINARY...
 //	    writes the CycloneDX SBOM of the binaries, from their Go build information
 //	release checksums DIR
@@ -76,6 +77,7 @@ func runNotes(args []string) error {
 	changelog := fs.String("changelog", "CHANGELOG.md", "the changelog")
 	tag := fs.String("tag", "", "the release's tag, v0.1.0: its section is ## [0.1.0] (required)")
 	fallback := fs.Bool("unreleased-fallback", false, "without a section for the tag, print ## [Unreleased]'s (dry runs; never for a release)")
+	repository := fs.String("repository", "https://github.com/workspacemounts/workspacemounts", "the repository whose tree at the tag relative links point into")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -93,7 +95,7 @@ func runNotes(args []string) error {
 	if fellBack != "" {
 		fmt.Fprintln(os.Stderr, "release notes:", fellBack)
 	}
-	_, err = os.Stdout.WriteString(notes)
+	_, err = os.Stdout.WriteString(AbsoluteLinks(notes, *repository+"/blob/"+*tag))
 	return err
 }
 

@@ -37,6 +37,9 @@ var (
 	// errNoSection is returned when the changelog has no section of the
 	// name asked for.
 	errNoSection = errors.New("no section")
+	// inlineLink is the destination of a Markdown inline link or image,
+	// "](docs/compatibility.md)".
+	inlineLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 )
 
 // ReleaseName is the name a changelog gives the release of a tag: the tag
@@ -103,4 +106,19 @@ func Notes(changelog, tag string, unreleasedFallback bool) (notes, fellBack stri
 		return "", "", fmt.Errorf("%w, and %w", err, fallbackErr)
 	}
 	return notes, fmt.Sprintf("the changelog has no section ## [%s]: these are the notes of ## [%s] (a dry run)", ReleaseName(tag), Unreleased), nil
+}
+
+// AbsoluteLinks makes the relative link destinations of notes absolute
+// under base (the repository's tree at the tag): a changelog links files of
+// the repository relative to itself, and a release's text is shown
+// elsewhere. URLs with a scheme, anchors and absolute paths stay as they are.
+func AbsoluteLinks(notes, base string) string {
+	base = strings.TrimSuffix(base, "/") + "/"
+	return inlineLink.ReplaceAllStringFunc(notes, func(link string) string {
+		dest := inlineLink.FindStringSubmatch(link)[1]
+		if strings.Contains(dest, ":") || strings.HasPrefix(dest, "#") || strings.HasPrefix(dest, "/") {
+			return link
+		}
+		return "](" + base + strings.TrimPrefix(dest, "./") + ")"
+	})
 }

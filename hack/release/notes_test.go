@@ -115,6 +115,20 @@ func TestNotes(t *testing.T) {
 	}
 }
 
+func TestAbsoluteLinks(t *testing.T) {
+	t.Parallel()
+	const base = "https://github.com/o/r/blob/v1.0.0"
+	for _, tc := range []struct{ in, want string }{
+		{in: "see [docs](docs/compatibility.md).", want: "see [docs](https://github.com/o/r/blob/v1.0.0/docs/compatibility.md)."},
+		{in: "[VERSION](./VERSION) and ![img](docs/a.png)", want: "[VERSION](https://github.com/o/r/blob/v1.0.0/VERSION) and ![img](https://github.com/o/r/blob/v1.0.0/docs/a.png)"},
+		{in: "[semver](https://semver.org/)", want: "[semver](https://semver.org/)"},
+		{in: "[mail](mailto:a@b.c) [here](#upgrade) [root](/x)", want: "[mail](mailto:a@b.c) [here](#upgrade) [root](/x)"},
+		{in: "a (plain) parenthesis and `f(x)`", want: "a (plain) parenthesis and `f(x)`"},
+	} {
+		require.Equal(t, tc.want, AbsoluteLinks(tc.in, base+"/"), tc.in)
+	}
+}
+
 // FuzzSection: any changelog and name give either an error or a non-empty
 // section whose lines are lines of the changelog, none of them a "## "
 // heading.
