@@ -145,8 +145,14 @@ image: image-binaries $(WORKSPACEMOUNTS) ## Build the multi-architecture image i
 RELEASE_NOTES_FLAGS ?=
 .PHONY: release-dry-run
 release-dry-run: RELEASE_NOTES_FLAGS := --unreleased-fallback
-release-dry-run: release-verify ## Everything a tag's release workflow does but the pushes, into _output/release, then checked (release-verify).
-	@echo "release-dry-run: $(RELEASE_DIR) holds what the tag $(RELEASE) publishes, checked; nothing was pushed ($(IMAGE_DIR)/oci would go to $(IMAGE_REPOSITORY):$(IMAGE_TAG), $(RELEASE_CHART) to $(CHART_REPOSITORY))."
+release-dry-run: release-verify release-publish-local ## Everything a tag's release workflow does but the pushes (those go to a registry on 127.0.0.1), into _output/release, then checked.
+	@echo "release-dry-run: $(RELEASE_DIR) holds what the tag $(RELEASE) publishes, checked; nothing was pushed outside this machine ($(IMAGE_DIR)/oci would go to $(IMAGE_REPOSITORY):$(IMAGE_TAG), $(RELEASE_CHART) to $(CHART_REPOSITORY))."
+
+# release-publish's pushes, to a registry of its own on 127.0.0.1 (crane
+# registry serve, in memory), pulled back and compared; no GitHub release.
+.PHONY: release-publish-local
+release-publish-local: release-verify release-tools
+	CRANE=$(CRANE) HELM=$(HELM) MAKE="$(MAKE)" hack/release/publish-local.sh $(VERSION) $(IMAGE_TAG) $(RELEASE_CHART)
 
 .PHONY: release-binaries
 release-binaries: $(RELEASE_BINARIES) ## Build the released binaries, _output/bin/<os>_<arch>/workspacemounts: the image's platforms and darwin.
@@ -180,11 +186,20 @@ release-verify: release-artifacts $(HELM) ## Check _output/release: checksums, t
 .PHONY: release-tools
 release-tools: $(CRANE) $(HELM) ## Build bin/crane and bin/helm, which release-publish pushes with.
 
+# CRANE_FLAGS, HELM_PUSH_FLAGS and RELEASE_GITHUB=false: for
+# release-publish-local's registry, which speaks plain HTTP.
+CRANE_FLAGS ?=
+HELM_PUSH_FLAGS ?=
+RELEASE_GITHUB ?= true
 .PHONY: release-publish
 release-publish: release-tools
-	$(CRANE) push $(IMAGE_DIR)/oci $(IMAGE_REPOSITORY):$(IMAGE_TAG)
-	$(HELM) push $(RELEASE_CHART) $(CHART_REPOSITORY)
+	$(CRANE) push $(CRANE_FLAGS) $(IMAGE_DIR)/oci $(IMAGE_REPOSITORY):$(IMAGE_TAG)
+	$(HELM) push $(HELM_PUSH_FLAGS) $(RELEASE_CHART) $(CHART_REPOSITORY)
+ifeq ($(RELEASE_GITHUB),true)
 	gh release create $(RELEASE) --verify-tag --title $(RELEASE) --notes-file $(RELEASE_DIR)/notes.md $(RELEASE_ASSETS)/*
+else
+	@echo "release-publish: no GitHub release (RELEASE_GITHUB=$(RELEASE_GITHUB))"
+endif
 
 # kcp v0.28.1, the newest kcp server the module proxy serves whole; its own
 # module pins its Kubernetes fork. hack/kcp/build.sh applies the backported

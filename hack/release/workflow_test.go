@@ -87,7 +87,8 @@ func TestWorkflow(t *testing.T) {
 	require.Contains(t, all, "make release-publish ")
 
 	makefile := readFile(t, "../../Makefile")
-	require.Regexp(t, `(?m)^release-dry-run: release-verify\b`, makefile)
+	require.Regexp(t, `(?m)^release-dry-run: release-verify release-publish-local\b`, makefile)
+	require.Contains(t, readFile(t, "publish-local.sh"), "release-publish VERSION=", "the dry run pushes with the workflow's recipe")
 	require.Regexp(t, `(?m)^release-verify: release-artifacts\b`, makefile)
 	require.Regexp(t, `(?m)^test: .*\brelease-dry-run\b`, makefile)
 }
