@@ -121,7 +121,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
 		"Kubeconfig of the kcp shard. Its credentials must read Workspaces, CRDs, APIBindings, APIResourceSchemas and mount objects across all "+
 			"logical clusters (system:masters, e.g. the shard-base context of kcp's admin.kubeconfig) and patch Workspaces. "+
-			"The server URL may carry a /clusters/<name> path; the shard base URL is used.")
+			"The server URL may carry a /clusters/<name> path; the shard base URL is used. With --all-shards, the root shard's, for every shard.")
 	fs.StringVar(&o.Context, "context", o.Context, "The --kubeconfig context to use; the current context if empty.")
 	fs.StringVar(&o.RootKubeconfig, "root-kubeconfig", o.RootKubeconfig,
 		"Instead of --kubeconfig, for a sharded kcp (as kcp's front-proxy): kubeconfig of the root shard (its current context), "+
