@@ -234,6 +234,24 @@ func TestChartLegacyMountAnnotation(t *testing.T) {
 	}
 }
 
+// TestChartAllShards: kcp.kubeconfig.allShards is --all-shards beside
+// --kubeconfig, off by default.
+func TestChartAllShards(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{set: nil, want: "false"},
+		{set: []string{"kcp.kubeconfig.allShards=true"}, want: "true"},
+	} {
+		d := single[appsv1.Deployment](t, helmTemplate(t, "", tc.set...), "Deployment")
+		flags := effectiveFlags(t, d.Spec.Template.Spec.Containers[0].Args)
+		require.Equal(t, tc.want, flags["all-shards"], "--set %v", tc.set)
+		require.Equal(t, "/etc/workspacemounts/kubeconfig/kubeconfig", flags["kubeconfig"], "--set %v", tc.set)
+	}
+}
+
 // checkChartMonitoring: the chart's monitoring objects say what
 // deploy/monitoring's say.
 func checkChartMonitoring(t *testing.T, objs map[string][][]byte) {
@@ -392,6 +410,7 @@ func TestChartRefuses(t *testing.T) {
 		{"workspaceURL without workspaceCondition", "levels.workspaceURL needs levels.workspaceCondition", []string{"levels.workspaceURL=true"}},
 		{"allowed hosts without workspaceURL", "apply with levels.workspaceURL only", []string{"levels.workspaceURLAllowedHosts={example.com}"}},
 		{"both kcp modes", "exclude each other", []string{"kcp.sharded.enabled=true"}},
+		{"allShards and sharded", "use one or the other", []string{"kcp.kubeconfig.secretName=", "kcp.kubeconfig.allShards=true", "kcp.sharded.enabled=true"}},
 		{"no kcp credentials", "set kcp.kubeconfig.secretName (one shard) or kcp.sharded.enabled", []string{"kcp.kubeconfig.secretName="}},
 		{"requestheader CA without allowed names", "requestheader.allowedNames is required", []string{"requestheader.allowedNames=null"}},
 	} {

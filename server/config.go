@@ -51,14 +51,15 @@ import (
 //
 // One shard is a sharded kcp with one shard: with --kubeconfig, the set
 // holds one unnamed shard, reached at the kubeconfig's server; with
-// --root-kubeconfig and --shards-kubeconfig, a shard per Shard object in
+// --root-kubeconfig and --shards-kubeconfig (or --kubeconfig and
+// --all-shards, the same kubeconfig for both), a shard per Shard object in
 // root. Everything else is the same.
 type Config struct {
 	Options *CompletedOptions
 
 	// KubeconfigLoader holds the --kubeconfig credentials (for a sharded
 	// kcp, --root-kubeconfig's), ShardsLoader those of --shards-kubeconfig
-	// (nil without), TokenReviewLoader those of --authentication-kubeconfig
+	// (nil without; with --all-shards, KubeconfigLoader), TokenReviewLoader those of --authentication-kubeconfig
 	// (nil without it). All are read again when their files change.
 	KubeconfigLoader  *kubeconfig.Loader
 	ShardsLoader      *kubeconfig.Loader
@@ -102,15 +103,27 @@ type Config struct {
 func NewConfig(o *CompletedOptions) (*Config, error) {
 	c := &Config{Options: o, Contact: kcpcontact.New(), Shards: newShards()}
 	var err error
-	if o.Sharded() {
+	switch {
+	case o.AllShards:
+		// --root-kubeconfig and --shards-kubeconfig both --kubeconfig (in
+		// --context): one loader, whose transport reaches the root shard
+		// (Config) and, with the same credentials, each Shard's baseURL
+		// (CredentialsConfig).
+		if c.KubeconfigLoader, err = kubeconfig.Load(o.Kubeconfig, o.Context); err != nil {
+			return nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
+		c.ShardsLoader = c.KubeconfigLoader
+	case o.Sharded():
 		if c.KubeconfigLoader, err = kubeconfig.Load(o.RootKubeconfig, ""); err != nil {
 			return nil, fmt.Errorf("--root-kubeconfig: %w", err)
 		}
 		if c.ShardsLoader, err = kubeconfig.Load(o.ShardsKubeconfig, ""); err != nil {
 			return nil, fmt.Errorf("--shards-kubeconfig: %w", err)
 		}
-	} else if c.KubeconfigLoader, err = kubeconfig.Load(o.Kubeconfig, o.Context); err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	default:
+		if c.KubeconfigLoader, err = kubeconfig.Load(o.Kubeconfig, o.Context); err != nil {
+			return nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
 	}
 	if o.RunVirtualWorkspace && o.VirtualWorkspace.AuthenticationKubeconfig != "" {
 		if c.TokenReviewLoader, err = kubeconfig.Load(o.VirtualWorkspace.AuthenticationKubeconfig, ""); err != nil {

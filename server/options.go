@@ -40,6 +40,15 @@ type Options struct {
 	// sharded kcp, with the flags of kcp's front-proxy (see Sharded).
 	RootKubeconfig   string
 	ShardsKubeconfig string
+	// AllShards serves a sharded kcp with Kubeconfig alone: it reaches the
+	// root shard, and its credentials every shard (as RootKubeconfig and
+	// ShardsKubeconfig both Kubeconfig, in Context; see Sharded).
+	AllShards bool
+	// ShardExternalURL and CacheKubeconfig are flags of kcp's own virtual
+	// workspaces that kcp-operator passes to every VirtualWorkspace;
+	// accepted and ignored (KCPOnlyFlagsSet).
+	ShardExternalURL string
+	CacheKubeconfig  string
 
 	WorkspaceWorkers int
 	QPS              float32
@@ -112,7 +121,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
 		"Kubeconfig of the kcp shard. Its credentials must read Workspaces, CRDs, APIBindings, APIResourceSchemas and mount objects across all "+
 			"logical clusters (system:masters, e.g. the shard-base context of kcp's admin.kubeconfig) and patch Workspaces. "+
-			"The server URL may carry a /clusters/<name> path; the shard base URL is used.")
+			"The server URL may carry a /clusters/<name> path; the shard base URL is used. With --all-shards, the root shard's, for every shard.")
 	fs.StringVar(&o.Context, "context", o.Context, "The --kubeconfig context to use; the current context if empty.")
 	fs.StringVar(&o.RootKubeconfig, "root-kubeconfig", o.RootKubeconfig,
 		"Instead of --kubeconfig, for a sharded kcp (as kcp's front-proxy): kubeconfig of the root shard (its current context), "+
@@ -120,6 +129,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ShardsKubeconfig, "shards-kubeconfig", o.ShardsKubeconfig,
 		"With --root-kubeconfig: kubeconfig whose current context's credentials every shard accepts, with the rights --kubeconfig needs; "+
 			"its server is replaced by each Shard's spec.baseURL. The shards are followed from the Shard objects in root as they come and go.")
+	fs.BoolVar(&o.AllShards, "all-shards", o.AllShards,
+		"With --kubeconfig reaching the root shard (its context, or --context; any /clusters/<path>): serve every shard, as --root-kubeconfig and "+
+			"--shards-kubeconfig both set to --kubeconfig: the Shard objects in root, each shard reached with --kubeconfig's credentials at its spec.baseURL. "+
+			"For a kcp-operator VirtualWorkspace targeting the RootShard (spec.extraArgs), whose shards all trust the RootShard's client CA.")
+	fs.StringVar(&o.ShardExternalURL, "shard-external-url", o.ShardExternalURL,
+		"Ignored: a flag of kcp's own virtual workspaces, which kcp-operator passes to every VirtualWorkspace; accepted so that its arguments start the plugin.")
+	fs.StringVar(&o.CacheKubeconfig, "cache-kubeconfig", o.CacheKubeconfig,
+		"Ignored: a flag of kcp's own virtual workspaces (the cache server), which kcp-operator passes to a VirtualWorkspace whose shard has one; "+
+			"accepted so that its arguments start the plugin.")
 	fs.IntVar(&o.WorkspaceWorkers, "workspace-workers", o.WorkspaceWorkers, "Number of workers of the queue workspacemounts-workspaces (of each shard's controller), each reading one mount object and patching one Workspace at a time.")
 	fs.IntVar(&o.MaxMountInformers, "max-mount-informers", o.MaxMountInformers,
 		"Most mount resources (kind, version and APIExport identity) the controller watches: a bound one with one informer across all clusters, "+
@@ -178,6 +196,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 func (o *Options) Validate() error {
 	var errs []error
 	switch sharded := o.RootKubeconfig != "" || o.ShardsKubeconfig != ""; {
+	case sharded && o.AllShards:
+		errs = append(errs, errors.New("--all-shards serves every shard with --kubeconfig; --root-kubeconfig and --shards-kubeconfig do so with two kubeconfigs: use one or the other"))
+	case o.AllShards && o.Kubeconfig == "":
+		errs = append(errs, errors.New("--all-shards needs --kubeconfig, reaching the root shard with credentials every shard accepts"))
 	case sharded && o.Kubeconfig != "":
 		errs = append(errs, errors.New("--kubeconfig (one shard) and --root-kubeconfig/--shards-kubeconfig (a sharded kcp) exclude each other"))
 	case sharded && (o.RootKubeconfig == "" || o.ShardsKubeconfig == ""):
@@ -237,7 +259,21 @@ func (o *Options) mountRule() mount.Rule {
 
 // Sharded tells whether the options serve a sharded kcp: every Shard in
 // root, each with its own clients, informers and controller.
-func (o *Options) Sharded() bool { return o.RootKubeconfig != "" }
+func (o *Options) Sharded() bool { return o.RootKubeconfig != "" || o.AllShards }
+
+// KCPOnlyFlagsSet names the flags of kcp's own virtual workspaces that are
+// set (kcp-operator passes them to every VirtualWorkspace); they are
+// accepted and ignored, which the start logs in one line.
+func (o *Options) KCPOnlyFlagsSet() []string {
+	var set []string
+	if o.ShardExternalURL != "" {
+		set = append(set, "--shard-external-url")
+	}
+	if o.CacheKubeconfig != "" {
+		set = append(set, "--cache-kubeconfig")
+	}
+	return set
+}
 
 // CompletedOptions are valid Options; only Complete makes them.
 type CompletedOptions struct {

@@ -24,8 +24,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"k8s.io/client-go/rest"
+	logsapiv1 "k8s.io/component-base/logs/api/v1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -54,10 +56,15 @@ func TestValidate(t *testing.T) {
 		change func(*Options)
 		want   string
 	}{
-		"no kubeconfig": {func(o *Options) { o.Kubeconfig = "" }, "--kubeconfig (or, for a sharded kcp, --root-kubeconfig and --shards-kubeconfig) is required"},
-		"both modes":    {func(o *Options) { o.RootKubeconfig, o.ShardsKubeconfig = "root", "shards" }, "exclude each other"},
-		"root alone":    {func(o *Options) { o.Kubeconfig, o.RootKubeconfig = "", "root" }, "go together"},
-		"shards alone":  {func(o *Options) { o.Kubeconfig, o.ShardsKubeconfig = "", "shards" }, "go together"},
+		"no kubeconfig":                 {func(o *Options) { o.Kubeconfig = "" }, "--kubeconfig (or, for a sharded kcp, --root-kubeconfig and --shards-kubeconfig) is required"},
+		"both modes":                    {func(o *Options) { o.RootKubeconfig, o.ShardsKubeconfig = "root", "shards" }, "exclude each other"},
+		"root alone":                    {func(o *Options) { o.Kubeconfig, o.RootKubeconfig = "", "root" }, "go together"},
+		"shards alone":                  {func(o *Options) { o.Kubeconfig, o.ShardsKubeconfig = "", "shards" }, "go together"},
+		"all shards without kubeconfig": {func(o *Options) { o.Kubeconfig, o.AllShards = "", true }, "--all-shards needs --kubeconfig"},
+		"all shards and root": {func(o *Options) {
+			o.Kubeconfig, o.AllShards, o.RootKubeconfig, o.ShardsKubeconfig = "", true, "root", "shards"
+		}, "--all-shards serves every shard with --kubeconfig; --root-kubeconfig and --shards-kubeconfig do so with two kubeconfigs: use one or the other"},
+		"all shards and shards": {func(o *Options) { o.AllShards, o.ShardsKubeconfig = true, "shards" }, "use one or the other"},
 		"sharded context": {func(o *Options) {
 			o.Kubeconfig, o.RootKubeconfig, o.ShardsKubeconfig, o.Context = "", "root", "shards", "x"
 		}, "current contexts"},
@@ -98,6 +105,67 @@ func TestValidate(t *testing.T) {
 	require.NoError(t, o.Validate(), "a sharded kcp")
 	require.True(t, o.Sharded())
 	require.False(t, valid().Sharded())
+
+	o = valid()
+	o.AllShards, o.Context = true, "base"
+	require.NoError(t, o.Validate(), "a sharded kcp through --kubeconfig, in any context")
+	require.True(t, o.Sharded())
+}
+
+// TestKCPOperatorArguments: the start flags take exactly the arguments
+// kcp-operator generates for a VirtualWorkspace (framework.KCPOperatorArgs,
+// at the paths the operator mounts the files at), the two of kcp's own
+// virtual workspaces accepted and reported by KCPOnlyFlagsSet; with
+// --all-shards in spec.extraArgs, the options serve every shard.
+func TestKCPOperatorArguments(t *testing.T) {
+	t.Parallel()
+	noCache := framework.KCPOperatorPodFiles
+	noCache.CacheKubeconfig = ""
+	for name, tc := range map[string]struct {
+		files     framework.KCPOperatorFiles
+		logLevel  int
+		extraArgs []string
+		ignored   []string
+		sharded   bool
+	}{
+		"shard target": {files: noCache, ignored: []string{"--shard-external-url"}},
+		"root shard target, a cache server, logging": {
+			files: framework.KCPOperatorPodFiles, logLevel: 4, extraArgs: []string{"--all-shards"},
+			ignored: []string{"--shard-external-url", "--cache-kubeconfig"}, sharded: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			args := framework.KCPOperatorArgs(tc.files, tc.logLevel, tc.extraArgs...)
+			// The flags of `workspacemounts start` (app.StartFlags).
+			o := NewOptions()
+			fs := pflag.NewFlagSet("start", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			logging := logsapiv1.NewLoggingConfiguration()
+			logsapiv1.AddFlags(logging, fs)
+			require.NoError(t, fs.Parse(args), "%q", args)
+			require.Empty(t, fs.Args())
+
+			require.NoError(t, o.Validate())
+			require.Equal(t, tc.sharded, o.Sharded())
+			require.Equal(t, tc.ignored, o.KCPOnlyFlagsSet())
+			require.Equal(t, tc.files.Kubeconfig, o.Kubeconfig)
+			require.Empty(t, o.Context, "the kubeconfig's current context")
+			require.Equal(t, tc.logLevel, int(logging.Verbosity))
+			vw := o.VirtualWorkspace
+			require.Equal(t, tc.files.ClientCAFile, vw.ClientCert.ClientCA)
+			require.Equal(t, tc.files.ServingCertFile, vw.SecureServing.ServerCert.CertKey.CertFile)
+			require.Equal(t, tc.files.ServingKeyFile, vw.SecureServing.ServerCert.CertKey.KeyFile)
+			require.Equal(t, "0.0.0.0", vw.SecureServing.BindAddress.String())
+			require.Equal(t, 6443, vw.SecureServing.BindPort)
+			rh := vw.RequestHeader
+			require.Equal(t, tc.files.RequestHeaderCAFile, rh.ClientCAFile)
+			require.Equal(t, []string{"kcp-front-proxy", "kcp-root-shard-proxy"}, rh.AllowedNames)
+			require.Equal(t, []string{"X-Remote-User"}, rh.UsernameHeaders)
+			require.Equal(t, []string{"X-Remote-Group"}, rh.GroupHeaders)
+			require.Equal(t, []string{"X-Remote-Extra-"}, rh.ExtraHeaderPrefixes)
+		})
+	}
 }
 
 func TestTokenReviewConfig(t *testing.T) {

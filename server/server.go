@@ -40,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -94,8 +95,10 @@ func New(c CompletedConfig) (*Server, error) {
 		s.parts = append(s.parts, *metrics)
 	}
 	// Rotated credentials are picked up without a restart.
-	for _, loader := range []*kubeconfig.Loader{c.KubeconfigLoader, c.ShardsLoader, c.TokenReviewLoader} {
-		if loader != nil {
+	// With --all-shards, ShardsLoader is KubeconfigLoader: run once.
+	loaders := []*kubeconfig.Loader{c.KubeconfigLoader, c.ShardsLoader, c.TokenReviewLoader}
+	for i, loader := range loaders {
+		if loader != nil && !slices.Contains(loaders[:i], loader) {
 			s.parts = append(s.parts, part{name: "kubeconfig-reloader", start: func(ctx context.Context) error {
 				loader.Run(ctx, kubeconfig.DefaultReloadInterval)
 				return nil
@@ -135,6 +138,9 @@ func (s *Server) Run(ctx context.Context) error {
 		"goVersion", build.GoVersion, "kcpVersion", build.KcpVersion, "platform", build.Platform)
 	if s.Options.WorkspaceURLAllowInternalHosts {
 		logger.Info(allowInternalHostsWarning)
+	}
+	if ignored := s.Options.KCPOnlyFlagsSet(); len(ignored) > 0 {
+		logger.Info("ignoring flags of kcp's own virtual workspaces, which kcp-operator passes to every VirtualWorkspace", "flags", ignored)
 	}
 
 	group, ctx := errgroup.WithContext(ctx)

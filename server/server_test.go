@@ -29,7 +29,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"k8s.io/client-go/rest"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
+
 	"github.com/workspacemounts/workspacemounts/pkg/shards"
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // kubeconfigFor writes a kubeconfig reaching server with a token.
@@ -125,10 +131,53 @@ func TestNewInstallsWhatTheOptionsAskFor(t *testing.T) {
 	require.Equal(t, "https://127.0.0.1:1", s.ClientConfig.Host, "root's base URL")
 	require.NotNil(t, s.LeaseClusterClient, "one Lease, in root")
 
+	// --kubeconfig with --all-shards: the same, one kubeconfig reaching
+	// root and, with its credentials, every shard; its reloader runs once.
+	o = base()
+	o.AllShards = true
+	s = newServer(t, o)
+	require.Equal(t, []string{"metrics", "kubeconfig-reloader", "kcp-contact", "workspacemounts-virtual-workspace", "workspacemounts", "shards"},
+		partNames(s))
+	require.NotNil(t, s.RootKcpSharedInformerFactory, "the Shard objects in root")
+	require.Same(t, s.KubeconfigLoader, s.ShardsLoader, "--kubeconfig's credentials for every shard")
+	require.Equal(t, "https://127.0.0.1:1", s.ClientConfig.Host, "root's base URL")
+	require.NotNil(t, s.LeaseClusterClient, "one Lease, in root")
+
 	o = base()
 	o.WorkspaceWorkers = 0
 	_, err = o.Complete()
 	require.ErrorContains(t, err, "--workspace-workers")
+}
+
+// TestKCPOperatorKubeconfig: the kubeconfig of a kcp-operator Kubeconfig
+// object (contexts default at /clusters/<workspace>, base and shard-base,
+// default current) reaches the shard's base URL whatever workspace its
+// current context targets, and in any context --context names.
+func TestKCPOperatorKubeconfig(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		workspace logicalcluster.Path
+		context   string
+		allShards bool
+	}{
+		{workspace: core.RootCluster.Path()},
+		{workspace: logicalcluster.NewPath("root:org:team")},
+		{workspace: logicalcluster.NewPath("root:org"), context: "base"},
+		{workspace: logicalcluster.NewPath("root:org"), context: "shard-base", allShards: true},
+		{workspace: core.RootCluster.Path(), allShards: true},
+	} {
+		path := filepath.Join(t.TempDir(), "kubeconfig")
+		require.NoError(t, framework.WriteKCPOperatorKubeconfig(path, "https://127.0.0.1:1/", tc.workspace, "workspacemounts", &rest.Config{BearerToken: "t"}))
+		o := NewOptions()
+		o.Kubeconfig, o.Context, o.AllShards = path, tc.context, tc.allShards
+		o.VirtualWorkspace.SecureServing.ServerCert.CertDirectory = t.TempDir()
+		s := newServer(t, o)
+		require.Equal(t, "https://127.0.0.1:1", s.ClientConfig.Host, "%+v", tc)
+		require.Equal(t, "https://127.0.0.1:1/clusters/root", s.TokenReviewConfig.Host, "%+v: tokens are reviewed in root", tc)
+		if !tc.allShards {
+			require.Equal(t, []shards.Shard{{Name: "", BaseURL: "https://127.0.0.1:1"}}, withoutConfigs(listShards(t, s)), "%+v", tc)
+		}
+	}
 }
 
 func listShards(t *testing.T, s *Server) []shards.Shard {

@@ -569,6 +569,9 @@ func TestSharded(t *testing.T) {
 	e := startShardedEnv(t, framework.ShardedOptions{})
 	cfg := e.s.FrontProxyConfig()
 	t.Logf("sharded kcp and plugin ready after %s", time.Since(began).Round(time.Millisecond))
+	// TestKCPOperatorArguments' sharded case shares this kcp; its plugin
+	// starts now, so that its start-up overlaps the steps before its own.
+	operatorPlugin := startKCPOperatorShardedPlugin(t, e)
 
 	sc := newShardedScenario(t, e)
 	orgRoot, orgShard2, parent, team := sc.orgRoot, sc.orgShard2, sc.parent, sc.team
@@ -643,6 +646,10 @@ func TestSharded(t *testing.T) {
 		code, body, err := opGet(user, e.s.PluginServiceURL(orgShard2.path.String())+vwResourcePath+"/s-tunnel", "")
 		require.NoError(t, err)
 		require.Equal(t, http.StatusForbidden, code, body)
+	})
+
+	t.Run("kcp-operator's arguments, --all-shards", func(t *testing.T) {
+		testKCPOperatorArgumentsSharded(t, e, sc, operatorPlugin)
 	})
 
 	t.Run("table columns", func(t *testing.T) {

@@ -64,6 +64,13 @@ type PluginOptions struct {
 	ServingCertFile, ServingKeyFile, ServingCAFile string
 	// ExtraArgs are appended to the `start` command line.
 	ExtraArgs []string
+	// Args, when set, are the whole command line after `start`, as given
+	// (e.g. KCPOperatorArgs): no flag is added, so Kubeconfig,
+	// RootKubeconfig, ShardsKubeconfig, ServingCertFile, ServingKeyFile and
+	// ExtraArgs are ignored; SecurePort and MetricsPort must be the ports
+	// Args sets on 127.0.0.1 (--secure-port, --metrics-bind-address), and
+	// ServingCAFile the CA of Args' serving certificate.
+	Args []string
 	// LogPath is the file the plugin's stdout and stderr go to. Default: workspacemounts.log in WorkDir.
 	LogPath string
 	// WorkDir is the working directory, where relative paths of the plugin end
@@ -166,6 +173,9 @@ func pluginPorts(ctx context.Context, vwPort, metricsPort int) (int, int, error)
 // pluginArgs returns the command line of StartPlugin, and the CA file
 // that trusts the virtual workspace's serving certificate.
 func pluginArgs(opts PluginOptions, vwPort, metricsPort int) (args []string, caFile string) {
+	if opts.Args != nil {
+		return append([]string{"start"}, opts.Args...), opts.ServingCAFile
+	}
 	certDir := filepath.Join(opts.WorkDir, "certificates")
 	args = []string{"start"}
 	if opts.RootKubeconfig != "" {

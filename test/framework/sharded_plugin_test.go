@@ -65,6 +65,20 @@ func TestPluginArgsSingleShard(t *testing.T) {
 	require.Equal(t, 3, o.WorkspaceWorkers, "ExtraArgs come last")
 }
 
+// TestPluginArgsAsGiven: with Args, the command line is start and Args,
+// nothing added (KCPOperatorArgs, the operator's exact list), and the
+// serving CA is ServingCAFile.
+func TestPluginArgsAsGiven(t *testing.T) {
+	t.Parallel()
+	given := KCPOperatorArgs(KCPOperatorPodFiles, 0, "--secure-port=6001")
+	args, caFile := pluginArgs(PluginOptions{Args: given, ServingCAFile: "ca.crt", Kubeconfig: "x", ExtraArgs: []string{"--workspace-workers=3"}}, 6001, 6002)
+	require.Equal(t, append([]string{"start"}, given...), args)
+	require.Equal(t, "ca.crt", caFile)
+	o, _ := parsePluginArgs(t, args)
+	require.Equal(t, KCPOperatorPodFiles.Kubeconfig, o.Kubeconfig)
+	require.Equal(t, 6001, o.VirtualWorkspace.SecureServing.BindPort, "spec.extraArgs come last")
+}
+
 // TestShardedPluginOptions: the plugin of a ShardedServer reads root and the
 // shards with the admin's kubeconfigs, serves the PKI's serving certificate
 // on the port the front-proxy maps to, and trusts the front-proxy's client

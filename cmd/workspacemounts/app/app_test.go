@@ -25,16 +25,21 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kcp-dev/logicalcluster/v3"
+
 	"github.com/workspacemounts/workspacemounts/pkg/version"
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // commandEnv makes TestMain run the command with the arguments after "--"
@@ -147,4 +152,58 @@ func TestJSONLogging(t *testing.T) {
 	require.Contains(t, first, "ts")
 	require.Contains(t, first, "v")
 	require.Greater(t, len(lines), 1, "the wait for kcp is logged too")
+}
+
+// TestKCPOperatorArguments starts the command with the arguments
+// kcp-operator generates for a VirtualWorkspace (framework.KCPOperatorArgs,
+// a cache server referenced, -v=2), its files made here, and its
+// kubeconfig in the shape of a Kubeconfig object (at a kcp that does not
+// answer), with --all-shards and a port of the test's own as
+// spec.extraArgs: it starts, says in one line that it ignores the two
+// flags of kcp's own virtual workspaces, and waits for kcp.
+func TestKCPOperatorArguments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca, err := framework.NewCA("test-ca")
+	require.NoError(t, err)
+	files := framework.KCPOperatorFiles{
+		ClientCAFile:        filepath.Join(dir, "client-ca.crt"),
+		ServingCertFile:     filepath.Join(dir, "server.crt"),
+		ServingKeyFile:      filepath.Join(dir, "server.key"),
+		RequestHeaderCAFile: filepath.Join(dir, "requestheader-ca.crt"),
+		Kubeconfig:          filepath.Join(dir, "kubeconfig"),
+		CacheKubeconfig:     filepath.Join(dir, "cache-kubeconfig"),
+	}
+	require.NoError(t, ca.WriteCertFile(files.ClientCAFile))
+	require.NoError(t, ca.WriteCertFile(files.RequestHeaderCAFile))
+	serving, err := ca.ServingCert("127.0.0.1")
+	require.NoError(t, err)
+	require.NoError(t, serving.WriteFiles(files.ServingCertFile, files.ServingKeyFile))
+	require.NoError(t, framework.WriteKCPOperatorKubeconfig(files.Kubeconfig, "https://127.0.0.1:1", logicalcluster.NewPath("root"), "workspacemounts",
+		&rest.Config{TLSClientConfig: rest.TLSClientConfig{CAData: ca.CertPEM}, BearerToken: "token"}))
+	port, err := framework.FreePort(t.Context())
+	require.NoError(t, err)
+	args := framework.KCPOperatorArgs(files, 2, "--all-shards", "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port), "--metrics-bind-address=0")
+
+	cmd := exec.CommandContext(t.Context(), os.Args[0], append([]string{"-test.run=^$", "--", "start"}, args...)...) //nolint:gosec // G204: this very test binary
+	cmd.Env = append(os.Environ(), commandEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var ignored []string
+	var lines []string
+	scanner := bufio.NewScanner(stderr)
+	for scanner.Scan() {
+		line := scanner.Text()
+		lines = append(lines, line)
+		if strings.Contains(line, "ignoring flags of kcp's own virtual workspaces") {
+			ignored = append(ignored, line)
+		}
+		if strings.Contains(line, "waiting for kcp") {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		}
+	}
+	require.NoError(t, cmd.Wait(), "stopped by SIGTERM, the command exits 0:\n%s", strings.Join(lines, "\n"))
+	require.Len(t, ignored, 1, "%s", strings.Join(lines, "\n"))
+	require.Contains(t, ignored[0], `flags=["--shard-external-url","--cache-kubeconfig"]`)
 }

@@ -48,7 +48,7 @@ import (
 // cleanupFlags are the flags of `workspacemounts start` that cleanup takes
 // too: how kcp is reached, and where the Lease is.
 var cleanupFlags = []string{
-	"kubeconfig", "context", "root-kubeconfig", "shards-kubeconfig",
+	"kubeconfig", "context", "root-kubeconfig", "shards-kubeconfig", "all-shards",
 	"leader-election-cluster", "leader-election-namespace", "leader-election-id",
 	"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
 }

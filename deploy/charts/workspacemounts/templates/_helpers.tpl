@@ -57,6 +57,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and $single $sharded }}
 {{- fail "kcp.kubeconfig.secretName (one shard) and kcp.sharded.enabled (a sharded kcp) exclude each other: set kcp.kubeconfig.secretName=\"\" with kcp.sharded.enabled" }}
 {{- end }}
+{{- if and .Values.kcp.kubeconfig.allShards $sharded }}
+{{- fail "kcp.kubeconfig.allShards serves every shard with kcp.kubeconfig; kcp.sharded does so with two kubeconfigs: use one or the other" }}
+{{- end }}
 {{- if not (or $single $sharded) }}
 {{- fail "set kcp.kubeconfig.secretName (one shard) or kcp.sharded.enabled (a sharded kcp)" }}
 {{- end }}
