@@ -317,7 +317,7 @@ test-fuzz: ## Every Go fuzz target for FUZZTIME (5000 inputs; FUZZTIME=10m for a
 	done
 
 .PHONY: test-e2e
-test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) $(WORKSPACEMOUNTS) image $(PROMETHEUS) ## End-to-end tests against a real kcp, a sharded one (and Prometheus) started by the tests.
+test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) $(WORKSPACEMOUNTS) image $(PROMETHEUS) $(HELM) ## End-to-end tests against a real kcp, a sharded one (and Prometheus; helm renders the chart for TestInstallObjectsServerDryRun) started by the tests.
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
 
 .PHONY: test-sharded

@@ -146,6 +146,11 @@ var untyped = []string{
 	"cert-manager.io/v1/Issuer",
 	"monitoring.coreos.com/v1/ServiceMonitor",
 	"monitoring.coreos.com/v1/PrometheusRule",
+	// deploy/kcp-operator: checked against kcp-operator's CRDs by a server-side
+	// dry run (test/e2e/install_objects_test.go).
+	"operator.kcp.io/v1alpha1/VirtualWorkspace",
+	"operator.kcp.io/v1alpha1/Kubeconfig",
+	"operator.kcp.io/v1alpha1/FrontProxy",
 }
 
 type object struct {

@@ -120,39 +120,55 @@ func mountSchema() *apiextensionsv1.JSONSchemaProps {
 // lists the resource before that.
 func InstallCRD(t testing.TB, cfg *rest.Config, cluster logicalcluster.Path, crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
+	return InstallCRDs(t, cfg, cluster, crd)[0]
+}
+
+// InstallCRDs is InstallCRD for several CRDs at once: it creates them all,
+// then waits for each, so that they share the 5s of Established. It returns
+// the established CRDs in the order given.
+func InstallCRDs(t testing.TB, cfg *rest.Config, cluster logicalcluster.Path, crds ...*apiextensionsv1.CustomResourceDefinition) []*apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
 
 	client, err := kcpapiextensionsclientset.NewForConfig(clusterAwareConfig(cfg))
 	if err != nil {
 		t.Fatalf("creating apiextensions clientset: %v", err)
 	}
-	crds := client.Cluster(cluster).ApiextensionsV1().CustomResourceDefinitions()
+	crdClient := client.Cluster(cluster).ApiextensionsV1().CustomResourceDefinitions()
 
 	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
 	defer cancel()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating CRD %s in %s: %v", crd.Name, cluster, err)
+	for _, crd := range crds {
+		if _, err := crdClient.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating CRD %s in %s: %v", crd.Name, cluster, err)
+		}
 	}
 
-	var established *apiextensionsv1.CustomResourceDefinition
-	pollT(t, ctx, fmt.Sprintf("CRD %s in %s to be Established", crd.Name, cluster), func(ctx context.Context) (bool, string) {
-		established, err = crds.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, c := range established.Status.Conditions {
-			if c.Type == apiextensionsv1.Established {
-				return c.Status == apiextensionsv1.ConditionTrue, fmt.Sprintf("Established=%s (%s: %s)", c.Status, c.Reason, c.Message)
+	established := make([]*apiextensionsv1.CustomResourceDefinition, len(crds))
+	for i, crd := range crds {
+		pollT(t, ctx, fmt.Sprintf("CRD %s in %s to be Established", crd.Name, cluster), func(ctx context.Context) (bool, string) {
+			established[i], err = crdClient.Get(ctx, crd.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
 			}
-		}
-		return false, "no Established condition yet"
-	})
+			for _, c := range established[i].Status.Conditions {
+				if c.Type == apiextensionsv1.Established {
+					return c.Status == apiextensionsv1.ConditionTrue, fmt.Sprintf("Established=%s (%s: %s)", c.Status, c.Reason, c.Message)
+				}
+			}
+			return false, "no Established condition yet"
+		})
+	}
 
 	disco := client.Cluster(cluster).Discovery()
-	for _, v := range crd.Spec.Versions {
-		if v.Served {
-			waitServed(t, disco, cluster, crd.Spec.Group+"/"+v.Name, crd.Spec.Names.Plural)
+	var served []string
+	for _, crd := range crds {
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				served = append(served, crd.Spec.Group+"/"+v.Name, crd.Spec.Names.Plural)
+			}
 		}
 	}
+	waitServed(t, disco, cluster, served...)
 	return established
 }
 
@@ -289,25 +305,29 @@ func APIExportIdentityHash(t testing.TB, cfg *rest.Config, cluster logicalcluste
 // 2-core machine, on a Workspace created right after its kind was served.
 const restMapperSettle = 2 * time.Second
 
-// waitServed waits until discovery in cluster lists resource for
-// groupVersion, then restMapperSettle longer.
-func waitServed(t testing.TB, disco discovery.DiscoveryInterface, cluster logicalcluster.Path, groupVersion, resource string) {
+// waitServed waits until discovery in cluster lists each resource for its
+// groupVersion (pairs: groupVersion, resource, ...), then restMapperSettle
+// longer.
+func waitServed(t testing.TB, disco discovery.DiscoveryInterface, cluster logicalcluster.Path, groupVersionResources ...string) {
 	t.Helper()
 
-	pollT(t, context.Background(), fmt.Sprintf("%s in %s to be served", resource+"."+groupVersion, cluster), func(context.Context) (bool, string) {
-		resources, err := disco.ServerResourcesForGroupVersion(groupVersion)
-		if apierrors.IsNotFound(err) {
-			return false, groupVersion + " is not served yet"
-		} else if err != nil {
-			return false, err.Error()
-		}
-		for _, r := range resources.APIResources {
-			if r.Name == resource {
-				return true, ""
+	for i := 0; i+1 < len(groupVersionResources); i += 2 {
+		groupVersion, resource := groupVersionResources[i], groupVersionResources[i+1]
+		pollT(t, context.Background(), fmt.Sprintf("%s in %s to be served", resource+"."+groupVersion, cluster), func(context.Context) (bool, string) {
+			resources, err := disco.ServerResourcesForGroupVersion(groupVersion)
+			if apierrors.IsNotFound(err) {
+				return false, groupVersion + " is not served yet"
+			} else if err != nil {
+				return false, err.Error()
 			}
-		}
-		return false, fmt.Sprintf("%s is served, but without %s", groupVersion, resource)
-	})
+			for _, r := range resources.APIResources {
+				if r.Name == resource {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%s is served, but without %s", groupVersion, resource)
+		})
+	}
 	time.Sleep(restMapperSettle)
 }
 
