@@ -24,10 +24,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
+	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // The objects of deploy/kcp-operator, with the fields this test reads.
@@ -78,7 +82,8 @@ const kcpOperatorNamespace = "kcp"
 // TestKCPOperatorObjects: the VirtualWorkspace runs this release's image with
 // its entrypoint, mounts the Secrets the Kubeconfigs write (the authentication
 // one where --authentication-kubeconfig reads it), everything targets one
-// RootShard, the FrontProxy routes the plugin's path to the Service the
+// RootShard, the plugin takes the operator's arguments with the extraArgs
+// shipped, the FrontProxy routes the plugin's path to the Service the
 // operator names after the VirtualWorkspace, and the TokenReview identity is
 // bound to the ClusterRole of deploy/kcp/authentication.yaml.
 func TestKCPOperatorObjects(t *testing.T) {
@@ -118,6 +123,18 @@ func TestKCPOperatorObjects(t *testing.T) {
 	rootShard := vw.Spec.Target.RootShardRef.Name
 	require.Equal(t, rootShard, fp.Spec.RootShard.Ref.Name)
 	require.Contains(t, vw.Spec.ExtraArgs, "--all-shards")
+
+	// What the pod runs: the operator's arguments (with a cache server and
+	// logging, the longest list), then extraArgs, all taken by the flags of
+	// `workspacemounts start` and valid together.
+	args := framework.KCPOperatorArgs(framework.KCPOperatorPodFiles, 2, vw.Spec.ExtraArgs...)
+	fs := pflag.NewFlagSet("start", pflag.ContinueOnError)
+	options, _ := app.StartFlags(fs)
+	require.NoError(t, fs.Parse(args), "%q", args)
+	require.Empty(t, fs.Args())
+	require.NoError(t, options.Validate(), "%q", args)
+	require.True(t, options.Sharded(), "--all-shards: every shard")
+	require.Equal(t, []string{"--shard-external-url", "--cache-kubeconfig"}, options.KCPOnlyFlagsSet())
 
 	// The plugin's identity: system:masters, its Secret the --kubeconfig.
 	main, ok := kubeconfigs["workspacemounts"]
