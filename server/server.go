@@ -50,6 +50,7 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
+	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
@@ -135,6 +136,9 @@ func (s *Server) Run(ctx context.Context) error {
 		"goVersion", build.GoVersion, "kcpVersion", build.KcpVersion, "platform", build.Platform)
 	if s.Options.WorkspaceURLAllowInternalHosts {
 		logger.Info(allowInternalHostsWarning)
+	}
+	if s.Options.RunVirtualWorkspace && s.Options.VirtualWorkspace.RequestHeaderDedicatedCA {
+		logger.Info(apiserver.RequestHeaderDedicatedCAWarning)
 	}
 
 	group, ctx := errgroup.WithContext(ctx)
