@@ -25,6 +25,8 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,8 +35,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
 )
@@ -383,6 +388,36 @@ func TestChartNetworkPolicy(t *testing.T) {
 		httpsPeers("networkPolicy: {https: {from: [{namespaceSelector: {}}]}}"), "from instead: every pod of the cluster")
 }
 
+// TestChartNetworkPolicyMetrics: the metrics port admits Prometheus's pods
+// (prometheus-operator's labels) in any namespace by default, a namespace
+// and pod selector of the values', or networkPolicy.metrics.from instead.
+func TestChartNetworkPolicyMetrics(t *testing.T) {
+	t.Parallel()
+	metricsPeers := func(values string) []networkingv1.NetworkPolicyPeer {
+		file := ""
+		if values != "" {
+			file = valuesFile(t, values)
+		}
+		np := single[networkingv1.NetworkPolicy](t, helmTemplate(t, file), "NetworkPolicy")
+		require.Len(t, np.Spec.Ingress, 2)
+		require.Equal(t, "metrics", np.Spec.Ingress[1].Ports[0].Port.String())
+		return np.Spec.Ingress[1].From
+	}
+	prometheus := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "app.kubernetes.io/name", Operator: metav1.LabelSelectorOpIn, Values: []string{"prometheus", "prometheus-agent"},
+	}}}
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{}, PodSelector: prometheus}}, metricsPeers(""),
+		"Prometheus's pods, wherever they run")
+	observability := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "observability"}}
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{NamespaceSelector: observability, PodSelector: prometheus}},
+		metricsPeers("networkPolicy: {metrics: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: observability}}}}"))
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{NamespaceSelector: observability}},
+		metricsPeers("networkPolicy: {metrics: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: observability}}, podSelector: null}}"),
+		"a namespace's every pod")
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "192.0.2.0/24"}}},
+		metricsPeers("networkPolicy: {metrics: {from: [{ipBlock: {cidr: 192.0.2.0/24}}]}}"), "from instead")
+}
+
 func TestChartRefuses(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -403,4 +438,230 @@ func TestChartRefuses(t *testing.T) {
 			require.Contains(t, err.Error(), c.want)
 		})
 	}
+}
+
+// valuesFile writes values into a file of the test's.
+func valuesFile(t *testing.T, values string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "values.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(values), 0o600))
+	return file
+}
+
+// TestChartCASources: the request-header and client CAs come from a Secret
+// or a ConfigMap, under any key, mounted as ca.crt where the flags read
+// them; dedicatedCA is --requestheader-dedicated-ca instead of the allowed
+// names.
+func TestChartCASources(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, values string
+		want         map[string]corev1.Volume // by volume name; nil: no volume
+		flags        map[string]string        // "" : not given
+	}{
+		{
+			name: "defaults: a ConfigMap with ca.crt",
+			want: map[string]corev1.Volume{"requestheader-ca": {Name: "requestheader-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "workspacemounts-requestheader-ca"},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+			}}}},
+			flags: map[string]string{"requestheader-allowed-names": "[kcp-front-proxy]", "requestheader-dedicated-ca": "", "client-ca-file": ""},
+		},
+		{
+			name: "dedicated Secrets with tls.crt",
+			values: `requestheader: {ca: {secretName: kcp-requestheader-client-ca, configMapName: "", key: tls.crt}, dedicatedCA: true, allowedNames: []}
+clientCA: {secretName: kcp-client-ca, key: tls.crt}`,
+			want: map[string]corev1.Volume{
+				"requestheader-ca": {Name: "requestheader-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+					SecretName: "kcp-requestheader-client-ca", DefaultMode: ptr.To[int32](0o440),
+					Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "ca.crt"}},
+				}}},
+				"client-ca": {Name: "client-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+					SecretName: "kcp-client-ca", DefaultMode: ptr.To[int32](0o440),
+					Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "ca.crt"}},
+				}}},
+			},
+			flags: map[string]string{
+				"requestheader-dedicated-ca": "true", "requestheader-allowed-names": "",
+				"requestheader-client-ca-file": "/etc/workspacemounts/requestheader-ca/ca.crt", "client-ca-file": "/etc/workspacemounts/client-ca/ca.crt",
+			},
+		},
+		{
+			name:   "a ConfigMap with another key",
+			values: `clientCA: {configMapName: shard-client-ca, key: client-ca.pem}`,
+			want: map[string]corev1.Volume{"client-ca": {Name: "client-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "shard-client-ca"},
+				Items:                []corev1.KeyToPath{{Key: "client-ca.pem", Path: "ca.crt"}},
+			}}}},
+			flags: map[string]string{"client-ca-file": "/etc/workspacemounts/client-ca/ca.crt"},
+		},
+		{
+			name:   "request header off",
+			values: `requestheader: {ca: {configMapName: ""}}`,
+			want:   map[string]corev1.Volume{"requestheader-ca": {}},
+			flags:  map[string]string{"requestheader-client-ca-file": "", "requestheader-allowed-names": ""},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			file := ""
+			if tc.values != "" {
+				file = valuesFile(t, tc.values)
+			}
+			d := single[appsv1.Deployment](t, helmTemplate(t, file), "Deployment")
+			volumes := map[string]corev1.Volume{}
+			for _, v := range d.Spec.Template.Spec.Volumes {
+				volumes[v.Name] = v
+			}
+			mounts := map[string]string{}
+			for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+				mounts[m.Name] = m.MountPath
+			}
+			for name, want := range tc.want {
+				if want.Name == "" {
+					require.NotContains(t, volumes, name)
+					require.NotContains(t, mounts, name)
+					continue
+				}
+				require.Equal(t, want, volumes[name], name)
+				require.Equal(t, "/etc/workspacemounts/"+name, mounts[name], name)
+			}
+			flags := parseArgs(t, d.Spec.Template.Spec.Containers[0].Args)
+			for flag, want := range tc.flags {
+				require.Equal(t, want, flags[flag], "--%s", flag)
+			}
+		})
+	}
+}
+
+// TestChartCARefuses: a CA value that is not one Secret or one ConfigMap
+// with a key, or the dedicated CA with allowed names, fails with a message
+// naming the values.
+func TestChartCARefuses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, values, want string }{
+		{"a Secret and a ConfigMap", `requestheader: {ca: {secretName: a, configMapName: b, key: ca.crt}}`,
+			"requestheader.ca.secretName and requestheader.ca.configMapName exclude each other"},
+		{"no key", `clientCA: {secretName: kcp-client-ca, key: ""}`, "clientCA.key is required"},
+		{"an unknown field", `clientCA: {secret: kcp-client-ca}`, "clientCA.configMap is now clientCA.configMapName"},
+		{"a misspelled field", `requestheader: {ca: {secretname: x}}`, "requestheader.ca.secretname is not a field"},
+		{"the old caConfigMap", `requestheader: {caConfigMap: x}`, "requestheader.caConfigMap is now requestheader.ca.configMapName"},
+		{"the old clientCA.configMap", `clientCA: {configMap: x}`, "clientCA.configMap is now clientCA.configMapName"},
+		{"dedicated with allowed names", `requestheader: {dedicatedCA: true}`, "set requestheader.allowedNames=[] with it"},
+		{"dedicated without a CA", `requestheader: {dedicatedCA: true, allowedNames: [], ca: {configMapName: ""}}`, "requestheader.dedicatedCA needs requestheader.ca"},
+		{"neither names nor dedicated", `requestheader: {allowedNames: []}`, "requestheader.allowedNames is required with requestheader.ca"},
+		{"a memory limit Go cannot be told", `resources: {limits: {memory: 5e8}}`, "GOMEMLIMIT is 90% of it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"template", chartRelease, chartDir, "-f", valuesFile(t, tc.values)}
+			_, err := helm(t, args...)
+			require.Error(t, err, "helm %s", strings.Join(args, " "))
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestChartGOMEMLIMIT: GOMEMLIMIT is 90% of limits.memory in bytes, rounded
+// down, whatever the quantity's suffix, and not set without a limit.
+// deploy/base's literal is 90% of its own limit.
+func TestChartGOMEMLIMIT(t *testing.T) {
+	t.Parallel()
+	ninety := func(q string) string {
+		quantity := resource.MustParse(q)
+		return strconv.FormatInt(quantity.Value()*9/10, 10)
+	}
+	env := func(c corev1.Container) map[string]corev1.EnvVar {
+		m := map[string]corev1.EnvVar{}
+		for _, e := range c.Env {
+			m[e.Name] = e
+		}
+		return m
+	}
+	for _, limit := range []string{"512Mi", "1Gi", "1.5Gi", "2G", "750M", "300000000", "64Ki"} {
+		t.Run(limit, func(t *testing.T) {
+			t.Parallel()
+			d := single[appsv1.Deployment](t, helmTemplate(t, "", "resources.limits.memory="+limit), "Deployment")
+			got := env(d.Spec.Template.Spec.Containers[0])["GOMEMLIMIT"]
+			require.Equal(t, ninety(limit), got.Value, "90%% of %s", limit)
+			require.Nil(t, got.ValueFrom)
+		})
+	}
+	t.Run("no limit", func(t *testing.T) {
+		t.Parallel()
+		d := single[appsv1.Deployment](t, helmTemplate(t, valuesFile(t, "resources: {limits: {memory: null}}")), "Deployment")
+		require.NotContains(t, env(d.Spec.Template.Spec.Containers[0]), "GOMEMLIMIT")
+	})
+	t.Run("deploy/base", func(t *testing.T) {
+		t.Parallel()
+		d := decodeFile[appsv1.Deployment](t, "base/deployment.yaml")
+		c := d.Spec.Template.Spec.Containers[0]
+		limit := c.Resources.Limits[corev1.ResourceMemory]
+		require.Equal(t, ninety(limit.String()), env(c)["GOMEMLIMIT"].Value, "deploy/base's GOMEMLIMIT is 90%% of its limits.memory %s", limit.String())
+	})
+}
+
+// TestChartPrometheusRuleJob: for any release name, the job the alerts name
+// (up{job=...}) is the one prometheus-operator gives the ServiceMonitor's
+// targets: the Service's name (no jobLabel).
+func TestChartPrometheusRuleJob(t *testing.T) {
+	t.Parallel()
+	jobs := regexp.MustCompile(`job="([^"]*)"`)
+	for _, release := range []string{"workspacemounts", "kcp-plugins"} {
+		t.Run(release, func(t *testing.T) {
+			t.Parallel()
+			out, err := helm(t, "template", release, chartDir, "--namespace", chartNamespace,
+				"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true")
+			require.NoError(t, err)
+			objs := byKind(t, out)
+			svc := single[corev1.Service](t, objs, "Service")
+			var sm struct {
+				Spec struct {
+					JobLabel string `json:"jobLabel"`
+					Selector metav1.LabelSelector
+				} `json:"spec"`
+			}
+			require.Len(t, objs["ServiceMonitor"], 1)
+			require.NoError(t, json.Unmarshal(objs["ServiceMonitor"][0], &sm))
+			require.Empty(t, sm.Spec.JobLabel, "without a jobLabel, prometheus-operator's job is the Service's name")
+			for k, v := range sm.Spec.Selector.MatchLabels {
+				require.Equal(t, v, svc.Labels[k], "the ServiceMonitor selects the Service")
+			}
+			var rule struct {
+				Spec ruleGroups `json:"spec"`
+			}
+			require.Len(t, objs["PrometheusRule"], 1)
+			require.NoError(t, json.Unmarshal(objs["PrometheusRule"][0], &rule))
+			seen := 0
+			for _, g := range rule.Spec.Groups {
+				for _, r := range g.Rules {
+					for _, m := range jobs.FindAllStringSubmatch(r.Expr, -1) {
+						require.Equal(t, svc.Name, m[1], "%s: %s", r.Alert, r.Expr)
+						seen++
+					}
+				}
+			}
+			require.Positive(t, seen, "the rules name the job")
+		})
+	}
+}
+
+// TestChartPodSettings: securityContexts default to deploy/base's, and the
+// values' keys change them (helm merges them with the defaults; null takes
+// one out); extraVolumes, extraVolumeMounts and hostAliases reach the pod.
+func TestChartPodSettings(t *testing.T) {
+	t.Parallel()
+	d := single[appsv1.Deployment](t, helmTemplate(t, valuesFile(t, `
+podSecurityContext: {runAsUser: 1001, fsGroup: 1001, runAsGroup: null, seccompProfile: null}
+containerSecurityContext: {privileged: false, capabilities: null, allowPrivilegeEscalation: null, runAsNonRoot: null}
+extraVolumes: [{name: kcp-client-cert, secret: {secretName: workspacemounts-kcp-client-cert}}]
+extraVolumeMounts: [{name: kcp-client-cert, mountPath: /etc/workspacemounts/kcp-client-cert, readOnly: true}]
+hostAliases: [{ip: 192.0.2.10, hostnames: [kcp.example.com]}]
+`)), "Deployment")
+	pod := d.Spec.Template.Spec
+	require.Equal(t, &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1001), FSGroup: ptr.To[int64](1001)}, pod.SecurityContext)
+	require.Equal(t, &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true), Privileged: ptr.To(false)}, pod.Containers[0].SecurityContext)
+	require.Equal(t, []corev1.HostAlias{{IP: "192.0.2.10", Hostnames: []string{"kcp.example.com"}}}, pod.HostAliases)
+	require.Equal(t, corev1.Volume{Name: "kcp-client-cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "workspacemounts-kcp-client-cert"}}}, pod.Volumes[len(pod.Volumes)-1])
+	require.Equal(t, corev1.VolumeMount{Name: "kcp-client-cert", MountPath: "/etc/workspacemounts/kcp-client-cert", ReadOnly: true}, pod.Containers[0].VolumeMounts[len(pod.Containers[0].VolumeMounts)-1])
 }
