@@ -37,6 +37,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -664,4 +665,187 @@ hostAliases: [{ip: 192.0.2.10, hostnames: [kcp.example.com]}]
 	require.Equal(t, []corev1.HostAlias{{IP: "192.0.2.10", Hostnames: []string{"kcp.example.com"}}}, pod.HostAliases)
 	require.Equal(t, corev1.Volume{Name: "kcp-client-cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "workspacemounts-kcp-client-cert"}}}, pod.Volumes[len(pod.Volumes)-1])
 	require.Equal(t, corev1.VolumeMount{Name: "kcp-client-cert", MountPath: "/etc/workspacemounts/kcp-client-cert", ReadOnly: true}, pod.Containers[0].VolumeMounts[len(pod.Containers[0].VolumeMounts)-1])
+}
+
+// helmNotes renders the chart's NOTES.txt as `helm install --dry-run=client`
+// prints it (no cluster is asked).
+func helmNotes(t *testing.T, release, namespace, file string, set ...string) string {
+	t.Helper()
+	args := append([]string{"install", release, chartDir, "--namespace", namespace, "--dry-run=client"}, valuesArgs(file, set...)...)
+	out, err := helm(t, args...)
+	require.NoError(t, err, "helm %s", strings.Join(args, " "))
+	_, notes, ok := strings.Cut(string(out), "\nNOTES:\n")
+	require.True(t, ok, "helm install --dry-run prints the NOTES:\n%s", out)
+	return notes
+}
+
+// repositoryPath is a file or directory of this repository named in a text.
+var repositoryPath = regexp.MustCompile(`\b(?:deploy|docs|hack|test|cmd)/[A-Za-z0-9_./-]*[A-Za-z0-9_-]|\b[A-Z]+\.md\b`)
+
+// TestChartNotes: the NOTES of the defaults and of every example name only
+// files of this repository that exist, and say what the values say.
+func TestChartNotes(t *testing.T) {
+	t.Parallel()
+	for _, file := range chartValues(t) {
+		t.Run("values="+valuesName(file), func(t *testing.T) {
+			t.Parallel()
+			notes := helmNotes(t, chartRelease, chartNamespace, file)
+			named := repositoryPath.FindAllString(notes, -1)
+			require.NotEmpty(t, named)
+			for _, p := range named {
+				_, err := os.Stat(filepath.Join("..", p))
+				require.NoError(t, err, "the NOTES name %s, which is not in the repository", p)
+			}
+			require.Contains(t, notes, "Do not apply deploy/kcp/shard-wide.yaml", "one word on shard-wide.yaml, as docs/deployment.md's")
+			require.NotContains(t, notes, "apply the RBAC of deploy/kcp")
+		})
+	}
+	t.Run("dedicated CA", func(t *testing.T) {
+		t.Parallel()
+		notes := helmNotes(t, chartRelease, kcpChartNamespace, kcpChartExample)
+		require.Contains(t, notes, "Secret kcp-requestheader-client-ca (key tls.crt)")
+		require.Contains(t, notes, "WARNING (requestheader.dedicatedCA)")
+		require.Contains(t, notes, "https://workspacemounts.kcp.svc:6444")
+	})
+}
+
+// kubectlRBAC builds the objects of the NOTES' `kubectl create` lines for
+// roles, cluster roles and their bindings, as kubectl creates them.
+func kubectlRBAC(t *testing.T, notes string) (map[string]*rbacv1.Role, map[string]*rbacv1.RoleBinding, string) {
+	t.Helper()
+	roles, bindings := map[string]*rbacv1.Role{}, map[string]*rbacv1.RoleBinding{}
+	cluster := ""
+	for _, line := range strings.Split(notes, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 4 || fields[0] != "kubectl" {
+			continue
+		}
+		namespace, flags, args := "", map[string]string{}, []string(nil)
+		for i := 1; i < len(fields); i++ {
+			switch f := fields[i]; {
+			case f == "-n":
+				i++
+				namespace = fields[i]
+			case strings.HasPrefix(f, "--"):
+				k, v, _ := strings.Cut(strings.TrimPrefix(f, "--"), "=")
+				flags[k] = v
+			default:
+				args = append(args, f)
+			}
+		}
+		if server, ok := flags["server"]; ok {
+			_, cluster, _ = strings.Cut(server, "/clusters/")
+		}
+		if len(args) < 3 || args[0] != "create" {
+			continue
+		}
+		kind, name := args[1], args[2]
+		meta := metav1.ObjectMeta{Name: name, Namespace: namespace}
+		subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: flags["user"]}}
+		switch kind {
+		case "role":
+			resource, group, _ := strings.Cut(flags["resource"], ".")
+			rule := rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: strings.Split(flags["verb"], ",")}
+			if n := flags["resource-name"]; n != "" {
+				rule.ResourceNames = []string{n}
+			}
+			roles["Role/"+name] = &rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{rule}}
+		case "clusterrole":
+			roles["ClusterRole/"+name] = &rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{flags["non-resource-url"]}, Verbs: strings.Split(flags["verb"], ",")}}}
+		case "rolebinding":
+			bindings["RoleBinding/"+name] = &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: flags["role"]}, Subjects: subjects}
+		case "clusterrolebinding":
+			bindings["ClusterRoleBinding/"+name] = &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: flags["clusterrole"]}, Subjects: subjects}
+		}
+	}
+	return roles, bindings, cluster
+}
+
+// TestChartNotesLeaderElectionRBAC: the NOTES' kubectl lines create the
+// objects of deploy/kcp/leader-election.yaml with the defaults, and the same
+// objects with a release's leaderElection and kcp.userName values.
+func TestChartNotesLeaderElectionRBAC(t *testing.T) {
+	t.Parallel()
+	fileRoles, fileBindings := map[string]*rbacv1.Role{}, map[string]*rbacv1.RoleBinding{}
+	for _, doc := range documents(t, readFile(t, "kcp/leader-election.yaml")) {
+		o := checkObject(t, doc)
+		switch o.Kind {
+		case "Role", "ClusterRole":
+			var r rbacv1.Role
+			require.NoError(t, json.Unmarshal(doc, &r))
+			fileRoles[o.Kind+"/"+r.Name] = &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace}, Rules: r.Rules}
+		case "RoleBinding", "ClusterRoleBinding":
+			var b rbacv1.RoleBinding
+			require.NoError(t, json.Unmarshal(doc, &b))
+			fileBindings[o.Kind+"/"+b.Name] = &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: b.Namespace}, RoleRef: b.RoleRef, Subjects: b.Subjects}
+		}
+	}
+	// What the file's objects are with other names.
+	rename := func(namespace, id, user string) (map[string]*rbacv1.Role, map[string]*rbacv1.RoleBinding) {
+		renamed := func(name string) string { return id + strings.TrimPrefix(name, "workspacemounts") }
+		roles, bindings := map[string]*rbacv1.Role{}, map[string]*rbacv1.RoleBinding{}
+		for _, r := range fileRoles {
+			c := r.DeepCopy()
+			c.Name = renamed(c.Name)
+			if c.Namespace != "" {
+				c.Namespace = namespace
+			}
+			for i := range c.Rules {
+				for j := range c.Rules[i].ResourceNames {
+					c.Rules[i].ResourceNames[j] = id
+				}
+			}
+			kind := "Role"
+			if c.Namespace == "" {
+				kind = "ClusterRole"
+			}
+			roles[kind+"/"+c.Name] = c
+		}
+		for _, b := range fileBindings {
+			c := b.DeepCopy()
+			c.Name, c.RoleRef.Name = renamed(c.Name), renamed(c.RoleRef.Name)
+			kind := "RoleBinding"
+			if c.Namespace == "" {
+				kind = "ClusterRoleBinding"
+			} else {
+				c.Namespace = namespace
+			}
+			for i := range c.Subjects {
+				c.Subjects[i].Name = user
+			}
+			bindings[kind+"/"+c.Name] = c
+		}
+		return roles, bindings
+	}
+	for _, tc := range []struct {
+		name                         string
+		set                          []string
+		cluster, namespace, id, user string
+	}{
+		{name: "defaults", cluster: "root", namespace: "default", id: "workspacemounts", user: "workspacemounts"},
+		{
+			name:    "other values",
+			set:     []string{"leaderElection.cluster=root:plugins", "leaderElection.namespace=plugins", "leaderElection.id=wsm", "kcp.userName=wsm-plugin"},
+			cluster: "root:plugins", namespace: "plugins", id: "wsm", user: "wsm-plugin",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			notes := helmNotes(t, chartRelease, chartNamespace, "", tc.set...)
+			roles, bindings, cluster := kubectlRBAC(t, notes)
+			wantRoles, wantBindings := fileRoles, fileBindings // the file is the defaults'
+			if tc.set != nil {
+				wantRoles, wantBindings = rename(tc.namespace, tc.id, tc.user)
+			}
+			require.Equal(t, wantRoles, roles)
+			require.Equal(t, wantBindings, bindings)
+			require.Equal(t, tc.cluster, cluster, "in the Lease's workspace")
+			require.Equal(t, tc.namespace != "default", strings.Contains(notes, "create namespace "+tc.namespace))
+			d := single[appsv1.Deployment](t, helmTemplate(t, "", tc.set...), "Deployment")
+			flags := parseArgs(t, d.Spec.Template.Spec.Containers[0].Args)
+			require.Equal(t, tc.id, flags["leader-election-id"])
+			require.Equal(t, tc.namespace, flags["leader-election-namespace"])
+			require.Equal(t, tc.cluster, flags["leader-election-cluster"])
+		})
+	}
 }
