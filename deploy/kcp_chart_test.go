@@ -19,6 +19,7 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"path"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ const (
 	kcpChartExample     = chartDir + "/examples/kcp-helm-chart.yaml"
 	kcpChartRelease     = "kcp"
 	kcpChartNamespace   = "kcp"
+	kcpChartDoc         = "install-kcp-helm-chart.md" // in docsFS
 )
 
 // kcpChartMappings are the front-proxy mappings of a values file of the kcp
@@ -285,6 +287,16 @@ func TestChartBesideKCPChart(t *testing.T) {
 	}
 	require.NotNil(t, mapping, "the kcp chart's front-proxy maps /services/workspacemounts")
 	require.Equal(t, []proxytypes.PathMapping{*mapping}, kcpChartMappings(t, documents(t, readFile(t, kcpChartValuesFile))[0]))
+	// The docs page shows the values file as it is.
+	page, err := fs.ReadFile(docsFS, kcpChartDoc)
+	require.NoError(t, err)
+	var values []string
+	for _, line := range strings.Split(string(readFile(t, kcpChartValuesFile)), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			values = append(values, line)
+		}
+	}
+	require.Contains(t, string(page), "```yaml\n"+strings.Join(values, "\n")+"\n```", "%s shows %s", kcpChartDoc, kcpChartValuesFile)
 
 	svc := single[corev1.Service](t, pluginObjs, "Service")
 	var httpsPort int32
