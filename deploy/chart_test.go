@@ -544,7 +544,7 @@ func TestChartCARefuses(t *testing.T) {
 		{"a Secret and a ConfigMap", `requestheader: {ca: {secretName: a, configMapName: b, key: ca.crt}}`,
 			"requestheader.ca.secretName and requestheader.ca.configMapName exclude each other"},
 		{"no key", `clientCA: {secretName: kcp-client-ca, key: ""}`, "clientCA.key is required"},
-		{"an unknown field", `clientCA: {secret: kcp-client-ca}`, "clientCA.configMap is now clientCA.configMapName"},
+		{"an unknown field", `clientCA: {secret: kcp-client-ca}`, "clientCA.secret is not a field: clientCA takes secretName or configMapName, and key"},
 		{"a misspelled field", `requestheader: {ca: {secretname: x}}`, "requestheader.ca.secretname is not a field"},
 		{"the old caConfigMap", `requestheader: {caConfigMap: x}`, "requestheader.caConfigMap is now requestheader.ca.configMapName"},
 		{"the old clientCA.configMap", `clientCA: {configMap: x}`, "clientCA.configMap is now clientCA.configMapName"},

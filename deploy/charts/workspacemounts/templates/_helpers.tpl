@@ -72,7 +72,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if hasKey .Values.requestheader "caConfigMap" }}
 {{- fail "requestheader.caConfigMap is now requestheader.ca.configMapName (or requestheader.ca.secretName), with requestheader.ca.key" }}
 {{- end }}
-{{- if or (hasKey .Values.clientCA "configMap") (hasKey .Values.clientCA "secret") }}
+{{- if hasKey .Values.clientCA "configMap" }}
 {{- fail "clientCA.configMap is now clientCA.configMapName (or clientCA.secretName), with clientCA.key" }}
 {{- end }}
 {{- include "workspacemounts.validateCA" (dict "name" "requestheader.ca" "ca" .Values.requestheader.ca) }}
