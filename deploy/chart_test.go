@@ -25,6 +25,8 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,8 +35,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/workspacemounts/workspacemounts/cmd/workspacemounts/app"
 )
@@ -401,6 +407,36 @@ func TestChartNetworkPolicy(t *testing.T) {
 		httpsPeers("networkPolicy: {https: {from: [{namespaceSelector: {}}]}}"), "from instead: every pod of the cluster")
 }
 
+// TestChartNetworkPolicyMetrics: the metrics port admits Prometheus's pods
+// (prometheus-operator's labels) in any namespace by default, a namespace
+// and pod selector of the values', or networkPolicy.metrics.from instead.
+func TestChartNetworkPolicyMetrics(t *testing.T) {
+	t.Parallel()
+	metricsPeers := func(values string) []networkingv1.NetworkPolicyPeer {
+		file := ""
+		if values != "" {
+			file = valuesFile(t, values)
+		}
+		np := single[networkingv1.NetworkPolicy](t, helmTemplate(t, file), "NetworkPolicy")
+		require.Len(t, np.Spec.Ingress, 2)
+		require.Equal(t, "metrics", np.Spec.Ingress[1].Ports[0].Port.String())
+		return np.Spec.Ingress[1].From
+	}
+	prometheus := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "app.kubernetes.io/name", Operator: metav1.LabelSelectorOpIn, Values: []string{"prometheus", "prometheus-agent"},
+	}}}
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{}, PodSelector: prometheus}}, metricsPeers(""),
+		"Prometheus's pods, wherever they run")
+	observability := &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "observability"}}
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{NamespaceSelector: observability, PodSelector: prometheus}},
+		metricsPeers("networkPolicy: {metrics: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: observability}}}}"))
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{NamespaceSelector: observability}},
+		metricsPeers("networkPolicy: {metrics: {namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: observability}}, podSelector: null}}"),
+		"a namespace's every pod")
+	require.Equal(t, []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "192.0.2.0/24"}}},
+		metricsPeers("networkPolicy: {metrics: {from: [{ipBlock: {cidr: 192.0.2.0/24}}]}}"), "from instead")
+}
+
 func TestChartRefuses(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -420,6 +456,415 @@ func TestChartRefuses(t *testing.T) {
 			_, err := helm(t, args...)
 			require.Error(t, err, "helm %s", strings.Join(args, " "))
 			require.Contains(t, err.Error(), c.want)
+		})
+	}
+}
+
+// valuesFile writes values into a file of the test's.
+func valuesFile(t *testing.T, values string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "values.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(values), 0o600))
+	return file
+}
+
+// TestChartCASources: the request-header and client CAs come from a Secret
+// or a ConfigMap, under any key, mounted as ca.crt where the flags read
+// them; dedicatedCA is --requestheader-dedicated-ca instead of the allowed
+// names.
+func TestChartCASources(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, values string
+		want         map[string]corev1.Volume // by volume name; nil: no volume
+		flags        map[string]string        // "" : not given
+	}{
+		{
+			name: "defaults: a ConfigMap with ca.crt",
+			want: map[string]corev1.Volume{"requestheader-ca": {Name: "requestheader-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "workspacemounts-requestheader-ca"},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+			}}}},
+			flags: map[string]string{"requestheader-allowed-names": "[kcp-front-proxy]", "requestheader-dedicated-ca": "", "client-ca-file": ""},
+		},
+		{
+			name: "dedicated Secrets with tls.crt",
+			values: `requestheader: {ca: {secretName: kcp-requestheader-client-ca, configMapName: "", key: tls.crt}, dedicatedCA: true, allowedNames: []}
+clientCA: {secretName: kcp-client-ca, key: tls.crt}`,
+			want: map[string]corev1.Volume{
+				"requestheader-ca": {Name: "requestheader-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+					SecretName: "kcp-requestheader-client-ca", DefaultMode: ptr.To[int32](0o440),
+					Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "ca.crt"}},
+				}}},
+				"client-ca": {Name: "client-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+					SecretName: "kcp-client-ca", DefaultMode: ptr.To[int32](0o440),
+					Items: []corev1.KeyToPath{{Key: "tls.crt", Path: "ca.crt"}},
+				}}},
+			},
+			flags: map[string]string{
+				"requestheader-dedicated-ca": "true", "requestheader-allowed-names": "",
+				"requestheader-client-ca-file": "/etc/workspacemounts/requestheader-ca/ca.crt", "client-ca-file": "/etc/workspacemounts/client-ca/ca.crt",
+			},
+		},
+		{
+			name:   "a ConfigMap with another key",
+			values: `clientCA: {configMapName: shard-client-ca, key: client-ca.pem}`,
+			want: map[string]corev1.Volume{"client-ca": {Name: "client-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "shard-client-ca"},
+				Items:                []corev1.KeyToPath{{Key: "client-ca.pem", Path: "ca.crt"}},
+			}}}},
+			flags: map[string]string{"client-ca-file": "/etc/workspacemounts/client-ca/ca.crt"},
+		},
+		{
+			name:   "request header off",
+			values: `requestheader: {ca: {configMapName: ""}}`,
+			want:   map[string]corev1.Volume{"requestheader-ca": {}},
+			flags:  map[string]string{"requestheader-client-ca-file": "", "requestheader-allowed-names": ""},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			file := ""
+			if tc.values != "" {
+				file = valuesFile(t, tc.values)
+			}
+			d := single[appsv1.Deployment](t, helmTemplate(t, file), "Deployment")
+			volumes := map[string]corev1.Volume{}
+			for _, v := range d.Spec.Template.Spec.Volumes {
+				volumes[v.Name] = v
+			}
+			mounts := map[string]string{}
+			for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
+				mounts[m.Name] = m.MountPath
+			}
+			for name, want := range tc.want {
+				if want.Name == "" {
+					require.NotContains(t, volumes, name)
+					require.NotContains(t, mounts, name)
+					continue
+				}
+				require.Equal(t, want, volumes[name], name)
+				require.Equal(t, "/etc/workspacemounts/"+name, mounts[name], name)
+			}
+			flags := parseArgs(t, d.Spec.Template.Spec.Containers[0].Args)
+			for flag, want := range tc.flags {
+				require.Equal(t, want, flags[flag], "--%s", flag)
+			}
+		})
+	}
+}
+
+// TestChartCARefuses: a CA value that is not one Secret or one ConfigMap
+// with a key, or the dedicated CA with allowed names, fails with a message
+// naming the values.
+func TestChartCARefuses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, values, want string }{
+		{"a Secret and a ConfigMap", `requestheader: {ca: {secretName: a, configMapName: b, key: ca.crt}}`,
+			"requestheader.ca.secretName and requestheader.ca.configMapName exclude each other"},
+		{"no key", `clientCA: {secretName: kcp-client-ca, key: ""}`, "clientCA.key is required"},
+		{"an unknown field", `clientCA: {secret: kcp-client-ca}`, "clientCA.secret is not a field: clientCA takes secretName or configMapName, and key"},
+		{"a misspelled field", `requestheader: {ca: {secretname: x}}`, "requestheader.ca.secretname is not a field"},
+		{"the old caConfigMap", `requestheader: {caConfigMap: x}`, "requestheader.caConfigMap is now requestheader.ca.configMapName"},
+		{"the old clientCA.configMap", `clientCA: {configMap: x}`, "clientCA.configMap is now clientCA.configMapName"},
+		{"dedicated with allowed names", `requestheader: {dedicatedCA: true}`, "set requestheader.allowedNames=[] with it"},
+		{"dedicated without a CA", `requestheader: {dedicatedCA: true, allowedNames: [], ca: {configMapName: ""}}`, "requestheader.dedicatedCA needs requestheader.ca"},
+		{"neither names nor dedicated", `requestheader: {allowedNames: []}`, "requestheader.allowedNames is required with requestheader.ca"},
+		{"a memory limit Go cannot be told", `resources: {limits: {memory: 5e8}}`, "GOMEMLIMIT is 90% of it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"template", chartRelease, chartDir, "-f", valuesFile(t, tc.values)}
+			_, err := helm(t, args...)
+			require.Error(t, err, "helm %s", strings.Join(args, " "))
+			require.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestChartGOMEMLIMIT: GOMEMLIMIT is 90% of limits.memory in bytes, rounded
+// down, whatever the quantity's suffix, and not set without a limit.
+// deploy/base's literal is 90% of its own limit.
+func TestChartGOMEMLIMIT(t *testing.T) {
+	t.Parallel()
+	ninety := func(q string) string {
+		quantity := resource.MustParse(q)
+		return strconv.FormatInt(quantity.Value()*9/10, 10)
+	}
+	env := func(c corev1.Container) map[string]corev1.EnvVar {
+		m := map[string]corev1.EnvVar{}
+		for _, e := range c.Env {
+			m[e.Name] = e
+		}
+		return m
+	}
+	for _, limit := range []string{"512Mi", "1Gi", "1.5Gi", "2G", "750M", "300000000", "64Ki"} {
+		t.Run(limit, func(t *testing.T) {
+			t.Parallel()
+			d := single[appsv1.Deployment](t, helmTemplate(t, "", "resources.limits.memory="+limit), "Deployment")
+			got := env(d.Spec.Template.Spec.Containers[0])["GOMEMLIMIT"]
+			require.Equal(t, ninety(limit), got.Value, "90%% of %s", limit)
+			require.Nil(t, got.ValueFrom)
+		})
+	}
+	t.Run("no limit", func(t *testing.T) {
+		t.Parallel()
+		d := single[appsv1.Deployment](t, helmTemplate(t, valuesFile(t, "resources: {limits: {memory: null}}")), "Deployment")
+		require.NotContains(t, env(d.Spec.Template.Spec.Containers[0]), "GOMEMLIMIT")
+	})
+	t.Run("deploy/base", func(t *testing.T) {
+		t.Parallel()
+		d := decodeFile[appsv1.Deployment](t, "base/deployment.yaml")
+		c := d.Spec.Template.Spec.Containers[0]
+		limit := c.Resources.Limits[corev1.ResourceMemory]
+		require.Equal(t, ninety(limit.String()), env(c)["GOMEMLIMIT"].Value, "deploy/base's GOMEMLIMIT is 90%% of its limits.memory %s", limit.String())
+	})
+}
+
+// TestChartPrometheusRuleJob: for any release name, the job the alerts name
+// (up{job=...}) is the one prometheus-operator gives the ServiceMonitor's
+// targets: the Service's name (no jobLabel).
+func TestChartPrometheusRuleJob(t *testing.T) {
+	t.Parallel()
+	jobs := regexp.MustCompile(`job="([^"]*)"`)
+	for _, release := range []string{"workspacemounts", "kcp-plugins"} {
+		t.Run(release, func(t *testing.T) {
+			t.Parallel()
+			out, err := helm(t, "template", release, chartDir, "--namespace", chartNamespace,
+				"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true")
+			require.NoError(t, err)
+			objs := byKind(t, out)
+			svc := single[corev1.Service](t, objs, "Service")
+			var sm struct {
+				Spec struct {
+					JobLabel string `json:"jobLabel"`
+					Selector metav1.LabelSelector
+				} `json:"spec"`
+			}
+			require.Len(t, objs["ServiceMonitor"], 1)
+			require.NoError(t, json.Unmarshal(objs["ServiceMonitor"][0], &sm))
+			require.Empty(t, sm.Spec.JobLabel, "without a jobLabel, prometheus-operator's job is the Service's name")
+			for k, v := range sm.Spec.Selector.MatchLabels {
+				require.Equal(t, v, svc.Labels[k], "the ServiceMonitor selects the Service")
+			}
+			var rule struct {
+				Spec ruleGroups `json:"spec"`
+			}
+			require.Len(t, objs["PrometheusRule"], 1)
+			require.NoError(t, json.Unmarshal(objs["PrometheusRule"][0], &rule))
+			seen := 0
+			for _, g := range rule.Spec.Groups {
+				for _, r := range g.Rules {
+					for _, m := range jobs.FindAllStringSubmatch(r.Expr, -1) {
+						require.Equal(t, svc.Name, m[1], "%s: %s", r.Alert, r.Expr)
+						seen++
+					}
+				}
+			}
+			require.Positive(t, seen, "the rules name the job")
+		})
+	}
+}
+
+// TestChartPodSettings: securityContexts default to deploy/base's, and the
+// values' keys change them (helm merges them with the defaults; null takes
+// one out); extraVolumes, extraVolumeMounts and hostAliases reach the pod.
+func TestChartPodSettings(t *testing.T) {
+	t.Parallel()
+	d := single[appsv1.Deployment](t, helmTemplate(t, valuesFile(t, `
+podSecurityContext: {runAsUser: 1001, fsGroup: 1001, runAsGroup: null, seccompProfile: null}
+containerSecurityContext: {privileged: false, capabilities: null, allowPrivilegeEscalation: null, runAsNonRoot: null}
+extraVolumes: [{name: kcp-client-cert, secret: {secretName: workspacemounts-kcp-client-cert}}]
+extraVolumeMounts: [{name: kcp-client-cert, mountPath: /etc/workspacemounts/kcp-client-cert, readOnly: true}]
+hostAliases: [{ip: 192.0.2.10, hostnames: [kcp.example.com]}]
+`)), "Deployment")
+	pod := d.Spec.Template.Spec
+	require.Equal(t, &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1001), FSGroup: ptr.To[int64](1001)}, pod.SecurityContext)
+	require.Equal(t, &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true), Privileged: ptr.To(false)}, pod.Containers[0].SecurityContext)
+	require.Equal(t, []corev1.HostAlias{{IP: "192.0.2.10", Hostnames: []string{"kcp.example.com"}}}, pod.HostAliases)
+	require.Equal(t, corev1.Volume{Name: "kcp-client-cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "workspacemounts-kcp-client-cert"}}}, pod.Volumes[len(pod.Volumes)-1])
+	require.Equal(t, corev1.VolumeMount{Name: "kcp-client-cert", MountPath: "/etc/workspacemounts/kcp-client-cert", ReadOnly: true}, pod.Containers[0].VolumeMounts[len(pod.Containers[0].VolumeMounts)-1])
+}
+
+// helmNotes renders the chart's NOTES.txt as `helm install --dry-run=client`
+// prints it (no cluster is asked).
+func helmNotes(t *testing.T, release, namespace, file string, set ...string) string {
+	t.Helper()
+	args := append([]string{"install", release, chartDir, "--namespace", namespace, "--dry-run=client"}, valuesArgs(file, set...)...)
+	out, err := helm(t, args...)
+	require.NoError(t, err, "helm %s", strings.Join(args, " "))
+	_, notes, ok := strings.Cut(string(out), "\nNOTES:\n")
+	require.True(t, ok, "helm install --dry-run prints the NOTES:\n%s", out)
+	return notes
+}
+
+// repositoryPath is a file or directory of this repository named in a text.
+var repositoryPath = regexp.MustCompile(`\b(?:deploy|docs|hack|test|cmd)/[A-Za-z0-9_./-]*[A-Za-z0-9_-]|\b[A-Z]+\.md\b`)
+
+// TestChartNotes: the NOTES of the defaults and of every example name only
+// files of this repository that exist, and say what the values say.
+func TestChartNotes(t *testing.T) {
+	t.Parallel()
+	for _, file := range chartValues(t) {
+		t.Run("values="+valuesName(file), func(t *testing.T) {
+			t.Parallel()
+			notes := helmNotes(t, chartRelease, chartNamespace, file)
+			named := repositoryPath.FindAllString(notes, -1)
+			require.NotEmpty(t, named)
+			for _, p := range named {
+				_, err := os.Stat(filepath.Join("..", p))
+				require.NoError(t, err, "the NOTES name %s, which is not in the repository", p)
+			}
+			require.Contains(t, notes, "Do not apply deploy/kcp/shard-wide.yaml", "one word on shard-wide.yaml, as docs/deployment.md's")
+			require.NotContains(t, notes, "apply the RBAC of deploy/kcp")
+		})
+	}
+	t.Run("dedicated CA", func(t *testing.T) {
+		t.Parallel()
+		notes := helmNotes(t, chartRelease, kcpChartNamespace, kcpChartExample)
+		require.Contains(t, notes, "Secret kcp-requestheader-client-ca (key tls.crt)")
+		require.Contains(t, notes, "WARNING (requestheader.dedicatedCA)")
+		require.Contains(t, notes, "https://workspacemounts.kcp.svc:6444")
+	})
+}
+
+// kubectlRBAC builds the objects of the NOTES' `kubectl create` lines for
+// roles, cluster roles and their bindings, as kubectl creates them.
+func kubectlRBAC(t *testing.T, notes string) (map[string]*rbacv1.Role, map[string]*rbacv1.RoleBinding, string) {
+	t.Helper()
+	roles, bindings := map[string]*rbacv1.Role{}, map[string]*rbacv1.RoleBinding{}
+	cluster := ""
+	for _, line := range strings.Split(notes, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 4 || fields[0] != "kubectl" {
+			continue
+		}
+		namespace, flags, args := "", map[string]string{}, []string(nil)
+		for i := 1; i < len(fields); i++ {
+			switch f := fields[i]; {
+			case f == "-n":
+				i++
+				namespace = fields[i]
+			case strings.HasPrefix(f, "--"):
+				k, v, _ := strings.Cut(strings.TrimPrefix(f, "--"), "=")
+				flags[k] = v
+			default:
+				args = append(args, f)
+			}
+		}
+		if server, ok := flags["server"]; ok {
+			_, cluster, _ = strings.Cut(server, "/clusters/")
+		}
+		if len(args) < 3 || args[0] != "create" {
+			continue
+		}
+		kind, name := args[1], args[2]
+		meta := metav1.ObjectMeta{Name: name, Namespace: namespace}
+		subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: flags["user"]}}
+		switch kind {
+		case "role":
+			resource, group, _ := strings.Cut(flags["resource"], ".")
+			rule := rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: strings.Split(flags["verb"], ",")}
+			if n := flags["resource-name"]; n != "" {
+				rule.ResourceNames = []string{n}
+			}
+			roles["Role/"+name] = &rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{rule}}
+		case "clusterrole":
+			roles["ClusterRole/"+name] = &rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{flags["non-resource-url"]}, Verbs: strings.Split(flags["verb"], ",")}}}
+		case "rolebinding":
+			bindings["RoleBinding/"+name] = &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: flags["role"]}, Subjects: subjects}
+		case "clusterrolebinding":
+			bindings["ClusterRoleBinding/"+name] = &rbacv1.RoleBinding{ObjectMeta: meta, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: flags["clusterrole"]}, Subjects: subjects}
+		}
+	}
+	return roles, bindings, cluster
+}
+
+// TestChartNotesLeaderElectionRBAC: the NOTES' kubectl lines create the
+// objects of deploy/kcp/leader-election.yaml with the defaults, and the same
+// objects with a release's leaderElection and kcp.userName values.
+func TestChartNotesLeaderElectionRBAC(t *testing.T) {
+	t.Parallel()
+	fileRoles, fileBindings := map[string]*rbacv1.Role{}, map[string]*rbacv1.RoleBinding{}
+	for _, doc := range documents(t, readFile(t, "kcp/leader-election.yaml")) {
+		o := checkObject(t, doc)
+		switch o.Kind {
+		case "Role", "ClusterRole":
+			var r rbacv1.Role
+			require.NoError(t, json.Unmarshal(doc, &r))
+			fileRoles[o.Kind+"/"+r.Name] = &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace}, Rules: r.Rules}
+		case "RoleBinding", "ClusterRoleBinding":
+			var b rbacv1.RoleBinding
+			require.NoError(t, json.Unmarshal(doc, &b))
+			fileBindings[o.Kind+"/"+b.Name] = &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: b.Namespace}, RoleRef: b.RoleRef, Subjects: b.Subjects}
+		}
+	}
+	// What the file's objects are with other names.
+	rename := func(namespace, id, user string) (map[string]*rbacv1.Role, map[string]*rbacv1.RoleBinding) {
+		renamed := func(name string) string { return id + strings.TrimPrefix(name, "workspacemounts") }
+		roles, bindings := map[string]*rbacv1.Role{}, map[string]*rbacv1.RoleBinding{}
+		for _, r := range fileRoles {
+			c := r.DeepCopy()
+			c.Name = renamed(c.Name)
+			if c.Namespace != "" {
+				c.Namespace = namespace
+			}
+			for i := range c.Rules {
+				for j := range c.Rules[i].ResourceNames {
+					c.Rules[i].ResourceNames[j] = id
+				}
+			}
+			kind := "Role"
+			if c.Namespace == "" {
+				kind = "ClusterRole"
+			}
+			roles[kind+"/"+c.Name] = c
+		}
+		for _, b := range fileBindings {
+			c := b.DeepCopy()
+			c.Name, c.RoleRef.Name = renamed(c.Name), renamed(c.RoleRef.Name)
+			kind := "RoleBinding"
+			if c.Namespace == "" {
+				kind = "ClusterRoleBinding"
+			} else {
+				c.Namespace = namespace
+			}
+			for i := range c.Subjects {
+				c.Subjects[i].Name = user
+			}
+			bindings[kind+"/"+c.Name] = c
+		}
+		return roles, bindings
+	}
+	for _, tc := range []struct {
+		name                         string
+		set                          []string
+		cluster, namespace, id, user string
+	}{
+		{name: "defaults", cluster: "root", namespace: "default", id: "workspacemounts", user: "workspacemounts"},
+		{
+			name:    "other values",
+			set:     []string{"leaderElection.cluster=root:plugins", "leaderElection.namespace=plugins", "leaderElection.id=wsm", "kcp.userName=wsm-plugin"},
+			cluster: "root:plugins", namespace: "plugins", id: "wsm", user: "wsm-plugin",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			notes := helmNotes(t, chartRelease, chartNamespace, "", tc.set...)
+			roles, bindings, cluster := kubectlRBAC(t, notes)
+			wantRoles, wantBindings := fileRoles, fileBindings // the file is the defaults'
+			if tc.set != nil {
+				wantRoles, wantBindings = rename(tc.namespace, tc.id, tc.user)
+			}
+			require.Equal(t, wantRoles, roles)
+			require.Equal(t, wantBindings, bindings)
+			require.Equal(t, tc.cluster, cluster, "in the Lease's workspace")
+			require.Equal(t, tc.namespace != "default", strings.Contains(notes, "create namespace "+tc.namespace))
+			d := single[appsv1.Deployment](t, helmTemplate(t, "", tc.set...), "Deployment")
+			flags := parseArgs(t, d.Spec.Template.Spec.Containers[0].Args)
+			require.Equal(t, tc.id, flags["leader-election-id"])
+			require.Equal(t, tc.namespace, flags["leader-election-namespace"])
+			require.Equal(t, tc.cluster, flags["leader-election-cluster"])
 		})
 	}
 }

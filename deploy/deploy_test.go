@@ -80,8 +80,8 @@ func yamlFiles(t *testing.T) []string {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && p == chartsDir {
-			return fs.SkipDir // Helm templates and values, not objects: chart_test.go
+		if d.IsDir() && (p == chartsDir || path.Base(p) == "testdata") {
+			return fs.SkipDir // Helm templates and values, not objects: chart_test.go, kcp_chart_test.go
 		}
 		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
 			files = append(files, p)
@@ -199,6 +199,9 @@ func TestYAMLFiles(t *testing.T) {
 			case path.Dir(file) == mappingDir:
 				require.Len(t, docs, 1)
 				_ = parseMappings(t, docs[0])
+			case file == kcpChartValuesFile:
+				require.Len(t, docs, 1)
+				_ = kcpChartMappings(t, docs[0])
 			case path.Dir(file) == ruleTestDir:
 				require.Len(t, docs, 1)
 				checkRuleTests(t, docs[0])

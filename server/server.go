@@ -51,6 +51,7 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
+	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
@@ -141,6 +142,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if ignored := s.Options.KCPOnlyFlagsSet(); len(ignored) > 0 {
 		logger.Info("ignoring flags of kcp's own virtual workspaces, which kcp-operator passes to every VirtualWorkspace", "flags", ignored)
+	}
+	if s.Options.RunVirtualWorkspace && s.Options.VirtualWorkspace.RequestHeaderDedicatedCA {
+		logger.Info(apiserver.RequestHeaderDedicatedCAWarning)
 	}
 
 	group, ctx := errgroup.WithContext(ctx)

@@ -102,6 +102,17 @@ func (ca *CA) ClientCert(user string, groups ...string) (*KeyPair, error) {
 	})
 }
 
+// ClientCertWithoutCommonName makes a client certificate whose subject is
+// empty and whose names are dnsNames only, as kcp-dev/helm-charts' kcp chart
+// issues its front-proxy's request-header client certificate.
+func (ca *CA) ClientCertWithoutCommonName(dnsNames ...string) (*KeyPair, error) {
+	return ca.sign(&x509.Certificate{
+		DNSNames:    dnsNames,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
 // ServingCert makes a serving certificate for hosts, each an IP address
 // (e.g. "127.0.0.1") or a DNS name; the first is also the common name.
 func (ca *CA) ServingCert(hosts ...string) (*KeyPair, error) {

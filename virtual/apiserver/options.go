@@ -36,6 +36,12 @@ type Options struct {
 	SecureServing *genericapiserveroptions.SecureServingOptions
 	ClientCert    genericapiserveroptions.ClientCertAuthenticationOptions
 	RequestHeader genericapiserveroptions.RequestHeaderAuthenticationOptions
+	// RequestHeaderDedicatedCA trusts every client certificate of
+	// --requestheader-client-ca-file to send X-Remote-* headers, whatever its
+	// common name: for a CA that signs kcp's proxy certificates only
+	// (kcp-dev/helm-charts' kcp chart issues the front-proxy's without a
+	// common name, which --requestheader-allowed-names cannot match).
+	RequestHeaderDedicatedCA bool
 
 	// AuthenticationKubeconfig reaches kcp for TokenReviews; empty: the plugin's --kubeconfig.
 	AuthenticationKubeconfig string
@@ -87,6 +93,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.SecureServing.AddFlags(fs)
 	o.ClientCert.AddFlags(fs)
 	o.RequestHeader.AddFlags(fs)
+	fs.BoolVar(&o.RequestHeaderDedicatedCA, "requestheader-dedicated-ca", o.RequestHeaderDedicatedCA,
+		"Trust every client certificate of --requestheader-client-ca-file to assert any user and group in the --requestheader-*-headers, "+
+			"instead of those named by --requestheader-allowed-names (which it replaces): only for a CA that signs kcp's proxy certificates and nothing else "+
+			"(kcp-dev/helm-charts' kcp chart, whose front-proxy certificate has no common name). A warning is logged at start.")
 	fs.StringVar(&o.AuthenticationKubeconfig, "authentication-kubeconfig", o.AuthenticationKubeconfig,
 		"Kubeconfig reaching kcp to review bearer tokens (TokenReview); the --kubeconfig if empty. "+
 			"A server URL without a /clusters/<name> path gets /clusters/root.")
@@ -140,14 +150,27 @@ func (o *Options) Validate() error {
 	// Without allowed names, every client certificate of the request-header
 	// CA may assert any identity in X-Remote-User and X-Remote-Group
 	// (system:masters included), not only the front-proxy's.
-	if o.RequestHeader.ClientCAFile != "" && len(o.RequestHeader.AllowedNames) == 0 {
-		errs = append(errs, errors.New("--requestheader-client-ca-file needs --requestheader-allowed-names: the common name of the front-proxy's client certificate (kcp-front-proxy as kcp issues it); without it any certificate of that CA could assert any user and group"))
+	// --requestheader-dedicated-ca says, explicitly, that the CA signs the
+	// front-proxy's certificates only; it is never assumed.
+	switch {
+	case o.RequestHeaderDedicatedCA && o.RequestHeader.ClientCAFile == "":
+		errs = append(errs, errors.New("--requestheader-dedicated-ca needs --requestheader-client-ca-file: the CA it trusts"))
+	case o.RequestHeaderDedicatedCA && len(o.RequestHeader.AllowedNames) > 0:
+		errs = append(errs, errors.New("--requestheader-dedicated-ca and --requestheader-allowed-names exclude each other: the first trusts every certificate of the CA, the second those with the names given"))
+	case o.RequestHeader.ClientCAFile != "" && !o.RequestHeaderDedicatedCA && len(o.RequestHeader.AllowedNames) == 0:
+		errs = append(errs, errors.New("--requestheader-client-ca-file needs --requestheader-allowed-names: the common name of the front-proxy's client certificate (kcp-front-proxy as kcp issues it); without it any certificate of that CA could assert any user and group. "+
+			"A CA that signs the front-proxy's certificates only, whatever their names, is trusted with --requestheader-dedicated-ca instead"))
 	}
 	if o.MaxWatchTimeout < 2*time.Second {
 		errs = append(errs, fmt.Errorf("--max-watch-timeout must be at least 2s, not %s", o.MaxWatchTimeout))
 	}
 	return errors.Join(errs...)
 }
+
+// RequestHeaderDedicatedCAWarning is logged at start with
+// --requestheader-dedicated-ca.
+const RequestHeaderDedicatedCAWarning = "WARNING: --requestheader-dedicated-ca: every client certificate of --requestheader-client-ca-file may assert any user and group " +
+	"(system:masters included) in the X-Remote-* headers; only kcp's proxies may hold certificates of that CA"
 
 // CompletedOptions are Options with their serving certificate settled; only
 // Complete makes them.

@@ -804,6 +804,75 @@ func TestServerFrontProxyAndTokens(t *testing.T) {
 	}
 }
 
+// TestServerRequestHeaderDedicatedCA: over real TLS, a front-proxy client
+// certificate without a common name (as kcp-dev/helm-charts' kcp chart issues
+// it: a DNS name only) is refused with allowed names, as Kubernetes' verifier
+// matches common names only, and accepted with --requestheader-dedicated-ca,
+// which trusts every certificate of the CA; a certificate of another CA is
+// refused either way.
+func TestServerRequestHeaderDedicatedCA(t *testing.T) {
+	t.Parallel()
+	frontProxy, stranger := newPKI(t), newPKI(t)
+	withoutCN := func(t *testing.T, p *pki) tls.Certificate {
+		t.Helper()
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		require.NoError(t, err)
+		template := &x509.Certificate{
+			SerialNumber: big.NewInt(time.Now().UnixNano()),
+			DNSNames:     []string{"kcp-front-proxy"},
+			NotBefore:    time.Now().Add(-time.Hour),
+			NotAfter:     time.Now().Add(time.Hour),
+			KeyUsage:     x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, template, p.caCert, &key.PublicKey, p.caKey)
+		require.NoError(t, err)
+		parsed, err := x509.ParseCertificate(der)
+		require.NoError(t, err)
+		require.Empty(t, parsed.Subject.CommonName)
+		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	}
+	for _, tc := range []struct {
+		name                 string
+		dedicated            bool
+		allowedNames         []string
+		wantProxy, wantOther int
+	}{
+		{name: "allowed names (the default)", allowedNames: []string{"kcp-front-proxy"}, wantProxy: http.StatusUnauthorized, wantOther: http.StatusUnauthorized},
+		{name: "a dedicated CA", dedicated: true, wantProxy: http.StatusOK, wantOther: http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := startServer(t, func(_ *testServer, o *Options, _ *Dependencies) {
+				fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+				o.AddFlags(fs)
+				args := []string{"--requestheader-client-ca-file=" + frontProxy.caFile, "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group"}
+				if tc.dedicated {
+					args = append(args, "--requestheader-dedicated-ca")
+				}
+				if len(tc.allowedNames) > 0 {
+					args = append(args, "--requestheader-allowed-names="+strings.Join(tc.allowedNames, ","))
+				}
+				require.NoError(t, fs.Parse(args))
+			})
+			get := func(cert tls.Certificate) int {
+				config := &tls.Config{RootCAs: ts.serverCAs, MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+				client := &http.Client{Transport: &http.Transport{TLSClientConfig: config}, Timeout: 10 * time.Second}
+				req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, clusterURL(ts, "c1", resourcePath), http.NoBody)
+				require.NoError(t, err)
+				req.Header.Set("X-Remote-User", "alice")
+				resp, err := client.Do(req)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				_, _ = io.Copy(io.Discard, resp.Body)
+				return resp.StatusCode
+			}
+			require.Equal(t, tc.wantProxy, get(withoutCN(t, frontProxy)), "the front-proxy's certificate without a common name")
+			require.Equal(t, tc.wantOther, get(withoutCN(t, stranger)), "a certificate of another CA")
+		})
+	}
+}
+
 // TestServerSelectorsDoNotChangeReviews: at *, the SubjectAccessReviews a
 // list costs do not depend on objects its user cannot see: a selector that
 // matches only c2/x (alice may not see c2) costs what one that matches
@@ -920,18 +989,27 @@ func TestOptions(t *testing.T) {
 
 // TestOptionsRequestHeaderNeedsAllowedNames: a request-header CA without
 // allowed names would let any certificate of that CA assert any user and
-// group; the plugin refuses to start with one line naming both flags.
+// group; the plugin refuses to start with one line naming both flags, unless
+// --requestheader-dedicated-ca says so explicitly (and alone).
 func TestOptionsRequestHeaderNeedsAllowedNames(t *testing.T) {
 	t.Parallel()
+	const needsNames = "--requestheader-client-ca-file needs --requestheader-allowed-names"
 	for name, tc := range map[string]struct {
 		args    []string
-		wantErr bool
+		wantErr string
 	}{
 		"no request header CA":                {args: nil},
 		"CA and the front-proxy's name":       {args: []string{"--requestheader-client-ca-file=/rh.crt", "--requestheader-allowed-names=kcp-front-proxy"}},
-		"CA without allowed names":            {args: []string{"--requestheader-client-ca-file=/rh.crt"}, wantErr: true},
-		"CA with an empty allowed names":      {args: []string{"--requestheader-client-ca-file=/rh.crt", "--requestheader-allowed-names="}, wantErr: true},
+		"CA without allowed names":            {args: []string{"--requestheader-client-ca-file=/rh.crt"}, wantErr: needsNames},
+		"CA with an empty allowed names":      {args: []string{"--requestheader-client-ca-file=/rh.crt", "--requestheader-allowed-names="}, wantErr: needsNames},
 		"allowed names without a CA (unused)": {args: []string{"--requestheader-allowed-names=kcp-front-proxy"}},
+		"a dedicated CA":                      {args: []string{"--requestheader-client-ca-file=/rh.crt", "--requestheader-dedicated-ca"}},
+		"a dedicated CA, said false":          {args: []string{"--requestheader-client-ca-file=/rh.crt", "--requestheader-dedicated-ca=false"}, wantErr: needsNames},
+		"a dedicated CA with allowed names": {
+			args:    []string{"--requestheader-client-ca-file=/rh.crt", "--requestheader-dedicated-ca", "--requestheader-allowed-names=kcp-front-proxy"},
+			wantErr: "--requestheader-dedicated-ca and --requestheader-allowed-names exclude each other",
+		},
+		"dedicated without a CA": {args: []string{"--requestheader-dedicated-ca"}, wantErr: "--requestheader-dedicated-ca needs --requestheader-client-ca-file"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -940,13 +1018,13 @@ func TestOptionsRequestHeaderNeedsAllowedNames(t *testing.T) {
 			o.AddFlags(fs)
 			require.NoError(t, fs.Parse(tc.args))
 			err := o.Validate()
-			if !tc.wantErr {
+			if tc.wantErr == "" {
 				require.NoError(t, err)
 				return
 			}
 			require.Error(t, err)
 			require.NotContains(t, err.Error(), "\n", "one line")
-			require.Contains(t, err.Error(), "--requestheader-client-ca-file needs --requestheader-allowed-names")
+			require.Contains(t, err.Error(), tc.wantErr)
 		})
 	}
 }

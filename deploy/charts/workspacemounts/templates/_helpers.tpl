@@ -72,8 +72,23 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and (or .Values.levels.workspaceURLAllowedHosts .Values.levels.workspaceURLAllowInternalHosts) (not .Values.levels.workspaceURL) }}
 {{- fail "levels.workspaceURLAllowedHosts and levels.workspaceURLAllowInternalHosts apply with levels.workspaceURL only" }}
 {{- end }}
-{{- if and .Values.requestheader.caConfigMap (empty .Values.requestheader.allowedNames) }}
-{{- fail "requestheader.allowedNames is required with requestheader.caConfigMap: the CN of the front-proxy's proxy_client_cert" }}
+{{- if hasKey .Values.requestheader "caConfigMap" }}
+{{- fail "requestheader.caConfigMap is now requestheader.ca.configMapName (or requestheader.ca.secretName), with requestheader.ca.key" }}
+{{- end }}
+{{- if hasKey .Values.clientCA "configMap" }}
+{{- fail "clientCA.configMap is now clientCA.configMapName (or clientCA.secretName), with clientCA.key" }}
+{{- end }}
+{{- include "workspacemounts.validateCA" (dict "name" "requestheader.ca" "ca" .Values.requestheader.ca) }}
+{{- include "workspacemounts.validateCA" (dict "name" "clientCA" "ca" .Values.clientCA) }}
+{{- $requestheader := include "workspacemounts.caName" .Values.requestheader.ca }}
+{{- if and .Values.requestheader.dedicatedCA (not $requestheader) }}
+{{- fail "requestheader.dedicatedCA needs requestheader.ca (its secretName or configMapName): the CA it trusts" }}
+{{- end }}
+{{- if and .Values.requestheader.dedicatedCA .Values.requestheader.allowedNames }}
+{{- fail "requestheader.dedicatedCA trusts every certificate of requestheader.ca whatever its name: set requestheader.allowedNames=[] with it" }}
+{{- end }}
+{{- if and $requestheader (not .Values.requestheader.dedicatedCA) (empty .Values.requestheader.allowedNames) }}
+{{- fail "requestheader.allowedNames is required with requestheader.ca: the CN of the front-proxy's proxy_client_cert (or, for a CA that signs kcp's proxy certificates only, requestheader.dedicatedCA=true)" }}
 {{- end }}
 {{- if not (has .Values.logging.format (list "text" "json")) }}
 {{- fail "logging.format is text or json" }}
@@ -89,4 +104,60 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
     items:
       - key: {{ .key }}
         path: {{ .path }}
+{{- end }}
+
+{{/* The Secret or ConfigMap name of a CA value ({secretName|configMapName, key}); "" for none. */}}
+{{- define "workspacemounts.caName" -}}
+{{- default .configMapName .secretName }}
+{{- end }}
+
+{{/* Fails on a CA value that is not one Secret or one ConfigMap with a key: dict name, ca. */}}
+{{- define "workspacemounts.validateCA" -}}
+{{- $ca := .ca }}
+{{- if not (kindIs "map" $ca) }}
+{{- fail (printf "%s is {secretName: ..., key: ...} or {configMapName: ..., key: ...}" .name) }}
+{{- end }}
+{{- range $k, $_ := $ca }}
+{{- if not (has $k (list "secretName" "configMapName" "key")) }}
+{{- fail (printf "%s.%s is not a field: %s takes secretName or configMapName, and key" $.name $k $.name) }}
+{{- end }}
+{{- end }}
+{{- if and $ca.secretName $ca.configMapName }}
+{{- fail (printf "%s.secretName and %s.configMapName exclude each other: the CA is in a Secret or in a ConfigMap" .name .name) }}
+{{- end }}
+{{- if and (or $ca.secretName $ca.configMapName) (not $ca.key) }}
+{{- fail (printf "%s.key is required: the key of the CA certificate (ca.crt in a ConfigMap of your own; tls.crt in a cert-manager CA Certificate's Secret)" .name) }}
+{{- end }}
+{{- end }}
+
+{{/* A volume of one CA from a Secret or a ConfigMap, as ca.crt: dict name, ca. */}}
+{{- define "workspacemounts.caVolume" -}}
+- name: {{ .name }}
+  {{- if .ca.secretName }}
+  secret:
+    secretName: {{ .ca.secretName }}
+    defaultMode: 0440
+  {{- else }}
+  configMap:
+    name: {{ .ca.configMapName }}
+  {{- end }}
+    items:
+      - key: {{ .ca.key }}
+        path: ca.crt
+{{- end }}
+
+{{/*
+GOMEMLIMIT: 90% of a memory quantity (limits.memory), in bytes. Takes the
+quantities Kubernetes writes for memory: a number with a binary (Ki..Ei) or
+decimal (k..E) suffix, or none.
+*/}}
+{{- define "workspacemounts.goMemLimit" -}}
+{{- $q := toString . }}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $q }}
+{{- $suffix := trimPrefix $number $q }}
+{{- $units := dict "" 1.0 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 }}
+{{- if or (not $number) (not (hasKey $units $suffix)) }}
+{{- fail (printf "resources.limits.memory %q: write it as a number with a suffix of Ki, Mi, Gi, Ti, Pi, Ei, k, M, G, T, P or E (GOMEMLIMIT is 90%% of it)" $q) }}
+{{- end }}
+{{- printf "%d" (int64 (floor (mulf (float64 $number) (get $units $suffix) 0.9))) }}
 {{- end }}
