@@ -31,6 +31,9 @@ import (
 	kcpfakekubernetes "github.com/kcp-dev/client-go/kubernetes/fake"
 	kcptesting "github.com/kcp-dev/client-go/third_party/k8s.io/client-go/testing"
 	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
+	"github.com/workspacemounts/workspacemounts/pkg/version"
 )
 
 // TestRunAsLeaderSurvivesALostLease: when kcp stops answering, the term's
@@ -70,13 +73,21 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
-	go func() { done <- runAsLeader(ctx, &o.LeaderElection, client, run) }()
+	o.WorkspaceURL = true
+	go func() { done <- runAsLeader(ctx, &o.LeaderElection, o.leaderFacts(), client, run) }()
 
 	eventually := func(condition func() bool, what string) {
 		t.Helper()
 		require.Eventually(t, condition, 10*time.Second, 10*time.Millisecond, what)
 	}
 	eventually(func() bool { return terms.Load() == 1 && running.Load() == 1 }, "the first term starts")
+	leases := client.Cluster(logicalcluster.NewPath(o.LeaderElection.Cluster)).CoordinationV1().Leases(o.LeaderElection.Namespace)
+	lease, err := leases.Get(context.Background(), o.LeaderElection.ID, metav1.GetOptions{})
+	require.NoError(t, err)
+	facts, published, err := leaderfacts.Parse(lease.Annotations)
+	require.NoError(t, err)
+	require.True(t, published, "the leader publishes its facts: %v", lease.Annotations)
+	require.Equal(t, leaderfacts.Facts{Identity: *lease.Spec.HolderIdentity, Version: version.Get().Version, WorkspaceURL: true}, facts)
 
 	downAt := time.Now()
 	kcpDown.Store(true)
@@ -104,10 +115,10 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	require.Zero(t, running.Load(), "the controller stopped before runAsLeader returned")
 	require.Zero(t, overlaps.Load(), "two controllers ran at once")
 
-	lease, err := client.Cluster(logicalcluster.NewPath(o.LeaderElection.Cluster)).CoordinationV1().Leases(o.LeaderElection.Namespace).
-		Get(context.Background(), o.LeaderElection.ID, metav1.GetOptions{})
+	lease, err = leases.Get(context.Background(), o.LeaderElection.ID, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Empty(t, lease.Spec.HolderIdentity, "the lease is released on shutdown")
+	require.Contains(t, lease.Annotations, leaderfacts.VersionAnnotation, "renewals and the release keep the facts")
 }
 
 // TestHoldLease: HoldLease runs once as the leader and releases the Lease
@@ -147,7 +158,7 @@ func TestHoldLease(t *testing.T) {
 	err := HoldLease(context.Background(), le, client, "cleanup-1", 5*time.Second, func(ctx context.Context) error {
 		require.Equal(t, "cleanup-1", holder())
 		go func() {
-			pluginDone <- runAsLeader(pluginCtx, le, client, func(ctx context.Context) error {
+			pluginDone <- runAsLeader(pluginCtx, le, o.leaderFacts(), client, func(ctx context.Context) error {
 				pluginLeads.Store(true)
 				<-ctx.Done()
 				return nil
