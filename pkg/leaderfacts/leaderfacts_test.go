@@ -23,6 +23,7 @@ import (
 )
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, facts := range []Facts{
 		{Identity: "a_1", Version: "v0.1.0"},
 		{Identity: "b_2", Version: "v0.1.0-3-gabcdef0", WorkspaceCondition: true},
@@ -36,6 +37,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	full := Facts{Identity: "x", Version: "v0.1.0", WorkspaceURL: true}.Annotations()
 	without := func(key string) map[string]string {
 		m := map[string]string{}
@@ -63,6 +65,7 @@ func TestParse(t *testing.T) {
 		"not a bool":     {annotations: with(TrustsRequestHeadersAnnotation, "yes"), ok: true, err: `"yes", not true or false`},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			_, ok, err := Parse(tc.annotations)
 			require.Equal(t, tc.ok, ok)
 			if tc.err == "" {
@@ -75,6 +78,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestLevel(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, 1, Facts{}.Level())
 	require.Equal(t, 2, Facts{WorkspaceCondition: true}.Level())
 	require.Equal(t, 3, Facts{WorkspaceCondition: true, WorkspaceURL: true}.Level())
