@@ -33,7 +33,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/rest"
 
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 )
@@ -42,11 +43,21 @@ import (
 // writes nothing. The shards and the Lease are found by the command, with
 // the plugin's own code (server.Config), which a leaf cannot import.
 
-// ShardVersion is the shard's GET /version gitVersion.
-func ShardVersion(client discovery.ServerVersionInterface) (string, error) {
-	info, err := client.ServerVersion()
+// ShardVersion is the gitVersion of GET /version of the shard client
+// talks to.
+func ShardVersion(ctx context.Context, client rest.Interface) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	body, err := client.Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
 		return "", err
+	}
+	var info apimachineryversion.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return "", fmt.Errorf("GET /version: %w", err)
+	}
+	if info.GitVersion == "" {
+		return "", fmt.Errorf("GET /version answered no gitVersion: %s", excerpt(body))
 	}
 	return info.GitVersion, nil
 }
