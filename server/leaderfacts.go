@@ -18,13 +18,15 @@ package server
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
+	"maps"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
@@ -42,18 +44,32 @@ func (o *Options) leaderFacts() leaderfacts.Facts {
 }
 
 // publishLeaderFacts writes facts, as the holder of lock, into the Lease's
-// annotations: a merge patch of the annotations alone, so that it never
-// conflicts with a renewal, which keeps them (LeaseLock updates the Lease it
-// last read). It is best effort: failing, it logs and the leader leads on;
-// doctor then reports facts that are missing or a former leader's.
+// annotations, with the verbs the leader has on its Lease already (get and
+// update; deploy/kcp/leader-election.yaml). The next renewal, whose Lease is
+// then stale, conflicts once and is made again from the Lease read anew
+// (client-go's slow path), which keeps the annotations. It is best effort:
+// failing, it logs and the leader leads on; doctor then reports facts that
+// are missing or a former leader's.
 func publishLeaderFacts(ctx context.Context, lock *resourcelock.LeaseLock, facts leaderfacts.Facts, timeout time.Duration) {
 	facts.Identity = lock.Identity()
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": facts.Annotations()}})
-	if err == nil {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		_, err = lock.Client.Leases(lock.LeaseMeta.Namespace).Patch(ctx, lock.LeaseMeta.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	leases := lock.Client.Leases(lock.LeaseMeta.Namespace)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		lease, err := leases.Get(ctx, lock.LeaseMeta.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != facts.Identity {
+			return fmt.Errorf("the Lease is held by %v, not by this replica", ptr.Deref(lease.Spec.HolderIdentity, ""))
+		}
+		if lease.Annotations == nil {
+			lease.Annotations = map[string]string{}
+		}
+		maps.Copy(lease.Annotations, facts.Annotations())
+		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "cannot publish this leader's version and settings on the Lease; workspacemounts doctor will not see them", "lock", lock.Describe())
 	}

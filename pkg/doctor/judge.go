@@ -274,7 +274,7 @@ func judgeMapping(fp *FrontProxyFacts) Result {
 		r.Fix = "the mapping's backend must be the plugin's Service and port, its backend_server_ca the CA of the plugin's serving certificate; check that the plugin runs. " + mappingFix
 	default:
 		r.Status = Fail
-		r.Detail = fmt.Sprintf("GET %s: %d (%s), not the plugin's answer", url, a.Code, a.describe())
+		r.Detail = fmt.Sprintf("GET %s: %d (%s), not the plugin's answer: the path does not reach this plugin", url, a.Code, a.describe())
 		r.Fix = mappingFix
 	}
 	return r

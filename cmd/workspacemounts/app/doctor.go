@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
@@ -209,7 +210,7 @@ func gatherDoctorFacts(ctx context.Context, options *server.Options, d *DoctorOp
 	}
 	var frontProxy *http.Client
 	if d.FrontProxyURL != "" {
-		if frontProxy, err = frontProxyClient(config.KubeconfigLoader.Config(), d.FrontProxyCAFile); err != nil {
+		if frontProxy, err = frontProxyClient(o, d.FrontProxyCAFile); err != nil {
 			return doctor.Facts{}, err
 		}
 	}
@@ -251,12 +252,22 @@ func shardFacts(ctx context.Context, name, baseURL string, cfg *rest.Config) doc
 }
 
 // frontProxyClient is an HTTP client of the front-proxy that trusts caFile,
-// or without it the kubeconfig's CA (cfg's), and presents no credential of
-// the kubeconfig's: doctor asks as the tenant whose token it was given.
-func frontProxyClient(cfg *rest.Config, caFile string) (*http.Client, error) {
-	tls := rest.TLSClientConfig{CAFile: cfg.CAFile, CAData: cfg.CAData, Insecure: cfg.Insecure}
-	if caFile != "" {
-		tls = rest.TLSClientConfig{CAFile: caFile}
+// or without it the CA of --kubeconfig's context (for a sharded kcp,
+// --root-kubeconfig's current one), and presents no credential of the
+// kubeconfig's: doctor asks as the tenant whose token it was given.
+func frontProxyClient(o server.Options, caFile string) (*http.Client, error) {
+	tls := rest.TLSClientConfig{CAFile: caFile}
+	if caFile == "" {
+		path, context := o.Kubeconfig, o.Context
+		if o.Sharded() {
+			path, context = o.RootKubeconfig, ""
+		}
+		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: path}, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("the kubeconfig's CA, for the front-proxy: %w", err)
+		}
+		tls = rest.TLSClientConfig{CAFile: cfg.CAFile, CAData: cfg.CAData, Insecure: cfg.Insecure}
 	}
 	transport, err := rest.TransportFor(&rest.Config{TLSClientConfig: tls})
 	if err != nil {
