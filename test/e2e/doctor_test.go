@@ -51,7 +51,8 @@ type doctorRun struct {
 
 func runDoctor(t *testing.T, args ...string) doctorRun {
 	t.Helper()
-	code, stdout, stderr, _ := opRun(t, append([]string{"doctor", "--output=json"}, args...)...)
+	code, stdout, stderr, took := opRun(t, append([]string{"doctor", "--output=json"}, args...)...)
+	t.Logf("workspacemounts doctor: exit status %d after %s:\n%s", code, took.Round(time.Millisecond), stdout)
 	var results []doctor.Result
 	require.NoError(t, json.Unmarshal([]byte(stdout), &results), "doctor's output; stderr %q", stderr)
 	run := doctorRun{code: code, results: map[string]doctor.Result{}, stdout: stdout}
