@@ -17,7 +17,9 @@ limitations under the License.
 package doctor
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,4 +259,25 @@ func TestFailed(t *testing.T) {
 	t.Parallel()
 	require.False(t, Failed([]Result{{Status: OK}, {Status: Warn}, {Status: Skip}}))
 	require.True(t, Failed([]Result{{Status: OK}, {Status: Fail}}))
+}
+
+func TestPrint(t *testing.T) {
+	t.Parallel()
+	results := []Result{
+		{Check: CheckKCPVersion, Status: OK, Detail: "kcp v0.28.1"},
+		{Check: CheckMapping, Status: Fail, Detail: "GET x: 404\n(not the plugin's)", Fix: "map it"},
+	}
+	var table strings.Builder
+	require.NoError(t, Print(&table, results, "table"))
+	require.Equal(t, ""+
+		"CHECK                STATUS  DETAIL / FIX\n"+
+		"kcp-version          OK      kcp v0.28.1\n"+
+		"front-proxy-mapping  FAIL    GET x: 404 (not the plugin's)\n"+
+		"                             fix: map it\n", table.String())
+	var out strings.Builder
+	require.NoError(t, Print(&out, results, "json"))
+	var parsed []Result
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &parsed))
+	require.Equal(t, results, parsed)
+	require.ErrorContains(t, Print(&out, results, "yaml"), "--output must be table or json")
 }

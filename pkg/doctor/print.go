@@ -24,8 +24,9 @@ import (
 	"text/tabwriter"
 )
 
-// Print writes results as a table (CHECK, STATUS, DETAIL, FIX), one row
-// per check, or, with format "json", as a JSON array of Results.
+// Print writes results as a table, one row per check (CHECK, STATUS,
+// DETAIL) and, under the detail of a check that has one, a row with its
+// FIX; or, with format "json", as a JSON array of Results.
 func Print(w io.Writer, results []Result, format string) error {
 	switch format {
 	case "json":
@@ -37,9 +38,12 @@ func Print(w io.Writer, results []Result, format string) error {
 		return err
 	case "", "table":
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL\tFIX")
+		fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL / FIX")
 		for _, r := range results {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Check, r.Status, oneLine(r.Detail), oneLine(r.Fix))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Check, r.Status, oneLine(r.Detail))
+			if r.Fix != "" {
+				fmt.Fprintf(tw, "\t\tfix: %s\n", oneLine(r.Fix))
+			}
 		}
 		return tw.Flush()
 	}

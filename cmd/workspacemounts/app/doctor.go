@@ -216,7 +216,10 @@ func gatherDoctorFacts(ctx context.Context, options *server.Options, d *DoctorOp
 	}
 
 	facts := doctor.Facts{Now: time.Now()}
-	targets, err := config.ListShards(ctx)
+	// Root not answering must leave time for the other checks.
+	shardsCtx, cancel := context.WithTimeout(ctx, d.Timeout/3)
+	targets, err := config.ListShards(shardsCtx)
+	cancel()
 	facts.ShardsErr = err
 	for _, target := range targets {
 		facts.Shards = append(facts.Shards, shardFacts(ctx, target.Name, target.BaseURL, target.Config))
