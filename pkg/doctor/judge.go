@@ -228,6 +228,10 @@ const mappingFix = "map /services/workspacemounts/ to the plugin's Service (http
 	"kcp-front-proxy's --mapping-file entry {path: /services/workspacemounts/, backend: ..., backend_server_ca: ..., proxy_client_cert: ..., proxy_client_key: ...}, " +
 	"kcp-operator's FrontProxy spec.additionalPathMappings, or the kcp chart's kcpFrontProxy.additionalPathMappings (docs/deployment.md)"
 
+// unresolvedPath is in kcp's answer to a /services/ path that nothing is
+// mapped to (kcp's own virtual workspaces' router, a 403 there).
+const unresolvedPath = "Path not resolved to a valid virtual workspace"
+
 // fromPlugin tells whether a answers from the plugin's virtual workspace:
 // its list, its discovery, or its refusal, naming its group.
 func (a Answer) fromPlugin() bool {
@@ -264,9 +268,9 @@ func judgeMapping(fp *FrontProxyFacts) Result {
 		if fp.Token {
 			r.Fix = "pass a token kcp accepts: the plugin reviews bearer tokens with kcp's TokenReview"
 		}
-	case a.Code == 404:
+	case a.Code == 404 || strings.Contains(a.Message, unresolvedPath):
 		r.Status = Fail
-		r.Detail = fmt.Sprintf("GET %s: 404 (%s), not the plugin's answer: the front-proxy maps no /services/workspacemounts/ to this plugin", url, a.describe())
+		r.Detail = fmt.Sprintf("GET %s: %d (%s), not the plugin's answer: the front-proxy maps no /services/workspacemounts/ to this plugin", url, a.Code, a.describe())
 		r.Fix = mappingFix
 	case a.Code == 502 || a.Code == 503:
 		r.Status = Fail

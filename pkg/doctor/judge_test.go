@@ -179,8 +179,10 @@ func TestJudgeMapping(t *testing.T) {
 		"unauthorized":          {answer: Answer{Code: 401, Kind: "Status"}, status: Warn, fix: "--token"},
 		"unauthorized token":    {answer: Answer{Code: 401, Kind: "Status"}, token: true, status: Warn, fix: "TokenReview"},
 		"not mapped":            {answer: Answer{Code: 404, Body: "404 page not found"}, status: Fail, detail: "maps no /services/workspacemounts/", fix: "additionalPathMappings"},
-		"backend down":          {answer: Answer{Code: 502}, status: Fail, detail: "does not reach the mapping's backend"},
-		"no answer":             {answer: Answer{Err: errors.New("connection refused")}, status: Fail, detail: "connection refused"},
+		"kcp's own router": {answer: Answer{Code: 403, Kind: "Status", Message: `forbidden: User "t" cannot get path "/services/workspacemounts/x": Path not resolved to a valid virtual workspace`},
+			status: Fail, detail: "403", fix: "additionalPathMappings"},
+		"backend down": {answer: Answer{Code: 502}, status: Fail, detail: "does not reach the mapping's backend"},
+		"no answer":    {answer: Answer{Err: errors.New("connection refused")}, status: Fail, detail: "connection refused"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -149,8 +149,9 @@ func TestDoctor(t *testing.T) {
 			run := e.run(t)
 			require.Equal(t, 1, run.code, run.stdout)
 			// kcp v0.28.1 answers a /services/ path it maps to nothing
-			// from its own virtual workspace router.
-			mapping := run.requireStatus(t, doctor.CheckMapping, doctor.Fail, "not the plugin's answer")
+			// from its own virtual workspaces' router (403, "Path not
+			// resolved to a valid virtual workspace").
+			mapping := run.requireStatus(t, doctor.CheckMapping, doctor.Fail, "not the plugin's answer", "maps no /services/workspacemounts/")
 			require.Contains(t, mapping.Fix, "additionalPathMappings")
 		})
 		t.Run("an old front-proxy is named", func(t *testing.T) {
