@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,12 +117,16 @@ func FrontProxy(ctx context.Context, client *http.Client, baseURL, token string)
 	return f
 }
 
-// probeBelieved tells whether kcp took the probe user for the caller: it
-// says so in the review (200, 201), or names the user in its refusal (403).
+// probeBelieved tells whether kcp took a probe header for the caller's: the
+// review says the probe user or group (200, 201: a front-proxy before v0.32.1
+// that authenticated the token itself sets the user and adds its groups to
+// the client's), or the refusal names the probe user (403: one that passed
+// the token on kept the client's headers, which the shard believes from the
+// front-proxy's connection).
 func probeBelieved(a Answer, review authenticationv1.SelfSubjectReview) bool {
 	switch a.Code {
 	case http.StatusOK, http.StatusCreated:
-		return review.Status.UserInfo.Username == ProbeUser
+		return review.Status.UserInfo.Username == ProbeUser || slices.Contains(review.Status.UserInfo.Groups, ProbeGroup)
 	case http.StatusForbidden:
 		return strings.Contains(a.Message, `"`+ProbeUser+`"`)
 	}

@@ -72,6 +72,7 @@ func TestAsk(t *testing.T) {
 	}{
 		{201, `{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":"` + ProbeUser + `"}}}`, true},
 		{201, `{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":"tenant"}}}`, false},
+		{201, `{"kind":"SelfSubjectReview","apiVersion":"authentication.k8s.io/v1","status":{"userInfo":{"username":"tenant","groups":["system:authenticated","` + ProbeGroup + `"]}}}`, true},
 		{403, `{"kind":"Status","message":"selfsubjectreviews.authentication.k8s.io is forbidden: User \"` + ProbeUser + `\" cannot create resource"}`, true},
 		{403, `{"kind":"Status","message":"selfsubjectreviews.authentication.k8s.io is forbidden: User \"tenant\" cannot create resource"}`, false},
 		{401, `{"kind":"Status"}`, false},

@@ -304,7 +304,7 @@ func (a Answer) describe() string {
 const (
 	ProbePath  = "/clusters/root/apis/authentication.k8s.io/v1/selfsubjectreviews"
 	ProbeUser  = "workspacemounts-doctor:probe"
-	ProbeGroup = "workspacemounts-doctor:probe"
+	ProbeGroup = ProbeUser
 )
 
 const advisory = "GHSA-c8w2-fgvx-vhv4"
@@ -318,7 +318,7 @@ func judgeIdentityHeaders(fp *FrontProxyFacts, leader leaderfacts.Facts, leaderK
 	var strips, known bool
 	var how string
 	if fp.ProbeBelieved {
-		known, how = true, fmt.Sprintf("kcp took the X-Remote-User %q doctor sent through it for the caller", ProbeUser)
+		known, how = true, fmt.Sprintf("kcp believed the X-Remote-User or X-Remote-Group %q doctor sent through it", ProbeUser)
 	} else if fp.VersionErr == nil {
 		if release, err := kcpRelease(fp.GitVersion); err == nil {
 			strips, known = release.AtLeast(StripsIdentityHeaders), true

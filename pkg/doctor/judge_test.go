@@ -213,7 +213,7 @@ func TestJudgeIdentityHeaders(t *testing.T) {
 		"old, trusting":                   {fp: FrontProxyFacts{GitVersion: old}, lease: trusting, status: Fail, detail: "GHSA-c8w2-fgvx-vhv4", fix: "v0.32.1"},
 		"old, tokens only":                {fp: FrontProxyFacts{GitVersion: old}, lease: tokensOnly, status: OK, detail: "keep it so"},
 		"old, plugin unknown":             {fp: FrontProxyFacts{GitVersion: old}, status: Warn, fix: "--requestheader-client-ca-file"},
-		"believed the probe, trusting":    {fp: FrontProxyFacts{GitVersion: fixed, ProbeBelieved: true}, lease: trusting, status: Fail, detail: "took the X-Remote-User"},
+		"believed the probe, trusting":    {fp: FrontProxyFacts{GitVersion: fixed, ProbeBelieved: true}, lease: trusting, status: Fail, detail: "believed the X-Remote-User or X-Remote-Group"},
 		"believed the probe, tokens only": {fp: FrontProxyFacts{ProbeBelieved: true, VersionErr: errors.New("404")}, lease: tokensOnly, status: OK},
 		"unknown release":                 {fp: FrontProxyFacts{VersionErr: errors.New("GET /version answered 404")}, lease: trusting, status: Warn, detail: "404"},
 		"no kcp release in /version":      {fp: FrontProxyFacts{GitVersion: "v1.31.0"}, lease: tokensOnly, status: Warn},
