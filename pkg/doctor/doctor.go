@@ -52,15 +52,16 @@ type Result struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-// Failed tells whether any result is a FAIL: doctor's exit status is 1
-// then, else 0 (WARN and SKIP do not fail).
-func Failed(results []Result) bool {
+// Failures counts the results that are FAIL: doctor's exit status is 1
+// when there is any, else 0 (WARN and SKIP do not fail).
+func Failures(results []Result) int {
+	n := 0
 	for _, r := range results {
 		if r.Status == Fail {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // Facts are what doctor found.

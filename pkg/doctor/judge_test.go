@@ -257,10 +257,10 @@ func TestJudgeServingCertificate(t *testing.T) {
 	}
 }
 
-func TestFailed(t *testing.T) {
+func TestFailures(t *testing.T) {
 	t.Parallel()
-	require.False(t, Failed([]Result{{Status: OK}, {Status: Warn}, {Status: Skip}}))
-	require.True(t, Failed([]Result{{Status: OK}, {Status: Fail}}))
+	require.Zero(t, Failures([]Result{{Status: OK}, {Status: Warn}, {Status: Skip}}))
+	require.Equal(t, 2, Failures([]Result{{Status: Fail}, {Status: OK}, {Status: Fail}}))
 }
 
 func TestPrint(t *testing.T) {

@@ -173,13 +173,7 @@ func RunDoctor(ctx context.Context, options *server.Options, d *DoctorOptions, o
 	if err := doctor.Print(out, results, d.Output); err != nil {
 		return err
 	}
-	failed := 0
-	for _, r := range results {
-		if r.Status == doctor.Fail {
-			failed++
-		}
-	}
-	if failed > 0 {
+	if failed := doctor.Failures(results); failed > 0 {
 		return fmt.Errorf("%d of %d checks FAIL", failed, len(results))
 	}
 	return nil
