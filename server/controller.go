@@ -34,7 +34,7 @@ func (s *Server) installController() part {
 		afterKCP: true,
 		start: func(ctx context.Context) error {
 			if s.Options.LeaderElection.Enabled {
-				return runAsLeader(ctx, &s.Options.LeaderElection, s.LeaseClusterClient, s.leadership.lead)
+				return runAsLeader(ctx, &s.Options.LeaderElection, s.Options.leaderFacts(), s.LeaseClusterClient, s.leadership.lead)
 			}
 			return s.leadership.lead(ctx)
 		},

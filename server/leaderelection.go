@@ -34,6 +34,7 @@ import (
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 )
 
@@ -44,7 +45,9 @@ import (
 // controller built by run when it wins. One controller runs at a time, and
 // it has stopped writing before a new term starts and before the lease is
 // released on shutdown.
-func runAsLeader(ctx context.Context, o *LeaderElectionOptions, client kcpkubernetesclientset.ClusterInterface, run func(context.Context) error) error {
+//
+// Each term begins by publishing facts on the Lease (publishLeaderFacts).
+func runAsLeader(ctx context.Context, o *LeaderElectionOptions, facts leaderfacts.Facts, client kcpkubernetesclientset.ClusterInterface, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	identity, err := os.Hostname()
 	if err != nil {
@@ -54,7 +57,11 @@ func runAsLeader(ctx context.Context, o *LeaderElectionOptions, client kcpkubern
 	lock := leaseLock(o, client, identity)
 	var terms leaderTerms
 	for {
-		if err := terms.campaign(ctx, o, lock, run); err != nil {
+		publishAndRun := func(ctx context.Context) error {
+			publishLeaderFacts(ctx, lock, facts, o.RenewDeadline)
+			return run(ctx)
+		}
+		if err := terms.campaign(ctx, o, lock, publishAndRun); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {

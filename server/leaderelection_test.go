@@ -25,12 +25,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	kcpfakekubernetes "github.com/kcp-dev/client-go/kubernetes/fake"
 	kcptesting "github.com/kcp-dev/client-go/third_party/k8s.io/client-go/testing"
 	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
+	"github.com/workspacemounts/workspacemounts/pkg/version"
 )
 
 // TestRunAsLeaderSurvivesALostLease: when kcp stops answering, the term's
@@ -53,6 +57,21 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 		return false, nil, nil
 	})
 
+	// The Lease as the leader publishes its facts on it (an update with
+	// them). The fake clientset checks no resourceVersion: a renewal from
+	// the Lease read before would drop them here, where kcp refuses it as
+	// a conflict (TestDoctor reads them from a real kcp).
+	publications := make(chan *coordinationv1.Lease, 10)
+	client.PrependReactor("update", "leases", func(action kcptesting.Action) (bool, runtime.Object, error) {
+		if lease, ok := action.(kcptesting.UpdateAction).GetObject().(*coordinationv1.Lease); ok && lease.Annotations[leaderfacts.IdentityAnnotation] != "" {
+			select {
+			case publications <- lease.DeepCopy():
+			default:
+			}
+		}
+		return false, nil, nil
+	})
+
 	var terms, running, overlaps atomic.Int32
 	var stoppedAt atomic.Pointer[time.Time]
 	run := func(ctx context.Context) error {
@@ -70,13 +89,20 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
-	go func() { done <- runAsLeader(ctx, &o.LeaderElection, client, run) }()
+	o.WorkspaceURL = true
+	go func() { done <- runAsLeader(ctx, &o.LeaderElection, o.leaderFacts(), client, run) }()
 
 	eventually := func(condition func() bool, what string) {
 		t.Helper()
 		require.Eventually(t, condition, 10*time.Second, 10*time.Millisecond, what)
 	}
 	eventually(func() bool { return terms.Load() == 1 && running.Load() == 1 }, "the first term starts")
+	published := <-publications
+	require.NotNil(t, published.Spec.HolderIdentity)
+	facts, ok, err := leaderfacts.Parse(published.Annotations)
+	require.NoError(t, err)
+	require.True(t, ok, "the leader publishes its facts: %v", published.Annotations)
+	require.Equal(t, leaderfacts.Facts{Identity: *published.Spec.HolderIdentity, Version: version.Get().Version, WorkspaceURL: true}, facts)
 
 	downAt := time.Now()
 	kcpDown.Store(true)
@@ -147,7 +173,7 @@ func TestHoldLease(t *testing.T) {
 	err := HoldLease(context.Background(), le, client, "cleanup-1", 5*time.Second, func(ctx context.Context) error {
 		require.Equal(t, "cleanup-1", holder())
 		go func() {
-			pluginDone <- runAsLeader(pluginCtx, le, client, func(ctx context.Context) error {
+			pluginDone <- runAsLeader(pluginCtx, le, o.leaderFacts(), client, func(ctx context.Context) error {
 				pluginLeads.Store(true)
 				<-ctx.Done()
 				return nil

@@ -40,6 +40,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	"github.com/workspacemounts/workspacemounts/pkg/doctor"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -709,6 +710,26 @@ func TestSharded(t *testing.T) {
 		})
 		e.waitAnnotated(t, *rootFlip)
 		e.waitAnnotated(t, *shard2Flip)
+	})
+	// workspacemounts doctor on a sharded kcp behind a real kcp-front-proxy
+	// v0.28.1, which passes client-sent X-Remote-* on, and a plugin that
+	// believes them: every shard's rows, the mapping reaching the plugin,
+	// and the front-proxy told by behaviour (TestDoctor has the rest).
+	t.Run("doctor names the old front-proxy, shard by shard", func(t *testing.T) {
+		run := runDoctor(t, "--root-kubeconfig", e.s.RootKubeconfigPath, "--shards-kubeconfig", e.s.ShardsKubeconfigPath,
+			"--front-proxy-url", e.s.FrontProxyURL, "--token", e.s.PKI.Tokens[framework.AdminUser],
+			"--virtual-workspace-url", e.plugin.VirtualWorkspaceURL)
+		require.Equal(t, 1, run.code, run.stdout)
+		for _, shard := range []string{"root", shard2} {
+			run.requireStatus(t, doctor.CheckKCPVersion+" (shard "+shard+")", doctor.OK, "kcp v0.28.1")
+			run.requireStatus(t, doctor.CheckMountsRelease+" (shard "+shard+")", doctor.OK)
+			run.requireStatus(t, doctor.CheckGate+" (shard "+shard+")", doctor.OK, "is off")
+		}
+		run.requireStatus(t, doctor.CheckLease, doctor.OK, "believes request headers: true")
+		run.requireStatus(t, doctor.CheckMapping, doctor.OK, "WorkspaceMountList")
+		run.requireStatus(t, doctor.CheckIdentityHeaders, doctor.Fail, "kcp believed the X-Remote-User or X-Remote-Group", "GHSA-c8w2-fgvx-vhv4")
+		// The test PKI's certificates live a day: under doctor's 30.
+		run.requireStatus(t, doctor.CheckServingCertificate, doctor.Warn, "expiring in")
 	})
 	require.NoError(t, e.plugin.CheckRunning())
 

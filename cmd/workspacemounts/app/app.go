@@ -42,7 +42,7 @@ import (
 )
 
 // NewCommand is the workspacemounts command with its subcommands start,
-// version and cleanup.
+// version, cleanup and doctor.
 func NewCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "workspacemounts",
@@ -50,7 +50,7 @@ func NewCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newStartCommand(), newVersionCommand(), newCleanupCommand())
+	root.AddCommand(newStartCommand(), newVersionCommand(), newCleanupCommand(), newDoctorCommand())
 	return root
 }
 
