@@ -221,16 +221,7 @@ func testKCPOperatorArgumentsSharded(t *testing.T, e *shardedEnv, sc *shardedSce
 		if err := p.plugin.CheckRunning(); err != nil {
 			require.NoError(t, err, "%s", opLogs(p.plugin))
 		}
-		m, err := p.plugin.ScrapeMetrics(t.Context())
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, shard := range e.s.Shards() {
-			if v, found := m.Sum(shardSyncedMetric, map[string]string{"shard": shard.Name}); !found || v != 1 {
-				return false, fmt.Sprintf("%s{shard=%q} is %v (found: %t)", shardSyncedMetric, shard.Name, v, found)
-			}
-		}
-		return true, ""
+		return shardsSyncedBy(t, e.s, p.plugin)
 	}, shardedReadyTimeout, 500*time.Millisecond, "%s serves every shard%s", p.plugin.Name, opLogs(p.plugin))
 	t.Logf("the plugin with kcp-operator's arguments has synced every shard %s after its start", time.Since(p.plugin.Started).Round(time.Millisecond))
 

@@ -125,11 +125,18 @@ func startShardedEnv(t *testing.T, opts framework.ShardedOptions) *shardedEnv {
 // shardsSynced tells whether workspacemounts_shard_synced is 1 for every shard.
 func (e *shardedEnv) shardsSynced(t *testing.T) (bool, string) {
 	t.Helper()
-	m, err := e.plugin.ScrapeMetrics(t.Context())
+	return shardsSyncedBy(t, e.s, e.plugin)
+}
+
+// shardsSyncedBy tells whether plugin's workspacemounts_shard_synced is 1
+// for every shard of s.
+func shardsSyncedBy(t *testing.T, s *framework.ShardedServer, plugin *framework.Plugin) (bool, string) {
+	t.Helper()
+	m, err := plugin.ScrapeMetrics(t.Context())
 	if err != nil {
 		return false, err.Error()
 	}
-	for _, shard := range e.s.Shards() {
+	for _, shard := range s.Shards() {
 		if v, found := m.Sum(shardSyncedMetric, map[string]string{"shard": shard.Name}); !found || v != 1 {
 			return false, fmt.Sprintf("%s{shard=%q} is %v (found: %t)", shardSyncedMetric, shard.Name, v, found)
 		}
