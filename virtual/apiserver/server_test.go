@@ -137,11 +137,18 @@ func newPKI(t testing.TB) *pki {
 // clientCert is a client certificate for a user in groups.
 func (p *pki) clientCert(t testing.TB, userName string, groups ...string) tls.Certificate {
 	t.Helper()
+	return p.sign(t, pkix.Name{CommonName: userName, Organization: groups}, nil)
+}
+
+// sign is a client certificate of subject and dnsNames, signed by p's CA.
+func (p *pki) sign(t testing.TB, subject pkix.Name, dnsNames []string) tls.Certificate {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	template := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: userName, Organization: groups},
+		Subject:      subject,
+		DNSNames:     dnsNames,
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -815,22 +822,11 @@ func TestServerRequestHeaderDedicatedCA(t *testing.T) {
 	frontProxy, stranger := newPKI(t), newPKI(t)
 	withoutCN := func(t *testing.T, p *pki) tls.Certificate {
 		t.Helper()
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		require.NoError(t, err)
-		template := &x509.Certificate{
-			SerialNumber: big.NewInt(time.Now().UnixNano()),
-			DNSNames:     []string{"kcp-front-proxy"},
-			NotBefore:    time.Now().Add(-time.Hour),
-			NotAfter:     time.Now().Add(time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, template, p.caCert, &key.PublicKey, p.caKey)
-		require.NoError(t, err)
-		parsed, err := x509.ParseCertificate(der)
+		cert := p.sign(t, pkix.Name{}, []string{"kcp-front-proxy"})
+		parsed, err := x509.ParseCertificate(cert.Certificate[0])
 		require.NoError(t, err)
 		require.Empty(t, parsed.Subject.CommonName)
-		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+		return cert
 	}
 	for _, tc := range []struct {
 		name                 string
