@@ -46,7 +46,7 @@ import (
 // doctorStartFlags are the flags of `workspacemounts start` that doctor
 // takes too: how kcp is reached, and where the Lease is.
 var doctorStartFlags = []string{
-	"kubeconfig", "context", "root-kubeconfig", "shards-kubeconfig",
+	"kubeconfig", "context", "root-kubeconfig", "shards-kubeconfig", "all-shards",
 	"leader-election-cluster", "leader-election-namespace", "leader-election-id",
 }
 

@@ -40,6 +40,12 @@ func TestDoctorFlags(t *testing.T) {
 	}
 	require.Nil(t, fs.Lookup("workspace-url"), "doctor reads the plugin's settings from its Lease, not from flags")
 
+	// A kcp-operator VirtualWorkspace's kubeconfig, every shard.
+	fs = pflag.NewFlagSet("doctor", pflag.ContinueOnError)
+	options, _, _ = DoctorFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--kubeconfig=/etc/kcp/server-kubeconfig/kubeconfig", "--all-shards"}))
+	require.True(t, options.Sharded())
+
 	for name, tc := range map[string]struct {
 		options DoctorOptions
 		err     string
