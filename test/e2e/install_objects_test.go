@@ -107,6 +107,7 @@ type installKinds struct {
 // one must be among those checked. Then one field at a time is broken, and
 // the dry run must refuse it.
 func TestInstallObjectsServerDryRun(t *testing.T) {
+	t.Parallel()
 	began := time.Now()
 	root, err := framework.RepoRoot()
 	require.NoError(t, err)
