@@ -22,7 +22,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -180,14 +179,9 @@ func newDoctorEnv(t *testing.T) *doctorEnv {
 	t.Helper()
 	e := &doctorEnv{kcp: framework.StartT(t, framework.Options{}), id: framework.UniqueName("doctor")}
 	dir := t.TempDir()
-	ca, err := framework.NewCA("doctor-front-proxy-ca")
-	require.NoError(t, err)
-	caFile := filepath.Join(dir, "requestheader-ca.pem")
-	require.NoError(t, ca.WriteCertFile(caFile))
-	opStartPlugin(t, t, dir, "trusting", e.kcp.KubeconfigPath, "--leader-election-id", e.id,
-		"--requestheader-client-ca-file="+caFile, "--requestheader-allowed-names=kcp-front-proxy",
-		"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
-		"--requestheader-extra-headers-prefix=X-Remote-Extra-")
+	_, caFile := opRequestHeaderCA(t, dir, "doctor-front-proxy-ca")
+	opStartPlugin(t, t, dir, "trusting", e.kcp.KubeconfigPath,
+		append([]string{"--leader-election-id", e.id}, framework.RequestHeaderArgs(caFile, framework.FrontProxyClientName)...)...)
 	cfg := e.kcp.BaseConfigT(t, "base")
 	client, err := kcpkubernetesclientset.NewForConfig(cfg)
 	require.NoError(t, err)

@@ -101,3 +101,15 @@ func opLabels(kv ...string) map[string]string {
 	}
 	return m
 }
+
+// opRequestHeaderCA makes a CA named name, standing for a front-proxy's
+// request-header CA, and writes its certificate into dir for a plugin's
+// --requestheader-client-ca-file (framework.RequestHeaderArgs).
+func opRequestHeaderCA(t *testing.T, dir, name string) (*framework.CA, string) {
+	t.Helper()
+	ca, err := framework.NewCA(name)
+	require.NoError(t, err)
+	caFile := filepath.Join(dir, "requestheader-ca.pem")
+	require.NoError(t, ca.WriteCertFile(caFile))
+	return ca, caFile
+}

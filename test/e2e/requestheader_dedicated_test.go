@@ -21,7 +21,6 @@ package e2e
 import (
 	"io"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,14 +42,9 @@ import (
 func TestRequestHeaderDedicatedCA(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ca, err := framework.NewCA("dedicated-front-proxy-ca")
-	require.NoError(t, err)
-	caFile := filepath.Join(dir, "requestheader-ca.pem")
-	require.NoError(t, ca.WriteCertFile(caFile))
-	p := opStartPlugin(t, t, dir, "dedicated-ca", kcp.KubeconfigPath, "--run-controller=false",
-		"--requestheader-client-ca-file="+caFile, "--requestheader-dedicated-ca",
-		"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
-		"--requestheader-extra-headers-prefix=X-Remote-Extra-")
+	ca, caFile := opRequestHeaderCA(t, dir, "dedicated-front-proxy-ca")
+	p := opStartPlugin(t, t, dir, "dedicated-ca", kcp.KubeconfigPath,
+		append([]string{"--run-controller=false", "--requestheader-dedicated-ca"}, framework.RequestHeaderArgs(caFile)...)...)
 	opWaitStarted(t, p)
 
 	get := func(t *testing.T, kp *framework.KeyPair, user string) int {

@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -78,15 +77,10 @@ type identityEnv struct {
 func TestTenantIdentity(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ca, err := framework.NewCA("identity-front-proxy-ca")
-	require.NoError(t, err)
-	caFile := filepath.Join(dir, "requestheader-ca.pem")
-	require.NoError(t, ca.WriteCertFile(caFile))
+	ca, caFile := opRequestHeaderCA(t, dir, "identity-front-proxy-ca")
 	e := &identityEnv{c: newClients(t)}
-	e.plugin = opStartPlugin(t, t, dir, "identity", kcp.KubeconfigPath, "--run-controller=false",
-		"--requestheader-client-ca-file="+caFile, "--requestheader-allowed-names="+identityProxyName,
-		"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
-		"--requestheader-extra-headers-prefix=X-Remote-Extra-")
+	e.plugin = opStartPlugin(t, t, dir, "identity", kcp.KubeconfigPath,
+		append([]string{"--run-controller=false"}, framework.RequestHeaderArgs(caFile, identityProxyName)...)...)
 	opWaitStarted(t, e.plugin)
 	proxyCert, err := ca.ClientCert(identityProxyName)
 	require.NoError(t, err)

@@ -237,11 +237,22 @@ func newToken() (string, error) {
 // accepts the user in the front-proxy's X-Remote-User, X-Remote-Group and
 // X-Remote-Extra-* headers from the front-proxy's client certificate only.
 func (p *ShardedPKI) requestHeaderArgs() []string {
-	return []string{
-		"--requestheader-client-ca-file=" + p.RequestHeaderCAFile,
-		"--requestheader-allowed-names=" + FrontProxyClientName,
+	return RequestHeaderArgs(p.RequestHeaderCAFile, FrontProxyClientName)
+}
+
+// RequestHeaderArgs are the flags of a server (a shard, the plugin) that
+// believes the user in the X-Remote-User, X-Remote-Group and
+// X-Remote-Extra-* headers of a client certificate of caFile named one of
+// allowedNames (none: any of caFile's, which the plugin takes only with
+// --requestheader-dedicated-ca).
+func RequestHeaderArgs(caFile string, allowedNames ...string) []string {
+	args := []string{"--requestheader-client-ca-file=" + caFile}
+	if len(allowedNames) > 0 {
+		args = append(args, "--requestheader-allowed-names="+strings.Join(allowedNames, ","))
+	}
+	return append(args,
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-	}
+	)
 }

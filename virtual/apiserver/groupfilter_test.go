@@ -31,7 +31,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
-	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -160,13 +159,7 @@ func TestServerFrontProxyDroppedGroups(t *testing.T) {
 	frontProxy := newPKI(t)
 	asked := make(chan authorizationv1.SubjectAccessReviewSpec, 100)
 	ts := startServer(t, func(_ *testServer, o *Options, deps *Dependencies) {
-		o.RequestHeader = genericapiserveroptions.RequestHeaderAuthenticationOptions{
-			ClientCAFile:        frontProxy.caFile,
-			AllowedNames:        []string{"kcp-front-proxy"},
-			UsernameHeaders:     []string{"X-Remote-User"},
-			GroupHeaders:        []string{"X-Remote-Group"},
-			ExtraHeaderPrefixes: []string{"X-Remote-Extra-"},
-		}
+		o.RequestHeader = frontProxy.requestHeader()
 		// kcp allows system:masters everything, and nobody else anything.
 		review := func(_ context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 			asked <- spec

@@ -140,6 +140,18 @@ func (p *pki) clientCert(t testing.TB, userName string, groups ...string) tls.Ce
 	return p.sign(t, pkix.Name{CommonName: userName, Organization: groups}, nil)
 }
 
+// requestHeader are the options of a server that believes the X-Remote-*
+// headers of p's client certificates named kcp-front-proxy.
+func (p *pki) requestHeader() genericapiserveroptions.RequestHeaderAuthenticationOptions {
+	return genericapiserveroptions.RequestHeaderAuthenticationOptions{
+		ClientCAFile:        p.caFile,
+		AllowedNames:        []string{"kcp-front-proxy"},
+		UsernameHeaders:     []string{"X-Remote-User"},
+		GroupHeaders:        []string{"X-Remote-Group"},
+		ExtraHeaderPrefixes: []string{"X-Remote-Extra-"},
+	}
+}
+
 // sign is a client certificate of subject and dnsNames, signed by p's CA.
 func (p *pki) sign(t testing.TB, subject pkix.Name, dnsNames []string) tls.Certificate {
 	t.Helper()
@@ -751,13 +763,7 @@ func TestServerFrontProxyAndTokens(t *testing.T) {
 
 	frontProxy := newPKI(t)
 	ts := startServer(t, func(_ *testServer, o *Options, deps *Dependencies) {
-		o.RequestHeader = genericapiserveroptions.RequestHeaderAuthenticationOptions{
-			ClientCAFile:        frontProxy.caFile,
-			AllowedNames:        []string{"kcp-front-proxy"},
-			UsernameHeaders:     []string{"X-Remote-User"},
-			GroupHeaders:        []string{"X-Remote-Group"},
-			ExtraHeaderPrefixes: []string{"X-Remote-Extra-"},
-		}
+		o.RequestHeader = frontProxy.requestHeader()
 		deps.TokenReviewConfig = &clientrest.Config{Host: kcp.URL + "/clusters/root"}
 	})
 	url := clusterURL(ts, "c1", resourcePath)
