@@ -81,6 +81,14 @@ type WorkspaceMountStatus struct {
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 	// The mount object's own status.conditions (at most 8).
 	Conditions []MountCondition `json:"conditions,omitempty"`
+	// The mount's last transitions (at most 5), oldest first: each time its
+	// phase or readiness changed, to what, why, and when. The last one is the
+	// current state, which began at lastTransitionTime.
+	// +listType=atomic
+	Transitions []MountTransition `json:"transitions,omitempty"`
+	// How much of the time since the controller first saw the mount it was
+	// ready. Absent until the controller has seen one transition.
+	Availability *MountAvailability `json:"availability,omitempty"`
 	// The Workspace's own status.phase: kcp's verdict, beside the mount's.
 	WorkspacePhase string `json:"workspacePhase,omitempty"`
 	// The Workspace's path, e.g. root:org:team:ws: the kcp.io/path of the
@@ -103,6 +111,36 @@ type MountCondition struct {
 	Reason string `json:"reason,omitempty"`
 	// A message about the condition, cut at 256 bytes.
 	Message string `json:"message,omitempty"`
+}
+
+// MountTransition is one change of a mount's phase or readiness.
+type MountTransition struct {
+	// The phase the mount entered.
+	Phase string `json:"phase"`
+	// Whether the mount was ready from then on.
+	Ready bool `json:"ready"`
+	// The reason of the state it entered, e.g. MountNotReady.
+	Reason string `json:"reason"`
+	// When the controller saw the change.
+	Time metav1.Time `json:"time"`
+}
+
+// MountAvailability is how long a mount has been ready since the controller
+// first saw it. readySeconds and observedSeconds count up to the start of the
+// current state (lastTransitionTime); ratio and currentStateSeconds count it
+// too, up to the time of the answer.
+type MountAvailability struct {
+	// When the controller first saw the mount.
+	Since metav1.Time `json:"since"`
+	// Seconds the mount was ready between since and lastTransitionTime.
+	ReadySeconds int64 `json:"readySeconds"`
+	// Seconds between since and lastTransitionTime.
+	ObservedSeconds int64 `json:"observedSeconds"`
+	// The share of the time since since that the mount was ready, the current
+	// state included, as a decimal between 0 and 1 with 4 digits, e.g. 0.9973.
+	Ratio string `json:"ratio"`
+	// How long the current state has lasted, in seconds.
+	CurrentStateSeconds int64 `json:"currentStateSeconds"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -22,6 +22,11 @@ limitations under the License.
 package v1alpha1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MountAvailability) OpenAPIModelName() string {
+	return "io.workspacemounts.v1alpha1.MountAvailability"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in MountCondition) OpenAPIModelName() string {
 	return "io.workspacemounts.v1alpha1.MountCondition"
 }
@@ -29,6 +34,11 @@ func (in MountCondition) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in MountReference) OpenAPIModelName() string {
 	return "io.workspacemounts.v1alpha1.MountReference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MountTransition) OpenAPIModelName() string {
+	return "io.workspacemounts.v1alpha1.MountTransition"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

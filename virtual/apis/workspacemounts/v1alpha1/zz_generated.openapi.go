@@ -31,8 +31,10 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		MountAvailability{}.OpenAPIModelName():            schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref),
 		MountCondition{}.OpenAPIModelName():               schema_virtual_apis_workspacemounts_v1alpha1_MountCondition(ref),
 		MountReference{}.OpenAPIModelName():               schema_virtual_apis_workspacemounts_v1alpha1_MountReference(ref),
+		MountTransition{}.OpenAPIModelName():              schema_virtual_apis_workspacemounts_v1alpha1_MountTransition(ref),
 		WorkspaceMount{}.OpenAPIModelName():               schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMount(ref),
 		WorkspaceMountList{}.OpenAPIModelName():           schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountList(ref),
 		WorkspaceMountSpec{}.OpenAPIModelName():           schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountSpec(ref),
@@ -91,6 +93,60 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.TypeMeta{}.OpenAPIModelName():             schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
 		runtime.Unknown{}.OpenAPIModelName():              schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		version.Info{}.OpenAPIModelName():                 schema_k8sio_apimachinery_pkg_version_Info(ref),
+	}
+}
+
+func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MountAvailability is how long a mount has been ready since the controller first saw it. readySeconds and observedSeconds count up to the start of the current state (lastTransitionTime); ratio and currentStateSeconds count it too, up to the time of the answer.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"since": {
+						SchemaProps: spec.SchemaProps{
+							Description: "When the controller first saw the mount.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"readySeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Seconds the mount was ready between since and lastTransitionTime.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"observedSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Seconds between since and lastTransitionTime.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"ratio": {
+						SchemaProps: spec.SchemaProps{
+							Description: "The share of the time since since that the mount was ready, the current state included, as a decimal between 0 and 1 with 4 digits, e.g. 0.9973.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"currentStateSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "How long the current state has lasted, in seconds.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"since", "readySeconds", "observedSeconds", "ratio", "currentStateSeconds"},
+			},
+		},
+		Dependencies: []string{
+			v1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -180,6 +236,52 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountReference(ref common.Refe
 				Required: []string{"apiVersion", "kind", "name"},
 			},
 		},
+	}
+}
+
+func schema_virtual_apis_workspacemounts_v1alpha1_MountTransition(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MountTransition is one change of a mount's phase or readiness.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "The phase the mount entered.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ready": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Whether the mount was ready from then on.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "The reason of the state it entered, e.g. MountNotReady.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "When the controller saw the change.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"phase", "ready", "reason", "time"},
+			},
+		},
+		Dependencies: []string{
+			v1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -373,6 +475,31 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 							},
 						},
 					},
+					"transitions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "The mount's last transitions (at most 5), oldest first: each time its phase or readiness changed, to what, why, and when. The last one is the current state, which began at lastTransitionTime.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(MountTransition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"availability": {
+						SchemaProps: spec.SchemaProps{
+							Description: "How much of the time since the controller first saw the mount it was ready. Absent until the controller has seen one transition.",
+							Ref:         ref(MountAvailability{}.OpenAPIModelName()),
+						},
+					},
 					"workspacePhase": {
 						SchemaProps: spec.SchemaProps{
 							Description: "The Workspace's own status.phase: kcp's verdict, beside the mount's.",
@@ -399,7 +526,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 			},
 		},
 		Dependencies: []string{
-			MountCondition{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName()},
+			MountAvailability{}.OpenAPIModelName(), MountCondition{}.OpenAPIModelName(), MountTransition{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName()},
 	}
 }
 
