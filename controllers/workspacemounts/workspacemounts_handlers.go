@@ -1,0 +1,261 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// This file holds the informers' event handlers: what each event sends to
+// which queue, and what a deleted Workspace makes the controller forget.
+
+package workspacemounts
+
+import (
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	"github.com/kcp-dev/logicalcluster/v3"
+	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/kcp-dev/kcp/pkg/indexers"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+// informerHandler is an event handler the controller adds to a shared
+// informer while it runs.
+type informerHandler struct {
+	informer cache.SharedIndexInformer
+	funcs    cache.ResourceEventHandler
+}
+
+// handlerForAll calls f with the object of every add, update and delete,
+// unwrapping delete tombstones. An update that changes nothing (a relist
+// after kcp's watch cache expired) calls nothing.
+func handlerForAll(f func(obj interface{})) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: f,
+		UpdateFunc: func(oldObj, obj interface{}) {
+			if !sameResourceVersion(oldObj, obj) {
+				f(obj)
+			}
+		},
+		DeleteFunc: func(obj interface{}) { f(unwrapTombstone(obj)) },
+	}
+}
+
+// sameResourceVersion tells whether an update is the same version of the
+// object: what a relist reports for every object that did not change.
+func sameResourceVersion(oldObj, newObj interface{}) bool {
+	oldMeta, err := meta.Accessor(oldObj)
+	if err != nil {
+		return false
+	}
+	newMeta, err := meta.Accessor(newObj)
+	if err != nil {
+		return false
+	}
+	return oldMeta.GetResourceVersion() != "" && oldMeta.GetResourceVersion() == newMeta.GetResourceVersion()
+}
+
+func unwrapTombstone(obj interface{}) interface{} {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return tombstone.Obj
+	}
+	return obj
+}
+
+// handleWorkspace enqueues a Workspace whose mount may need (re)writing, and
+// the kinds it referenced before and after the change, whose set of users
+// changed. oldObj is nil on add, newObj on delete.
+func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
+	oldWS, _ := unwrapTombstone(oldObj).(*tenancyv1alpha1.Workspace)
+	newWS, _ := newObj.(*tenancyv1alpha1.Workspace)
+
+	for _, ws := range []*tenancyv1alpha1.Workspace{oldWS, newWS} {
+		if ws == nil {
+			continue
+		}
+		if keys, _ := indexByMountKind(c.rule, ws); len(keys) > 0 && (oldWS == nil || newWS == nil || c.rule.MountChanged(oldWS, newWS)) {
+			c.mountsQueue.Add(keys[0])
+		}
+	}
+	if newWS == nil {
+		if oldWS != nil {
+			c.forgetWorkspace(oldWS)
+		}
+		return
+	}
+	if oldWS == nil && c.handled(newWS) ||
+		oldWS != nil && (c.rule.MountChanged(oldWS, newWS) || statusChanged(oldWS, newWS) || c.routingChanged(oldWS, newWS)) {
+		c.enqueueWorkspace(newWS)
+	}
+}
+
+// handled tells whether the controller has anything to do with a
+// Workspace: it is mounted (by the rule of this process), or carries
+// something the controller writes, which a Workspace that is not mounted
+// (any more, or by this rule) has removed.
+func (c *Controller) handled(ws *tenancyv1alpha1.Workspace) bool {
+	return c.rule.IsMounted(ws) || carriesStatus(ws) || ownCondition(ws) != nil
+}
+
+// forgetWorkspace forgets what the controller remembers of a deleted
+// Workspace (forget), at once: nothing enqueues a Workspace that no longer
+// exists for its own sake. A Workspace the controller dealt with is also
+// sent to workspacemounts-workspaces, whose reconcile finds it gone and
+// forgets again what a reconcile running meanwhile remembered: so once its
+// delete is handled and the queue drained, nothing of it is left.
+func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.forget(key)
+	if c.handled(ws) {
+		c.workspacesQueue.Add(key)
+	}
+}
+
+// forget drops every entry the controller keeps per Workspace key: the
+// pending observation of its mount (observed), a conflict to retry from
+// kcp (conflicted), its last read of its mount object (the reconciler's
+// reads). The mount object informers and caches are per resource and
+// cluster, and go with the last Workspace mounting them
+// (workspacemounts-mounts, which the delete of a mounted Workspace
+// enqueues).
+func (c *Controller) forget(key string) {
+	c.observed.forget(key)
+	c.conflicted.forget(key)
+	c.workspaces.reads.forget(key)
+}
+
+// statusChanged tells whether someone, most often this controller, changed the
+// annotations it owns: a reconcile then confirms or repairs them.
+func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
+	return oldWS.Annotations[mount.PhaseAnnotationKey] != newWS.Annotations[mount.PhaseAnnotationKey] ||
+		oldWS.Annotations[mount.StatusAnnotationKey] != newWS.Annotations[mount.StatusAnnotationKey]
+}
+
+// routingChanged tells whether something changed that the controller's
+// routing (RoutingOptions) depends on, on a mounted Workspace or one that
+// carries its condition: the condition, spec.URL, the phase (kcp finishing
+// a legacy-mounted Workspace's initialization lets the condition in).
+func (c *Controller) routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
+	oldCondition, newCondition := ownCondition(oldWS), ownCondition(newWS)
+	if oldCondition == nil && newCondition == nil && !c.rule.IsMounted(newWS) {
+		return false
+	}
+	return oldWS.Spec.URL != newWS.Spec.URL || oldWS.Status.Phase != newWS.Status.Phase ||
+		(oldCondition == nil) != (newCondition == nil) || oldCondition != nil && *oldCondition != *newCondition
+}
+
+func carriesStatus(ws *tenancyv1alpha1.Workspace) bool {
+	_, phase := ws.Annotations[mount.PhaseAnnotationKey]
+	_, status := ws.Annotations[mount.StatusAnnotationKey]
+	return phase || status
+}
+
+// handleServedKinds re-resolves the kinds in use that a CRD, an APIBinding
+// or an APIResourceSchema serves: the kind of a CRD or a schema (a binding
+// may reach the cache before the schema it points to), and every kind of a
+// group a binding binds (it names resources, not kinds).
+func (c *Controller) handleServedKinds(obj interface{}) {
+	switch obj := obj.(type) {
+	case *apiextensionsv1.CustomResourceDefinition:
+		c.enqueueKindInUse(obj.Spec.Group, obj.Spec.Names.Kind)
+	case *apisv1alpha1.APIResourceSchema:
+		c.enqueueKindInUse(obj.Spec.Group, obj.Spec.Names.Kind)
+	case *apisv1alpha1.APIBinding:
+		groups := map[string]bool{}
+		for _, bound := range obj.Status.BoundResources {
+			groups[bound.Group] = true
+		}
+		c.enqueueKindsInUse(func(gvkGroup, _ string) bool { return groups[gvkGroup] })
+	}
+}
+
+// enqueueKindInUse re-resolves group/kind if Workspaces reference it.
+func (c *Controller) enqueueKindInUse(group, kind string) {
+	c.enqueueKindsInUse(func(gvkGroup, gvkKind string) bool { return gvkGroup == group && gvkKind == kind })
+}
+
+func (c *Controller) enqueueKindsInUse(match func(group, kind string) bool) {
+	for _, key := range c.workspaceIndexer.ListIndexFuncValues(WorkspacesByMountKind) {
+		if gvk, ok := parseKindKey(key); ok && match(gvk.Group, gvk.Kind) {
+			c.mountsQueue.Add(key)
+		}
+	}
+}
+
+// enqueueMountObjectEvent is enqueueMountObject for the informers across
+// all clusters. A metadata event of an object whose cluster has a synced
+// full-object informer of its own is dropped: that informer reports the
+// same change, and a reconcile before it would read the cache's older
+// version for nothing.
+func (c *Controller) enqueueMountObjectEvent(resource restmapping.Resource, obj interface{}) {
+	if resource.Identity == "" {
+		if m, err := meta.Accessor(unwrapTombstone(obj)); err == nil && c.caches.hasSynced(logicalcluster.From(m), resource) {
+			return
+		}
+	}
+	c.enqueueMountObject(resource, obj)
+}
+
+// enqueueMountObject sends the Workspaces that reference a mount object to workspacemounts-workspaces.
+func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj interface{}) {
+	m, err := meta.Accessor(unwrapTombstone(obj))
+	if err != nil {
+		return
+	}
+	key := objectKey(logicalcluster.From(m), resource.Group, resource.Kind, m.GetNamespace(), m.GetName())
+	workspaces, err := indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountObject, key)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	now := time.Now()
+	for _, ws := range workspaces {
+		c.enqueueWorkspaceObserved(ws, now)
+	}
+}
+
+// putObserved keeps the earliest unwritten observation of a Workspace's mount.
+func (c *Controller) putObserved(key string, at time.Time) {
+	c.observed.putUnless(key, at, func(earlier time.Time) bool { return !at.Before(earlier) })
+}
+
+func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
+	c.enqueueWorkspaceObserved(ws, time.Time{})
+}
+
+// enqueueWorkspaceObserved enqueues a Workspace, whose mount object changed
+// at observedAt unless that is zero.
+func (c *Controller) enqueueWorkspaceObserved(ws *tenancyv1alpha1.Workspace, observedAt time.Time) {
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	if !observedAt.IsZero() {
+		c.putObserved(key, observedAt)
+	}
+	c.workspacesQueue.Add(key)
+}

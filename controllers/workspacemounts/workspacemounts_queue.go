@@ -1,0 +1,73 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// This file holds the controller's queues: their names, and how a key
+// that keeps failing is retried.
+
+package workspacemounts
+
+import (
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+// QueueName is the one name of a queue of the controller of a shard: the
+// workqueue's (its workqueue_* series), the queue of its log lines and the
+// queue label of workspacemounts_reconcile_*. It is the queue's name, with
+// "/<shard>" for one of the controllers of a sharded kcp, so that each
+// shard's queues have their own series (the gauges of two queues of one
+// name would overwrite each other).
+func QueueName(queue, shard string) string {
+	if shard == "" {
+		return queue
+	}
+	return queue + "/" + shard
+}
+
+// queue is a work queue and its name (QueueName).
+type queue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	name string
+}
+
+// newQueue is a work queue named name, retrying with retryRateLimiter.
+func newQueue(name string) queue {
+	return queue{
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
+		name: name,
+	}
+}
+
+// maxRetryDelay caps how long a key that keeps failing waits before its next
+// try. client-go's default goes to 1000s: after kcp comes back from an
+// outage, the Workspace cache catches up late (a reflector backs off up to
+// 30s, twice that with jitter), every patch made from it meanwhile conflicts,
+// and each conflict doubled the key's wait, so a change could take many
+// minutes to be written. The overall limit (10/s, burst 100) is client-go's.
+const maxRetryDelay = 10 * time.Second
+
+// retryRateLimiter is client-go's default controller rate limiter with the
+// per-key backoff capped at maxRetryDelay.
+func retryRateLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}

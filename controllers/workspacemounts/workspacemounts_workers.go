@@ -1,0 +1,132 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// This file holds the workers: one item of a queue at a time, and the
+// reconcile of one Workspace of workspacemounts-workspaces from its read to its writes.
+
+package workspacemounts
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+
+	"github.com/kcp-dev/kcp/pkg/logging"
+
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+)
+
+func processNextWorkItem(ctx context.Context, q queue, process func(context.Context, string) error) bool {
+	key, quit := q.Get()
+	if quit {
+		return false
+	}
+	defer q.Done(key)
+
+	logger := logging.WithQueueKey(klog.FromContext(ctx), key).WithValues("queue", q.name)
+	ctx = klog.NewContext(ctx, logger)
+	logger.V(4).Info("processing key")
+
+	began := time.Now()
+	if err := process(ctx, key); err != nil {
+		if apierrors.IsConflict(err) {
+			// Someone else (kcp itself, often) wrote the Workspace since our
+			// cache saw it: expected, and retried against the newer version.
+			logger.V(2).Info("conflict, requeuing", "err", err)
+			metrics.ObserveReconcile(q.name, metrics.ResultRequeue, began)
+		} else {
+			utilruntime.HandleErrorWithContext(ctx, err, "failed to sync, requeuing", "queue", q.name, "key", key)
+			metrics.ObserveReconcile(q.name, metrics.ResultError, began)
+		}
+		q.AddRateLimited(key)
+		return true
+	}
+	metrics.ObserveReconcile(q.name, metrics.ResultSuccess, began)
+	q.Forget(key)
+	return true
+}
+
+// processWorkspace reconciles one Workspace and patches its annotations when
+// they changed. A steady state costs no write.
+func (c *Controller) processWorkspace(ctx context.Context, key string) error {
+	cluster, _, name, err := kcpcache.SplitMetaClusterNamespaceKey(key)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "dropping malformed workspace key")
+		return nil
+	}
+	// No request to kcp may hold a key forever: one that kcp accepted and
+	// never answers (while it starts, say) would keep the key in progress,
+	// and every later change of its Workspace waiting. (Not in
+	// workspacemounts-mounts: the mount object informers it starts live on its context.)
+	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
+	defer cancel()
+	conflicted, _ := c.conflicted.take(key)
+	ws, err := c.workspaceLister.Cluster(cluster).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.forget(key)
+		return nil // deleted: nothing to write, nothing to remember
+	}
+	if err != nil {
+		return err
+	}
+	if conflicted {
+		// The last patch conflicted: retry from kcp's version, not the cache's.
+		// Any error is retried, NotFound too: right after kcp starts it
+		// answers 404 for resources it does not serve yet, and a Workspace
+		// that is really gone is found missing in the cache next time.
+		ws, err = c.getWorkspace(ctx, cluster, name)
+		if err != nil {
+			c.conflicted.put(key, true)
+			return err
+		}
+	}
+	if !ws.DeletionTimestamp.IsZero() {
+		return nil // on its way out: a write would only race the deletion
+	}
+	ctx = klog.NewContext(ctx, logging.WithObject(klog.FromContext(ctx), ws))
+
+	observedAt, observed := c.observed.take(key)
+	state, err := c.workspaces.mountState(ctx, ws)
+	if err != nil {
+		if observed {
+			c.putObserved(key, observedAt)
+		}
+		return err
+	}
+	written, err := c.commitMetadataAndSpec(ctx, key, ws, state)
+	if err == nil {
+		err = c.commitStatus(ctx, key, ws, written, conflicted, state)
+	}
+	switch {
+	case !observed:
+	case written != nil: // the annotations are written, whatever became of the status
+		metrics.StatusLatency.Observe(time.Since(observedAt).Seconds())
+	case err != nil:
+		c.putObserved(key, observedAt)
+	}
+	return err
+}
+
+// reconcileTimeout bounds one reconcile of workspacemounts-workspaces, all its
+// requests to kcp included (a read of the mount object and at most two
+// patches, or a read of the Workspace): it ends with an error and is
+// retried.
+const reconcileTimeout = time.Minute
