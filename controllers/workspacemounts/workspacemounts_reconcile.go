@@ -72,6 +72,19 @@ type mountState struct {
 	mounted bool
 	// at is the time of the finding, for lastTransitionTimes.
 	at metav1.Time
+	// recheckAfter, when positive, is how soon the state changes with time
+	// alone (a heartbeat expiring, a delay ending): processWorkspace
+	// reconciles the Workspace again then. Nothing else re-evaluates a
+	// Workspace whose objects do not change: there is no periodic scan.
+	recheckAfter time.Duration
+}
+
+// recheckIn asks for the Workspace to be reconciled again within d: the
+// earliest of the times asked for wins.
+func (s *mountState) recheckIn(d time.Duration) {
+	if d > 0 && (s.recheckAfter <= 0 || d < s.recheckAfter) {
+		s.recheckAfter = d
+	}
 }
 
 // mountState finds out the mount status of ws.

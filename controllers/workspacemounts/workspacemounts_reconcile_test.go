@@ -660,3 +660,24 @@ func TestStatusOfMountObjectLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestRecheckInKeepsTheEarliest(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		asks []time.Duration
+		want time.Duration
+	}{
+		{name: "none", want: 0},
+		{name: "one", asks: []time.Duration{time.Minute}, want: time.Minute},
+		{name: "the earliest", asks: []time.Duration{time.Minute, 10 * time.Second, time.Hour}, want: 10 * time.Second},
+		{name: "zero and negative ask for nothing", asks: []time.Duration{0, -time.Second, time.Minute}, want: time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var state mountState
+			for _, d := range tc.asks {
+				state.recheckIn(d)
+			}
+			require.Equal(t, tc.want, state.recheckAfter)
+		})
+	}
+}

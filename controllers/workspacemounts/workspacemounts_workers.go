@@ -122,6 +122,10 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	case err != nil:
 		c.putObserved(key, observedAt)
 	}
+	if err == nil && state.recheckAfter > 0 {
+		// The delaying queue keeps one pending time per key, the earliest.
+		c.workspacesQueue.AddAfter(key, state.recheckAfter)
+	}
 	return err
 }
 
