@@ -662,6 +662,7 @@ func TestStatusOfMountObjectLimits(t *testing.T) {
 }
 
 func TestRecheckInKeepsTheEarliest(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		asks []time.Duration
@@ -673,6 +674,7 @@ func TestRecheckInKeepsTheEarliest(t *testing.T) {
 		{name: "zero and negative ask for nothing", asks: []time.Duration{0, -time.Second, time.Minute}, want: time.Minute},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var state mountState
 			for _, d := range tc.asks {
 				state.recheckIn(d)
