@@ -26,6 +26,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
@@ -62,6 +64,11 @@ type Options struct {
 	// the annotations (workspacemounts.RoutingOptions).
 	WorkspaceCondition bool
 	WorkspaceURL       bool
+	// WorkspaceConditionDelay and MaxUnavailable gate the condition
+	// (workspacemounts.RoutingOptions.ConditionDelay and MaxUnavailable,
+	// parsed by workspacemounts.ParseMaxUnavailable; "" is no limit).
+	WorkspaceConditionDelay time.Duration
+	MaxUnavailable          string
 	// LegacyMountAnnotation honours kcp's legacy mount annotation (mountRule).
 	LegacyMountAnnotation bool
 	// WorkspaceURLAllowInternalHosts and WorkspaceURLAllowedHosts: which
@@ -152,6 +159,15 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Also keep the condition "+mount.ConditionType+" on every mounted Workspace: True when the mount is ready, else False with the reason "+
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
 			"Without it, the controller removes the condition wherever it finds it.")
+	fs.DurationVar(&o.WorkspaceConditionDelay, "workspace-condition-delay", o.WorkspaceConditionDelay,
+		"With --workspace-condition: how long a mount must be not ready, without a break, before its condition turns False "+
+			"(since the status annotation's lastTransitionTime); meanwhile the condition is Unknown with reason "+mount.ReasonGateDelayed+
+			", kcp keeps the Workspace Ready and sends its requests to the mount's URL. 0: at once.")
+	fs.StringVar(&o.MaxUnavailable, "max-unavailable", o.MaxUnavailable,
+		"With --workspace-condition: the most Workspaces of a shard whose condition may be False at once, a number (0: none) or a percentage "+
+			"of the shard's mounted Workspaces (10%: rounded down, 10% of 25 is 2); beyond it the condition is Unknown with reason "+mount.ReasonGateHeld+
+			", kcp keeps those Workspaces Ready and sends their requests to their mounts, and workspacemounts_gate_held_workspaces counts them. "+
+			"A Workspace whose condition is False keeps its slot until its mount is ready again; then the Workspace held longest takes it. Empty: no limit.")
 	fs.BoolVar(&o.WorkspaceURL, "workspace-url", o.WorkspaceURL,
 		"Also set spec.URL of every Workspace with spec.mount to its mount object's status.URL when it is routable (see --workspace-url-allowed-hosts; kcp never lets it be unset), "+
 			"and its phase from Scheduling to Ready once the mount is ready: what kcp's in-tree mounts controller (feature gate WorkspaceMounts) does, "+
@@ -224,6 +240,15 @@ func (o *Options) Validate() error {
 	if !o.WorkspaceURL && (o.WorkspaceURLAllowInternalHosts || len(o.WorkspaceURLAllowedHosts) > 0) {
 		errs = append(errs, errors.New("--workspace-url-allow-internal-hosts and --workspace-url-allowed-hosts apply with --workspace-url only"))
 	}
+	if o.WorkspaceConditionDelay < 0 {
+		errs = append(errs, fmt.Errorf("--workspace-condition-delay must not be negative, not %s", o.WorkspaceConditionDelay))
+	}
+	if _, err := workspacemounts.ParseMaxUnavailable(o.MaxUnavailable); err != nil {
+		errs = append(errs, fmt.Errorf("--max-unavailable: %w", err))
+	}
+	if !o.WorkspaceCondition && (o.WorkspaceConditionDelay != 0 || o.MaxUnavailable != "") {
+		errs = append(errs, errors.New("--workspace-condition-delay and --max-unavailable gate the condition of --workspace-condition, and apply with it only"))
+	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
 	}
@@ -284,6 +309,8 @@ type completedOptions struct {
 	Options
 	// AllowedHosts are WorkspaceURLAllowedHosts, parsed.
 	AllowedHosts mount.AllowedHosts
+	// maxUnavailable is MaxUnavailable, parsed; nil: no limit.
+	maxUnavailable *intstr.IntOrString
 }
 
 // Complete validates the options and returns a copy of them. It writes and
@@ -296,7 +323,8 @@ func (o *Options) Complete() (*CompletedOptions, error) {
 		return nil, err
 	}
 	completed := &CompletedOptions{&completedOptions{Options: *o}}
-	completed.AllowedHosts, _ = mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts) // validated above
+	completed.AllowedHosts, _ = mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts)     // validated above
+	completed.maxUnavailable, _ = workspacemounts.ParseMaxUnavailable(o.MaxUnavailable) // validated above
 	if o.MetricsBindAddress != "0" {
 		completed.MetricsBindAddress, _ = metricsBindAddress(o.MetricsBindAddress) // validated above
 	}

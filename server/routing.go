@@ -57,7 +57,8 @@ var errNotAnswered = errors.New("the shard did not answer")
 // answer.
 func routingOf(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
 	routing := workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL,
-		URLs: mount.URLRule{AllowInternalHosts: o.WorkspaceURLAllowInternalHosts, Allowed: o.AllowedHosts}}
+		URLs:           mount.URLRule{AllowInternalHosts: o.WorkspaceURLAllowInternalHosts, Allowed: o.AllowedHosts},
+		ConditionDelay: o.WorkspaceConditionDelay, MaxUnavailable: o.maxUnavailable}
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
 		return routing, err
@@ -111,9 +112,13 @@ func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 		logger.Info("--workspace-url without --workspace-condition: kcp's condition WorkspaceMountReady takes a mount that is not ready out of traffic, " +
 			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL is not routable, keeps its last URL and takes traffic")
 	}
+	maxUnavailable := "none"
+	if routing.MaxUnavailable != nil {
+		maxUnavailable = routing.MaxUnavailable.String()
+	}
 	logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
 		"inTreeMountsController", routing.InTreeMountsController, "workspaceURLAllowInternalHosts", routing.URLs.AllowInternalHosts,
-		"workspaceURLAllowedHosts", routing.URLs.Allowed.String())
+		"workspaceURLAllowedHosts", routing.URLs.Allowed.String(), "workspaceConditionDelay", routing.ConditionDelay, "maxUnavailable", maxUnavailable)
 }
 
 // allowInternalHostsWarning is logged at start with --workspace-url-allow-internal-hosts.

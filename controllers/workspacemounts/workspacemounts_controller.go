@@ -29,6 +29,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -139,6 +140,9 @@ type Controller struct {
 	getWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
 	// conflicted are the keys whose last patch conflicted (getWorkspace).
 	conflicted keyed[bool]
+	// unavailable bounds the Workspaces whose condition is False
+	// (--max-unavailable); nil without a limit.
+	unavailable *unavailableGate
 
 	// handlers are added to the shared informers by Start and removed when
 	// it returns: the informers outlive the controller (the virtual
@@ -168,6 +172,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	}
 	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
 		return nil, errors.New("spec.URL cannot be kept beside kcp's in-tree mounts controller, which writes it too (RoutingOptions.WorkspaceURL with InTreeMountsController)")
+	}
+	if options.Routing.ConditionDelay < 0 {
+		return nil, fmt.Errorf("the condition delay must not be negative, not %s", options.Routing.ConditionDelay)
 	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
@@ -222,6 +229,10 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		now:               time.Now,
 	}
 
+	if options.Routing.WorkspaceCondition {
+		c.unavailable = newUnavailableGate(options.Routing.MaxUnavailable, options.Shard, c.countMounted, c.workspacesQueue.Add)
+	}
+
 	c.handlers = []informerHandler{
 		{informers.Workspaces, cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj interface{}) { c.handleWorkspace(nil, obj) },
@@ -259,6 +270,13 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	// The informers stop with ctx: a replica that no longer leads counts none.
 	defer metrics.SetClusterMountInformers(c.shard, 0, 0)
 	defer metrics.SetMountInformers(c.shard, 0, 0)
+	// The gate counts the Workspaces False or held before this leader.
+	all, err := c.workspaceLister.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	c.unavailable.seed(all)
+	defer c.unavailable.stop()
 	removeHandlers, err := c.addHandlers()
 	defer removeHandlers(logger)
 	if err != nil {
@@ -286,6 +304,17 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	c.workspacesQueue.ShutDown()
 	workers.Wait()
 	return nil
+}
+
+// countMounted counts the mounted Workspaces of the shard.
+func (c *Controller) countMounted() int {
+	n := 0
+	for _, obj := range c.workspaceIndexer.List() {
+		if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok && c.rule.IsMounted(ws) {
+			n++
+		}
+	}
+	return n
 }
 
 // addHandlers adds the controller's event handlers to the informers; the

@@ -137,7 +137,8 @@ func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 // forget drops every entry the controller keeps per Workspace key: the
 // pending observation of its mount (observed), a conflict to retry from
 // kcp (conflicted), its last read of its mount object (the reconciler's
-// reads). The mount object informers and caches are per resource and
+// reads), its slot or turn in the gate of --max-unavailable (whose slot
+// goes to a held Workspace). The mount object informers and caches are per resource and
 // cluster, and go with the last Workspace mounting them
 // (workspacemounts-mounts, which the delete of a mounted Workspace
 // enqueues).
@@ -145,6 +146,7 @@ func (c *Controller) forget(key string) {
 	c.observed.forget(key)
 	c.conflicted.forget(key)
 	c.workspaces.reads.forget(key)
+	c.unavailable.release(key)
 }
 
 // statusChanged tells whether someone, most often this controller, changed the

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -77,6 +78,9 @@ type mountState struct {
 	// reconciles the Workspace again then. Nothing else re-evaluates a
 	// Workspace whose objects do not change: there is no periodic scan.
 	recheckAfter time.Duration
+	// gate is what the gate of --workspace-condition decided for a
+	// condition that would be False (Controller.gate): zero, False it is.
+	gate gateVerdict
 }
 
 // recheckIn asks for the Workspace to be reconciled again within d: the
@@ -117,20 +121,16 @@ func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state 
 	// mounts controller runs.
 	ownsKCPCondition := !r.routing.InTreeMountsController
 	had := ownCondition(ws) != nil || (ownsKCPCondition && conditions.Has(ws, tenancyv1alpha1.MountConditionReady))
-	switch {
-	case !r.routing.WorkspaceCondition || !state.mounted:
+	switch keep, remove := r.keepsCondition(ws, state); {
+	case remove:
 		conditions.Delete(ws, mount.ConditionType)
-	case ws.Spec.Mount == nil && !kcpIsDone(ws):
-		// A Workspace mounted by the legacy annotation is an ordinary one
-		// that kcp schedules and initializes first: a False condition now
-		// would make it Unavailable, where kcp stops initializing it.
-	default:
-		setCondition(ws, conditionOf(state.status, r.routing.InTreeMountsController, state.at))
+	case keep:
+		setCondition(ws, state.gate.apply(conditionOf(state.status, r.routing.InTreeMountsController, state.at)))
 	}
 	keepsKCPCondition := r.routing.WorkspaceURL && ws.Spec.Mount != nil && state.mounted && ownsKCPCondition
 	switch {
 	case keepsKCPCondition:
-		applyKCPMountCondition(ws, state.status, state.at)
+		applyKCPMountCondition(ws, state.status, state.gate, state.at)
 	case ownsKCPCondition:
 		conditions.Delete(ws, tenancyv1alpha1.MountConditionReady)
 	}
@@ -143,6 +143,29 @@ func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state 
 	if (r.routing.WorkspaceCondition || keepsKCPCondition || had) && (ws.Spec.Mount != nil || kcpIsDone(ws)) {
 		kcpPhaseRule(ws)
 	}
+}
+
+// keepsCondition tells what applyStatus does with the condition of ws:
+// keep it (set it from state), remove it, or neither (leave it as it is).
+func (r *workspacesReconciler) keepsCondition(ws *tenancyv1alpha1.Workspace, state mountState) (keep, remove bool) {
+	switch {
+	case !r.routing.WorkspaceCondition || !state.mounted:
+		return false, true
+	case ws.Spec.Mount == nil && !kcpIsDone(ws):
+		// A Workspace mounted by the legacy annotation is an ordinary one
+		// that kcp schedules and initializes first: a False condition now
+		// would make it Unavailable, where kcp stops initializing it.
+		return false, false
+	default:
+		return true, false
+	}
+}
+
+// conditionFalse tells whether applyStatus would set the condition of ws
+// False, but for the gate (state.gate).
+func (r *workspacesReconciler) conditionFalse(ws *tenancyv1alpha1.Workspace, state mountState) bool {
+	keep, _ := r.keepsCondition(ws, state)
+	return keep && conditionOf(state.status, r.routing.InTreeMountsController, state.at).Status == corev1.ConditionFalse
 }
 
 // applyAnnotations sets, or removes, the two mount annotations.

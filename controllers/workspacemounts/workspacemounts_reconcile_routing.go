@@ -18,10 +18,12 @@ package workspacemounts
 
 import (
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -65,6 +67,16 @@ type RoutingOptions struct {
 	// phase between Ready and Unavailable without end (about 70 writes a
 	// second, measured on kcp v0.28.1). WorkspaceURL must be off with it.
 	InTreeMountsController bool
+	// ConditionDelay (--workspace-condition-delay) is how long a mount must
+	// be not ready before the condition turns False; meanwhile it is
+	// Unknown, reason mount.ReasonGateDelayed (workspacemounts_gate.go). 0:
+	// at once.
+	ConditionDelay time.Duration
+	// MaxUnavailable (--max-unavailable, ParseMaxUnavailable) bounds the
+	// Workspaces of the shard whose condition is False at once: a number,
+	// or a percentage of its mounted Workspaces. Beyond it the condition is
+	// Unknown, reason mount.ReasonGateHeld. nil: no limit.
+	MaxUnavailable *intstr.IntOrString
 }
 
 // conditionOf is the condition for a mount status: True when ready; Unknown
@@ -216,8 +228,10 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 // and kcp's messages. Where kcp's controller cannot read the mount object
 // (its kind is not served, the reference names none, the plugin does not
 // watch its resource), it writes nothing and retries: the condition is left
-// as it is, and WorkspaceMountAvailable says why.
-func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, now metav1.Time) {
+// as it is, and WorkspaceMountAvailable says why. Where the gate keeps
+// WorkspaceMountAvailable from False (gate), kcp's condition is Unknown
+// alike: a False one would take the Workspace out of traffic all the same.
+func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, gate gateVerdict, now metav1.Time) {
 	ref := ws.Spec.Mount.Reference
 	var condition *conditionsv1alpha1.Condition
 	switch {
@@ -232,6 +246,8 @@ func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, 
 	default:
 		return
 	}
+	gated := gate.apply(*condition)
+	condition = &gated
 	// As kcp's conditions.Set, the transition time moves when any of status,
 	// reason, severity and message does.
 	condition.LastTransitionTime = now

@@ -111,9 +111,13 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		}
 		return err
 	}
+	c.gate(key, ws, &state)
 	written, err := c.commitMetadataAndSpec(ctx, key, ws, state)
 	if err == nil {
 		err = c.commitStatus(ctx, key, ws, written, conflicted, state)
+	}
+	if err == nil {
+		c.noteGate(klog.FromContext(ctx), ws, ownCondition(ws), state)
 	}
 	switch {
 	case !observed:

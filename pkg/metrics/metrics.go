@@ -188,6 +188,15 @@ var (
 			"build of workspacemounts: the same as `workspacemounts version` and the virtual workspace's /version.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"version", "revision", "goversion"})
+	// GateHeldWorkspaces is, per shard, the Workspaces whose condition
+	// --max-unavailable holds from False; set with SetGateHeld.
+	GateHeldWorkspaces = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace: namespace, Name: "gate_held_workspaces",
+		Help: "With --workspace-condition and --max-unavailable: Workspaces of the shard (\"\" with one shard) whose mount is not ready but whose condition " +
+			"WorkspaceMountAvailable is Unknown with reason GateHeld, not False, because --max-unavailable Workspaces of the shard already have it False: " +
+			"kcp keeps them Ready and routes their requests to their mounts. 0 on a replica that does not lead.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"shard"})
 	// Leader is 1 on the replica that holds the lease.
 	Leader = metrics.NewGauge(&metrics.GaugeOpts{
 		Namespace: namespace, Name: "leader",
@@ -212,7 +221,7 @@ func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
 			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo,
-			AuthorizationReviews)
+			AuthorizationReviews, GateHeldWorkspaces)
 		build := version.Get()
 		BuildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion).Set(1)
 		// Every result from the start, at 0: a sum over both patch
@@ -255,6 +264,7 @@ func MountInformerLimit() int {
 func ForgetShard(shard string) {
 	ShardLastContact.DeleteLabelValues(shard)
 	ShardSynced.DeleteLabelValues(shard)
+	GateHeldWorkspaces.DeleteLabelValues(shard)
 	mountInformers.Lock()
 	defer mountInformers.Unlock()
 	delete(mountInformers.byShard, shard)
@@ -314,6 +324,12 @@ func (c *mountInformerCounts) publishLocked() {
 	MountInformersDenied.Set(float64(total.denied))
 	ClusterMountInformers.Set(float64(total.clusterRunning))
 	ClusterMountInformersOverLimit.Set(float64(total.clusterOverLimit))
+}
+
+// SetGateHeld records the Workspaces the controller of shard ("" with one
+// shard) holds from a False condition (--max-unavailable).
+func SetGateHeld(shard string, held int) {
+	GateHeldWorkspaces.WithLabelValues(shard).Set(float64(held))
 }
 
 // ObserveReconcile records one reconcile.

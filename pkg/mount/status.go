@@ -83,6 +83,20 @@ const (
 // already watches --max-mount-informers mount resources; phase Unknown.
 const ReasonMountInformerLimitReached = "MountInformerLimitReached"
 
+// The reasons of the condition ConditionType (never of the status
+// annotation, which always tells the mount's own state) while the gate of
+// --workspace-condition keeps it from False, so that kcp keeps routing the
+// Workspace's requests to its mount's URL: status Unknown, and the message
+// is the contract's, followed by why it is not False.
+const (
+	// ReasonGateDelayed: the mount has not been not ready for
+	// --workspace-condition-delay yet.
+	ReasonGateDelayed = "GateDelayed"
+	// ReasonGateHeld: --max-unavailable Workspaces of the shard already
+	// have the condition False.
+	ReasonGateHeld = "GateHeld"
+)
+
 // ReasonPending is the reason of a mounted Workspace the controller has not
 // reached yet: it carries no status the controller can have written.
 const ReasonPending = "Pending"

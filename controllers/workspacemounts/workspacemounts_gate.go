@@ -1,0 +1,356 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// This file holds the gate of --workspace-condition: the condition of a
+// mount that is not ready turns False (kcp answers 503 for the Workspace)
+// only once the mount has been not ready for --workspace-condition-delay,
+// and for at most --max-unavailable Workspaces of the shard at once.
+// Meanwhile it is Unknown, reason mount.ReasonGateDelayed or
+// mount.ReasonGateHeld, which kcp's phase rule does not count: kcp keeps
+// the Workspace Ready and routes its requests to its mount's URL.
+
+package workspacemounts
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/klog/v2"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+// ParseMaxUnavailable parses --max-unavailable: a number of Workspaces
+// (0 or more), or a percentage of the mounted Workspaces of a shard (0% to
+// 100%); "" is no limit (nil).
+func ParseMaxUnavailable(value string) (*intstr.IntOrString, error) {
+	if value == "" {
+		return nil, nil
+	}
+	if number, isPercent := strings.CutSuffix(value, "%"); isPercent {
+		percent, err := strconv.ParseUint(number, 10, 8)
+		if err != nil || percent > 100 {
+			return nil, fmt.Errorf("%q is not a percentage from 0%% to 100%%", value)
+		}
+		v := intstr.FromString(value)
+		return &v, nil
+	}
+	n, err := strconv.ParseUint(value, 10, 31)
+	if err != nil {
+		return nil, fmt.Errorf("%q is neither a number of Workspaces (0 or more) nor a percentage of the mounted Workspaces of a shard (like 10%%)", value)
+	}
+	v := intstr.FromInt32(int32(n))
+	return &v, nil
+}
+
+// unavailableLimit is how many of mounted Workspaces may have the condition
+// False at once: a number as it is, a percentage of mounted rounded down, as
+// Kubernetes rounds a Deployment's maxUnavailable and Cluster API a
+// MachineHealthCheck's maxUnhealthy (10% of 25 is 2, of 9 is 0).
+func unavailableLimit(maxUnavailable intstr.IntOrString, mounted int) int {
+	limit, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavailable, mounted, false)
+	if err != nil { // ParseMaxUnavailable let no such value through
+		return 0
+	}
+	return limit
+}
+
+// gateVerdict is what the gate decided for a Workspace whose condition
+// would be False: the zero value lets it be False.
+type gateVerdict struct {
+	// reason is mount.ReasonGateDelayed or mount.ReasonGateHeld.
+	reason string
+	// note says why the condition is not False, after the contract's
+	// message. It changes with no count or clock: a Workspace that stays
+	// held or delayed costs no write.
+	note string
+}
+
+// apply makes a False condition Unknown with the verdict's reason, the
+// contract's message cut to leave room for the note.
+func (v gateVerdict) apply(condition conditionsv1alpha1.Condition) conditionsv1alpha1.Condition {
+	if v.reason == "" || condition.Status != corev1.ConditionFalse {
+		return condition
+	}
+	condition.Status = corev1.ConditionUnknown
+	condition.Severity = ""
+	condition.Reason = v.reason
+	condition.Message = mount.Truncate(condition.Message, mount.MaxMessage-len(v.note)) + v.note
+	return condition
+}
+
+func delayedVerdict(delay time.Duration, since metav1.Time) gateVerdict {
+	return gateVerdict{reason: mount.ReasonGateDelayed, note: fmt.Sprintf(
+		" Not False before the mount has been not ready for %s (--workspace-condition-delay; not ready since %s): until then kcp keeps the Workspace Ready and sends its requests to the mount's URL.",
+		delay, since.UTC().Format(time.RFC3339))}
+}
+
+func heldVerdict(maxUnavailable intstr.IntOrString) gateVerdict {
+	return gateVerdict{reason: mount.ReasonGateHeld, note: fmt.Sprintf(
+		" Not False: as many Workspaces of this shard as --max-unavailable=%s allows already have %s False; kcp keeps the Workspace Ready and sends its requests to the mount's URL.",
+		maxUnavailable.String(), mount.ConditionType)}
+}
+
+// notReadySince is when ws's mount turned not ready, as ws tells it: the
+// earliest of its status annotation's lastTransitionTime, if it says not
+// ready, and of its condition's, if that is not True (both times start a
+// stretch of not ready that lasts until now); at when neither does, or a
+// time after at (not one the controller wrote).
+func notReadySince(ws *tenancyv1alpha1.Workspace, at metav1.Time) metav1.Time {
+	since := at
+	if previous, found := mount.StatusOf(ws.Annotations); found && !previous.Ready && previous.LastTransitionTime.Before(&since) {
+		since = previous.LastTransitionTime
+	}
+	if c := ownCondition(ws); c != nil && c.Status != corev1.ConditionTrue && c.LastTransitionTime.Before(&since) {
+		since = c.LastTransitionTime
+	}
+	return since
+}
+
+// delayRemaining is how long the condition of ws, whose mount is not ready
+// at at, waits before it may turn False, and since when the mount is not
+// ready; 0 once the delay is over, or where the condition is False
+// already: a mount that stays not ready, whatever its phase, stays False.
+// The time is rounded up to a second, as at is (mountState): a reconcile
+// after it finds the delay over.
+func delayRemaining(ws *tenancyv1alpha1.Workspace, at metav1.Time, delay time.Duration) (time.Duration, metav1.Time) {
+	if delay <= 0 {
+		return 0, at
+	}
+	if c := ownCondition(ws); c != nil && c.Status == corev1.ConditionFalse {
+		return 0, at
+	}
+	since := notReadySince(ws, at)
+	remaining := since.Add(delay).Sub(at.Time)
+	if remaining <= 0 {
+		return 0, since
+	}
+	return time.Duration(math.Ceil(remaining.Seconds())) * time.Second, since
+}
+
+// gate decides, for the Workspace of key, whether a condition that would be
+// False is (state.gate left zero), or is Unknown: while its mount has been
+// not ready for less than --workspace-condition-delay (a reconcile is asked
+// for when the delay ends: mountState.recheckIn), or while --max-unavailable
+// Workspaces of the shard have it False. A Workspace whose condition is not
+// to be False gives its slot back.
+func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *mountState) {
+	routing := c.workspaces.routing
+	if !c.workspaces.conditionFalse(ws, *state) {
+		c.unavailable.release(key)
+		return
+	}
+	if remaining, since := delayRemaining(ws, state.at, routing.ConditionDelay); remaining > 0 {
+		c.unavailable.release(key)
+		state.gate = delayedVerdict(routing.ConditionDelay, since)
+		state.recheckIn(remaining)
+		return
+	}
+	if !c.unavailable.admit(key) {
+		state.gate = heldVerdict(*routing.MaxUnavailable)
+	}
+}
+
+// noteGate is the one point where a Workspace is newly held by
+// --max-unavailable (its condition written GateHeld, where it was not), or
+// released (written otherwise, where it was GateHeld): before is its
+// condition before the reconcile, state the one written. Called once the
+// status is written.
+func (c *Controller) noteGate(logger klog.Logger, ws *tenancyv1alpha1.Workspace, before *conditionsv1alpha1.Condition, state mountState) {
+	wasHeld := before != nil && before.Reason == mount.ReasonGateHeld
+	isHeld := state.gate.reason == mount.ReasonGateHeld
+	switch {
+	case isHeld && !wasHeld:
+		logger.V(2).Info("Workspace held by --max-unavailable: its condition is Unknown, not False", "reason", state.status.Reason)
+	case wasHeld && !isHeld:
+		logger.V(2).Info("Workspace no longer held by --max-unavailable", "reason", state.status.Reason)
+	}
+}
+
+// unavailableGate bounds the Workspaces of one shard whose condition is
+// False (--max-unavailable), safely for workers reconciling at once: a
+// slot is taken under its lock, so the count never exceeds the limit.
+//   - A Workspace whose condition is False keeps its slot until it is not
+//     to be False any more (its mount recovered, it is no longer mounted,
+//     or deleted: Controller.forget): slots are never taken back, so two
+//     Workspaces never flap.
+//   - One that would be False beyond the limit is held, in turn of when it
+//     was held first. When a slot frees, or the limit grows, the first held
+//     ones are enqueued, as many as there are free slots: their reconcile
+//     takes the slots, without waiting for their mounts to change.
+//
+// It remembers a key per Workspace that is False or held, and forgets it
+// with the Workspace. A nil gate has no limit.
+type unavailableGate struct {
+	maxUnavailable intstr.IntOrString
+	// mounted counts the mounted Workspaces of the shard: the base of a
+	// percentage, counted at most once a second (countedAt).
+	mounted func() int
+	enqueue func(key string)
+	now     func() time.Time
+	shard   string
+
+	lock        sync.Mutex
+	unavailable map[string]struct{}
+	// held are the keys held, each with its turn: the lowest first.
+	held      map[string]uint64
+	nextTurn  uint64
+	count     int
+	countedAt time.Time
+}
+
+func newUnavailableGate(maxUnavailable *intstr.IntOrString, shard string, mounted func() int, enqueue func(key string)) *unavailableGate {
+	if maxUnavailable == nil {
+		return nil
+	}
+	return &unavailableGate{
+		maxUnavailable: *maxUnavailable,
+		mounted:        mounted,
+		enqueue:        enqueue,
+		now:            time.Now,
+		shard:          shard,
+		unavailable:    map[string]struct{}{},
+		held:           map[string]uint64{},
+	}
+}
+
+// seed takes the Workspaces the informer holds at start (a new leader):
+// those whose condition is False hold a slot, beyond the limit too (they
+// keep it), and those held before are held again, ahead of new ones.
+func (g *unavailableGate) seed(workspaces []*tenancyv1alpha1.Workspace) {
+	if g == nil {
+		return
+	}
+	g.lock.Lock()
+	defer g.lock.Unlock()
+	for _, ws := range workspaces {
+		condition := ownCondition(ws)
+		if condition == nil {
+			continue
+		}
+		key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+		if err != nil {
+			continue
+		}
+		switch {
+		case condition.Status == corev1.ConditionFalse:
+			g.unavailable[key] = struct{}{}
+		case condition.Status == corev1.ConditionUnknown && condition.Reason == mount.ReasonGateHeld:
+			g.held[key] = g.nextTurn
+			g.nextTurn++
+		}
+	}
+	g.publishLocked()
+}
+
+// admit tells whether the Workspace of key may have its condition False:
+// it has a slot, or takes a free one; else it is held.
+func (g *unavailableGate) admit(key string) bool {
+	if g == nil {
+		return true
+	}
+	g.lock.Lock()
+	defer g.lock.Unlock()
+	if _, found := g.unavailable[key]; found {
+		return true
+	}
+	if len(g.unavailable) < g.limitLocked() {
+		g.unavailable[key] = struct{}{}
+		if _, found := g.held[key]; found {
+			delete(g.held, key)
+			g.publishLocked()
+		}
+		return true
+	}
+	if _, found := g.held[key]; !found {
+		g.held[key] = g.nextTurn
+		g.nextTurn++
+		g.publishLocked()
+	}
+	return false
+}
+
+// release tells that the Workspace of key is not to have its condition
+// False (or is gone): its slot, if it had one, is free, and it is no
+// longer held. Free slots go to the first held Workspaces.
+func (g *unavailableGate) release(key string) {
+	if g == nil {
+		return
+	}
+	g.lock.Lock()
+	defer g.lock.Unlock()
+	delete(g.unavailable, key)
+	if _, found := g.held[key]; found {
+		delete(g.held, key)
+		g.publishLocked()
+	}
+	g.offerLocked()
+}
+
+// offerLocked enqueues the first held Workspaces, one per free slot.
+func (g *unavailableGate) offerLocked() {
+	if len(g.held) == 0 {
+		return
+	}
+	free := g.limitLocked() - len(g.unavailable)
+	if free <= 0 {
+		return
+	}
+	keys := make([]string, 0, len(g.held))
+	for key := range g.held {
+		keys = append(keys, key)
+	}
+	sort.Slice(keys, func(i, j int) bool { return g.held[keys[i]] < g.held[keys[j]] })
+	for _, key := range keys[:min(free, len(keys))] {
+		g.enqueue(key)
+	}
+}
+
+// limitLocked is the limit now: a number, or a percentage of the mounted
+// Workspaces, counted again when the last count is a second old.
+func (g *unavailableGate) limitLocked() int {
+	if g.maxUnavailable.Type == intstr.Int {
+		return g.maxUnavailable.IntValue()
+	}
+	if now := g.now(); g.countedAt.IsZero() || now.Sub(g.countedAt) >= time.Second {
+		g.count, g.countedAt = g.mounted(), now
+	}
+	return unavailableLimit(g.maxUnavailable, g.count)
+}
+
+func (g *unavailableGate) publishLocked() {
+	metrics.SetGateHeld(g.shard, len(g.held))
+}
+
+// stop zeroes the gate's gauge: a replica that no longer leads holds none.
+func (g *unavailableGate) stop() {
+	if g != nil {
+		metrics.SetGateHeld(g.shard, 0)
+	}
+}

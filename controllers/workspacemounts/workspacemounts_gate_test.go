@@ -1,0 +1,496 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+)
+
+func TestParseMaxUnavailable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value   string
+		want    *intstr.IntOrString
+		wantErr string
+	}{
+		{value: "", want: nil},
+		{value: "0", want: ptrTo(intstr.FromInt32(0))},
+		{value: "3", want: ptrTo(intstr.FromInt32(3))},
+		{value: "0%", want: ptrTo(intstr.FromString("0%"))},
+		{value: "10%", want: ptrTo(intstr.FromString("10%"))},
+		{value: "100%", want: ptrTo(intstr.FromString("100%"))},
+		{value: "101%", wantErr: `"101%" is not a percentage from 0% to 100%`},
+		{value: "-1%", wantErr: "not a percentage"},
+		{value: "%", wantErr: "not a percentage"},
+		{value: "1.5%", wantErr: "not a percentage"},
+		{value: "-1", wantErr: `"-1" is neither a number of Workspaces (0 or more) nor a percentage`},
+		{value: "+1", wantErr: "neither a number"},
+		{value: "1.5", wantErr: "neither a number"},
+		{value: " 3", wantErr: "neither a number"},
+		{value: "ten", wantErr: "neither a number"},
+		{value: "3000000000", wantErr: "neither a number"},
+	} {
+		got, err := ParseMaxUnavailable(tc.value)
+		if tc.wantErr != "" {
+			require.ErrorContains(t, err, tc.wantErr, "%q", tc.value)
+			continue
+		}
+		require.NoError(t, err, "%q", tc.value)
+		require.Equal(t, tc.want, got, "%q", tc.value)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// TestUnavailableLimit: a percentage of the mounted Workspaces rounds down,
+// as a Deployment's maxUnavailable does.
+func TestUnavailableLimit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		max     string
+		mounted int
+		want    int
+	}{
+		{"3", 0, 3}, {"3", 100, 3}, {"0", 100, 0},
+		{"10%", 25, 2}, {"10%", 9, 0}, {"10%", 10, 1}, {"10%", 0, 0},
+		{"34%", 3, 1}, {"50%", 3, 1}, {"100%", 7, 7}, {"0%", 7, 0},
+	} {
+		v, err := ParseMaxUnavailable(tc.max)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, unavailableLimit(*v, tc.mounted), "%s of %d", tc.max, tc.mounted)
+	}
+}
+
+// TestDelayRemaining: how long a condition that would be False waits, from
+// when the Workspace tells its mount turned not ready.
+func TestDelayRemaining(t *testing.T) {
+	t.Parallel()
+	at := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	ago := func(d time.Duration) metav1.Time { return metav1.NewTime(at.Add(-d)) }
+	annotated := func(ready bool, since metav1.Time) *tenancyv1alpha1.Workspace {
+		ws := mountedWorkspace(kubeClusterRef)
+		status := mount.Status{Phase: mount.PhaseConnecting, Ready: ready, Reason: mount.ReasonMountNotReady, LastTransitionTime: since}
+		if ready {
+			status.Phase, status.Reason = mount.PhaseReady, mount.ReasonMountReady
+		}
+		ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
+		return ws
+	}
+	withCondition := func(ws *tenancyv1alpha1.Workspace, status corev1.ConditionStatus, reason string, since metav1.Time) *tenancyv1alpha1.Workspace {
+		ws.Status.Conditions = append(ws.Status.Conditions, conditionsv1alpha1.Condition{Type: mount.ConditionType, Status: status, Reason: reason, LastTransitionTime: since})
+		return ws
+	}
+	for _, tc := range []struct {
+		name      string
+		ws        *tenancyv1alpha1.Workspace
+		delay     time.Duration
+		want      time.Duration
+		wantSince metav1.Time
+	}{
+		{name: "no delay", ws: annotated(true, ago(time.Hour)), delay: 0, want: 0, wantSince: at},
+		{name: "ready until now: the whole delay", ws: annotated(true, ago(time.Hour)), delay: 30 * time.Second, want: 30 * time.Second, wantSince: at},
+		{name: "no annotation yet: the whole delay", ws: mountedWorkspace(kubeClusterRef), delay: 30 * time.Second, want: 30 * time.Second, wantSince: at},
+		{name: "not ready for 10s of 30s", ws: annotated(false, ago(10*time.Second)), delay: 30 * time.Second, want: 20 * time.Second, wantSince: ago(10 * time.Second)},
+		{name: "not ready for exactly the delay", ws: annotated(false, ago(30*time.Second)), delay: 30 * time.Second, want: 0, wantSince: ago(30 * time.Second)},
+		{name: "not ready for longer than the delay", ws: annotated(false, ago(time.Hour)), delay: 30 * time.Second, want: 0, wantSince: ago(time.Hour)},
+		{
+			name: "already False, the annotation's time moved with a new phase: stays False",
+			ws:   withCondition(annotated(false, ago(time.Second)), corev1.ConditionFalse, mount.ReasonMountNotReady, ago(time.Minute)), delay: 30 * time.Second,
+			want: 0, wantSince: at,
+		},
+		{
+			name: "delayed since earlier than a new not-ready phase: the earlier counts",
+			ws:   withCondition(annotated(false, ago(time.Second)), corev1.ConditionUnknown, mount.ReasonGateDelayed, ago(25*time.Second)), delay: 30 * time.Second,
+			want: 5 * time.Second, wantSince: ago(25 * time.Second),
+		},
+		{
+			name: "a condition True tells nothing",
+			ws:   withCondition(annotated(false, ago(5*time.Second)), corev1.ConditionTrue, mount.ReasonMountReady, ago(time.Hour)), delay: 30 * time.Second,
+			want: 25 * time.Second, wantSince: ago(5 * time.Second),
+		},
+		{name: "a time in the future is no one's the controller wrote", ws: annotated(false, ago(-time.Hour)), delay: 30 * time.Second, want: 30 * time.Second, wantSince: at},
+		{name: "a fraction of a second is rounded up", ws: annotated(false, ago(time.Second)), delay: 1500 * time.Millisecond, want: time.Second, wantSince: ago(time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, since := delayRemaining(tc.ws, at, tc.delay)
+			require.Equal(t, tc.want, got)
+			require.True(t, since.Equal(&tc.wantSince), "since %s, want %s", since, tc.wantSince)
+		})
+	}
+}
+
+// gateHarness is an unavailableGate whose enqueued keys are recorded.
+type gateHarness struct {
+	*unavailableGate
+	lock     sync.Mutex
+	enqueued []string
+}
+
+func newGateHarness(t *testing.T, maxUnavailable string, mounted int) *gateHarness {
+	t.Helper()
+	v, err := ParseMaxUnavailable(maxUnavailable)
+	require.NoError(t, err)
+	h := &gateHarness{}
+	h.unavailableGate = newUnavailableGate(v, "test-"+t.Name(), func() int { return mounted }, func(key string) {
+		h.lock.Lock()
+		defer h.lock.Unlock()
+		h.enqueued = append(h.enqueued, key)
+	})
+	return h
+}
+
+func (h *gateHarness) takeEnqueued() []string {
+	h.lock.Lock()
+	defer h.lock.Unlock()
+	e := h.enqueued
+	h.enqueued = nil
+	return e
+}
+
+func (h *gateHarness) admitted(keys ...string) []bool {
+	var got []bool
+	for _, key := range keys {
+		got = append(got, h.admit(key))
+	}
+	return got
+}
+
+// TestUnavailableGate: every rule of --max-unavailable.
+func TestUnavailableGate(t *testing.T) {
+	t.Parallel()
+
+	t.Run("no limit admits all", func(t *testing.T) {
+		t.Parallel()
+		var g *unavailableGate
+		require.True(t, g.admit("a"))
+		g.release("a")
+		g.seed(nil)
+		g.stop()
+	})
+
+	t.Run("a number: the first take the slots, the others are held; a False one keeps its slot", func(t *testing.T) {
+		t.Parallel()
+		h := newGateHarness(t, "2", 100)
+		require.Equal(t, []bool{true, true, false, false}, h.admitted("a", "b", "c", "d"))
+		require.Equal(t, []bool{true, true, false, false, true, true}, h.admitted("a", "b", "c", "d", "a", "b"), "no flapping: the same answer again")
+		require.Equal(t, 2, h.heldCount())
+		require.Empty(t, h.takeEnqueued())
+	})
+
+	t.Run("0: none False, all held", func(t *testing.T) {
+		t.Parallel()
+		h := newGateHarness(t, "0", 100)
+		require.Equal(t, []bool{false, false}, h.admitted("a", "b"))
+		h.release("a")
+		require.Empty(t, h.takeEnqueued(), "no slot to offer")
+		require.Equal(t, 1, h.heldCount())
+	})
+
+	t.Run("a percentage of the mounted Workspaces, rounded down", func(t *testing.T) {
+		t.Parallel()
+		h := newGateHarness(t, "10%", 25)
+		require.Equal(t, []bool{true, true, false}, h.admitted("a", "b", "c"))
+		h9 := newGateHarness(t, "10%", 9)
+		require.Equal(t, []bool{false}, h9.admitted("a"), "10% of 9 is 0")
+	})
+
+	t.Run("the mounted Workspaces are counted at most once a second", func(t *testing.T) {
+		t.Parallel()
+		mounted, counts := 10, 0
+		v := intstr.FromString("10%")
+		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		g := newUnavailableGate(&v, "test-"+t.Name(), func() int { counts++; return mounted }, func(string) {})
+		g.now = func() time.Time { return now }
+		require.True(t, g.admit("a"))
+		require.False(t, g.admit("b"))
+		mounted = 20
+		require.False(t, g.admit("b"), "the count of a moment ago")
+		require.Equal(t, 1, counts)
+		now = now.Add(time.Second)
+		require.True(t, g.admit("b"), "20 mounted now: 2 slots")
+		require.Equal(t, 2, counts)
+	})
+
+	t.Run("a release hands the slot to the Workspace held first", func(t *testing.T) {
+		t.Parallel()
+		h := newGateHarness(t, "1", 100)
+		require.Equal(t, []bool{true, false, false, false}, h.admitted("a", "c", "b", "d"))
+		h.release("a")
+		require.Equal(t, []string{"c"}, h.takeEnqueued(), "held first, offered first")
+		require.Equal(t, []bool{true, false, false}, h.admitted("c", "b", "d"))
+		require.Equal(t, 2, h.heldCount())
+
+		t.Log("a held Workspace whose mount recovers leaves its turn; no slot is free, nothing is offered")
+		h.release("b")
+		require.Empty(t, h.takeEnqueued())
+		require.Equal(t, 1, h.heldCount())
+
+		t.Log("deleted (Controller.forget): the slot goes to the next held")
+		h.release("c")
+		require.Equal(t, []string{"d"}, h.takeEnqueued())
+		require.True(t, h.admit("d"))
+		require.Zero(t, h.heldCount())
+	})
+
+	t.Run("an offered slot left unused goes to the next held", func(t *testing.T) {
+		t.Parallel()
+		h := newGateHarness(t, "1", 100)
+		require.Equal(t, []bool{true, false, false}, h.admitted("a", "b", "c"))
+		h.release("a")
+		require.Equal(t, []string{"b"}, h.takeEnqueued())
+		h.release("b") // b recovered meanwhile
+		require.Equal(t, []string{"c"}, h.takeEnqueued())
+		require.True(t, h.admit("c"))
+	})
+
+	t.Run("a new leader seeds the slots and turns from the Workspaces", func(t *testing.T) {
+		t.Parallel()
+		h := newGateHarness(t, "1", 100)
+		workspace := func(name string, status corev1.ConditionStatus, reason string) *tenancyv1alpha1.Workspace {
+			ws := mountedWorkspace(kubeClusterRef)
+			ws.Name = name
+			if status != "" {
+				ws.Status.Conditions = conditionsv1alpha1.Conditions{{Type: mount.ConditionType, Status: status, Reason: reason}}
+			}
+			return ws
+		}
+		h.seed([]*tenancyv1alpha1.Workspace{
+			workspace("false-1", corev1.ConditionFalse, mount.ReasonMountNotReady),
+			workspace("false-2", corev1.ConditionFalse, mount.ReasonMountObjectNotFound), // beyond the limit: kept
+			workspace("held", corev1.ConditionUnknown, mount.ReasonGateHeld),
+			workspace("delayed", corev1.ConditionUnknown, mount.ReasonGateDelayed),
+			workspace("ready", corev1.ConditionTrue, mount.ReasonMountReady),
+			workspace("none", "", ""),
+		})
+		require.Equal(t, []bool{true, true, false}, h.admitted("root:org|false-1", "root:org|false-2", "root:org|new"))
+		require.Equal(t, 2, h.heldCount())
+		h.release("root:org|false-1")
+		require.Empty(t, h.takeEnqueued(), "false-2 is still beyond the limit")
+		h.release("root:org|false-2")
+		require.Equal(t, []string{"root:org|held"}, h.takeEnqueued(), "held before the leader changed, first")
+	})
+}
+
+func (g *unavailableGate) heldCount() int {
+	g.lock.Lock()
+	defer g.lock.Unlock()
+	return len(g.held)
+}
+
+// TestUnavailableGateConcurrent: workers admitting and releasing at once
+// never have more Workspaces False than the limit (run with -race).
+func TestUnavailableGateConcurrent(t *testing.T) {
+	t.Parallel()
+	const limit, workers, rounds = 7, 16, 200
+	h := newGateHarness(t, fmt.Sprint(limit), 1000)
+	var wg sync.WaitGroup
+	var lock sync.Mutex
+	holding := map[string]bool{}
+	overshoot := 0
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				key := fmt.Sprintf("root|ws-%d-%d", w, r%5)
+				if h.admit(key) {
+					lock.Lock()
+					holding[key] = true
+					if len(holding) > limit {
+						overshoot++
+					}
+					lock.Unlock()
+				}
+				if r%3 == 0 {
+					lock.Lock()
+					delete(holding, key)
+					lock.Unlock()
+					h.release(key)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Zero(t, overshoot, "more than %d Workspaces False at once", limit)
+	h.lock.Lock()
+	defer h.lock.Unlock()
+	require.LessOrEqual(t, len(h.unavailable), limit)
+}
+
+// TestProcessWorkspaceGate: with --max-unavailable=1, two mounts not ready
+// give one Workspace False (kcp: Unavailable) and one Unknown GateHeld
+// (kcp: Ready); when the False one recovers, the held one is enqueued and
+// its reconcile turns it False, its mount unchanged. With a delay, a
+// reconcile is asked for when it ends.
+func TestProcessWorkspaceGate(t *testing.T) {
+	t.Parallel()
+	workspace := func(name string) *tenancyv1alpha1.Workspace {
+		ref := kubeClusterRef
+		ref.Name = name
+		ws := mountedWorkspace(ref)
+		ws.Name = name
+		ws.Status = tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, Conditions: kcpConditions}
+		return ws
+	}
+	k := newFakeKCP(workspace("a"), workspace("b"))
+	phases := map[string]string{"a": "Connecting", "b": "Connecting"}
+	var lock sync.Mutex
+	getMountObject := func(_ context.Context, _ logicalcluster.Name, _ restmapping.Resource, _, name string) (*unstructured.Unstructured, error) {
+		lock.Lock()
+		defer lock.Unlock()
+		obj := mountObject(map[string]interface{}{"phase": phases[name], "URL": "https://mounts.example/" + name})
+		obj.SetName(name)
+		return obj, nil
+	}
+	one := intstr.FromInt32(1)
+	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}, getMountObject)
+	var enqueued []string
+	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 2 }, func(key string) { enqueued = append(enqueued, key) })
+	ctx := context.Background()
+
+	keyA, keyB := syncCache(t, k, indexer, "a"), syncCache(t, k, indexer, "b")
+	require.NoError(t, c.processWorkspace(ctx, keyA))
+	require.NoError(t, c.processWorkspace(ctx, keyB))
+	a, b := k.workspaces["a"], k.workspaces["b"]
+	require.Equal(t, corev1.ConditionFalse, ownCondition(a).Status)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, a.Status.Phase)
+	held := ownCondition(b)
+	require.Equal(t, corev1.ConditionUnknown, held.Status)
+	require.Equal(t, mount.ReasonGateHeld, held.Reason)
+	require.Empty(t, held.Severity)
+	require.True(t, strings.HasPrefix(held.Message, "KubeCluster b (contrib.kcp.io/v1alpha1) is Connecting. Not False: as many Workspaces"), held.Message)
+	require.Contains(t, held.Message, "--max-unavailable=1 allows")
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, b.Status.Phase, "kcp keeps routing it")
+	require.Equal(t, "Connecting", b.Annotations[mount.PhaseAnnotationKey], "the annotation tells the mount's own state")
+
+	patches := len(k.patches)
+	keyB = syncCache(t, k, indexer, "b")
+	require.NoError(t, c.processWorkspace(ctx, keyB))
+	require.Len(t, k.patches, patches, "a Workspace that stays held is not written again")
+
+	lock.Lock()
+	phases["a"] = "Ready"
+	lock.Unlock()
+	keyA = syncCache(t, k, indexer, "a")
+	require.NoError(t, c.processWorkspace(ctx, keyA))
+	require.Equal(t, corev1.ConditionTrue, ownCondition(k.workspaces["a"]).Status)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, k.workspaces["a"].Status.Phase)
+	require.Equal(t, []string{keyB}, enqueued, "the held Workspace is offered the slot")
+	require.NoError(t, c.processWorkspace(ctx, keyB))
+	b = k.workspaces["b"]
+	require.Equal(t, corev1.ConditionFalse, ownCondition(b).Status)
+	require.Equal(t, mount.ReasonMountNotReady, ownCondition(b).Reason)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, b.Status.Phase)
+
+	t.Log("deleted: forgotten, its slot freed")
+	c.forget(keyB)
+	require.True(t, c.unavailable.admit("root:org|c"))
+}
+
+// TestGateDelay: a mount turning not ready is Unknown GateDelayed until the
+// delay is over (a reconcile is asked for then), False after; one that
+// recovers before is True, never False. At level 3, kcp's own condition
+// follows.
+func TestGateDelay(t *testing.T) {
+	t.Parallel()
+	at := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	notReady := mount.Status{Phase: mount.PhaseConnecting, Reason: mount.ReasonMountNotReady, Message: "KubeCluster proxy (contrib.kcp.io/v1alpha1) is Connecting."}
+	ready := mount.Status{Phase: mount.PhaseReady, Ready: true, Reason: mount.ReasonMountReady, Message: "ready"}
+	c := &Controller{workspaces: &workspacesReconciler{routing: RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true, ConditionDelay: 30 * time.Second}}}
+
+	reconcile := func(ws *tenancyv1alpha1.Workspace, status mount.Status, at metav1.Time) (*tenancyv1alpha1.Workspace, mountState) {
+		state := mountState{status: status, mounted: true, at: at}
+		c.gate("root:org|mounted", ws, &state)
+		ws = ws.DeepCopy()
+		c.workspaces.applyMetadataAndSpec(ws, state)
+		c.workspaces.applyStatus(ws, state)
+		return ws, state
+	}
+	ws := mountedWorkspace(kubeClusterRef)
+	ws.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	ws, _ = reconcile(ws, ready, metav1.NewTime(at.Add(-time.Hour)))
+	require.Equal(t, corev1.ConditionTrue, ownCondition(ws).Status)
+
+	t.Log("not ready: delayed, the whole delay to wait")
+	delayed, state := reconcile(ws, notReady, at)
+	require.Equal(t, 30*time.Second, state.recheckAfter)
+	condition := ownCondition(delayed)
+	require.Equal(t, corev1.ConditionUnknown, condition.Status)
+	require.Equal(t, mount.ReasonGateDelayed, condition.Reason)
+	require.Equal(t, "KubeCluster proxy (contrib.kcp.io/v1alpha1) is Connecting. Not False before the mount has been not ready for 30s "+
+		"(--workspace-condition-delay; not ready since 2026-12-01T10:00:00Z): until then kcp keeps the Workspace Ready and sends its requests to the mount's URL.",
+		condition.Message)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, delayed.Status.Phase)
+	kcpCondition := findCondition(delayed, tenancyv1alpha1.MountConditionReady)
+	require.Equal(t, corev1.ConditionUnknown, kcpCondition.Status, "kcp's own condition does not take it out of traffic either")
+	require.Equal(t, mount.ReasonGateDelayed, kcpCondition.Reason)
+
+	t.Log("10s later, the same: no write (nothing changed), 20s to wait")
+	again, state := reconcile(delayed, notReady, metav1.NewTime(at.Add(10*time.Second)))
+	require.Equal(t, 20*time.Second, state.recheckAfter)
+	requireSemanticEqual(t, delayed.Status, again.Status)
+	requireSemanticEqual(t, delayed.Annotations, again.Annotations)
+
+	t.Log("recovered before the delay: True, never False")
+	recovered, state := reconcile(delayed, ready, metav1.NewTime(at.Add(20*time.Second)))
+	require.Zero(t, state.recheckAfter)
+	require.Equal(t, corev1.ConditionTrue, ownCondition(recovered).Status)
+
+	t.Log("the delay over: False, Unavailable")
+	over, state := reconcile(delayed, notReady, metav1.NewTime(at.Add(30*time.Second)))
+	require.Zero(t, state.recheckAfter)
+	require.Equal(t, corev1.ConditionFalse, ownCondition(over).Status)
+	require.Equal(t, mount.ReasonMountNotReady, ownCondition(over).Reason)
+	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, over.Status.Phase)
+	require.Equal(t, corev1.ConditionFalse, findCondition(over, tenancyv1alpha1.MountConditionReady).Status)
+
+	t.Log("another not-ready phase moves the annotation's time: it stays False")
+	notFound := mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound, Message: "gone"}
+	gone, state := reconcile(over, notFound, metav1.NewTime(at.Add(40*time.Second)))
+	require.Zero(t, state.recheckAfter)
+	require.Equal(t, corev1.ConditionFalse, ownCondition(gone).Status)
+}
+
+func findCondition(ws *tenancyv1alpha1.Workspace, t conditionsv1alpha1.ConditionType) *conditionsv1alpha1.Condition {
+	for i := range ws.Status.Conditions {
+		if ws.Status.Conditions[i].Type == t {
+			return &ws.Status.Conditions[i]
+		}
+	}
+	return nil
+}
