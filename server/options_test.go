@@ -80,6 +80,12 @@ func TestValidate(t *testing.T) {
 		}, `--workspace-url-allowed-hosts: "*.example.org": write the suffix without a leading`},
 		"allowed hosts without --workspace-url":  {func(o *Options) { o.WorkspaceURLAllowedHosts = []string{"example.com"} }, "apply with --workspace-url only"},
 		"internal hosts without --workspace-url": {func(o *Options) { o.WorkspaceURLAllowInternalHosts = true }, "apply with --workspace-url only"},
+		"a negative condition delay":             {func(o *Options) { o.WorkspaceCondition, o.WorkspaceConditionDelay = true, -time.Second }, "--workspace-condition-delay must not be negative, not -1s"},
+		"max unavailable not a number":           {func(o *Options) { o.WorkspaceCondition, o.MaxUnavailable = true, "ten" }, `--max-unavailable: "ten" is neither a number of Workspaces (0 or more) nor a percentage`},
+		"max unavailable over 100%":              {func(o *Options) { o.WorkspaceCondition, o.MaxUnavailable = true, "150%" }, `--max-unavailable: "150%" is not a percentage from 0% to 100%`},
+		"max unavailable without --workspace-condition": {func(o *Options) { o.MaxUnavailable = "1" },
+			"--workspace-condition-delay and --max-unavailable gate the condition of --workspace-condition, and apply with it only"},
+		"condition delay without --workspace-condition": {func(o *Options) { o.WorkspaceConditionDelay = time.Minute }, "apply with it only"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -94,6 +100,13 @@ func TestValidate(t *testing.T) {
 	completed, err := o.Complete()
 	require.NoError(t, err)
 	require.Equal(t, "10.0.0.0/8,example.com", completed.AllowedHosts.String())
+	require.Nil(t, completed.maxUnavailable, "no limit by default")
+
+	o = valid()
+	o.WorkspaceCondition, o.MaxUnavailable, o.WorkspaceConditionDelay = true, "10%", 30*time.Second
+	completed, err = o.Complete()
+	require.NoError(t, err)
+	require.Equal(t, "10%", completed.maxUnavailable.String())
 
 	o = valid()
 	o.LeaderElection.Enabled = false

@@ -22,10 +22,12 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -43,6 +45,7 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 	t.Parallel()
 	const inTreeQueue = "# TYPE workqueue_depth gauge\nworkqueue_depth{name=\"kcp-workspace-mounts\"} 0\n"
 	const otherQueue = "# TYPE workqueue_depth gauge\nworkqueue_depth{name=\"kcp-workspace\"} 0\n"
+	tenPercent := intstr.FromString("10%")
 	for _, tc := range []struct {
 		name               string
 		condition, url     bool
@@ -50,6 +53,8 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 		metrics            string
 		want               workspacemounts.RoutingOptions
 		wantErr, wantAsked bool
+		delay              time.Duration
+		maxUnavailable     *intstr.IntOrString
 	}{
 		{name: "level 1, gate on", status: http.StatusOK, metrics: inTreeQueue,
 			want: workspacemounts.RoutingOptions{InTreeMountsController: true}},
@@ -61,6 +66,8 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, InTreeMountsController: true}},
 		{name: "level 3, gate off", condition: true, url: true, status: http.StatusOK, metrics: otherQueue,
 			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true}},
+		{name: "level 2, gated", condition: true, status: http.StatusOK, metrics: otherQueue, delay: time.Minute, maxUnavailable: &tenPercent,
+			want: workspacemounts.RoutingOptions{WorkspaceCondition: true, ConditionDelay: time.Minute, MaxUnavailable: &tenPercent}},
 		{name: "level 3, gate on: refused", condition: true, url: true, status: http.StatusOK, metrics: inTreeQueue, wantErr: true},
 		{name: "level 3, /metrics forbidden: refused", condition: true, url: true, status: http.StatusForbidden, wantErr: true},
 		{name: "level 1, kcp not answering yet: asked again later", status: http.StatusServiceUnavailable, wantAsked: true},
@@ -85,7 +92,8 @@ func TestRoutingOptionsAskAtEveryLevel(t *testing.T) {
 				_, _ = fmt.Fprint(w, tc.metrics)
 			}))
 			defer kcp.Close()
-			o := &CompletedOptions{&completedOptions{Options: Options{WorkspaceCondition: tc.condition, WorkspaceURL: tc.url}}}
+			o := &CompletedOptions{&completedOptions{Options: Options{WorkspaceCondition: tc.condition, WorkspaceURL: tc.url, WorkspaceConditionDelay: tc.delay},
+				maxUnavailable: tc.maxUnavailable}}
 			got, err := routingOf(t.Context(), o, &rest.Config{Host: kcp.URL})
 			require.Equal(t, int32(1), asked.Load(), "kcp's /metrics asked once")
 			require.Zero(t, otherPaths.Load(), "requests to kcp other than /metrics")
