@@ -134,6 +134,7 @@ func exercise() {
 	// is served (both from its runner's start to the Shard's deletion).
 	kcpcontact.NewForShard("root")
 	metrics.ShardSynced.WithLabelValues("root").Set(1)
+	metrics.SetGateHeld("root", 0)
 
 	apimetrics.Register()
 	apimetrics.MonitorRequest(httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/clusters/*/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody),
@@ -246,6 +247,7 @@ func TestInventory(t *testing.T) {
 	require.Contains(t, inv.series["apiserver_request_total"], "code")
 	require.Contains(t, inv.series["workspacemounts_shard_last_contact_timestamp_seconds"], "shard")
 	require.Contains(t, inv.series["workspacemounts_shard_synced"], "shard")
+	require.Contains(t, inv.series["workspacemounts_gate_held_workspaces"], "shard")
 	require.Contains(t, inv.series, "workqueue_queue_duration_seconds_bucket")
 	for _, name := range pluginFamilies(t) {
 		require.NotEmpty(t, inv.families[name].GetMetric(), "%s has no series", name)
