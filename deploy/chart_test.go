@@ -214,6 +214,8 @@ func TestChartTemplate(t *testing.T) {
 				require.Equal(t, "true", flags["workspace-url"])
 				require.NotContains(t, flags, "legacy-mount-annotation", "off unless asked for")
 				require.Equal(t, "[mounts.example.com,10.20.0.0/16]", flags["workspace-url-allowed-hosts"], "a string slice")
+				require.Equal(t, "30s", flags["workspace-condition-delay"])
+				require.Equal(t, "10%", flags["max-unavailable"])
 			case "cert-manager-and-monitoring.yaml":
 				require.Len(t, objs["Certificate"], 2) // the CA's and the serving one
 				require.Len(t, objs["Issuer"], 2)
@@ -445,6 +447,8 @@ func TestChartRefuses(t *testing.T) {
 	}{
 		{"workspaceURL without workspaceCondition", "levels.workspaceURL needs levels.workspaceCondition", []string{"levels.workspaceURL=true"}},
 		{"allowed hosts without workspaceURL", "apply with levels.workspaceURL only", []string{"levels.workspaceURLAllowedHosts={example.com}"}},
+		{"maxUnavailable without workspaceCondition", "levels.workspaceConditionDelay and levels.maxUnavailable gate the condition of levels.workspaceCondition", []string{"levels.maxUnavailable=0"}},
+		{"workspaceConditionDelay without workspaceCondition", "apply with it only", []string{"levels.workspaceConditionDelay=30s"}},
 		{"both kcp modes", "exclude each other", []string{"kcp.sharded.enabled=true"}},
 		{"allShards and sharded", "use one or the other", []string{"kcp.kubeconfig.secretName=", "kcp.kubeconfig.allShards=true", "kcp.sharded.enabled=true"}},
 		{"no kcp credentials", "set kcp.kubeconfig.secretName (one shard) or kcp.sharded.enabled", []string{"kcp.kubeconfig.secretName="}},

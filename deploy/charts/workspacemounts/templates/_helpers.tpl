@@ -72,6 +72,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and (or .Values.levels.workspaceURLAllowedHosts .Values.levels.workspaceURLAllowInternalHosts) (not .Values.levels.workspaceURL) }}
 {{- fail "levels.workspaceURLAllowedHosts and levels.workspaceURLAllowInternalHosts apply with levels.workspaceURL only" }}
 {{- end }}
+{{- if and (or .Values.levels.workspaceConditionDelay (ne (toString .Values.levels.maxUnavailable) "")) (not .Values.levels.workspaceCondition) }}
+{{- fail "levels.workspaceConditionDelay and levels.maxUnavailable gate the condition of levels.workspaceCondition, and apply with it only" }}
+{{- end }}
 {{- if hasKey .Values.requestheader "caConfigMap" }}
 {{- fail "requestheader.caConfigMap is now requestheader.ca.configMapName (or requestheader.ca.secretName), with requestheader.ca.key" }}
 {{- end }}
