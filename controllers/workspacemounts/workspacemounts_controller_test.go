@@ -437,11 +437,11 @@ func remembered(c *Controller) map[string]int {
 	defer c.mounts.lock.Unlock()
 	return map[string]int{
 		"observed": c.observed.len(), "conflicted": c.conflicted.len(), "reads": c.workspaces.reads.len(),
-		"kinds": len(c.mounts.kinds), "served kinds": len(c.mounts.served),
+		"kinds": len(c.mounts.kinds), "served kinds": len(c.mounts.served), "gate": c.unavailable.len(),
 	}
 }
 
-var nothingRemembered = map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 0, "served kinds": 0}
+var nothingRemembered = map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 0, "served kinds": 0, "gate": 0}
 
 // TestDeletedWorkspacesAreForgotten: the controller remembers nothing of a
 // Workspace once its delete is handled (a tombstone too), whatever was
@@ -468,9 +468,9 @@ func TestDeletedWorkspacesAreForgotten(t *testing.T) {
 	require.True(t, apierrors.IsConflict(h.c.processWorkspace(context.Background(), key)))
 	h.c.workspacesQueue.Done(key)
 	h.c.workspacesQueue.AddRateLimited(key)
-	require.Equal(t, map[string]int{"observed": 3, "conflicted": 1, "reads": 3, "kinds": 1, "served kinds": 1}, remembered(h.c))
+	require.Equal(t, map[string]int{"observed": 3, "conflicted": 1, "reads": 3, "kinds": 1, "served kinds": 1, "gate": 0}, remembered(h.c))
 	h.remove(t, workspaces)
-	require.Equal(t, map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 1, "served kinds": 1}, remembered(h.c))
+	require.Equal(t, map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 1, "served kinds": 1, "gate": 0}, remembered(h.c))
 	h.drain(t)
 	require.Equal(t, nothingRemembered, remembered(h.c))
 

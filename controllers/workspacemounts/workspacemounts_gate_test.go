@@ -183,7 +183,7 @@ func (h *gateHarness) takeEnqueued() []string {
 }
 
 func (h *gateHarness) admitted(keys ...string) []bool {
-	var got []bool
+	got := make([]bool, 0, len(keys))
 	for _, key := range keys {
 		got = append(got, h.admit(key))
 	}
@@ -306,6 +306,16 @@ func TestUnavailableGate(t *testing.T) {
 	})
 }
 
+// len counts the Workspaces the gate remembers: False or held.
+func (g *unavailableGate) len() int {
+	if g == nil {
+		return 0
+	}
+	g.lock.Lock()
+	defer g.lock.Unlock()
+	return len(g.unavailable) + len(g.held)
+}
+
 func (g *unavailableGate) heldCount() int {
 	g.lock.Lock()
 	defer g.lock.Unlock()
@@ -347,9 +357,7 @@ func TestUnavailableGateConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	require.Zero(t, overshoot, "more than %d Workspaces False at once", limit)
-	h.lock.Lock()
-	defer h.lock.Unlock()
-	require.LessOrEqual(t, len(h.unavailable), limit)
+	require.LessOrEqual(t, h.len()-h.heldCount(), limit)
 }
 
 // TestProcessWorkspaceGate: with --max-unavailable=1, two mounts not ready
@@ -417,9 +425,15 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	require.Equal(t, mount.ReasonMountNotReady, ownCondition(b).Reason)
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, b.Status.Phase)
 
-	t.Log("deleted: forgotten, its slot freed")
-	c.forget(keyB)
-	require.True(t, c.unavailable.admit("root:org|c"))
+	t.Log("a held Workspace again, then both deleted: the gate forgets them, the slot is free")
+	require.False(t, c.unavailable.admit("root:org|c"))
+	require.Equal(t, 2, c.unavailable.len())
+	c.mountsQueue, c.workspacesQueue = newQueue(""), newQueue("")
+	c.handleWorkspace(k.workspaces["b"], nil)
+	require.Equal(t, 1, c.unavailable.len(), "the delete handler forgot b; c is held")
+	require.True(t, c.unavailable.admit("root:org|c"), "b's slot is free")
+	c.forget("root:org|c")
+	require.Zero(t, c.unavailable.len())
 }
 
 // TestGateDelay: a mount turning not ready is Unknown GateDelayed until the
