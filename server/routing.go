@@ -112,6 +112,11 @@ func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 		logger.Info("--workspace-url without --workspace-condition: kcp's condition WorkspaceMountReady takes a mount that is not ready out of traffic, " +
 			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL is not routable, keeps its last URL and takes traffic")
 	}
+	if routing.InTreeMountsController && routing.WorkspaceCondition && (routing.ConditionDelay > 0 || routing.MaxUnavailable != nil) {
+		logger.Info("kcp's in-tree mounts controller runs on the shard: its own condition " + string(tenancyv1alpha1.MountConditionReady) +
+			" takes a Workspace whose mount object is not Ready out of traffic at once, whatever --workspace-condition-delay and --max-unavailable " +
+			"keep of " + mount.ConditionType + "; turn kcp's feature gate WorkspaceMounts off for the gate to hold traffic")
+	}
 	maxUnavailable := "none"
 	if routing.MaxUnavailable != nil {
 		maxUnavailable = routing.MaxUnavailable.String()
