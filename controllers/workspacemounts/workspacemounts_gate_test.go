@@ -508,3 +508,35 @@ func findCondition(ws *tenancyv1alpha1.Workspace, t conditionsv1alpha1.Condition
 	}
 	return nil
 }
+
+// FuzzParseMaxUnavailable: any value is refused with an error, or parsed
+// to a limit that parses the same once written, and bounds a shard of any size to
+// between 0 and its mounted Workspaces (a percentage) or the number itself.
+func FuzzParseMaxUnavailable(f *testing.F) {
+	for _, seed := range []string{"", "0", "1", "10%", "100%", "101%", "-1", "+1", "1.5%", "%", "2147483647", "2147483648", "0x10", "1e3", "10 %", "00", "010%"} {
+		f.Add(seed, 25)
+	}
+	f.Fuzz(func(t *testing.T, value string, mounted int) {
+		v, err := ParseMaxUnavailable(value)
+		if err != nil {
+			require.Nil(t, v)
+			require.Contains(t, err.Error(), fmt.Sprintf("%q", value))
+			return
+		}
+		if value == "" {
+			require.Nil(t, v)
+			return
+		}
+		again, err := ParseMaxUnavailable(v.String())
+		require.NoError(t, err, "written as %q", v.String())
+		require.Equal(t, v, again, "the same limit once written")
+		mounted = max(mounted, 0) % 1_000_000
+		limit := unavailableLimit(*v, mounted)
+		require.GreaterOrEqual(t, limit, 0)
+		if v.Type == intstr.String {
+			require.LessOrEqual(t, limit, mounted)
+		} else {
+			require.Equal(t, v.IntValue(), limit)
+		}
+	})
+}
