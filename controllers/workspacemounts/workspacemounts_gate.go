@@ -20,7 +20,8 @@ limitations under the License.
 // and for at most --max-unavailable Workspaces of the shard at once.
 // Meanwhile it is Unknown, reason mount.ReasonGateDelayed or
 // mount.ReasonGateHeld, which kcp's phase rule does not count: kcp keeps
-// the Workspace Ready and routes its requests to its mount's URL.
+// the Workspace Ready and sends its requests to its spec.URL, the mount
+// object's URL at level 3.
 
 package workspacemounts
 
@@ -107,13 +108,13 @@ func (v gateVerdict) apply(condition conditionsv1alpha1.Condition) conditionsv1a
 
 func delayedVerdict(delay time.Duration, since metav1.Time) gateVerdict {
 	return gateVerdict{reason: mount.ReasonGateDelayed, note: fmt.Sprintf(
-		" Not False before the mount has been not ready for %s (--workspace-condition-delay; not ready since %s): until then kcp keeps the Workspace Ready and sends its requests to the mount's URL.",
+		" Not False before the mount has been not ready for %s (--workspace-condition-delay; not ready since %s): until then kcp keeps the Workspace Ready and sends its requests to its spec.URL.",
 		delay, since.UTC().Format(time.RFC3339))}
 }
 
 func heldVerdict(maxUnavailable intstr.IntOrString) gateVerdict {
 	return gateVerdict{reason: mount.ReasonGateHeld, note: fmt.Sprintf(
-		" Not False: as many Workspaces of this shard as --max-unavailable=%s allows already have %s False; kcp keeps the Workspace Ready and sends its requests to the mount's URL.",
+		" Not False: as many Workspaces of this shard as --max-unavailable=%s allows already have %s False; kcp keeps the Workspace Ready and sends its requests to its spec.URL.",
 		maxUnavailable.String(), mount.ConditionType)}
 }
 

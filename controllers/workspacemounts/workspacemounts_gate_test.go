@@ -467,7 +467,7 @@ func TestGateDelay(t *testing.T) {
 	require.Equal(t, corev1.ConditionUnknown, condition.Status)
 	require.Equal(t, mount.ReasonGateDelayed, condition.Reason)
 	require.Equal(t, "KubeCluster proxy (contrib.kcp.io/v1alpha1) is Connecting. Not False before the mount has been not ready for 30s "+
-		"(--workspace-condition-delay; not ready since 2026-12-01T10:00:00Z): until then kcp keeps the Workspace Ready and sends its requests to the mount's URL.",
+		"(--workspace-condition-delay; not ready since 2026-12-01T10:00:00Z): until then kcp keeps the Workspace Ready and sends its requests to its spec.URL.",
 		condition.Message)
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, delayed.Status.Phase)
 	kcpCondition := findCondition(delayed, tenancyv1alpha1.MountConditionReady)

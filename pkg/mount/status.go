@@ -86,7 +86,7 @@ const ReasonMountInformerLimitReached = "MountInformerLimitReached"
 // The reasons of the condition ConditionType (never of the status
 // annotation, which always tells the mount's own state) while the gate of
 // --workspace-condition keeps it from False, so that kcp keeps routing the
-// Workspace's requests to its mount's URL: status Unknown, and the message
+// Workspace's requests to its spec.URL: status Unknown, and the message
 // is the contract's, followed by why it is not False.
 const (
 	// ReasonGateDelayed: the mount has not been not ready for
