@@ -58,6 +58,9 @@ type Options struct {
 	// MaxClusterMountInformers bounds the full-object informers of CRD
 	// mount resources in one cluster each.
 	MaxClusterMountInformers int
+	// MaxWorkspaceEventsPerHour bounds the events regarding one Workspace
+	// in any hour; 0 records none.
+	MaxWorkspaceEventsPerHour int
 	// WorkspaceCondition and WorkspaceURL: what the controller keeps beside
 	// the annotations (workspacemounts.RoutingOptions).
 	WorkspaceCondition bool
@@ -95,15 +98,16 @@ type LeaderElectionOptions struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		WorkspaceWorkers:         10,
-		MaxMountInformers:        mount.DefaultMaxMountInformers,
-		MaxClusterMountInformers: workspacemounts.DefaultMaxClusterMountInformers,
-		QPS:                      100,
-		Burst:                    200,
-		RunController:            true,
-		RunVirtualWorkspace:      true,
-		VirtualWorkspace:         apiserver.NewOptions(),
-		MetricsBindAddress:       "127.0.0.1:8080",
+		WorkspaceWorkers:          10,
+		MaxMountInformers:         mount.DefaultMaxMountInformers,
+		MaxClusterMountInformers:  workspacemounts.DefaultMaxClusterMountInformers,
+		MaxWorkspaceEventsPerHour: workspacemounts.DefaultMaxWorkspaceEventsPerHour,
+		QPS:                       100,
+		Burst:                     200,
+		RunController:             true,
+		RunVirtualWorkspace:       true,
+		VirtualWorkspace:          apiserver.NewOptions(),
+		MetricsBindAddress:        "127.0.0.1:8080",
 		LeaderElection: LeaderElectionOptions{
 			Enabled:       true,
 			Cluster:       "root",
@@ -148,6 +152,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"from which the controller reads mount objects instead of a GET per change (kcp serves CRD resources across clusters only as metadata; "+
 			"bound resources need none: their one informer across all clusters holds full objects). Pairs beyond it are read with a GET per change, "+
 			"on their resource's metadata informer across all clusters, which runs only then. 0 runs none.")
+	fs.IntVar(&o.MaxWorkspaceEventsPerHour, "max-workspace-events-per-hour", o.MaxWorkspaceEventsPerHour,
+		"Most events (events.k8s.io/v1, kubectl describe workspace) the controller records regarding one Workspace in any hour: one per change of its mount's phase or readiness, "+
+			"Warning when not ready, Normal when ready, written in the Workspace's logical cluster (namespace default). Beyond it, and when the shard refuses them, "+
+			"events are dropped and counted (workspacemounts_events_dropped_total), never retried and never holding a reconcile. 0 records none.")
 	fs.BoolVar(&o.WorkspaceCondition, "workspace-condition", o.WorkspaceCondition,
 		"Also keep the condition "+mount.ConditionType+" on every mounted Workspace: True when the mount is ready, else False with the reason "+
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
@@ -217,6 +225,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxClusterMountInformers < 0 {
 		errs = append(errs, fmt.Errorf("--max-cluster-mount-informers must not be negative, not %d", o.MaxClusterMountInformers))
+	}
+	if o.MaxWorkspaceEventsPerHour < 0 {
+		errs = append(errs, fmt.Errorf("--max-workspace-events-per-hour must not be negative (0 records no events), not %d", o.MaxWorkspaceEventsPerHour))
 	}
 	if _, err := mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts); err != nil {
 		errs = append(errs, fmt.Errorf("--workspace-url-allowed-hosts: %w", err))
