@@ -209,7 +209,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	if options.MaxWorkspaceEventsPerHour > 0 {
 		c.events, c.broadcaster = newEventRecording(options.MaxWorkspaceEventsPerHour, func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface {
 			return clients.Events.Cluster(cluster)
-		})
+		}, countEventDrop)
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 

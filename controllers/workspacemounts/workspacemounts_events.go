@@ -134,6 +134,8 @@ type workspaceEvents struct {
 	now        func() time.Time
 	// eventf hands an event to the broadcaster (its recorder's Eventf).
 	eventf func(regarding runtime.Object, eventType, reason, action, note string)
+	// dropped counts a dropped event (countEventDrop).
+	dropped func(reason string)
 
 	lock sync.Mutex
 	// byKey are the Workspaces' recent events, by Workspace key.
@@ -155,6 +157,7 @@ func newWorkspaceEvents(maxPerHour int, eventf func(regarding runtime.Object, ev
 		maxPerHour: maxPerHour,
 		now:        time.Now,
 		eventf:     eventf,
+		dropped:    countEventDrop,
 		byKey:      map[string]*recentEvents{},
 		clusters:   map[types.UID]logicalcluster.Name{},
 	}
@@ -162,14 +165,19 @@ func newWorkspaceEvents(maxPerHour int, eventf func(regarding runtime.Object, ev
 
 // newEventRecording returns a controller's events and their broadcaster,
 // whose sink writes each event with the events client of its Workspace's
-// cluster (eventsOf).
-func newEventRecording(maxPerHour int, eventsOf func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface) (*workspaceEvents, events.EventBroadcaster) {
+// cluster (eventsOf); both count their drops with dropped
+// (countEventDrop).
+func newEventRecording(maxPerHour int, eventsOf func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface,
+	dropped func(reason string)) (*workspaceEvents, events.EventBroadcaster) {
 	var recorder events.EventRecorder
 	e := newWorkspaceEvents(maxPerHour, func(regarding runtime.Object, eventType, reason, action, note string) {
 		// note is an argument: a % in it is no format verb.
 		recorder.Eventf(regarding, nil, eventType, reason, action, "%s", note)
 	})
-	broadcaster := events.NewBroadcaster(newClusterEventSink(eventsOf, e.clusterOf))
+	e.dropped = dropped
+	sink := newClusterEventSink(eventsOf, e.clusterOf)
+	sink.dropped = dropped
+	broadcaster := events.NewBroadcaster(sink)
 	// The scheme is not consulted: every event regards an ObjectReference
 	// (workspaceRef).
 	recorder = broadcaster.NewRecorder(runtime.NewScheme(), EventReportingController)
@@ -184,10 +192,15 @@ func (e *workspaceEvents) record(ws *tenancyv1alpha1.Workspace, eventType, reaso
 		return
 	}
 	if !e.allow(key, ws.UID, logicalcluster.From(ws)) {
-		metrics.EventsDropped.WithLabelValues(metrics.EventDropRateLimited).Inc()
+		e.dropped(metrics.EventDropRateLimited)
 		return
 	}
 	e.eventf(workspaceRef(ws), eventType, reason, EventAction, note)
+}
+
+// countEventDrop counts a dropped event in workspacemounts_events_dropped_total.
+func countEventDrop(reason string) {
+	metrics.EventsDropped.WithLabelValues(reason).Inc()
 }
 
 // allow counts an event of the Workspace key (uid, in cluster) if it had

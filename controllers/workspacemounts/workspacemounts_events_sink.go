@@ -68,12 +68,15 @@ type clusterEventSink struct {
 	// inFlight holds a token per write under way.
 	inFlight chan struct{}
 	timeout  time.Duration
+	// dropped counts a dropped event (countEventDrop).
+	dropped func(reason string)
 }
 
 var _ events.EventSink = &clusterEventSink{}
 
 func newClusterEventSink(eventsOf func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface, clusterOf func(uid types.UID) (logicalcluster.Name, bool)) *clusterEventSink {
-	return &clusterEventSink{events: eventsOf, clusterOf: clusterOf, inFlight: make(chan struct{}, maxEventWritesInFlight), timeout: eventWriteTimeout}
+	return &clusterEventSink{events: eventsOf, clusterOf: clusterOf, inFlight: make(chan struct{}, maxEventWritesInFlight),
+		timeout: eventWriteTimeout, dropped: countEventDrop}
 }
 
 func (s *clusterEventSink) Create(ctx context.Context, event *eventsv1.Event) (*eventsv1.Event, error) {
@@ -104,7 +107,7 @@ func (s *clusterEventSink) write(ctx context.Context, event *eventsv1.Event, pat
 	cluster, found := s.clusterOf(event.Regarding.UID)
 	if !found {
 		return nil, s.drop(metrics.EventDropWorkspaceDeleted,
-			apierrors.NewGone(fmt.Sprintf("Workspace %s (uid %s) was deleted: its event is not written", event.Regarding.Name, event.Regarding.UID)))
+			apierrors.NewResourceExpired(fmt.Sprintf("Workspace %s (uid %s) was deleted: its event is not written", event.Regarding.Name, event.Regarding.UID)))
 	}
 	select {
 	case s.inFlight <- struct{}{}:
@@ -134,6 +137,6 @@ func (s *clusterEventSink) write(ctx context.Context, event *eventsv1.Event, pat
 
 // drop counts a dropped event and returns err, an API status error.
 func (s *clusterEventSink) drop(reason string, err *apierrors.StatusError) error {
-	metrics.EventsDropped.WithLabelValues(reason).Inc()
+	s.dropped(reason)
 	return err
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -34,7 +35,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
-	"k8s.io/component-base/metrics/testutil"
 
 	kcpeventsv1 "github.com/kcp-dev/client-go/kubernetes/typed/events/v1"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -72,38 +72,54 @@ func (s *eventServer) seen() []eventRequest {
 	return append([]eventRequest(nil), s.requests...)
 }
 
-func answerStatus(code int, reason metav1.StatusReason) func(w http.ResponseWriter, _ []byte) {
+func answerStatus(code int32, reason metav1.StatusReason) func(w http.ResponseWriter, _ []byte) {
 	return func(w http.ResponseWriter, _ []byte) {
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
+		w.WriteHeader(int(code))
 		_ = json.NewEncoder(w).Encode(metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-			Status: metav1.StatusFailure, Code: int32(code), Reason: reason})
+			Status: metav1.StatusFailure, Code: code, Reason: reason})
 	}
 }
 
-// recordingTo starts the events of a controller whose shard is server;
-// the sink returned writes there too.
-func recordingTo(t *testing.T, server *eventServer) (*workspaceEvents, *clusterEventSink) {
+// drops counts dropped events by reason, as countEventDrop does.
+type drops struct {
+	lock     sync.Mutex
+	byReason map[string]int
+}
+
+func (d *drops) count(reason string) {
+	d.lock.Lock()
+	defer d.lock.Unlock()
+	if d.byReason == nil {
+		d.byReason = map[string]int{}
+	}
+	d.byReason[reason]++
+}
+
+func (d *drops) counted() map[string]int {
+	d.lock.Lock()
+	defer d.lock.Unlock()
+	return maps.Clone(d.byReason)
+}
+
+// recordingTo starts the events of a controller whose shard is server,
+// counting drops in dropped; the sink returned writes there too.
+func recordingTo(t *testing.T, server *eventServer, dropped *drops) (*workspaceEvents, *clusterEventSink) {
 	t.Helper()
 	httpServer := httptest.NewServer(server)
 	t.Cleanup(httpServer.Close)
 	client, err := kcpeventsv1.NewForConfig(&rest.Config{Host: httpServer.URL})
 	require.NoError(t, err)
-	e, broadcaster := newEventRecording(10, client.Cluster)
+	e, broadcaster := newEventRecording(10, client.Cluster, dropped.count)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
 		cancel()
 		broadcaster.Shutdown()
 	})
 	require.NoError(t, broadcaster.StartRecordingToSinkWithContext(ctx))
-	return e, newClusterEventSink(client.Cluster, e.clusterOf)
-}
-
-func droppedEvents(t *testing.T, reason string) float64 {
-	t.Helper()
-	value, err := testutil.GetCounterMetricValue(metrics.EventsDropped.WithLabelValues(reason))
-	require.NoError(t, err)
-	return value
+	sink := newClusterEventSink(client.Cluster, e.clusterOf)
+	sink.dropped = dropped.count
+	return e, sink
 }
 
 // TestEventsWrittenInTheWorkspaceCluster: through client-go's broadcaster,
@@ -117,7 +133,8 @@ func TestEventsWrittenInTheWorkspaceCluster(t *testing.T) {
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write(body)
 	}}
-	e, _ := recordingTo(t, server)
+	dropped := &drops{}
+	e, _ := recordingTo(t, server, dropped)
 	ws := eventWorkspace("root:org:team", "a", "uid-a")
 	e.record(ws, corev1.EventTypeWarning, mount.ReasonMountObjectNotFound, "KubeCluster proxy does not exist.")
 	require.Eventually(t, func() bool { return len(server.seen()) == 1 }, 10*time.Second, 10*time.Millisecond)
@@ -140,13 +157,14 @@ func TestEventsWrittenInTheWorkspaceCluster(t *testing.T) {
 	require.Eventually(t, func() bool { return len(server.seen()) == 2 }, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, http.MethodPatch, server.seen()[1].method, "the same event again is a series")
 	require.Equal(t, "/clusters/root:org:team/apis/events.k8s.io/v1/namespaces/default/events/"+event.Name, server.seen()[1].path)
+	require.Empty(t, dropped.counted())
 }
 
 // TestEventDropsAreCounted: an event the shard refuses, or that gets no
 // answer, is tried once and counted; so is one of a Workspace deleted
 // before its write, and one beyond the writes allowed at once.
 func TestEventDropsAreCounted(t *testing.T) {
-	metrics.Register()
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		answer func(w http.ResponseWriter, body []byte)
 		reason string
@@ -158,41 +176,47 @@ func TestEventDropsAreCounted(t *testing.T) {
 		"not an API answer":    {answer: func(w http.ResponseWriter, _ []byte) { _, _ = w.Write([]byte("<html>")) }, reason: metrics.EventDropUnreachable},
 	} {
 		t.Run(name, func(t *testing.T) {
-			before := droppedEvents(t, tc.reason)
+			t.Parallel()
+			dropped := &drops{}
 			server := &eventServer{answer: tc.answer}
-			e, sink := recordingTo(t, server)
-			e.record(eventWorkspace("root:org", "a", types.UID("uid-"+name)), corev1.EventTypeWarning, mount.ReasonMountNotReady, "not ready")
-			require.Eventually(t, func() bool { return droppedEvents(t, tc.reason) == before+1 }, 10*time.Second, 10*time.Millisecond)
+			e, sink := recordingTo(t, server, dropped)
+			uid := types.UID("uid-" + name)
+			e.record(eventWorkspace("root:org", "a", uid), corev1.EventTypeWarning, mount.ReasonMountNotReady, "not ready")
+			require.Eventually(t, func() bool { return len(dropped.counted()) > 0 }, 10*time.Second, 10*time.Millisecond, "no drop counted")
+			require.Equal(t, map[string]int{tc.reason: 1}, dropped.counted())
 			require.Len(t, server.seen(), 1)
 			// The broadcaster retries a write that failed with anything but
 			// an API status (*StatusError), 10 s later, up to 12 times: the
 			// sink answers every failure with one.
-			_, err := sink.Create(context.Background(), &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default"},
-				Regarding: corev1.ObjectReference{UID: types.UID("uid-" + name)}})
+			_, err := sink.Create(context.Background(), &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default"}, Regarding: corev1.ObjectReference{UID: uid}})
 			var status *apierrors.StatusError
 			require.ErrorAs(t, err, &status)
-			require.Equal(t, before+2, droppedEvents(t, tc.reason))
+			require.Equal(t, map[string]int{tc.reason: 2}, dropped.counted())
 		})
 	}
 
 	t.Run("workspace deleted", func(t *testing.T) {
-		before := droppedEvents(t, metrics.EventDropWorkspaceDeleted)
-		sink := newClusterEventSink(nil, func(uid types.UID) (logicalcluster.Name, bool) { return "", false })
+		t.Parallel()
+		dropped := &drops{}
+		sink := newClusterEventSink(nil, func(types.UID) (logicalcluster.Name, bool) { return "", false })
+		sink.dropped = dropped.count
 		_, err := sink.Create(context.Background(), &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default"}, Regarding: corev1.ObjectReference{UID: "gone"}})
 		var status *apierrors.StatusError
 		require.ErrorAs(t, err, &status, "an API status: the broadcaster does not retry it")
-		require.Equal(t, before+1, droppedEvents(t, metrics.EventDropWorkspaceDeleted))
+		require.Equal(t, map[string]int{metrics.EventDropWorkspaceDeleted: 1}, dropped.counted())
 	})
 
 	t.Run("queue full", func(t *testing.T) {
-		before := droppedEvents(t, metrics.EventDropQueueFull)
-		sink := newClusterEventSink(nil, func(uid types.UID) (logicalcluster.Name, bool) { return "root", true })
+		t.Parallel()
+		dropped := &drops{}
+		sink := newClusterEventSink(nil, func(types.UID) (logicalcluster.Name, bool) { return "root", true })
+		sink.dropped = dropped.count
 		for range cap(sink.inFlight) {
 			sink.inFlight <- struct{}{}
 		}
 		_, err := sink.Patch(context.Background(), &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default"}}, []byte("{}"))
 		require.True(t, apierrors.IsTooManyRequests(err))
-		require.Equal(t, before+1, droppedEvents(t, metrics.EventDropQueueFull))
+		require.Equal(t, map[string]int{metrics.EventDropQueueFull: 1}, dropped.counted())
 	})
 }
 

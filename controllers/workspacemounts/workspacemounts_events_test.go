@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -67,6 +66,7 @@ func TestTransitionEvent(t *testing.T) {
 		"unreadable status before":         {before: ready, found: false, after: ready, eventType: corev1.EventTypeNormal},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			eventType, reason, note, ok := transitionEvent(tc.before, tc.found, tc.after)
 			if tc.none {
 				require.False(t, ok)
@@ -174,17 +174,13 @@ func TestRecordEventBoundsItsText(t *testing.T) {
 // counted; a deleted Workspace is forgotten, its cluster with it, and one
 // created again under the same name starts afresh.
 func TestWorkspaceEventsHourlyBound(t *testing.T) {
-	metrics.Register()
+	t.Parallel()
 	var recorded []recordedEvent
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	e := eventsTo(3, &recorded, &now)
+	dropped := &drops{}
+	e.dropped = dropped.count
 	a, b := eventWorkspace("root:org", "a", "uid-a"), eventWorkspace("root:other", "a", "uid-b")
-	dropped := func() float64 {
-		value, err := testutil.GetCounterMetricValue(metrics.EventsDropped.WithLabelValues(metrics.EventDropRateLimited))
-		require.NoError(t, err)
-		return value
-	}
-	before := dropped()
 	record := func(ws *tenancyv1alpha1.Workspace, at time.Duration) {
 		now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).Add(at)
 		e.record(ws, corev1.EventTypeWarning, mount.ReasonMountNotReady, "x")
@@ -195,13 +191,13 @@ func TestWorkspaceEventsHourlyBound(t *testing.T) {
 	record(a, 30*time.Minute) // the fourth within the hour
 	record(b, 30*time.Minute) // another Workspace (same name, another cluster)
 	require.Len(t, recorded, 4)
-	require.Equal(t, before+1, dropped())
+	require.Equal(t, map[string]int{metrics.EventDropRateLimited: 1}, dropped.counted())
 
 	record(a, 59*time.Minute) // the first is 59 minutes old: still the fourth
 	record(a, 60*time.Minute) // the first is an hour old
 	record(a, 61*time.Minute) // the second is 51 minutes old
 	require.Len(t, recorded, 5)
-	require.Equal(t, before+3, dropped())
+	require.Equal(t, map[string]int{metrics.EventDropRateLimited: 3}, dropped.counted())
 
 	cluster, found := e.clusterOf("uid-b")
 	require.True(t, found)
