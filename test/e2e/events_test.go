@@ -111,4 +111,8 @@ func TestWorkspaceEvents(t *testing.T) {
 	events := r.stdout[at:]
 	require.Regexp(t, `Warning\s+`+mount.ReasonMountNotReady+`\s+.*`+workspacemounts.EventReportingController+`.*is Connecting`, events, "%s", r)
 	require.Regexp(t, `Normal\s+`+mount.ReasonMountReady+`\s+.*\(x2 over .*`+workspacemounts.EventReportingController+`.*is ready at`, events, "%s", r)
+
+	// Drops are counted by a fixed set of reasons, all exported from the start.
+	reasons := scrapePluginMetrics(t).LabelValues("workspacemounts_events_dropped_total", "reason")
+	require.Equal(t, map[string]bool{"rate_limited": true, "queue_full": true, "refused": true, "unreachable": true, "workspace_deleted": true}, reasons)
 }
