@@ -127,8 +127,9 @@ func (c *Controller) recordEvent(ws *tenancyv1alpha1.Workspace, eventType, reaso
 //
 // Per Workspace it keeps the times of its events of the last hour (at most
 // maxPerHour of them) and its UID; forget drops both when the Workspace is
-// deleted (Controller.forget). A Workspace without an event in the last
-// hour keeps an empty entry, about 150 bytes.
+// deleted (Controller.forget): about 190 bytes a Workspace with an event
+// in the last hour, 310 with the default bound's 12
+// (BenchmarkWorkspaceEventsMemory).
 type workspaceEvents struct {
 	maxPerHour int
 	now        func() time.Time
@@ -148,8 +149,8 @@ type workspaceEvents struct {
 type recentEvents struct {
 	uid types.UID
 	// times are the times of the Workspace's events within eventWindow,
-	// oldest first.
-	times []time.Time
+	// oldest first, in Unix nanoseconds (8 bytes, not time.Time's 24).
+	times []int64
 }
 
 func newWorkspaceEvents(maxPerHour int, eventf func(regarding runtime.Object, eventType, reason, action, note string)) *workspaceEvents {
@@ -206,7 +207,7 @@ func countEventDrop(reason string) {
 // allow counts an event of the Workspace key (uid, in cluster) if it had
 // fewer than maxPerHour within the last hour.
 func (e *workspaceEvents) allow(key string, uid types.UID, cluster logicalcluster.Name) bool {
-	now := e.now()
+	now := e.now().UnixNano()
 	e.lock.Lock()
 	defer e.lock.Unlock()
 	recent := e.byKey[key]
@@ -219,7 +220,7 @@ func (e *workspaceEvents) allow(key string, uid types.UID, cluster logicalcluste
 	}
 	e.clusters[uid] = cluster
 	expired := 0
-	for expired < len(recent.times) && now.Sub(recent.times[expired]) >= eventWindow {
+	for expired < len(recent.times) && now-recent.times[expired] >= int64(eventWindow) {
 		expired++
 	}
 	recent.times = recent.times[expired:]

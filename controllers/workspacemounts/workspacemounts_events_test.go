@@ -18,6 +18,9 @@ package workspacemounts
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -89,7 +92,7 @@ type recordedEvent struct {
 // eventsTo returns a workspaceEvents handing its events to *recorded, at
 // the time *now.
 func eventsTo(maxPerHour int, recorded *[]recordedEvent, now *time.Time) *workspaceEvents {
-	e := newWorkspaceEvents(maxPerHour, func(regarding runtime.Object, eventType, reason, action, note string) {
+	e := newWorkspaceEvents(maxPerHour, func(regarding k8sruntime.Object, eventType, reason, action, note string) {
 		*recorded = append(*recorded, recordedEvent{regarding.(*corev1.ObjectReference), eventType, reason, action, note})
 	})
 	e.now = func() time.Time { return *now }
@@ -219,4 +222,44 @@ func TestWorkspaceEventsHourlyBound(t *testing.T) {
 	require.Len(t, e.byKey["root:org|a"].times, 1)
 	require.Len(t, e.byKey, 1)
 	require.Len(t, e.clusters, 1)
+}
+
+// BenchmarkWorkspaceEventsMemory: what workspaceEvents keeps of 10,000
+// Workspaces that each had DefaultMaxWorkspaceEventsPerHour events within
+// the hour (full-B/workspace), of the same an hour later, each with one
+// event (quiet-B/workspace), and once all are deleted (forgotten-B/workspace).
+func BenchmarkWorkspaceEventsMemory(b *testing.B) {
+	const n = 10000
+	workspaces := make([]*tenancyv1alpha1.Workspace, n)
+	keys := make([]string, n)
+	for i := range workspaces {
+		workspaces[i] = eventWorkspace("root:org"+strconv.Itoa(i%100), fmt.Sprintf("ws-%05d", i), types.UID(fmt.Sprintf("0b0c9a4e-6f1d-4c1e-9a39-%012d", i)))
+		keys[i] = workspaces[i].Annotations[logicalcluster.AnnotationKey] + "|" + workspaces[i].Name
+	}
+	for b.Loop() {
+		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		e := newWorkspaceEvents(DefaultMaxWorkspaceEventsPerHour, func(k8sruntime.Object, string, string, string, string) {})
+		e.now = func() time.Time { return now }
+		before := liveHeap()
+		for range DefaultMaxWorkspaceEventsPerHour {
+			for _, ws := range workspaces {
+				e.record(ws, corev1.EventTypeWarning, mount.ReasonMountNotReady, "x")
+			}
+			now = now.Add(time.Minute)
+		}
+		full := liveHeap()
+		now = now.Add(2 * time.Hour)
+		for _, ws := range workspaces {
+			e.record(ws, corev1.EventTypeWarning, mount.ReasonMountNotReady, "x")
+		}
+		quiet := liveHeap()
+		for _, key := range keys {
+			e.forget(key)
+		}
+		forgotten := liveHeap()
+		b.ReportMetric((float64(full)-float64(before))/n, "full-B/workspace")
+		b.ReportMetric((float64(quiet)-float64(before))/n, "quiet-B/workspace")
+		b.ReportMetric((float64(forgotten)-float64(before))/n, "forgotten-B/workspace")
+		runtime.KeepAlive(e)
+	}
 }
