@@ -58,9 +58,9 @@ type Options struct {
 	// MaxClusterMountInformers bounds the full-object informers of CRD
 	// mount resources in one cluster each.
 	MaxClusterMountInformers int
-	// MaxWorkspaceEventsPerHour bounds the events regarding one Workspace
-	// in any hour; 0 records none.
-	MaxWorkspaceEventsPerHour int
+	// WorkspaceEventsPerHour bounds the events regarding one Workspace in
+	// any hour (--max-workspace-events-per-hour); 0 records none.
+	WorkspaceEventsPerHour int
 	// WorkspaceCondition and WorkspaceURL: what the controller keeps beside
 	// the annotations (workspacemounts.RoutingOptions).
 	WorkspaceCondition bool
@@ -98,16 +98,16 @@ type LeaderElectionOptions struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		WorkspaceWorkers:          10,
-		MaxMountInformers:         mount.DefaultMaxMountInformers,
-		MaxClusterMountInformers:  workspacemounts.DefaultMaxClusterMountInformers,
-		MaxWorkspaceEventsPerHour: workspacemounts.DefaultMaxWorkspaceEventsPerHour,
-		QPS:                       100,
-		Burst:                     200,
-		RunController:             true,
-		RunVirtualWorkspace:       true,
-		VirtualWorkspace:          apiserver.NewOptions(),
-		MetricsBindAddress:        "127.0.0.1:8080",
+		WorkspaceWorkers:         10,
+		MaxMountInformers:        mount.DefaultMaxMountInformers,
+		MaxClusterMountInformers: workspacemounts.DefaultMaxClusterMountInformers,
+		WorkspaceEventsPerHour:   workspacemounts.DefaultMaxWorkspaceEventsPerHour,
+		QPS:                      100,
+		Burst:                    200,
+		RunController:            true,
+		RunVirtualWorkspace:      true,
+		VirtualWorkspace:         apiserver.NewOptions(),
+		MetricsBindAddress:       "127.0.0.1:8080",
 		LeaderElection: LeaderElectionOptions{
 			Enabled:       true,
 			Cluster:       "root",
@@ -152,7 +152,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"from which the controller reads mount objects instead of a GET per change (kcp serves CRD resources across clusters only as metadata; "+
 			"bound resources need none: their one informer across all clusters holds full objects). Pairs beyond it are read with a GET per change, "+
 			"on their resource's metadata informer across all clusters, which runs only then. 0 runs none.")
-	fs.IntVar(&o.MaxWorkspaceEventsPerHour, "max-workspace-events-per-hour", o.MaxWorkspaceEventsPerHour,
+	fs.IntVar(&o.WorkspaceEventsPerHour, "max-workspace-events-per-hour", o.WorkspaceEventsPerHour,
 		"Most events (events.k8s.io/v1, kubectl describe workspace) the controller records regarding one Workspace in any hour: one per change of its mount's phase or readiness, "+
 			"Warning when not ready, Normal when ready, written in the Workspace's logical cluster (namespace default). Beyond it, and when the shard refuses them, "+
 			"events are dropped and counted (workspacemounts_events_dropped_total), never retried and never holding a reconcile. 0 records none.")
@@ -226,8 +226,8 @@ func (o *Options) Validate() error {
 	if o.MaxClusterMountInformers < 0 {
 		errs = append(errs, fmt.Errorf("--max-cluster-mount-informers must not be negative, not %d", o.MaxClusterMountInformers))
 	}
-	if o.MaxWorkspaceEventsPerHour < 0 {
-		errs = append(errs, fmt.Errorf("--max-workspace-events-per-hour must not be negative (0 records no events), not %d", o.MaxWorkspaceEventsPerHour))
+	if o.WorkspaceEventsPerHour < 0 {
+		errs = append(errs, fmt.Errorf("--max-workspace-events-per-hour must not be negative (0 records no events), not %d", o.WorkspaceEventsPerHour))
 	}
 	if _, err := mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts); err != nil {
 		errs = append(errs, fmt.Errorf("--workspace-url-allowed-hosts: %w", err))
