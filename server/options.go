@@ -60,6 +60,9 @@ type Options struct {
 	// MaxClusterMountInformers bounds the full-object informers of CRD
 	// mount resources in one cluster each.
 	MaxClusterMountInformers int
+	// WorkspaceEventsPerHour bounds the events regarding one Workspace in
+	// any hour (--max-workspace-events-per-hour); 0 records none.
+	WorkspaceEventsPerHour int
 	// WorkspaceCondition and WorkspaceURL: what the controller keeps beside
 	// the annotations (workspacemounts.RoutingOptions).
 	WorkspaceCondition bool
@@ -105,6 +108,7 @@ func NewOptions() *Options {
 		WorkspaceWorkers:         10,
 		MaxMountInformers:        mount.DefaultMaxMountInformers,
 		MaxClusterMountInformers: workspacemounts.DefaultMaxClusterMountInformers,
+		WorkspaceEventsPerHour:   workspacemounts.DefaultMaxWorkspaceEventsPerHour,
 		QPS:                      100,
 		Burst:                    200,
 		RunController:            true,
@@ -155,6 +159,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"from which the controller reads mount objects instead of a GET per change (kcp serves CRD resources across clusters only as metadata; "+
 			"bound resources need none: their one informer across all clusters holds full objects). Pairs beyond it are read with a GET per change, "+
 			"on their resource's metadata informer across all clusters, which runs only then. 0 runs none.")
+	fs.IntVar(&o.WorkspaceEventsPerHour, "max-workspace-events-per-hour", o.WorkspaceEventsPerHour,
+		"Most events (events.k8s.io/v1, kubectl describe workspace) the controller records regarding one Workspace in any hour: one per change of its mount's phase or readiness, "+
+			"Warning when not ready, Normal when ready, written in the Workspace's logical cluster (namespace default). Beyond it, and when the shard refuses them, "+
+			"events are dropped and counted (workspacemounts_events_dropped_total), never retried and never holding a reconcile. 0 records none.")
 	fs.BoolVar(&o.WorkspaceCondition, "workspace-condition", o.WorkspaceCondition,
 		"Also keep the condition "+mount.ConditionType+" on every mounted Workspace: True when the mount is ready, else False with the reason "+
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
@@ -233,6 +241,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxClusterMountInformers < 0 {
 		errs = append(errs, fmt.Errorf("--max-cluster-mount-informers must not be negative, not %d", o.MaxClusterMountInformers))
+	}
+	if o.WorkspaceEventsPerHour < 0 {
+		errs = append(errs, fmt.Errorf("--max-workspace-events-per-hour must not be negative (0 records no events), not %d", o.WorkspaceEventsPerHour))
 	}
 	if _, err := mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts); err != nil {
 		errs = append(errs, fmt.Errorf("--workspace-url-allowed-hosts: %w", err))

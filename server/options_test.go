@@ -70,6 +70,7 @@ func TestValidate(t *testing.T) {
 		}, "current contexts"},
 		"no workers":                   {func(o *Options) { o.WorkspaceWorkers = 0 }, "--workspace-workers"},
 		"no qps":                       {func(o *Options) { o.QPS = 0 }, "--kube-api-qps"},
+		"negative events per hour":     {func(o *Options) { o.WorkspaceEventsPerHour = -1 }, "--max-workspace-events-per-hour must not be negative"},
 		"nothing to run":               {func(o *Options) { o.RunController, o.RunVirtualWorkspace = false, false }, "nothing to run"},
 		"lease too short":              {func(o *Options) { o.LeaderElection.LeaseDuration = 5 * time.Second }, "lease-duration"},
 		"no lease name":                {func(o *Options) { o.LeaderElection.ID = "" }, "--leader-election-id"},

@@ -27,6 +27,7 @@ import (
 	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
 	kcpapiextensionsinformers "github.com/kcp-dev/client-go/apiextensions/informers"
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	kcpeventsv1 "github.com/kcp-dev/client-go/kubernetes/typed/events/v1"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -222,11 +223,13 @@ type shardConfig struct {
 	KcpClusterClient         kcpclientset.ClusterInterface
 	KcpSharedInformerFactory kcpinformers.SharedInformerFactory
 
-	// Set for the controller: the CRD informers, and the clients reaching
-	// mount objects of any kind.
+	// Set for the controller: the CRD informers, the clients reaching
+	// mount objects of any kind, and the one writing events regarding
+	// Workspaces (its own rate limiter: events never wait for patches).
 	ApiExtensionsSharedInformerFactory kcpapiextensionsinformers.SharedInformerFactory
 	DynamicClusterClient               kcpdynamic.ClusterInterface
 	MetadataClusterClient              kcpmetadata.ClusterInterface
+	EventsClusterClient                kcpeventsv1.EventsV1ClusterInterface
 }
 
 // newShardConfig builds the clients of the shard cfg reaches; with
@@ -257,6 +260,9 @@ func newShardConfig(cfg, root *rest.Config, controller bool, rule mount.Rule) (*
 	if c.MetadataClusterClient, err = kcpmetadata.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
+	if c.EventsClusterClient, err = kcpeventsv1.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -283,7 +289,7 @@ func newShardController(c *shardConfig, workspaces cache.SharedIndexInformer, ru
 	}
 	return &shardController{
 		informers: informers,
-		clients:   workspacemounts.Clients{KCP: c.KcpClusterClient, Dynamic: c.DynamicClusterClient, Metadata: c.MetadataClusterClient},
+		clients:   workspacemounts.Clients{KCP: c.KcpClusterClient, Dynamic: c.DynamicClusterClient, Metadata: c.MetadataClusterClient, Events: c.EventsClusterClient},
 		synced:    []cache.InformerSynced{workspaces.HasSynced, informers.CRDs.HasSynced, informers.APIBindings.HasSynced, informers.APIResourceSchemas.HasSynced},
 	}, nil
 }
@@ -304,5 +310,5 @@ func (c *shardController) run(ctx context.Context, options workspacemounts.Optio
 func (s *Server) controllerOptions(shard string, routing workspacemounts.RoutingOptions) workspacemounts.Options {
 	routing.URLs.ShardHosts = s.shardHostsOf()
 	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
-		Routing: routing, Shard: shard, MountRule: s.Options.mountRule()}
+		Routing: routing, Shard: shard, MountRule: s.Options.mountRule(), MaxWorkspaceEventsPerHour: s.Options.WorkspaceEventsPerHour}
 }

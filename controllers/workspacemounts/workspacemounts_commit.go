@@ -57,6 +57,7 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 	if err != nil {
 		return nil, err
 	}
+	c.recordTransition(ws, ws.Annotations, updated.Annotations)
 	if oldPhase != newPhase {
 		// oldPhase is whatever was written there, by anyone who may annotate
 		// the Workspace: ObservePhaseTransition maps it into a fixed set.

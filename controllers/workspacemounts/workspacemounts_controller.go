@@ -33,10 +33,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	typedeventsv1 "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
+	kcpeventsv1 "github.com/kcp-dev/client-go/kubernetes/typed/events/v1"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -72,11 +75,14 @@ type Informers struct {
 // Clients are the clients the controller uses: KCP to patch Workspaces,
 // Dynamic to read and watch full mount objects (in one cluster, or a bound
 // resource across all clusters), Metadata to watch CRD mount objects across
-// all clusters.
+// all clusters, Events to write events regarding Workspaces.
 type Clients struct {
 	KCP      kcpclientset.ClusterInterface
 	Dynamic  kcpdynamic.ClusterInterface
 	Metadata kcpmetadata.ClusterInterface
+	// Events writes events (events.k8s.io/v1) in a Workspace's logical
+	// cluster; needed unless Options.MaxWorkspaceEventsPerHour is 0.
+	Events kcpeventsv1.EventsV1ClusterInterface
 }
 
 // Options are the controller's settings.
@@ -104,6 +110,10 @@ type Options struct {
 	// read with a GET per change, on their resource's metadata events. 0
 	// runs none.
 	MaxClusterMountInformers int
+	// MaxWorkspaceEventsPerHour bounds the events regarding one Workspace
+	// in any hour (--max-workspace-events-per-hour): its transitions and
+	// the controller's other events (recordEvent). 0 records none.
+	MaxWorkspaceEventsPerHour int
 }
 
 // Controller writes the mount status of every mounted Workspace as annotations.
@@ -144,6 +154,12 @@ type Controller struct {
 	// (--max-unavailable); nil without a limit.
 	unavailable *unavailableGate
 
+	// events records events regarding Workspaces, nil with
+	// Options.MaxWorkspaceEventsPerHour 0; broadcaster carries them to
+	// kcp, from Start until it returns (workspacemounts_events.go).
+	events      *workspaceEvents
+	broadcaster events.EventBroadcaster
+
 	// handlers are added to the shared informers by Start and removed when
 	// it returns: the informers outlive the controller (the virtual
 	// workspace reads them too), a controller runs once.
@@ -176,6 +192,12 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	if options.Routing.ConditionDelay < 0 {
 		return nil, fmt.Errorf("the condition delay must not be negative, not %s", options.Routing.ConditionDelay)
 	}
+	if options.MaxWorkspaceEventsPerHour < 0 {
+		return nil, fmt.Errorf("the events per Workspace and hour must not be negative, not %d", options.MaxWorkspaceEventsPerHour)
+	}
+	if options.MaxWorkspaceEventsPerHour > 0 && clients.Events == nil {
+		return nil, errors.New("events regarding Workspaces need an events client (Clients.Events), or Options.MaxWorkspaceEventsPerHour 0")
+	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	c := &Controller{
 		shard:            options.Shard,
@@ -190,6 +212,11 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 		},
+	}
+	if options.MaxWorkspaceEventsPerHour > 0 {
+		c.events, c.broadcaster = newEventRecording(options.MaxWorkspaceEventsPerHour, func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface {
+			return clients.Events.Cluster(cluster)
+		}, countEventDrop)
 	}
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
@@ -277,6 +304,14 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	}
 	c.unavailable.seed(all)
 	defer c.unavailable.stop()
+	if c.broadcaster != nil {
+		// Shut down after the workers finished (deferred before them): the
+		// events under way are written with ctx, so they end with it.
+		defer c.broadcaster.Shutdown()
+		if err := c.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+			return err
+		}
+	}
 	removeHandlers, err := c.addHandlers()
 	defer removeHandlers(logger)
 	if err != nil {

@@ -178,19 +178,30 @@ func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *moun
 	}
 }
 
+// EventReasonGateReleased is the reason of the event of a Workspace no
+// longer held by --max-unavailable (the one of a Workspace newly held is
+// mount.ReasonGateHeld).
+const EventReasonGateReleased = "GateReleased"
+
 // noteGate is the one point where a Workspace is newly held by
 // --max-unavailable (its condition written GateHeld, where it was not), or
 // released (written otherwise, where it was GateHeld): before is its
 // condition before the reconcile, state the one written. Called once the
-// status is written.
+// status is written. Each is an event regarding the Workspace: a Warning
+// when held (the mount is not ready, and kcp still routes to it), Normal
+// when released (its condition says then what the mount is).
 func (c *Controller) noteGate(logger klog.Logger, ws *tenancyv1alpha1.Workspace, before *conditionsv1alpha1.Condition, state mountState) {
 	wasHeld := before != nil && before.Reason == mount.ReasonGateHeld
 	isHeld := state.gate.reason == mount.ReasonGateHeld
 	switch {
 	case isHeld && !wasHeld:
 		logger.V(2).Info("Workspace held by --max-unavailable: its condition is Unknown, not False", "reason", state.status.Reason)
+		c.recordEvent(ws, corev1.EventTypeWarning, mount.ReasonGateHeld,
+			fmt.Sprintf("The mount is %s (%s).%s", state.status.Phase, state.status.Reason, state.gate.note))
 	case wasHeld && !isHeld:
 		logger.V(2).Info("Workspace no longer held by --max-unavailable", "reason", state.status.Reason)
+		c.recordEvent(ws, corev1.EventTypeNormal, EventReasonGateReleased,
+			fmt.Sprintf("No longer held by --max-unavailable: the mount is %s (%s), and %s says so.", state.status.Phase, state.status.Reason, mount.ConditionType))
 	}
 }
 

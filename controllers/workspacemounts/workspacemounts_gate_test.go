@@ -389,6 +389,18 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}, getMountObject)
 	var enqueued []string
 	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 2 }, func(key string) { enqueued = append(enqueued, key) })
+	var recorded []recordedEvent
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	c.events = eventsTo(10, &recorded, &now)
+	gateEvents := func() []string {
+		var events []string
+		for _, e := range recorded {
+			if e.reason == mount.ReasonGateHeld || e.reason == EventReasonGateReleased {
+				events = append(events, e.regarding.Name+" "+e.eventType+" "+e.reason+": "+e.note)
+			}
+		}
+		return events
+	}
 	ctx := context.Background()
 
 	keyA, keyB := syncCache(t, k, indexer, "a"), syncCache(t, k, indexer, "b")
@@ -405,6 +417,9 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	require.Contains(t, held.Message, "--max-unavailable=1 allows")
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, b.Status.Phase, "kcp keeps routing it")
 	require.Equal(t, "Connecting", b.Annotations[mount.PhaseAnnotationKey], "the annotation tells the mount's own state")
+
+	require.Equal(t, []string{"b Warning GateHeld: The mount is Connecting (MountNotReady). Not False: as many Workspaces of this shard as --max-unavailable=1 allows already have WorkspaceMountAvailable False; kcp keeps the Workspace Ready and sends its requests to its spec.URL."},
+		gateEvents(), "held: one event")
 
 	patches := len(k.patches)
 	keyB = syncCache(t, k, indexer, "b")
@@ -424,6 +439,8 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	require.Equal(t, corev1.ConditionFalse, ownCondition(b).Status)
 	require.Equal(t, mount.ReasonMountNotReady, ownCondition(b).Reason)
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, b.Status.Phase)
+	require.Len(t, gateEvents(), 2, "staying held is no event; released is one")
+	require.Equal(t, "b Normal GateReleased: No longer held by --max-unavailable: the mount is Connecting (MountNotReady), and WorkspaceMountAvailable says so.", gateEvents()[1])
 
 	t.Log("a held Workspace again, then both deleted: the gate forgets them, the slot is free")
 	require.False(t, c.unavailable.admit("root:org|c"))

@@ -138,15 +138,19 @@ func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 // pending observation of its mount (observed), a conflict to retry from
 // kcp (conflicted), its last read of its mount object (the reconciler's
 // reads), its slot or turn in the gate of --max-unavailable (whose slot
-// goes to a held Workspace). The mount object informers and caches are per resource and
-// cluster, and go with the last Workspace mounting them
-// (workspacemounts-mounts, which the delete of a mounted Workspace
-// enqueues).
+// goes to a held Workspace), its recent events and its cluster (events). The mount object
+// informers and caches are per resource and cluster, and go with the last
+// Workspace mounting them (workspacemounts-mounts, which the delete of a
+// mounted Workspace enqueues). The broadcaster's cache of recent events
+// forgets an event 6 to 12 minutes after it was last seen.
 func (c *Controller) forget(key string) {
 	c.observed.forget(key)
 	c.conflicted.forget(key)
 	c.workspaces.reads.forget(key)
 	c.unavailable.release(key)
+	if c.events != nil {
+		c.events.forget(key)
+	}
 }
 
 // statusChanged tells whether someone, most often this controller, changed the

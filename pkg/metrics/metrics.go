@@ -56,6 +56,29 @@ const (
 	ReviewError   = "error"
 )
 
+// Why an event was dropped (events_dropped_total): every value, fixed.
+const (
+	// EventDropRateLimited: the Workspace had --max-workspace-events-per-hour
+	// events within the last hour.
+	EventDropRateLimited = "rate_limited"
+	// EventDropQueueFull: as many event writes to the shard were under way
+	// as the controller allows at once.
+	EventDropQueueFull = "queue_full"
+	// EventDropRefused: the shard answered the write with an error status
+	// (forbidden, no namespace default in the Workspace's cluster, invalid,
+	// too many requests, ...).
+	EventDropRefused = "refused"
+	// EventDropUnreachable: the write got no answer (a transport error, its
+	// timeout, the controller stopping).
+	EventDropUnreachable = "unreachable"
+	// EventDropWorkspaceDeleted: the Workspace was deleted before its event
+	// (or its series' count) was written.
+	EventDropWorkspaceDeleted = "workspace_deleted"
+)
+
+// EventDropReasons are every reason label of events_dropped_total.
+var EventDropReasons = []string{EventDropRateLimited, EventDropQueueFull, EventDropRefused, EventDropUnreachable, EventDropWorkspaceDeleted}
+
 // Annotation patch results.
 const (
 	PatchApplied  = "applied"
@@ -203,6 +226,17 @@ var (
 		Help:           "1 on the replica that holds the leader lease and runs the writing controller, else 0.",
 		StabilityLevel: metrics.ALPHA,
 	})
+	// EventsDropped counts the events of Workspace transitions (and the
+	// controller's other events) that were not written, by reason
+	// (EventDropReasons).
+	EventsDropped = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: namespace, Name: "events_dropped_total",
+		Help: "Events regarding Workspaces the controller did not write, by reason: rate_limited (the Workspace had --max-workspace-events-per-hour " +
+			"within the last hour), queue_full (too many writes to the shard under way), refused (the shard answered with an error), " +
+			"unreachable (no answer), workspace_deleted. A dropped event never fails or delays a reconcile.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"reason"})
+
 	// AuthorizationReviews counts the SubjectAccessReviews the virtual
 	// workspace sent to kcp, by result: what its users' requests cost kcp
 	// beyond the answers it keeps.
@@ -221,7 +255,7 @@ func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
 			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo,
-			AuthorizationReviews, GateHeldWorkspaces)
+			AuthorizationReviews, GateHeldWorkspaces, EventsDropped)
 		build := version.Get()
 		BuildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion).Set(1)
 		// Every result from the start, at 0: a sum over both patch
@@ -232,6 +266,9 @@ func Register() {
 		}
 		for _, result := range []string{ReviewAllowed, ReviewDenied, ReviewError} {
 			AuthorizationReviews.WithLabelValues(result)
+		}
+		for _, reason := range EventDropReasons {
+			EventsDropped.WithLabelValues(reason)
 		}
 		// A gauge set before it was registered kept nothing.
 		MountInformersLimit.Set(float64(mountInformerLimit.Load()))

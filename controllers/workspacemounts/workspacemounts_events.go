@@ -1,0 +1,254 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// This file holds the events: which write of the status annotation is a
+// transition worth an event (transitionEvent), the per-Workspace hourly
+// bound (workspaceEvents), and the one recording path every event of the
+// controller takes (Controller.recordEvent), to client-go's events
+// broadcaster and on to the Workspace's own logical cluster
+// (workspacemounts_events_sink.go).
+
+package workspacemounts
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	typedeventsv1 "k8s.io/client-go/kubernetes/typed/events/v1"
+	"k8s.io/client-go/tools/events"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	"github.com/kcp-dev/logicalcluster/v3"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+const (
+	// EventReportingController is the reportingController of every event
+	// the controller records (kubectl describe's "From").
+	EventReportingController = "workspacemounts.io/controller"
+	// EventAction is the action of every event the controller records:
+	// what it did regarding the Workspace, reconcile it.
+	EventAction = "Reconcile"
+	// DefaultMaxWorkspaceEventsPerHour is --max-workspace-events-per-hour.
+	DefaultMaxWorkspaceEventsPerHour = 12
+	// maxEventNote is the events API's limit of a note
+	// (k8s.io/kubernetes pkg/apis/core/validation NoteLengthLimit, in bytes).
+	maxEventNote = 1024
+	// maxEventReason is the events API's limit of a reason (ReasonLengthLimit).
+	maxEventReason = 128
+	// eventWindow is the window --max-workspace-events-per-hour counts in.
+	eventWindow = time.Hour
+)
+
+// workspaceRef is what every event of the controller is regarding: the
+// Workspace by kind, name and UID, without a resourceVersion (which every
+// write moves: the broadcaster's aggregation keys on the whole reference,
+// and a series of the same event would never form). Its namespace is empty,
+// a Workspace being cluster-scoped: the event goes in namespace default, and
+// kubectl describe finds it by involvedObject name, kind and UID in any
+// namespace.
+func workspaceRef(ws *tenancyv1alpha1.Workspace) *corev1.ObjectReference {
+	return &corev1.ObjectReference{
+		APIVersion: tenancyv1alpha1.SchemeGroupVersion.String(),
+		Kind:       "Workspace",
+		Name:       ws.Name,
+		UID:        ws.UID,
+	}
+}
+
+// transitionEvent says whether writing the status annotation from before
+// (found: whether the Workspace carried a status that can be read) to after
+// is a transition, a change of phase or of ready, and if so the event that
+// tells it: Normal when the mount is ready, else Warning; the contract's
+// reason and message. A Workspace's first status is a transition; a new
+// message in the same phase and readiness is not (as the status'
+// lastTransitionTime), nor is the removal of the status (unmounted).
+func transitionEvent(before mount.Status, found bool, after mount.Status) (eventType, reason, note string, ok bool) {
+	if found && before.Phase == after.Phase && before.Ready == after.Ready {
+		return "", "", "", false
+	}
+	eventType = corev1.EventTypeWarning
+	if after.Ready {
+		eventType = corev1.EventTypeNormal
+	}
+	return eventType, after.Reason, after.Message, true
+}
+
+// recordTransition records the event of a write of ws's annotations from
+// before to after, if it is a transition (transitionEvent). Called once the
+// write succeeded: a write retried after a conflict is recorded once.
+func (c *Controller) recordTransition(ws *tenancyv1alpha1.Workspace, before, after map[string]string) {
+	status, mounted := mount.StatusOf(after)
+	if !mounted {
+		return
+	}
+	previous, found := mount.StatusOf(before)
+	if eventType, reason, note, ok := transitionEvent(previous, found, status); ok {
+		c.recordEvent(ws, eventType, reason, note)
+	}
+}
+
+// recordEvent records an event regarding ws, in ws's logical cluster:
+// eventType Normal or Warning, reason one of the contract's (or the
+// controller's own, e.g. the gate's), note any text, sanitized and cut to
+// the events API's limit here. It never blocks and never fails: an event
+// beyond --max-workspace-events-per-hour of ws, or one the shard refuses, is
+// dropped and counted (workspacemounts_events_dropped_total). With the
+// events off (0), it does nothing.
+func (c *Controller) recordEvent(ws *tenancyv1alpha1.Workspace, eventType, reason, note string) {
+	if c.events == nil {
+		return
+	}
+	c.events.record(ws, eventType, mount.Truncate(mount.Sanitize(reason), maxEventReason), mount.Truncate(mount.Sanitize(note), maxEventNote))
+}
+
+// workspaceEvents hands a controller's events to its broadcaster, at most
+// maxPerHour per Workspace in any hour, and remembers in which logical
+// cluster each Workspace it recorded an event of lives, for the sink.
+//
+// Per Workspace it keeps the times of its events of the last hour (at most
+// maxPerHour of them) and its UID; forget drops both when the Workspace is
+// deleted (Controller.forget): about 190 bytes a Workspace with an event
+// in the last hour, 310 with the default bound's 12
+// (BenchmarkWorkspaceEventsMemory).
+type workspaceEvents struct {
+	maxPerHour int
+	now        func() time.Time
+	// eventf hands an event to the broadcaster (its recorder's Eventf).
+	eventf func(regarding runtime.Object, eventType, reason, action, note string)
+	// dropped counts a dropped event (countEventDrop).
+	dropped func(reason string)
+
+	lock sync.Mutex
+	// byKey are the Workspaces' recent events, by Workspace key.
+	byKey map[string]*recentEvents
+	// clusters are the Workspaces' logical clusters, by UID: an event
+	// (its regarding reference) names no cluster.
+	clusters map[types.UID]logicalcluster.Name
+}
+
+type recentEvents struct {
+	uid types.UID
+	// times are the times of the Workspace's events within eventWindow,
+	// oldest first, in Unix nanoseconds (8 bytes, not time.Time's 24).
+	times []int64
+}
+
+func newWorkspaceEvents(maxPerHour int, eventf func(regarding runtime.Object, eventType, reason, action, note string)) *workspaceEvents {
+	return &workspaceEvents{
+		maxPerHour: maxPerHour,
+		now:        time.Now,
+		eventf:     eventf,
+		dropped:    countEventDrop,
+		byKey:      map[string]*recentEvents{},
+		clusters:   map[types.UID]logicalcluster.Name{},
+	}
+}
+
+// newEventRecording returns a controller's events and their broadcaster,
+// whose sink writes each event with the events client of its Workspace's
+// cluster (eventsOf); both count their drops with dropped
+// (countEventDrop).
+func newEventRecording(maxPerHour int, eventsOf func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface,
+	dropped func(reason string)) (*workspaceEvents, events.EventBroadcaster) {
+	var recorder events.EventRecorder
+	e := newWorkspaceEvents(maxPerHour, func(regarding runtime.Object, eventType, reason, action, note string) {
+		// note is an argument: a % in it is no format verb.
+		recorder.Eventf(regarding, nil, eventType, reason, action, "%s", note)
+	})
+	e.dropped = dropped
+	sink := newClusterEventSink(eventsOf, e.clusterOf)
+	sink.dropped = dropped
+	broadcaster := events.NewBroadcaster(sink)
+	// The scheme is not consulted: every event regards an ObjectReference
+	// (workspaceRef).
+	recorder = broadcaster.NewRecorder(runtime.NewScheme(), EventReportingController)
+	return e, broadcaster
+}
+
+// record hands the event to the broadcaster unless ws had maxPerHour events
+// within the last hour.
+func (e *workspaceEvents) record(ws *tenancyv1alpha1.Workspace, eventType, reason, note string) {
+	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
+	if err != nil {
+		return
+	}
+	if !e.allow(key, ws.UID, logicalcluster.From(ws)) {
+		e.dropped(metrics.EventDropRateLimited)
+		return
+	}
+	e.eventf(workspaceRef(ws), eventType, reason, EventAction, note)
+}
+
+// countEventDrop counts a dropped event in workspacemounts_events_dropped_total.
+func countEventDrop(reason string) {
+	metrics.EventsDropped.WithLabelValues(reason).Inc()
+}
+
+// allow counts an event of the Workspace key (uid, in cluster) if it had
+// fewer than maxPerHour within the last hour.
+func (e *workspaceEvents) allow(key string, uid types.UID, cluster logicalcluster.Name) bool {
+	now := e.now().UnixNano()
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	recent := e.byKey[key]
+	if recent == nil || recent.uid != uid {
+		if recent != nil {
+			delete(e.clusters, recent.uid) // a Workspace of the same name, created again
+		}
+		recent = &recentEvents{uid: uid}
+		e.byKey[key] = recent
+	}
+	e.clusters[uid] = cluster
+	expired := 0
+	for expired < len(recent.times) && now-recent.times[expired] >= int64(eventWindow) {
+		expired++
+	}
+	recent.times = recent.times[expired:]
+	if len(recent.times) == 0 {
+		recent.times = nil // frees the array of a Workspace quiet for an hour
+	}
+	if len(recent.times) >= e.maxPerHour {
+		return false
+	}
+	recent.times = append(recent.times, now)
+	return true
+}
+
+// clusterOf returns the logical cluster of the Workspace uid, if it has an
+// event recorded and was not deleted since.
+func (e *workspaceEvents) clusterOf(uid types.UID) (logicalcluster.Name, bool) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	cluster, found := e.clusters[uid]
+	return cluster, found
+}
+
+// forget drops what is kept of the Workspace key.
+func (e *workspaceEvents) forget(key string) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	if recent, found := e.byKey[key]; found {
+		delete(e.clusters, recent.uid)
+		delete(e.byKey, key)
+	}
+}
