@@ -17,7 +17,6 @@ limitations under the License.
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/client-go/rest"
 
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
@@ -219,17 +217,4 @@ func joinSelectors(a, b string) string {
 		return b
 	}
 	return a + "," + b
-}
-
-// getMount gets one WorkspaceMount of the virtual workspace, as served.
-func getMount(ctx context.Context, client *rest.RESTClient, name string) (*wsmv1alpha1.WorkspaceMount, error) {
-	raw, err := client.Get().Resource(wsmv1alpha1.Resource).Name(name).DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var m wsmv1alpha1.WorkspaceMount
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("decoding WorkspaceMount %s: %w", name, err)
-	}
-	return &m, nil
 }

@@ -225,8 +225,9 @@ func TreeTable(root *Node, now time.Time) *metav1.Table {
 		}
 		phase, ready, reason, since, message := "", "", "", "", ""
 		if n.Mounted {
-			phase, ready = "<none>", "false"
-			reason = "not served by the virtual workspace (yet)"
+			// The virtual workspace serves nothing for it: the controller has
+			// not reached it yet, or the user may not read its cluster.
+			phase, ready, reason = "<unknown>", "false", "<not served>"
 			if m := n.Mount; m != nil {
 				phase, reason, message = m.Status.Phase, m.Status.Reason, m.Status.Message
 				ready = fmt.Sprint(m.Status.Ready)

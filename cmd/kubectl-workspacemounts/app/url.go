@@ -107,7 +107,7 @@ func ResolveTarget(contextServer, serverFlag string, all bool) (Target, error) {
 	}
 	if serverFlag == "" {
 		if kcpErr != nil {
-			return Target{}, fmt.Errorf("the current context's server %w; name the virtual workspace with --server https://<front-proxy>%s<workspace path>", kcpErr, clusterpath.Prefix)
+			return Target{}, fmt.Errorf("the current context's server %w; use --server https://<front-proxy>%s<workspace path> to name the virtual workspace", kcpErr, clusterpath.Prefix)
 		}
 		t.VirtualWorkspace = kcpURL.Base + strings.TrimSuffix(clusterpath.Prefix, clustersSegment)
 		t.Cluster = kcpURL.Path.String()

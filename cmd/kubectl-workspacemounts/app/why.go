@@ -23,6 +23,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,7 +33,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/rest"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -88,7 +88,9 @@ func ago(t time.Time, now time.Time) string {
 // verdict first, then the mount's state, kcp's, the transitions, the
 // availability and the events.
 func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
-	w := printers.GetNewTabWriter(out)
+	// kubectl describe's tabwriter; cli-runtime's (printers.GetNewTabWriter)
+	// remembers widths across sections.
+	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	fmt.Fprintf(w, "Workspace:\t%s\n", r.Path)
 	fmt.Fprintf(w, "Verdict:\t%s\n", verdict(r, now))
 	if m := r.Mount; m != nil {
@@ -111,6 +113,7 @@ func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
 			fmt.Fprintf(w, "Shard:\t%s\n", s.Shard)
 		}
 		fmt.Fprintf(w, "Availability:\t%s\n", availability(s.Availability))
+		section(w)
 		fmt.Fprintf(w, "Mount conditions:\n")
 		if len(s.Conditions) == 0 {
 			fmt.Fprintf(w, "  <none>\n")
@@ -120,6 +123,7 @@ func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
 				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, orNone(c.Reason), c.Message)
 			}
 		}
+		section(w)
 		fmt.Fprintf(w, "Transitions (oldest first):\n")
 		if len(s.Transitions) == 0 {
 			fmt.Fprintf(w, "  <none>\n")
@@ -129,11 +133,11 @@ func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
 				fmt.Fprintf(w, "  %s\t%s\t%s\t%t\t%s\n", t.Time.UTC().Format(time.RFC3339), ago(t.Time.Time, now), t.Phase, t.Ready, t.Reason)
 			}
 		}
-	} else {
-		fmt.Fprintf(w, "Mount:\t%s\n", mountAbsence(r))
 	}
+	section(w)
 	if ws := r.Workspace; ws != nil {
 		fmt.Fprintf(w, "kcp phase:\t%s\n", orNone(string(ws.Status.Phase)))
+		section(w)
 		fmt.Fprintf(w, "kcp conditions:\n")
 		if len(ws.Status.Conditions) == 0 {
 			fmt.Fprintf(w, "  <none>\n")
@@ -146,6 +150,7 @@ func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
 	} else {
 		fmt.Fprintf(w, "kcp phase:\t<unknown> (%s)\n", shortError(r.WorkspaceErr))
 	}
+	section(w)
 	fmt.Fprintf(w, "Events:\n")
 	switch {
 	case r.EventsErr != nil:
@@ -159,6 +164,11 @@ func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
 		}
 	}
 	return w.Flush()
+}
+
+// section ends the columns of a section: the next aligns on its own.
+func section(w *tabwriter.Writer) {
+	_ = w.Flush() // the error, the output's, is the last Flush's too
 }
 
 // verdict is the one line answering "why": is traffic flowing, and if not,
