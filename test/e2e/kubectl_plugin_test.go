@@ -67,8 +67,41 @@ func TestKubectlPlugin(t *testing.T) {
 		workspace: "deep", object: "deep-cluster", status: map[string]interface{}{"phase": "Initializing"},
 		want: mountState{phase: mount.PhaseInitializing, reason: mount.ReasonMountNotReady},
 	}})
-	plugin := kubectlPlugin{t: t, binary: binary, kubeconfig: writeWorkspaceKubeconfig(t, org.path), org: org.path}
+	plugin := kubectlPlugin{t: t, binary: binary, kubeconfig: writeWorkspaceKubeconfig(t, org.path), org: org.path,
+		clusters: []logicalcluster.Name{org.cluster, team.cluster}}
 
+	// The goldens and get first, in parallel; then the watches see team:deep flip.
+	t.Run("read", func(t *testing.T) { //nolint:paralleltest // before the flip that watch makes; its subtests run in parallel
+		plugin := plugin
+		plugin.t = t
+		readOutputs(t, plugin, org, team)
+	})
+
+	t.Run("watch", func(t *testing.T) { //nolint:paralleltest // after read: it flips team:deep
+		plugin := plugin
+		plugin.t = t
+		why := plugin.start("why", "-w", team.path.Join("deep").String())
+		get := plugin.start("get", "-w", "--server", kcp.BaseURL+vwPrefix+team.path.String())
+		why.waitFor(t, 20*time.Second, func(stdout string) (bool, string) {
+			return strings.Contains(stdout, "Verdict:       the mount is not ready"), "the first report"
+		})
+		notReady := regexp.MustCompile(`(?m)^deep +` + regexp.QuoteMeta(team.path.Join("deep").String()) + ` +KubeCluster +deep-cluster +Initializing +false `)
+		get.waitFor(t, 20*time.Second, func(stdout string) (bool, string) {
+			return notReady.MatchString(stdout), "the list's row"
+		})
+		c.setMountStatus(t, team.path, kubeClusters, "deep-cluster", map[string]interface{}{"phase": "Ready", "URL": "https://mount.example.com/deep"})
+		why.waitFor(t, 20*time.Second, func(stdout string) (bool, string) {
+			return strings.Contains(stdout, "Verdict:       the mount is ready"), "a report after the flip to Ready"
+		})
+		ready := regexp.MustCompile(`(?m)^deep +\S+ +KubeCluster +deep-cluster +Ready +true `)
+		get.waitFor(t, 20*time.Second, func(stdout string) (bool, string) {
+			return ready.MatchString(stdout), "a row after the flip to Ready"
+		})
+	})
+}
+
+// readOutputs compares tree and why with the golden files, and checks get.
+func readOutputs(t *testing.T, plugin kubectlPlugin, org, team vwOrg) {
 	for _, tc := range []struct {
 		golden string
 		args   []string
@@ -113,6 +146,26 @@ func TestKubectlPlugin(t *testing.T) {
 	})
 }
 
+// start starts the plugin in the background (why -w, get -w); it is stopped
+// when the test ends at the latest.
+func (p kubectlPlugin) start(args ...string) *background {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	b := &background{cancel: cancel, done: make(chan struct{})}
+	b.cmd = exec.CommandContext(ctx, p.binary, append([]string{"--kubeconfig", p.kubeconfig, "--request-timeout", "0"}, args...)...)
+	b.cmd.Env = []string{"HOME=" + p.t.TempDir(), "PATH=/usr/bin:/bin"}
+	b.cmd.WaitDelay = 5 * time.Second
+	b.cmd.Stdout = lockedWriter{&b.lock, &b.stdout}
+	b.cmd.Stderr = lockedWriter{&b.lock, &b.stderr}
+	require.NoError(p.t, b.cmd.Start())
+	go func() {
+		_ = b.cmd.Wait()
+		close(b.done)
+	}()
+	p.t.Cleanup(b.stop)
+	return b
+}
+
 // writeWorkspaceKubeconfig writes a kubeconfig with kcp-admin's credentials
 // whose current context, workspace, is the workspace at path (the server
 // <kcp>/clusters/<path>, as kubectl ws leaves it), and a context not-kcp at
@@ -142,8 +195,10 @@ type kubectlPlugin struct {
 	t          *testing.T
 	binary     string
 	kubeconfig string
-	// org is replaced by ORG in the outputs compared with golden files.
-	org logicalcluster.Path
+	// org is replaced by ORG in the outputs compared with golden files, the
+	// logical clusters of the test by CLUSTER.
+	org      logicalcluster.Path
+	clusters []logicalcluster.Name
 }
 
 func (p kubectlPlugin) run(args ...string) (stdout, stderr string, err error) {
@@ -171,16 +226,23 @@ func (p kubectlPlugin) ok(args ...string) string {
 // as kubectl prints them (5s, 2m3s, 90m, 26h, 5m (x2 over 10m)).
 var (
 	rfc3339 = regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b`)
-	age     = regexp.MustCompile(`\b(\d+[smhdy])+( \(x\d+ over (\d+[smhdy])+\))?(\s|$)`)
+	age     = regexp.MustCompile(`\b(\d+[smhdy])+\b( \(x\d+ over (\d+[smhdy])+\))?`)
+	// treePrefix is the tree's drawing before a Workspace's name.
+	treePrefix = regexp.MustCompile(`^[ │├└─]*`)
 )
 
-// normalize makes an output comparable: the org's name is ORG, times and
-// ages are <time> and <age>, runs of blanks one space (column widths follow
-// the values), and the rows of the parts another part of the plugin fills
-// over time (the transitions, the availability, the events) are counted
-// out, not compared (TestKubectlPlugin checks what must hold of them).
+// normalize makes an output comparable: the org's name is ORG, the test's
+// logical clusters CLUSTER, times and ages are <time> and <age>, runs of
+// blanks after the tree's drawing one space (column widths follow the
+// values), and the rows of the parts another part of the plugin fills
+// over time (the transitions, the availability, the events) and of kcp's
+// conditions (which differ by kcp release) are left out, not compared
+// (checkTransitions checks what must hold of the transitions).
 func (p kubectlPlugin) normalize(out string) string {
 	out = strings.ReplaceAll(out, p.org.String(), "root:ORG")
+	for _, c := range p.clusters {
+		out = strings.ReplaceAll(out, c.String(), "CLUSTER")
+	}
 	out = rfc3339.ReplaceAllString(out, "<time>")
 	var b strings.Builder
 	skipping := false
@@ -189,10 +251,12 @@ func (p kubectlPlugin) normalize(out string) string {
 			continue
 		}
 		skipping = false
-		line = age.ReplaceAllString(line, "<age>$4")
-		line = strings.Join(strings.Fields(line), " ")
+		line = age.ReplaceAllString(line, "<age>")
+		prefix := treePrefix.FindString(line)
+		line = prefix + strings.Join(strings.Fields(line[len(prefix):]), " ")
 		switch {
-		case strings.HasPrefix(line, "Transitions (oldest first):"), strings.HasPrefix(line, "Events:"):
+		case strings.HasPrefix(line, "Transitions (oldest first):"), strings.HasPrefix(line, "Events:"),
+			strings.HasPrefix(line, "kcp conditions:"): // kcp's own, which differ by release
 			skipping = true
 			line += " <rows>"
 		case strings.HasPrefix(line, "Availability:"):
@@ -234,7 +298,7 @@ func (p kubectlPlugin) eventuallyGolden(golden string, args ...string) {
 func (p kubectlPlugin) checkTransitions(out string) {
 	p.t.Helper()
 	phase := regexp.MustCompile(`(?m)^Phase:\s+(\S+)$`).FindStringSubmatch(out)
-	rows := regexp.MustCompile(`(?m)^Transitions \(oldest first\):\n((?:  .*\n)+)`).FindStringSubmatch(out)
+	rows := regexp.MustCompile(`(?m)^Transitions \(oldest first\):\n((?: {2}.*\n)+)`).FindStringSubmatch(out)
 	if phase == nil || rows == nil || strings.TrimSpace(rows[1]) == "<none>" {
 		return
 	}

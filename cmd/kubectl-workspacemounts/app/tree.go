@@ -139,7 +139,7 @@ func listError(err error) string {
 	case apierrors.IsNotFound(err):
 		return "not found"
 	default:
-		return err.Error()
+		return shown(err.Error())
 	}
 }
 
