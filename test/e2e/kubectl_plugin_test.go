@@ -59,10 +59,19 @@ func TestKubectlPlugin(t *testing.T) {
 	require.NoError(t, err, "the kubectl plugin (run `make build`, or set KUBECTL_WORKSPACEMOUNTS_BINARY)")
 	c := newClients(t)
 	org := newVWOrg(t, c, "kubectl-plugin")
+	// The org's mounts are created first: kcp and the controller take them
+	// while the team workspace is made; then both are waited for.
+	orgMounts := standardMounts(kcp.BaseURL + "/clusters/" + org.cluster.String())
+	for _, m := range orgMounts {
+		org.mount(t, m)
+	}
 	teamCluster, _ := framework.CreateWorkspace(t, kcp.BaseConfigT(t, "base"), org.path, "team")
 	team := vwOrg{c: c, name: "team", path: org.path.Join("team"), cluster: teamCluster}
 	installKubeClusters(t, team.path)
-	org.mountAll(t, standardMounts(kcp.BaseURL+"/clusters/"+org.cluster.String()))
+	for _, m := range orgMounts {
+		c.waitForMount(t, org.path, m.workspace, m.want)
+	}
+	org.waitServed(t, orgMounts)
 	team.mountAll(t, []vwMount{{
 		workspace: "deep", object: "deep-cluster", status: map[string]interface{}{"phase": "Initializing"},
 		want: mountState{phase: mount.PhaseInitializing, reason: mount.ReasonMountNotReady},
