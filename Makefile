@@ -41,6 +41,8 @@ endif
 PROMETHEUS := $(BIN)/prometheus
 PROMTOOL := $(BIN)/promtool
 WORKSPACEMOUNTS := $(BIN)/workspacemounts
+# The kubectl plugin, kubectl workspacemounts (cmd/kubectl-workspacemounts).
+KUBECTL_PLUGIN := $(BIN)/kubectl-workspacemounts
 GOLANGCI_LINT := $(BIN)/golangci-lint
 DEEPCOPY_GEN := $(BIN)/deepcopy-gen
 OPENAPI_GEN := $(BIN)/openapi-gen
@@ -72,10 +74,13 @@ empty :=
 space := $(empty) $(empty)
 HOST_PLATFORM := $(shell $(GO) env GOOS)_$(shell $(GO) env GOARCH)
 HOST_BINARY := _output/bin/$(HOST_PLATFORM)/workspacemounts
+HOST_PLUGIN := _output/bin/$(HOST_PLATFORM)/kubectl-workspacemounts
 IMAGE_BINARIES := $(foreach p,$(subst $(comma), ,$(IMAGE_PLATFORMS)),_output/bin/$(subst /,_,$(p))/workspacemounts)
 # make release-artifacts: what a tag publishes (.github/workflows/release.yaml),
-# into _output/release: the image's binaries and these others, the image's
-# OCI archive, the chart's package, the SBOM, SHA256SUMS and the release notes.
+# into _output/release: the image's binaries and these others, the kubectl
+# plugin's archives (kubectl-workspacemounts-<tag>-<os>-<arch>.tar.gz) and its
+# krew manifest (workspacemounts.yaml, from deploy/krew), the image's OCI
+# archive, the chart's package, the SBOM, SHA256SUMS and the release notes.
 RELEASE_DIR := _output/release
 RELEASE_ASSETS := $(RELEASE_DIR)/assets
 # The binaries of darwin cost a cold build each (about 4 CPU-minutes), little once cached.
@@ -87,6 +92,8 @@ endif
 RELEASE_EXTRA_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 RELEASE_PLATFORMS := $(sort $(subst $(comma), ,$(IMAGE_PLATFORMS)) $(RELEASE_EXTRA_PLATFORMS))
 RELEASE_BINARIES := $(foreach p,$(RELEASE_PLATFORMS),_output/bin/$(subst /,_,$(p))/workspacemounts)
+# The kubectl plugin's, archived per platform with the LICENSE for krew (hack/release plugin).
+RELEASE_PLUGINS := $(foreach p,$(RELEASE_PLATFORMS),_output/bin/$(subst /,_,$(p))/kubectl-workspacemounts)
 RELEASE_CHART := $(RELEASE_ASSETS)/workspacemounts-$(patsubst v%,%,$(RELEASE)).tgz
 # Where a tag publishes the image and the chart (the names the chart's values,
 # deploy/base and the docs use).
@@ -109,6 +116,7 @@ export CACHE_SERVER_BINARY := $(CACHE_SERVER)
 export KCP_FRONT_PROXY_BINARY := $(KCP_FRONT_PROXY)
 export KCP_MOUNTS_TEST_BINARY := $(KCP_MOUNTS_TEST)
 export WORKSPACEMOUNTS_BINARY := $(WORKSPACEMOUNTS)
+export KUBECTL_WORKSPACEMOUNTS_BINARY := $(KUBECTL_PLUGIN)
 export WORKSPACEMOUNTS_IMAGE := $(abspath $(IMAGE_DIR)/oci)
 export PROMETHEUS_BINARY := $(PROMETHEUS)
 export HELM_BINARY := $(HELM)
@@ -117,7 +125,7 @@ export HELM_BINARY := $(HELM)
 all: build
 
 .PHONY: build
-build: $(WORKSPACEMOUNTS) $(KCP) ## Build bin/workspacemounts and bin/kcp.
+build: $(WORKSPACEMOUNTS) $(KUBECTL_PLUGIN) $(KCP) ## Build bin/workspacemounts, bin/kubectl-workspacemounts (the kubectl plugin) and bin/kcp.
 
 # The host's binary of _output/bin, hard-linked (or copied): the tests run
 # the very bytes that go into the image.
@@ -131,6 +139,17 @@ $(WORKSPACEMOUNTS): $(HOST_BINARY)
 .PHONY: $(sort $(HOST_BINARY) $(IMAGE_BINARIES) $(RELEASE_BINARIES))
 $(sort $(HOST_BINARY) $(IMAGE_BINARIES) $(RELEASE_BINARIES)): _output/bin/%/workspacemounts:
 	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/workspacemounts
+
+# The kubectl plugin: bin/kubectl-workspacemounts is the host's of _output/bin,
+# as bin/workspacemounts is; the release archives the others.
+.PHONY: $(KUBECTL_PLUGIN)
+$(KUBECTL_PLUGIN): $(HOST_PLUGIN)
+	@mkdir -p $(@D)
+	ln -f $< $@ 2>/dev/null || cp -f $< $@
+
+.PHONY: $(sort $(HOST_PLUGIN) $(RELEASE_PLUGINS))
+$(sort $(HOST_PLUGIN) $(RELEASE_PLUGINS)): _output/bin/%/kubectl-workspacemounts:
+	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/kubectl-workspacemounts
 
 .PHONY: image-binaries
 image-binaries: $(IMAGE_BINARIES) ## Build the image's binaries, _output/bin/<os>_<arch>/workspacemounts (what the Dockerfile copies).
@@ -160,10 +179,10 @@ release-publish-local: release-verify release-tools
 	CRANE=$(CRANE) HELM=$(HELM) MAKE="$(MAKE)" hack/release/publish-local.sh $(VERSION) $(IMAGE_TAG) $(RELEASE_CHART)
 
 .PHONY: release-binaries
-release-binaries: $(RELEASE_BINARIES) ## Build the released binaries, _output/bin/<os>_<arch>/workspacemounts: the image's platforms and darwin.
+release-binaries: $(RELEASE_BINARIES) $(RELEASE_PLUGINS) ## Build the released binaries, _output/bin/<os>_<arch>/workspacemounts and kubectl-workspacemounts: the image's platforms and darwin.
 
 .PHONY: release-artifacts
-release-artifacts: image release-binaries $(HELM) ## Write the release into _output/release: assets/ (binaries, image archive, chart, SBOM, SHA256SUMS) and notes.md.
+release-artifacts: image release-binaries $(HELM) ## Write the release into _output/release: assets/ (binaries, the kubectl plugin's archives and krew manifest, image archive, chart, SBOM, SHA256SUMS) and notes.md.
 	rm -rf $(RELEASE_DIR)
 	mkdir -p $(RELEASE_ASSETS)
 	$(GO) run ./hack/release notes --changelog CHANGELOG.md --tag $(RELEASE) $(RELEASE_NOTES_FLAGS) > $(RELEASE_DIR)/notes.md
@@ -173,13 +192,15 @@ release-artifacts: image release-binaries $(HELM) ## Write the release into _out
 	done
 	ln -f $(IMAGE_DIR)/workspacemounts-$(IMAGE_TAG).oci.tar $(RELEASE_ASSETS)/ 2>/dev/null || cp -f $(IMAGE_DIR)/workspacemounts-$(IMAGE_TAG).oci.tar $(RELEASE_ASSETS)/
 	$(HELM) package deploy/charts/workspacemounts --destination $(RELEASE_ASSETS)
+	$(GO) run ./hack/release plugin --tag $(RELEASE) --created $(IMAGE_CREATED) --bin-dir _output/bin --license LICENSE \
+	  --manifest deploy/krew/workspacemounts.yaml --platforms $(subst $(space),$(comma),$(RELEASE_PLATFORMS)) --out $(RELEASE_ASSETS)
 	$(GO) run ./hack/release sbom --version $(VERSION) --created $(IMAGE_CREATED) --out $(RELEASE_ASSETS)/workspacemounts-$(RELEASE).cdx.json \
 	  $(foreach p,$(RELEASE_PLATFORMS),$(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$(subst /,-,$(p)))
 	$(GO) run ./hack/release checksums $(RELEASE_ASSETS)
 	@ls -l $(RELEASE_DIR) $(RELEASE_ASSETS)
 
 .PHONY: release-verify
-release-verify: release-artifacts $(HELM) ## Check _output/release: checksums, the SBOM against the binaries, the notes, the chart package (helm lint).
+release-verify: release-artifacts $(HELM) ## Check _output/release: checksums, the SBOM against the binaries, the plugin's archives against its krew manifest, the notes, the chart package (helm lint).
 	$(GO) run ./hack/release verify --dir $(RELEASE_ASSETS) --tag $(RELEASE) --version $(VERSION) --notes $(RELEASE_DIR)/notes.md \
 	  --platforms $(subst $(space),$(comma),$(RELEASE_PLATFORMS))
 	$(HELM) lint --strict $(RELEASE_CHART)
@@ -322,7 +343,7 @@ test-fuzz: ## Every Go fuzz target for FUZZTIME (5000 inputs; FUZZTIME=10m for a
 	done
 
 .PHONY: test-e2e
-test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) $(WORKSPACEMOUNTS) image $(PROMETHEUS) $(HELM) ## End-to-end tests against a real kcp, a sharded one (and Prometheus; helm renders the chart for TestInstallObjectsServerDryRun) started by the tests.
+test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) $(WORKSPACEMOUNTS) $(KUBECTL_PLUGIN) image $(PROMETHEUS) $(HELM) ## End-to-end tests against a real kcp, a sharded one (and Prometheus; helm renders the chart for TestInstallObjectsServerDryRun) started by the tests.
 	$(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) $(GOTESTFLAGS) ./test/e2e/... ./test/framework/...
 
 .PHONY: test-sharded

@@ -23,11 +23,15 @@ limitations under the License.
 //	    links made absolute, into the repository at the tag)
 //	release sbom --version V --created T --out F BINARY...
 //	    writes the CycloneDX SBOM of the binaries, from their Go build information
+//	release plugin --tag T --created C --platforms P --out DIR
+//	    writes the kubectl plugin's archives (binary and LICENSE, per
+//	    platform) and its krew manifest, workspacemounts.yaml, into DIR
 //	release checksums DIR
 //	    writes DIR/SHA256SUMS, the SHA-256 of every other file of DIR
 //	release verify --dir DIR --tag T --version V --notes F --platforms P
 //	    checks what the others wrote: the checksums, the SBOM against the
-//	    binaries of the platforms, the notes
+//	    binaries of the platforms, the plugin's archives and krew manifest,
+//	    the notes
 package main
 
 import (
@@ -49,13 +53,15 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("a command is required: notes, sbom, checksums or verify")
+		return errors.New("a command is required: notes, sbom, plugin, checksums or verify")
 	}
 	switch args[0] {
 	case "notes":
 		return runNotes(args[1:])
 	case "sbom":
 		return runSBOM(args[1:])
+	case "plugin":
+		return runPlugin(args[1:])
 	case "checksums":
 		fs := flag.NewFlagSet("checksums", flag.ContinueOnError)
 		if err := fs.Parse(args[1:]); err != nil {
@@ -68,7 +74,7 @@ func run(args []string) error {
 	case "verify":
 		return runVerify(args[1:])
 	default:
-		return fmt.Errorf("unknown command %q: notes, sbom, checksums or verify", args[0])
+		return fmt.Errorf("unknown command %q: notes, sbom, plugin, checksums or verify", args[0])
 	}
 }
 
@@ -155,6 +161,8 @@ func runVerify(args []string) error {
 	version := fs.String("version", "", "the binaries' version (required)")
 	notes := fs.String("notes", "", "the release notes (required)")
 	platforms := fs.String("platforms", "", "the binaries' platforms, comma-separated os/arch (required)")
+	krewSource := fs.String("manifest", "deploy/krew/workspacemounts.yaml", "the krew manifest's source")
+	downloadURL := fs.String("download-url", DownloadURL, "where the release's files are downloaded: <url>/<tag>/<file>")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -179,6 +187,17 @@ func runVerify(args []string) error {
 	if err := CheckSBOM(bom, *version, binaries); err != nil {
 		return err
 	}
+	source, err := ReadKrewManifest(*krewSource)
+	if err != nil {
+		return err
+	}
+	manifest, err := ReadKrewManifest(filepath.Join(*dir, KrewManifestName))
+	if err != nil {
+		return err
+	}
+	if err := CheckKrewManifest(manifest, source, *tag, *downloadURL, *dir, strings.Split(*platforms, ",")); err != nil {
+		return err
+	}
 	data, err := os.ReadFile(*notes)
 	if err != nil {
 		return err
@@ -186,7 +205,7 @@ func runVerify(args []string) error {
 	if strings.TrimSpace(string(data)) == "" {
 		return fmt.Errorf("the release notes %s are empty", *notes)
 	}
-	fmt.Printf("verified %s: %s covers every file; %s names %s@%s and the %d modules linked into %d binaries, with their versions and SHA-256; %s has %d lines\n",
-		*dir, ChecksumsFile, SBOMName(*tag), bom.Metadata.Component.Name, *version, len(*bom.Components)-len(binaries), len(binaries), *notes, strings.Count(string(data), "\n"))
+	fmt.Printf("verified %s: %s covers every file; %s names %s@%s and the %d modules linked into %d binaries, with their versions and SHA-256; %s names the %d archives of %s with their SHA-256; %s has %d lines\n",
+		*dir, ChecksumsFile, SBOMName(*tag), bom.Metadata.Component.Name, *version, len(*bom.Components)-len(binaries), len(binaries), KrewManifestName, len(manifest.Spec.Platforms), PluginBinary, *notes, strings.Count(string(data), "\n"))
 	return nil
 }

@@ -109,6 +109,14 @@ func PluginBinary() (string, error) {
 	return binaryPath("WORKSPACEMOUNTS_BINARY", "workspacemounts")
 }
 
+// KubectlPluginBinary returns the kubectl plugin's executable (kubectl
+// workspacemounts): $KUBECTL_WORKSPACEMOUNTS_BINARY, else <repo
+// root>/bin/kubectl-workspacemounts (`make build`), which must be an
+// executable file.
+func KubectlPluginBinary() (string, error) {
+	return findBinary("", "KUBECTL_WORKSPACEMOUNTS_BINARY", "kubectl-workspacemounts", "build")
+}
+
 // StartPlugin runs `<binary> start` against the shard-base context of the
 // kubeconfig (or, with RootKubeconfig, against a sharded kcp) with a high
 // client rate limit (QPS 1000, burst 2000), serving the virtual workspace
