@@ -62,7 +62,26 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 		// the Workspace: ObservePhaseTransition maps it into a fixed set.
 		metrics.ObservePhaseTransition(oldPhase, newPhase)
 	}
+	c.observeTransition(ws, updated)
 	return written, nil
+}
+
+// observeTransition records in the transition histograms the transition
+// that updated, just written over ws, holds, if it holds one
+// (mount.Status.TransitionFrom): once per transition, since a write that
+// fails records nothing and its retry starts from the Workspace as kcp has it.
+func (c *Controller) observeTransition(ws, updated *tenancyv1alpha1.Workspace) {
+	status, found := mount.StatusOf(updated.Annotations)
+	if !found {
+		return // no longer mounted
+	}
+	var previous *mount.Status
+	if written, found := mount.StatusOf(ws.Annotations); found {
+		previous = &written
+	}
+	if status.TransitionFrom(previous) {
+		metrics.ObserveTransition(c.shard, status)
+	}
 }
 
 // commitStatus writes the condition (and with --workspace-url the phase)

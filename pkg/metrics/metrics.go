@@ -212,7 +212,7 @@ func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
 			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo,
-			AuthorizationReviews)
+			AuthorizationReviews, NotReadyDuration, TimeToReady)
 		build := version.Get()
 		BuildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion).Set(1)
 		// Every result from the start, at 0: a sum over both patch
@@ -255,6 +255,7 @@ func MountInformerLimit() int {
 func ForgetShard(shard string) {
 	ShardLastContact.DeleteLabelValues(shard)
 	ShardSynced.DeleteLabelValues(shard)
+	forgetTransitionShard(shard)
 	mountInformers.Lock()
 	defer mountInformers.Unlock()
 	delete(mountInformers.byShard, shard)

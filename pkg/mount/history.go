@@ -133,13 +133,13 @@ func (s Status) TransitionFrom(previous *Status) bool {
 //     seconds (from its LastTransitionTime to at) counted as observed, and
 //     as ready if it was.
 //
-// A previous status whose LastTransitionTime is after at is not one the
-// controller wrote (anyone who may update the Workspace may write the
-// annotation): s then starts over, as a first status (no history, first
-// seen at).
+// A previous status whose LastTransitionTime is after at, or missing, is
+// not one the controller wrote (anyone who may update the Workspace may
+// write the annotation): s then starts over, as a first status (no
+// history, first seen at).
 func (s Status) WithHistory(previous *Status, at metav1.Time) Status {
 	s.LastTransitionTime, s.History, s.Since, s.ReadySeconds = at, nil, nil, 0
-	if previous == nil || previous.LastTransitionTime.After(at.Time) {
+	if previous == nil || previous.LastTransitionTime.IsZero() || previous.LastTransitionTime.After(at.Time) {
 		return s
 	}
 	if !s.TransitionFrom(previous) {
