@@ -59,7 +59,7 @@ func TestHistoryKeepsTheLastTransitions(t *testing.T) {
 		s = record(t, s, next, 60*i)
 		require.Len(t, s.Transitions(), min(i+1, MaxTransitions))
 	}
-	var times []int64
+	times := make([]int64, 0, MaxTransitions)
 	for _, tr := range s.Transitions() {
 		times = append(times, tr.Time.Unix()-historyStart.Unix())
 	}
@@ -77,7 +77,8 @@ func TestHistoryCountsAcrossFlips(t *testing.T) {
 	require.Equal(t, at(0).Unix(), s.FirstSeen().Unix())
 	require.Zero(t, s.ObservedSeconds())
 	require.Nil(t, s.Since, "one state since first seen: nothing more is written")
-	require.Equal(t, `{"phase":"Connecting","ready":false,"reason":"MountNotReady","message":"","mountRef":{"apiVersion":"","kind":"","name":""},"lastTransitionTime":"2026-12-06T07:00:00Z"}`, s.Encode())
+	require.JSONEq(t, `{"phase":"Connecting","ready":false,"reason":"MountNotReady","message":"","mountRef":{"apiVersion":"","kind":"","name":""},"lastTransitionTime":"2026-12-06T07:00:00Z"}`, s.Encode())
+	require.NotContains(t, s.Encode(), "history")
 
 	for _, step := range []struct {
 		status              Status
@@ -217,7 +218,7 @@ func FuzzWithHistory(f *testing.F) {
 		seconds := 0
 		for i := 0; i+1 < len(steps); i += 2 {
 			found := states[int(steps[i])%len(states)]
-			seconds += int(int8(steps[i+1])) * 100 // backwards too
+			seconds += (int(steps[i+1]) - 128) * 100 // backwards too
 			next := found.WithHistory(previous, at(seconds))
 			written := next.Encode()
 			parsed, err := ParseStatus(written)

@@ -33,7 +33,7 @@ import (
 // written as raw JSON so that the benchmark reads the same Workspaces
 // whatever the plugin makes of a status' story.
 func storyAnnotation(name string, n int) string {
-	var history []string
+	history := make([]string, 0, n)
 	for i := range n {
 		history = append(history, fmt.Sprintf(`["Connecting",false,"MountNotReady","2025-12-31T%02d:00:00Z"]`, 10+i))
 	}

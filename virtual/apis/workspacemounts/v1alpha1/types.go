@@ -143,8 +143,8 @@ type MountAvailability struct {
 	ReadySeconds int64 `json:"readySeconds"`
 	// Seconds between since and lastTransitionTime.
 	ObservedSeconds int64 `json:"observedSeconds"`
-	// The share of the time since since that the mount was ready, the current
-	// state included, as a decimal between 0 and 1 with 4 digits, rounded
+	// The share of the time from since on that the mount was ready, the
+	// current state included, as a decimal between 0 and 1 with 4 digits, rounded
 	// down (1.0000: never not ready), e.g. 0.9973; for no time observed yet
 	// 1.0000 if the mount is ready, else 0.0000.
 	Ratio string `json:"ratio"`

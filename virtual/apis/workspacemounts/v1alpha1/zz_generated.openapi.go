@@ -127,7 +127,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.R
 					},
 					"ratio": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The share of the time since since that the mount was ready, the current state included, as a decimal between 0 and 1 with 4 digits, rounded down (1.0000: never not ready), e.g. 0.9973; for no time observed yet 1.0000 if the mount is ready, else 0.0000.",
+							Description: "The share of the time from since on that the mount was ready, the current state included, as a decimal between 0 and 1 with 4 digits, rounded down (1.0000: never not ready), e.g. 0.9973; for no time observed yet 1.0000 if the mount is ready, else 0.0000.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
