@@ -105,3 +105,31 @@ func TestEntryStory(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, sameExceptResourceVersion(e, again))
 }
+
+// FuzzEntryStory: whatever status annotation a tenant writes on their
+// Workspace, the story an answer writes into the entry's JSON is what
+// json.Marshal writes of the decoded object, at any time of the answer.
+func FuzzEntryStory(f *testing.F) {
+	for n := range mount.MaxTransitions {
+		f.Add(withStory("a", n).Encode(), int64(0))
+	}
+	f.Add(`{"phase":"Ready","ready":true,"lastTransitionTime":"2026-01-01T00:00:00Z","history":[["Unknown",false,"<\"\\\u2028\ufffd>","2025-01-01T00:00:00Z"]],"since":"0001-01-01T00:00:01Z","readySeconds":5}`, int64(-1<<40))
+	f.Add(`{"phase":"Invalid","lastTransitionTime":"9999-12-31T23:59:59Z","since":"2026-01-01T00:00:00Z"}`, int64(1<<40))
+	f.Fuzz(func(t *testing.T, annotation string, offset int64) {
+		ws := mounted("c1", "a", mount.PhaseReady, nil)
+		ws.ResourceVersion = "5"
+		ws.Annotations[mount.StatusAnnotationKey] = annotation
+		e, err := newEntry(FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := testNow.Add(time.Duration(offset%(1<<40)) * time.Second)
+		object, err := e.object(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, got := string(mustJSON(t, object)), string(e.appendJSON(nil, nil, now)); want != got {
+			t.Fatalf("the answer's JSON is not the object's:\n%s\n%s", got, want)
+		}
+	})
+}
