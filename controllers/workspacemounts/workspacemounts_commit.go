@@ -57,13 +57,34 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 	if err != nil {
 		return nil, err
 	}
-	c.recordTransition(ws, ws.Annotations, updated.Annotations)
 	if oldPhase != newPhase {
 		// oldPhase is whatever was written there, by anyone who may annotate
 		// the Workspace: ObservePhaseTransition maps it into a fixed set.
 		metrics.ObservePhaseTransition(oldPhase, newPhase)
 	}
+	c.noteTransition(ws, updated)
 	return written, nil
+}
+
+// noteTransition records the transition that updated, just written over
+// ws, holds, if it holds one (mount.Status.TransitionFrom): in the
+// transition histograms, and as an event regarding the Workspace
+// (transitionEventType). Once per transition: a write that fails records
+// nothing, and its retry starts from the Workspace as kcp has it.
+func (c *Controller) noteTransition(ws, updated *tenancyv1alpha1.Workspace) {
+	status, found := mount.StatusOf(updated.Annotations)
+	if !found {
+		return // no longer mounted
+	}
+	var previous *mount.Status
+	if written, found := mount.StatusOf(ws.Annotations); found {
+		previous = &written
+	}
+	if !status.TransitionFrom(previous) {
+		return
+	}
+	metrics.ObserveTransition(c.shard, status)
+	c.recordEvent(ws, transitionEventType(status), status.Reason, status.Message)
 }
 
 // commitStatus writes the condition (and with --workspace-url the phase)

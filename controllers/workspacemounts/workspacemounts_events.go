@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // This file holds the events: which write of the status annotation is a
-// transition worth an event (transitionEvent), the per-Workspace hourly
+// transition worth an event (Controller.noteTransition), the per-Workspace hourly
 // bound (workspaceEvents), and the one recording path every event of the
 // controller takes (Controller.recordEvent), to client-go's events
 // broadcaster and on to the Workspace's own logical cluster
@@ -75,36 +75,17 @@ func workspaceRef(ws *tenancyv1alpha1.Workspace) *corev1.ObjectReference {
 	}
 }
 
-// transitionEvent says whether writing the status annotation from before
-// (found: whether the Workspace carried a status that can be read) to after
-// is a transition, a change of phase or of ready, and if so the event that
-// tells it: Normal when the mount is ready, else Warning; the contract's
-// reason and message. A Workspace's first status is a transition; a new
-// message in the same phase and readiness is not (as the status'
-// lastTransitionTime), nor is the removal of the status (unmounted).
-func transitionEvent(before mount.Status, found bool, after mount.Status) (eventType, reason, note string, ok bool) {
-	if found && before.Phase == after.Phase && before.Ready == after.Ready {
-		return "", "", "", false
+// transitionEventType is the type of the event of a transition into
+// status (Controller.noteTransition; the reason and note are the
+// contract's): Normal when the mount is ready, else Warning. A Workspace's
+// first status is a transition; a new message in the same phase and
+// readiness is not (mount.Status.TransitionFrom), nor is the removal of the
+// status (unmounted).
+func transitionEventType(status mount.Status) string {
+	if status.Ready {
+		return corev1.EventTypeNormal
 	}
-	eventType = corev1.EventTypeWarning
-	if after.Ready {
-		eventType = corev1.EventTypeNormal
-	}
-	return eventType, after.Reason, after.Message, true
-}
-
-// recordTransition records the event of a write of ws's annotations from
-// before to after, if it is a transition (transitionEvent). Called once the
-// write succeeded: a write retried after a conflict is recorded once.
-func (c *Controller) recordTransition(ws *tenancyv1alpha1.Workspace, before, after map[string]string) {
-	status, mounted := mount.StatusOf(after)
-	if !mounted {
-		return
-	}
-	previous, found := mount.StatusOf(before)
-	if eventType, reason, note, ok := transitionEvent(previous, found, status); ok {
-		c.recordEvent(ws, eventType, reason, note)
-	}
+	return corev1.EventTypeWarning
 }
 
 // recordEvent records an event regarding ws, in ws's logical cluster:

@@ -70,15 +70,16 @@ func TestTransitionEvent(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			eventType, reason, note, ok := transitionEvent(tc.before, tc.found, tc.after)
+			var previous *mount.Status
+			if tc.found {
+				previous = &tc.before
+			}
 			if tc.none {
-				require.False(t, ok)
+				require.False(t, tc.after.TransitionFrom(previous))
 				return
 			}
-			require.True(t, ok)
-			require.Equal(t, tc.eventType, eventType)
-			require.Equal(t, tc.after.Reason, reason)
-			require.Equal(t, tc.after.Message, note)
+			require.True(t, tc.after.TransitionFrom(previous))
+			require.Equal(t, tc.eventType, transitionEventType(tc.after))
 		})
 	}
 }

@@ -176,15 +176,15 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 		return
 	}
 
-	// lastTransitionTime moves only when phase or ready does. (Anyone who may
-	// update the Workspace may write the annotation; a time in the future is
-	// not one the controller wrote.)
-	status := state.status
-	status.LastTransitionTime = state.at
-	if previous, found := mount.StatusOf(ws.Annotations); found && previous.Phase == status.Phase && previous.Ready == status.Ready &&
-		!previous.LastTransitionTime.After(state.at.Time) {
-		status.LastTransitionTime = previous.LastTransitionTime
+	// lastTransitionTime and the history move only at a transition, when
+	// phase or ready does (mount.Status.WithHistory): a steady state writes
+	// the same annotation. (Anyone who may update the Workspace may write
+	// the annotation; a time in the future is not one the controller wrote.)
+	var previous *mount.Status
+	if written, found := mount.StatusOf(ws.Annotations); found {
+		previous = &written
 	}
+	status := state.status.WithHistory(previous, state.at)
 
 	if ws.Annotations == nil {
 		ws.Annotations = map[string]string{}

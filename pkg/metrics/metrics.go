@@ -255,7 +255,7 @@ func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
 			MountKindsWatched, MountInformersDenied, MountInformersLimit, ClusterMountInformers, ClusterMountInformersOverLimit, Leader, KCPLastContact, ShardLastContact, ShardSynced, BuildInfo,
-			AuthorizationReviews, GateHeldWorkspaces, EventsDropped)
+			AuthorizationReviews, GateHeldWorkspaces, EventsDropped, NotReadyDuration, TimeToReady)
 		build := version.Get()
 		BuildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion).Set(1)
 		// Every result from the start, at 0: a sum over both patch
@@ -302,6 +302,7 @@ func ForgetShard(shard string) {
 	ShardLastContact.DeleteLabelValues(shard)
 	ShardSynced.DeleteLabelValues(shard)
 	GateHeldWorkspaces.DeleteLabelValues(shard)
+	forgetTransitionShard(shard)
 	mountInformers.Lock()
 	defer mountInformers.Unlock()
 	delete(mountInformers.byShard, shard)

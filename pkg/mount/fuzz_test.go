@@ -200,6 +200,36 @@ func checkBounded(t *testing.T, s Status) {
 		within("condition reason", c.Reason, MaxConditionReason)
 		within("condition message", c.Message, MaxConditionMessage)
 	}
+	if len(s.History) > MaxTransitions-1 {
+		t.Fatalf("%d transitions before the current one", len(s.History))
+	}
+	for _, h := range s.History {
+		within("transition phase", string(h.Phase), MaxPhase)
+		within("transition reason", h.Reason, MaxReason)
+	}
+}
+
+// checkHistory fails unless the history of s, a status ParseStatus
+// returned, adds up: at most MaxTransitions transitions with known phases,
+// in order, and between 0 and the observed seconds ready.
+func checkHistory(t *testing.T, s Status) {
+	t.Helper()
+	transitions := s.Transitions()
+	if len(transitions) > MaxTransitions {
+		t.Fatalf("%d transitions", len(transitions))
+	}
+	first := s.FirstSeen()
+	for i, tr := range transitions {
+		if !slices.Contains(Phases, tr.Phase) {
+			t.Fatalf("transition %d has phase %q", i, tr.Phase)
+		}
+		if tr.Time.Before(&first) || i > 0 && tr.Time.Before(&transitions[i-1].Time) {
+			t.Fatalf("transition %d out of order: %v", i, transitions)
+		}
+	}
+	if s.ReadySeconds < 0 || s.ReadySeconds > s.ObservedSeconds() {
+		t.Fatalf("%d ready seconds of %d observed", s.ReadySeconds, s.ObservedSeconds())
+	}
 }
 
 func FuzzStatusOf(f *testing.F) {
@@ -220,6 +250,11 @@ func FuzzStatusOf(f *testing.F) {
 		`{"phase":"NotFound","lastTransitionTime":"not a time"}`,
 		`{"phase":"Ready","message":"\ud800","url":"\u2028"}`,
 		`{"phase":"Connecting","message":"ok \u202egnp.exe","conditions":[{"type":"A\u200bB","status":"False","message":"\u2066x\u2069\ufeff"}]}`,
+		`{"phase":"Ready","ready":true,"lastTransitionTime":"2026-12-06T08:00:00Z","history":[["Connecting",false,"MountNotReady","2026-12-06T07:00:00Z"]],"since":"2026-12-06T07:00:00Z"}`,
+		`{"phase":"Ready","lastTransitionTime":"2026-12-06T08:00:00Z","history":[["Pwned",false,"","2026-12-06T07:00:00Z"]],"since":"2026-12-06T07:00:00Z"}`,
+		`{"phase":"Ready","lastTransitionTime":"2026-12-06T08:00:00Z","history":[["Ready",true,"r","2026-12-06T07:00:00Z"],["Ready",true,"r"]],"readySeconds":-1}`,
+		`{"phase":"Ready","lastTransitionTime":"2026-12-06T08:00:00Z","history":[["Ready",true,"\u202e","2026-12-06T07:00:00Z",1]],"since":"9999-12-31T23:59:59Z","readySeconds":9223372036854775807}`,
+		`{"phase":"Ready","lastTransitionTime":"2026-12-06T08:00:00Z","history":[` + strings.Repeat(`["Ready",true,"r","2026-12-06T07:00:00Z"],`, 20) + `["Ready",true,"r","2026-12-06T07:00:00Z"]],"since":"2026-12-06T06:00:00Z","readySeconds":3600}`,
 	} {
 		f.Add(seed)
 	}
@@ -235,23 +270,37 @@ func FuzzStatusOf(f *testing.F) {
 		if !slices.Contains(Phases, s.Phase) {
 			t.Fatalf("phase %q is none of %v", s.Phase, Phases)
 		}
+		checkHistory(t, s)
 		checkBounded(t, s)
 		checkAnnotation(t, s.Encode())
 	})
 }
 
 func FuzzStatusEncode(f *testing.F) {
-	f.Add("Connecting", "https://x", "MountNotReady", "m.", "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", "", "Ready", "False", "NoHeartbeat", "no agent", uint8(2))
+	f.Add("Connecting", "https://x", "MountNotReady", "m.", "contrib.kcp.io/v1alpha1", "KubeCluster", "proxy", "", "Ready", "False", "NoHeartbeat", "no agent", uint8(2),
+		"Ready", "MountReady", uint8(3), uint32(60), int64(60))
 	f.Add("Ready", strings.Repeat(`"`, 3000), strings.Repeat(`\`, 300), strings.Repeat("<", 3000), "a/b/c", "K", strings.Repeat("n", 400), "ns",
-		strings.Repeat(`"`, 300), strings.Repeat(`\`, 30), strings.Repeat("\x00", 300), strings.Repeat("\u2028", 300), uint8(20))
-	f.Add("Connecting", "https://x/\u202egnp.exe", "MountNotReady", "ok \u202egnp.exe", "v1\u2066", "K\u200b", "n\ufeff", "", "A\u2060", "False", "R\u200f", strings.Repeat("\u202e", 300), uint8(3))
-	f.Fuzz(func(t *testing.T, phase, url, reason, message, apiVersion, kind, name, namespace, cType, cStatus, cReason, cMessage string, conditions uint8) {
+		strings.Repeat(`"`, 300), strings.Repeat(`\`, 30), strings.Repeat("\x00", 300), strings.Repeat("\u2028", 300), uint8(20),
+		strings.Repeat(`"`, 300), strings.Repeat(`<\`, 300), uint8(15), uint32(1<<31), int64(-1))
+	f.Add("Connecting", "https://x/\u202egnp.exe", "MountNotReady", "ok \u202egnp.exe", "v1\u2066", "K\u200b", "n\ufeff", "", "A\u2060", "False", "R\u200f", strings.Repeat("\u202e", 300), uint8(3),
+		"Connecting", "\u202e", uint8(9), uint32(0), int64(0))
+	f.Fuzz(func(t *testing.T, phase, url, reason, message, apiVersion, kind, name, namespace, cType, cStatus, cReason, cMessage string, conditions uint8,
+		hPhase, hReason string, transitions uint8, spacing uint32, readySeconds int64) {
 		s := Status{
 			Phase: Phase(phase), URL: url, Reason: reason, Message: message,
-			MountRef: Reference{APIVersion: apiVersion, Kind: kind, Name: name, Namespace: namespace},
+			MountRef:           Reference{APIVersion: apiVersion, Kind: kind, Name: name, Namespace: namespace},
+			LastTransitionTime: metav1.NewTime(time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)),
 		}
 		for range int(conditions % 32) {
 			s.Conditions = append(s.Conditions, Condition{Type: cType, Status: cStatus, Reason: cReason, Message: cMessage})
+		}
+		n := int(transitions % 16)
+		for i := range n {
+			at := metav1.NewTime(s.LastTransitionTime.Add(-time.Duration(n-i) * time.Duration(spacing) * time.Second))
+			s.History = append(s.History, Transition{Phase: Phase(hPhase), Ready: i%2 == 0, Reason: hReason, Time: at})
+		}
+		if n > 0 {
+			s.Since, s.ReadySeconds = s.History[0].Time.DeepCopy(), readySeconds
 		}
 		bounded := s.Bounded()
 		checkBounded(t, bounded)
@@ -262,7 +311,7 @@ func FuzzStatusEncode(f *testing.F) {
 		if bounded.Encode() != encoded {
 			t.Fatalf("Bounded is not idempotent")
 		}
-		if slices.Contains(Phases, bounded.Phase) {
+		if slices.Contains(Phases, bounded.Phase) && bounded.checkHistory() == nil {
 			checkAnnotation(t, encoded)
 		}
 	})

@@ -176,6 +176,11 @@ func worstStatus() Status {
 	for range 3 * MaxConditions {
 		s.Conditions = append(s.Conditions, Condition{Type: worst, Status: worst, Reason: worst, Message: worst})
 	}
+	for range 2 * MaxTransitions {
+		s.History = append(s.History, Transition{Phase: Phase(worst), Ready: true, Reason: worst, Time: s.LastTransitionTime})
+	}
+	since := metav1.NewTime(time.Date(1, 1, 1, 0, 0, 1, 0, time.UTC))
+	s.Since, s.ReadySeconds = &since, s.ObservedSeconds()
 	return s
 }
 
@@ -198,8 +203,13 @@ func TestEncodeWorstCase(t *testing.T) {
 	require.Less(t, len(raw.Conditions), MaxConditions, "the guard dropped some")
 	require.Len(t, marshal(Status{}.Bounded()), len(`{"phase":"","ready":false,"reason":"","message":"","mountRef":{"apiVersion":"","kind":"","name":""},"lastTransitionTime":null}`))
 
+	require.Len(t, raw.History, MaxTransitions-1, "the history is never what gives way")
+	require.Len(t, raw.Transitions(), MaxTransitions)
+
 	// Without conditions even the worst status fits: the guard always ends.
 	s.Conditions = nil
+	require.Less(t, len(marshal(s.Bounded())), MaxStatusAnnotationBytes*7/10)
+	s.History, s.Since, s.ReadySeconds = nil, nil, 0
 	require.Less(t, len(marshal(s.Bounded())), MaxStatusAnnotationBytes*6/10)
 }
 

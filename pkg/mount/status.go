@@ -193,6 +193,20 @@ type Status struct {
 	MountRef           Reference   `json:"mountRef"`
 	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
 	Conditions         []Condition `json:"conditions,omitempty"`
+	// History, Since and ReadySeconds are the mount's story before the
+	// current state (history.go); WithHistory moves them at a transition
+	// only, so a steady state writes nothing.
+	//
+	// History are the states before the current one, oldest first, at most
+	// MaxTransitions-1: the current one is Phase, Ready, Reason and
+	// LastTransitionTime.
+	History []Transition `json:"history,omitempty"`
+	// Since is when the controller first saw the mount; nil: at
+	// LastTransitionTime (the mount has been in one state since).
+	Since *metav1.Time `json:"since,omitempty"`
+	// ReadySeconds are the seconds the mount was ready from Since to
+	// LastTransitionTime.
+	ReadySeconds int64 `json:"readySeconds,omitempty"`
 }
 
 // Bounded returns s with every string within its limit: control and format
@@ -213,6 +227,13 @@ func (s Status) Bounded() Status {
 		}
 		b.Conditions = append(b.Conditions, BoundedCondition(c))
 	}
+	b.History = nil
+	for _, t := range s.History[max(0, len(s.History)-(MaxTransitions-1)):] {
+		b.History = append(b.History, t.bounded())
+	}
+	if s.Since != nil {
+		b.Since = s.Since.DeepCopy()
+	}
 	return b
 }
 
@@ -229,7 +250,8 @@ func BoundedCondition(c Condition) Condition {
 // Encode returns the compact JSON of the status, Bounded. It is always shorter
 // than MaxStatusAnnotationBytes: after Bounded, JSON escaping at most doubles a
 // string (only '"' and '\' are escaped: no HTML escaping, no control
-// characters left), so without conditions the largest status is about 9 KiB;
+// characters left), so without conditions the largest status, its history
+// included, is about 10 KiB;
 // conditions are dropped from the end until the rest fits.
 func (s Status) Encode() string {
 	b := s.Bounded()
@@ -258,8 +280,9 @@ func marshal(s Status) []byte {
 
 // ParseStatus reads the status annotation value. It refuses a value the
 // controller cannot have written (MaxStatusAnnotationBytes or longer, not
-// JSON, a phase not in Phases), and bounds what it returns, so that a reader
-// of an annotation a user wrote gets no more than the controller would write.
+// JSON, a phase not in Phases, a history that does not add up: checkHistory),
+// and bounds what it returns, so that a reader of an annotation a user wrote
+// gets no more than the controller would write.
 func ParseStatus(value string) (Status, error) {
 	if len(value) >= MaxStatusAnnotationBytes {
 		return Status{}, fmt.Errorf("the annotation %s is not a mount status: %d bytes, at most %d", StatusAnnotationKey, len(value), MaxStatusAnnotationBytes-1)
@@ -270,6 +293,9 @@ func ParseStatus(value string) (Status, error) {
 	}
 	if !slices.Contains(Phases, s.Phase) {
 		return Status{}, fmt.Errorf("the annotation %s is not a mount status: phase %s is none of %v", StatusAnnotationKey, Quote(string(s.Phase)), Phases)
+	}
+	if err := s.checkHistory(); err != nil {
+		return Status{}, fmt.Errorf("the annotation %s is not a mount status: %w", StatusAnnotationKey, err)
 	}
 	return s.Bounded(), nil
 }

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,6 +59,8 @@ type listAnswer struct {
 	// jsonEncoder is the identifier of the encoder whose output the
 	// entries' JSON is (empty: none).
 	jsonEncoder runtime.Identifier
+	// now is the time of the answer, which its objects' availability is as of.
+	now time.Time
 }
 
 var (
@@ -74,6 +77,7 @@ func newListAnswer(listMeta metav1.ListMeta, entries []*entry, jsonEncoder runti
 		},
 		entries:     entries,
 		jsonEncoder: jsonEncoder,
+		now:         answerTime(),
 	}
 }
 
@@ -83,7 +87,7 @@ func (l *listAnswer) items() []wsmv1alpha1.WorkspaceMount {
 		l.decoded = true
 		l.Items = make([]wsmv1alpha1.WorkspaceMount, len(l.entries))
 		for i, e := range l.entries {
-			l.Items[i] = *e.objectAt("")
+			l.Items[i] = *e.objectAt("", l.now)
 		}
 	}
 	return l.Items
@@ -127,7 +131,7 @@ func (l *listAnswer) CacheEncode(id runtime.Identifier, encode func(runtime.Obje
 		if i > 0 {
 			out.chunk = append(out.chunk, ',')
 		}
-		out.chunk = append(out.chunk, e.json...)
+		out.chunk = e.appendJSON(out.chunk, nil, l.now)
 		if err := out.next(); err != nil {
 			return err
 		}
@@ -198,7 +202,7 @@ var _ runtime.CacheableObject = &eventObject{}
 
 // GetObject implements runtime.CacheableObject: the decoded object.
 func (o *eventObject) GetObject() runtime.Object {
-	return o.entry.objectAt(o.resourceVersion)
+	return o.entry.objectAt(o.resourceVersion, answerTime())
 }
 
 // DeepCopyObject implements runtime.Object.
@@ -233,7 +237,8 @@ func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Obj
 				return err
 			}
 		}
-		_, err := w.Write(append(o.entry.appendJSON(make([]byte, 0, len(o.entry.json)+len(resourceVersion)+1), resourceVersion), '\n'))
+		b := make([]byte, 0, len(o.entry.json)+len(resourceVersion)+storyBytes+1)
+		_, err := w.Write(append(o.entry.appendJSON(b, resourceVersion, answerTime()), '\n'))
 		return err
 	case o.jsonEncoder != "" && strings.HasPrefix(string(id), watchFrameIdentifier):
 		return encode(o, w)

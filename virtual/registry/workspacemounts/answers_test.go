@@ -77,6 +77,12 @@ func unusualWorkspace(name string) *tenancyv1alpha1.Workspace {
 	ws.Annotations[mount.StatusAnnotationKey] = mount.Status{
 		Phase: mount.PhaseConnecting, Reason: "MountNotReady", Message: "quotes \" and <html> & \u2028 and ünïcode",
 		URL: "https://example.com/?a=1&b=<2>", Conditions: []mount.Condition{{Type: "A", Status: "False", Message: "m"}},
+		LastTransitionTime: metav1.NewTime(testNow.Add(-time.Hour)),
+		History: []mount.Transition{
+			{Phase: mount.PhaseReady, Ready: true, Reason: `a "forged" <reason> \ ü`, Time: metav1.NewTime(testNow.Add(-3 * time.Hour))},
+			{Phase: mount.PhaseUnknown, Reason: "MountPhaseUnrecognized", Time: metav1.NewTime(testNow.Add(-2 * time.Hour))},
+		},
+		Since: &metav1.Time{Time: testNow.Add(-4 * time.Hour)}, ReadySeconds: 3600,
 	}.Encode()
 	return ws
 }
@@ -273,10 +279,10 @@ func TestStoreEntries(t *testing.T) {
 		require.Len(t, entries, len(h.store.items))
 		h.store.lock.RUnlock()
 		for _, e := range entries {
-			wsm, err := e.object()
+			wsm, err := e.object(testNow)
 			require.NoError(t, err)
-			require.JSONEq(t, string(mustJSON(t, wsm)), string(e.json))
-			require.Equal(t, string(mustJSON(t, wsm)), string(e.json))
+			require.JSONEq(t, string(mustJSON(t, wsm)), string(e.appendJSON(nil, nil, testNow)))
+			require.Equal(t, string(mustJSON(t, wsm)), string(e.appendJSON(nil, nil, testNow)))
 			require.Equal(t, summarize(wsm), e.summary)
 			require.Equal(t, string(mustJSON(t, wsm.ObjectMeta)), string(e.json[e.metadata.start:e.metadata.end]))
 			require.Equal(t, string(mustJSON(t, wsm.ResourceVersion)), string(e.json[e.resourceVersion.start:e.resourceVersion.end]))
@@ -310,7 +316,7 @@ func TestEntry(t *testing.T) {
 	other, err := newEntry(moved)
 	require.NoError(t, err)
 	require.True(t, sameExceptResourceVersion(e, other))
-	require.Equal(t, string(other.json), string(e.appendJSON(nil, []byte(`"18"`))))
+	require.Equal(t, string(other.appendJSON(nil, nil, testNow)), string(e.appendJSON(nil, []byte(`"18"`), testNow)))
 	moved.Status.Phase = "Ready"
 	other, err = newEntry(moved)
 	require.NoError(t, err)
@@ -321,7 +327,7 @@ func TestEntry(t *testing.T) {
 	invalid.ResourceVersion = ""
 	e, err = newEntry(invalid)
 	require.NoError(t, err)
-	decoded, err := e.object()
+	decoded, err := e.object(testNow)
 	require.NoError(t, err)
 	require.Equal(t, summarize(decoded), e.summary)
 	require.Equal(t, "bad \uFFFD\uFFFD bytes", e.reason)
@@ -358,7 +364,7 @@ func TestEventObject(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			object := &eventObject{entry: tc.entry, resourceVersion: tc.resourceVersion, jsonEncoder: jsonEncoder.Identifier()}
-			want := tc.entry.objectAt(tc.resourceVersion)
+			want := tc.entry.objectAt(tc.resourceVersion, testNow)
 			if tc.resourceVersion != "" {
 				require.Equal(t, want.ResourceVersion, tc.resourceVersion)
 			}

@@ -114,6 +114,32 @@ func TestFromWorkspace(t *testing.T) {
 						{Type: "Ready", Status: "False", Reason: "Dialing", Message: "dialing the cluster"},
 						{Type: "Synced", Status: "True"},
 					},
+					WorkspacePhase: "Ready", // one state since first seen: no transitions, no availability
+				},
+			},
+		},
+		{
+			name: "a story",
+			ws: func() *tenancyv1alpha1.Workspace {
+				s := mount.Status{Phase: mount.PhaseReady, Ready: true, URL: "https://u", Reason: mount.ReasonMountReady, MountRef: mount.Reference(ref),
+					LastTransitionTime: transition,
+					History:            []mount.Transition{{Phase: mount.PhaseConnecting, Reason: mount.ReasonMountNotReady, Time: metav1.NewTime(transition.Add(-time.Hour))}},
+					Since:              &metav1.Time{Time: transition.Add(-2 * time.Hour)}, ReadySeconds: 1800}
+				ws := base(map[string]string{mount.StatusAnnotationKey: s.Encode()})
+				ws.Spec.Mount = &tenancyv1alpha1.Mount{Reference: ref}
+				return ws
+			},
+			want: &wsmv1alpha1.WorkspaceMount{
+				TypeMeta: typeMeta, ObjectMeta: wantMeta,
+				Spec: wsmv1alpha1.WorkspaceMountSpec{MountRef: wantRef},
+				Status: wsmv1alpha1.WorkspaceMountStatus{
+					Phase: "Ready", Ready: true, URL: "https://u", Reason: "MountReady", LastTransitionTime: &transition,
+					Transitions: []wsmv1alpha1.MountTransition{
+						{Phase: "Connecting", Reason: "MountNotReady", Time: metav1.NewTime(transition.Add(-time.Hour))},
+						{Phase: "Ready", Ready: true, Reason: "MountReady", Time: transition},
+					},
+					// As of lastTransitionTime: ready 1800 of 7200 seconds.
+					Availability:   &wsmv1alpha1.MountAvailability{Since: metav1.NewTime(transition.Add(-2 * time.Hour)), ReadySeconds: 1800, ObservedSeconds: 7200, Ratio: "0.2500"},
 					WorkspacePhase: "Ready",
 				},
 			},
@@ -247,6 +273,12 @@ func TestFromWorkspace(t *testing.T) {
 						"lastTransitionTime %v, want %v", got.Status.LastTransitionTime, tc.want.Status.LastTransitionTime)
 					got = got.DeepCopy()
 					got.Status.LastTransitionTime = tc.want.Status.LastTransitionTime
+				}
+				for i := range got.Status.Transitions {
+					got.Status.Transitions[i].Time = metav1.NewTime(got.Status.Transitions[i].Time.UTC())
+				}
+				if got.Status.Availability != nil {
+					got.Status.Availability.Since = metav1.NewTime(got.Status.Availability.Since.UTC())
 				}
 				require.Equal(t, tc.want, got)
 			})

@@ -34,7 +34,7 @@ import (
 
 // tableConvertor renders WorkspaceMounts for kubectl get: NAME, WORKSPACE
 // (the path), KIND, MOUNT, PHASE, READY, KCP-PHASE, AGE, and with -o wide
-// CLUSTER, SHARD, URL, REASON (columns).
+// CLUSTER, SHARD, URL, REASON, SINCE (columns).
 type tableConvertor struct {
 	// shards marks the SHARD cell of a shard that does not answer (nil:
 	// the name as it is).
@@ -79,6 +79,8 @@ var columns = []column{
 		func(s *summary, _ *rowContext) cell { return s.text(s.url) }},
 	{metav1.TableColumnDefinition{Name: "Reason", Type: "string", Priority: 1, Description: "Why the mount is in its phase."},
 		func(s *summary, _ *rowContext) cell { return s.text(s.reason) }},
+	{metav1.TableColumnDefinition{Name: "Since", Type: "string", Priority: 1, Description: "How long the mount has been in its phase and readiness: the age of status.lastTransitionTime."},
+		func(s *summary, row *rowContext) cell { return row.since(s.lastTransition) }},
 }
 
 // columnDefinitions are the Table's columns.
@@ -204,6 +206,15 @@ func (c *rowContext) age(created metav1.Time) string {
 		return "<unknown>"
 	}
 	return duration.HumanDuration(c.now.Sub(created.Time))
+}
+
+// since is the SINCE cell of a state that began then (Unix seconds; 0:
+// none, <none>), as AGE is written; a clock behind the controller's is 0s.
+func (c *rowContext) since(began int64) cell {
+	if began == 0 {
+		return cell{}
+	}
+	return text(duration.HumanDuration(max(0, c.now.Sub(time.Unix(began, 0)))))
 }
 
 // shard is the SHARD cell: <none> for the unnamed shard (--kubeconfig),

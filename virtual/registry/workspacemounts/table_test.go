@@ -47,6 +47,8 @@ func tableObject(cluster, name string, age time.Duration) *wsmv1alpha1.Workspace
 	}
 	if age > 0 {
 		wsm.CreationTimestamp = metav1.NewTime(time.Now().Add(-age))
+		// Ready for the last third of its life.
+		wsm.Status.LastTransitionTime = &metav1.Time{Time: time.Now().Add(-age / 3)}
 	}
 	return wsm
 }
@@ -78,8 +80,8 @@ func TestConvertToTable(t *testing.T) {
 			require.NotEmpty(t, c.Description, c.Name)
 			require.Contains(t, []string{"string", "boolean"}, c.Type, c.Name)
 		}
-		require.Equal(t, []string{"Name", "Workspace", "Kind", "Mount", "Phase", "Ready", "Kcp-Phase", "Age", "Cluster", "Shard", "URL", "Reason"}, names)
-		for _, name := range []string{"Cluster", "Shard", "URL", "Reason"} {
+		require.Equal(t, []string{"Name", "Workspace", "Kind", "Mount", "Phase", "Ready", "Kcp-Phase", "Age", "Cluster", "Shard", "URL", "Reason", "Since"}, names)
+		for _, name := range []string{"Cluster", "Shard", "URL", "Reason", "Since"} {
 			require.True(t, wide[name], "%s is a wide column", name)
 		}
 		for _, name := range []string{"Name", "Workspace", "Kind", "Mount", "Phase", "Ready", "Kcp-Phase", "Age"} {
@@ -95,7 +97,7 @@ func TestConvertToTable(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "17", table.ResourceVersion)
 		require.Len(t, table.Rows, 1)
-		require.Equal(t, []interface{}{"a", "root:org:a", "KubeCluster", "kc", "Ready", true, "Unavailable", "3h", "c1", nil, "https://kc.example.io", "MountReady"}, table.Rows[0].Cells)
+		require.Equal(t, []interface{}{"a", "root:org:a", "KubeCluster", "kc", "Ready", true, "Unavailable", "3h", "c1", nil, "https://kc.example.io", "MountReady", "60m"}, table.Rows[0].Cells)
 		require.Same(t, wsm, table.Rows[0].Object.Object)
 		require.Len(t, table.Rows[0].Cells, len(table.ColumnDefinitions))
 	})
@@ -107,7 +109,7 @@ func TestConvertToTable(t *testing.T) {
 		wsm.Status = wsmv1alpha1.WorkspaceMountStatus{Phase: "Unknown", Reason: ReasonPending}
 		table, err := convertor.ConvertToTable(context.Background(), wsm, nil)
 		require.NoError(t, err)
-		require.Equal(t, []interface{}{"b", nil, "KubeCluster", "ns/kc", "Unknown", false, nil, "<unknown>", "c2", nil, "", "Pending"}, table.Rows[0].Cells)
+		require.Equal(t, []interface{}{"b", nil, "KubeCluster", "ns/kc", "Unknown", false, nil, "<unknown>", "c2", nil, "", "Pending", nil}, table.Rows[0].Cells, "no lastTransitionTime: SINCE <none>")
 	})
 
 	t.Run("no headers", func(t *testing.T) {
@@ -116,7 +118,7 @@ func TestConvertToTable(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, table.ColumnDefinitions)
 		require.Len(t, table.Rows, 1)
-		require.Len(t, table.Rows[0].Cells, 12)
+		require.Len(t, table.Rows[0].Cells, 13)
 	})
 
 	t.Run("list", func(t *testing.T) {
@@ -131,7 +133,7 @@ func TestConvertToTable(t *testing.T) {
 		require.Equal(t, "99", table.ResourceVersion)
 		require.Equal(t, "token", table.Continue)
 		require.Equal(t, &remaining, table.RemainingItemCount)
-		require.Len(t, table.ColumnDefinitions, 12)
+		require.Len(t, table.ColumnDefinitions, 13)
 		require.Len(t, table.Rows, 2)
 		require.Equal(t, "a", table.Rows[0].Cells[0])
 		require.Equal(t, "60m", table.Rows[0].Cells[7])
@@ -139,6 +141,8 @@ func TestConvertToTable(t *testing.T) {
 		require.Equal(t, "root:org:b", table.Rows[1].Cells[1])
 		require.Equal(t, "c2", table.Rows[1].Cells[8])
 		require.Equal(t, "2m", table.Rows[1].Cells[7])
+		require.Equal(t, "20m", table.Rows[0].Cells[12])
+		require.Equal(t, "40s", table.Rows[1].Cells[12])
 		require.Same(t, &list.Items[1], table.Rows[1].Object.Object)
 	})
 

@@ -282,6 +282,12 @@ func (r *virtualResult) print(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "Plugin RSS after the virtual workspace benchmark: %s (peak %s).\n", framework.MiB(r.memory.RSS), framework.MiB(r.memory.Peak))
 	}
+	if r.heapErr != nil {
+		fmt.Fprintf(w, "Plugin heap: %v.\n", r.heapErr)
+	} else {
+		fmt.Fprintf(w, "Plugin heap after a GC, every mount served, before the lists: %s (HeapAlloc %d bytes), %d bytes per mounted Workspace.\n",
+			framework.MiB(r.heap), r.heap, r.heap/uint64(max(1, r.workspaces)))
+	}
 }
 
 // printLists writes the table of the lists at * and the notes below it.

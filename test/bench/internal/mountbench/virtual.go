@@ -72,6 +72,10 @@ type virtualResult struct {
 	// memory is the plugin's after the phase.
 	memory    framework.Memory
 	memoryErr error
+	// heap is the plugin's live heap after a GC once the virtual workspace
+	// served every mount, before the lists (pluginHeap).
+	heap    uint64
+	heapErr error
 }
 
 // listCase is one list across all clusters that is timed.
@@ -185,6 +189,7 @@ func (b *bench) measureVirtual(ctx context.Context, t *tracker) (*virtualResult,
 	if err := awaitVirtualWorkspace(ctx, vwList, l); err != nil {
 		return nil, err
 	}
+	res.heap, res.heapErr = pluginHeap(ctx, b.plugin.MetricsURL)
 
 	cases := []listCase{
 		{name: "virtual workspace (JSON)", client: vwClient, url: vwURL, accept: acceptJSON, proto: http2},

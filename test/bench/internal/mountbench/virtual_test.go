@@ -281,3 +281,12 @@ func TestNewHTTPClient(t *testing.T) {
 		client.CloseIdleConnections()
 	}
 }
+
+func TestParseHeapAlloc(t *testing.T) {
+	t.Parallel()
+	heap, err := parseHeapAlloc(strings.NewReader("heap profile: 1: 2 [3: 4] @ heap/1048576\n\n# runtime.MemStats\n# Alloc = 123\n# TotalAlloc = 456\n# HeapAlloc = 234567\n# HeapSys = 999\n"))
+	require.NoError(t, err)
+	require.Equal(t, uint64(234567), heap)
+	_, err = parseHeapAlloc(strings.NewReader("no stats"))
+	require.Error(t, err)
+}

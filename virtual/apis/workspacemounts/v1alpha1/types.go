@@ -81,13 +81,18 @@ type WorkspaceMountStatus struct {
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 	// The mount object's own status.conditions (at most 8).
 	Conditions []MountCondition `json:"conditions,omitempty"`
-	// The mount's last transitions (at most 5), oldest first: each time its
-	// phase or readiness changed, to what, why, and when. The last one is the
-	// current state, which began at lastTransitionTime.
+	// The mount's last transitions (at most 5), oldest first: the state the
+	// controller first saw it in, then each time its phase or readiness
+	// changed, to what, why, and when. The last one is the current state,
+	// which began at lastTransitionTime. Absent while the mount has been in
+	// one state since the controller first saw it (phase, ready, reason and
+	// lastTransitionTime tell that state).
 	// +listType=atomic
 	Transitions []MountTransition `json:"transitions,omitempty"`
 	// How much of the time since the controller first saw the mount it was
-	// ready. Absent until the controller has seen one transition.
+	// ready. Absent, as transitions, while the mount has been in one state
+	// since the controller first saw it at lastTransitionTime (always ready,
+	// or never).
 	Availability *MountAvailability `json:"availability,omitempty"`
 	// The Workspace's own status.phase: kcp's verdict, beside the mount's.
 	WorkspacePhase string `json:"workspacePhase,omitempty"`
@@ -119,16 +124,18 @@ type MountTransition struct {
 	Phase string `json:"phase"`
 	// Whether the mount was ready from then on.
 	Ready bool `json:"ready"`
-	// The reason of the state it entered, e.g. MountNotReady.
+	// The reason of the state it entered, e.g. MountNotReady: the last one
+	// it had, for a reason may change while phase and readiness do not.
 	Reason string `json:"reason"`
-	// When the controller saw the change.
+	// When the controller saw the change (to the second).
 	Time metav1.Time `json:"time"`
 }
 
 // MountAvailability is how long a mount has been ready since the controller
 // first saw it. readySeconds and observedSeconds count up to the start of the
-// current state (lastTransitionTime); ratio and currentStateSeconds count it
-// too, up to the time of the answer.
+// current state (lastTransitionTime), and change only at a transition;
+// ratio and currentStateSeconds count the current state too, up to the time
+// of the answer (each list, get or watch event computes them anew).
 type MountAvailability struct {
 	// When the controller first saw the mount.
 	Since metav1.Time `json:"since"`
@@ -136,10 +143,13 @@ type MountAvailability struct {
 	ReadySeconds int64 `json:"readySeconds"`
 	// Seconds between since and lastTransitionTime.
 	ObservedSeconds int64 `json:"observedSeconds"`
-	// The share of the time since since that the mount was ready, the current
-	// state included, as a decimal between 0 and 1 with 4 digits, e.g. 0.9973.
+	// The share of the time from since on that the mount was ready, the
+	// current state included, as a decimal between 0 and 1 with 4 digits, rounded
+	// down (1.0000: never not ready), e.g. 0.9973; for no time observed yet
+	// 1.0000 if the mount is ready, else 0.0000.
 	Ratio string `json:"ratio"`
-	// How long the current state has lasted, in seconds.
+	// How long the current state has lasted, in seconds: the time since
+	// lastTransitionTime.
 	CurrentStateSeconds int64 `json:"currentStateSeconds"`
 }
 

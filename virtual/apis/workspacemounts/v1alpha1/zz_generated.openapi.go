@@ -100,7 +100,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.R
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "MountAvailability is how long a mount has been ready since the controller first saw it. readySeconds and observedSeconds count up to the start of the current state (lastTransitionTime); ratio and currentStateSeconds count it too, up to the time of the answer.",
+				Description: "MountAvailability is how long a mount has been ready since the controller first saw it. readySeconds and observedSeconds count up to the start of the current state (lastTransitionTime), and change only at a transition; ratio and currentStateSeconds count the current state too, up to the time of the answer (each list, get or watch event computes them anew).",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"since": {
@@ -127,7 +127,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.R
 					},
 					"ratio": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The share of the time since since that the mount was ready, the current state included, as a decimal between 0 and 1 with 4 digits, e.g. 0.9973.",
+							Description: "The share of the time from since on that the mount was ready, the current state included, as a decimal between 0 and 1 with 4 digits, rounded down (1.0000: never not ready), e.g. 0.9973; for no time observed yet 1.0000 if the mount is ready, else 0.0000.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -135,7 +135,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.R
 					},
 					"currentStateSeconds": {
 						SchemaProps: spec.SchemaProps{
-							Description: "How long the current state has lasted, in seconds.",
+							Description: "How long the current state has lasted, in seconds: the time since lastTransitionTime.",
 							Default:     0,
 							Type:        []string{"integer"},
 							Format:      "int64",
@@ -264,7 +264,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountTransition(ref common.Ref
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The reason of the state it entered, e.g. MountNotReady.",
+							Description: "The reason of the state it entered, e.g. MountNotReady: the last one it had, for a reason may change while phase and readiness do not.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -272,7 +272,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountTransition(ref common.Ref
 					},
 					"time": {
 						SchemaProps: spec.SchemaProps{
-							Description: "When the controller saw the change.",
+							Description: "When the controller saw the change (to the second).",
 							Ref:         ref(v1.Time{}.OpenAPIModelName()),
 						},
 					},
@@ -482,7 +482,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "The mount's last transitions (at most 5), oldest first: each time its phase or readiness changed, to what, why, and when. The last one is the current state, which began at lastTransitionTime.",
+							Description: "The mount's last transitions (at most 5), oldest first: the state the controller first saw it in, then each time its phase or readiness changed, to what, why, and when. The last one is the current state, which began at lastTransitionTime. Absent while the mount has been in one state since the controller first saw it (phase, ready, reason and lastTransitionTime tell that state).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -496,7 +496,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 					},
 					"availability": {
 						SchemaProps: spec.SchemaProps{
-							Description: "How much of the time since the controller first saw the mount it was ready. Absent until the controller has seen one transition.",
+							Description: "How much of the time since the controller first saw the mount it was ready. Absent, as transitions, while the mount has been in one state since the controller first saw it at lastTransitionTime (always ready, or never).",
 							Ref:         ref(MountAvailability{}.OpenAPIModelName()),
 						},
 					},
