@@ -112,7 +112,7 @@ func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
 		if s.Shard != "" {
 			fmt.Fprintf(w, "Shard:\t%s\n", s.Shard)
 		}
-		fmt.Fprintf(w, "Availability:\t%s\n", availability(s.Availability))
+		fmt.Fprintf(w, "Availability:\t%s\n", availability(s, now))
 		section(w)
 		fmt.Fprintf(w, "Mount conditions:\n")
 		if len(s.Conditions) == 0 {
@@ -209,14 +209,23 @@ func mountAbsence(r WhyReport) string {
 	}
 }
 
-// availability shows status.availability as the virtual workspace serves it.
-func availability(a *wsmv1alpha1.MountAvailability) string {
-	if a == nil {
-		return "<none> (no transition recorded yet)"
+// availability shows the mount's availability at now, computed as the
+// virtual workspace computes it (MountAvailability.At): from
+// status.availability, or, where the virtual workspace serves none (a
+// mount in one state since the controller first saw it), from that state
+// alone, since its lastTransitionTime.
+func availability(s wsmv1alpha1.WorkspaceMountStatus, now time.Time) string {
+	a := s.Availability
+	switch {
+	case a == nil && s.LastTransitionTime == nil:
+		return "<none> (the controller has not reached the mount yet)"
+	case a == nil:
+		a = &wsmv1alpha1.MountAvailability{Since: *s.LastTransitionTime}
 	}
+	at := a.At(now, s.Ready)
 	return fmt.Sprintf("ratio %s since %s (ready %s of %s before the current state; current state %s)",
-		orNone(a.Ratio), a.Since.UTC().Format(time.RFC3339),
-		seconds(a.ReadySeconds), seconds(a.ObservedSeconds), seconds(a.CurrentStateSeconds))
+		at.Ratio, at.Since.UTC().Format(time.RFC3339),
+		seconds(at.ReadySeconds), seconds(at.ObservedSeconds), seconds(at.CurrentStateSeconds))
 }
 
 func seconds(s int64) string {
