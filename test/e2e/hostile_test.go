@@ -110,6 +110,9 @@ func TestHostile(t *testing.T) {
 	t.Run("non-resource paths", e.testNonResourcePaths)                //nolint:paralleltest // before the flood
 	t.Run("made-up cluster names", e.testFlood)                        //nolint:paralleltest // alone, it measures memory
 	t.Run("forbidden equals not found", e.testForbiddenEqualsNotFound) //nolint:paralleltest // after the flood
+	// The rest measures nothing: it waits (a revocation takes up to a
+	// minute) beside the other parallel tests rather than before them.
+	t.Parallel()
 	t.Run("parallel", func(t *testing.T) {
 		t.Run("revoked watch", func(t *testing.T) { t.Parallel(); e.testRevokedWatch(t) })
 		t.Run("oversized conditions", func(t *testing.T) { t.Parallel(); e.testOversizedConditions(t) })
