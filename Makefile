@@ -334,7 +334,7 @@ test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) $(WORKSPA
 # (test/framework SlowEnv) runs them in full. make test-slow runs both
 # targets below (.github/workflows/nightly.yaml, every night).
 .PHONY: test-slow
-test-slow: test-sharded test-resilience ## The slow end-to-end tests that make test leaves out or shortens: test-sharded and test-resilience (about 12 min warm on 2 cores).
+test-slow: test-sharded test-resilience ## The slow end-to-end tests that make test leaves out or shortens: test-sharded and test-resilience (about 15 min warm on 2 cores).
 
 .PHONY: test-sharded
 test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) ## The sharded tests in full: the framework's sharded kcp (TestShardedServer), the plugin on one (TestSharded, shard-2's return included), a shard added at run time to each.
