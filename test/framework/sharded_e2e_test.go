@@ -51,10 +51,13 @@ import (
 // child back on root) served by path through the front-proxy, the shared
 // admin credentials listing Workspaces across clusters on each shard
 // directly, user tokens through the front-proxy, a service mapping to a
-// backend of the test, and shard-2 stopped and started again.
+// backend of the test, and shard-2 stopped and started again. Slow (make
+// test-sharded, make test-slow): make test's TestSharded starts the same
+// sharded kcp and relies on every one of these.
 //
 //nolint:paralleltest // alone: it measures the start-up and the memory of the processes
 func TestShardedServer(t *testing.T) {
+	SkipUnlessSlow(t, "make test-sharded")
 	backendPort, err := FreePort(t.Context())
 	require.NoError(t, err)
 	began := time.Now()
