@@ -64,7 +64,7 @@ func TestTransitionsAndAvailability(t *testing.T) {
 	status := c.waitForMount(t, org.path, "flapper", readyState)
 	transitions := status.Transitions()
 	require.Len(t, transitions, 4)
-	var phases []mount.Phase
+	phases := make([]mount.Phase, 0, len(transitions))
 	for _, tr := range transitions {
 		phases = append(phases, tr.Phase)
 	}
