@@ -58,6 +58,9 @@ type Options struct {
 	// MaxClusterMountInformers bounds the full-object informers of CRD
 	// mount resources in one cluster each.
 	MaxClusterMountInformers int
+	// MountHeartbeatTimeout expires mount objects whose heartbeat is older
+	// (workspacemounts.Options.MountHeartbeatTimeout); 0 is off.
+	MountHeartbeatTimeout time.Duration
 	// WorkspaceCondition and WorkspaceURL: what the controller keeps beside
 	// the annotations (workspacemounts.RoutingOptions).
 	WorkspaceCondition bool
@@ -148,6 +151,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"from which the controller reads mount objects instead of a GET per change (kcp serves CRD resources across clusters only as metadata; "+
 			"bound resources need none: their one informer across all clusters holds full objects). Pairs beyond it are read with a GET per change, "+
 			"on their resource's metadata informer across all clusters, which runs only then. 0 runs none.")
+	fs.DurationVar(&o.MountHeartbeatTimeout, "mount-heartbeat-timeout", o.MountHeartbeatTimeout,
+		"A mount object whose status carries a heartbeat (status.lastHeartbeatTime, a status.conditions entry's lastHeartbeatTime, "+
+			"or status.lastProxyHeartbeatTime; the newest counts) older than this is phase Unknown, reason "+mount.ReasonMountHeartbeatExpired+
+			", whatever its status.phase says, until the heartbeat moves; one without any heartbeat is judged as before. "+
+			"Providers should write the heartbeat at least every third of it. 0 (the default) is off; else at least 1s.")
 	fs.BoolVar(&o.WorkspaceCondition, "workspace-condition", o.WorkspaceCondition,
 		"Also keep the condition "+mount.ConditionType+" on every mounted Workspace: True when the mount is ready, else False with the reason "+
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
@@ -217,6 +225,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxClusterMountInformers < 0 {
 		errs = append(errs, fmt.Errorf("--max-cluster-mount-informers must not be negative, not %d", o.MaxClusterMountInformers))
+	}
+	if err := workspacemounts.ValidateMountHeartbeatTimeout(o.MountHeartbeatTimeout); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts); err != nil {
 		errs = append(errs, fmt.Errorf("--workspace-url-allowed-hosts: %w", err))

@@ -80,6 +80,8 @@ func TestValidate(t *testing.T) {
 		}, `--workspace-url-allowed-hosts: "*.example.org": write the suffix without a leading`},
 		"allowed hosts without --workspace-url":  {func(o *Options) { o.WorkspaceURLAllowedHosts = []string{"example.com"} }, "apply with --workspace-url only"},
 		"internal hosts without --workspace-url": {func(o *Options) { o.WorkspaceURLAllowInternalHosts = true }, "apply with --workspace-url only"},
+		"negative heartbeat timeout":             {func(o *Options) { o.MountHeartbeatTimeout = -time.Second }, "--mount-heartbeat-timeout must be 0 (off) or at least 1s, not -1s"},
+		"heartbeat timeout under a second":       {func(o *Options) { o.MountHeartbeatTimeout = 500 * time.Millisecond }, "not 500ms"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -94,6 +96,12 @@ func TestValidate(t *testing.T) {
 	completed, err := o.Complete()
 	require.NoError(t, err)
 	require.Equal(t, "10.0.0.0/8,example.com", completed.AllowedHosts.String())
+
+	for _, timeout := range []time.Duration{0, time.Second, 5 * time.Minute} {
+		o = valid()
+		o.MountHeartbeatTimeout = timeout
+		require.NoError(t, o.Validate(), "--mount-heartbeat-timeout=%s", timeout)
+	}
 
 	o = valid()
 	o.LeaderElection.Enabled = false

@@ -237,7 +237,9 @@ func runMountInformer(ctx context.Context, informer mountInformer, onSynced func
 // resourceVersion, the cluster, whether it is marked as a mount object (of
 // its annotations, mount.IsMountAnnotationKey alone, as a bool), and
 // status.phase, status.URL and, of a marked one, status.conditions, already
-// bounded as the contract bounds them. A tenant's megabytes of spec or
+// bounded as the contract bounds them, and, of every one, what the heartbeat
+// rule reads (heartbeatOf: the newest heartbeat, its field, the first field
+// that is not a time; a fixed few bytes). A tenant's megabytes of spec or
 // status stay out of memory, and no map is kept per object.
 func trimFullMountObject(obj interface{}) (interface{}, error) {
 	u, ok := obj.(*unstructured.Unstructured)
@@ -263,6 +265,7 @@ func trimFullMountObject(obj interface{}) (interface{}, error) {
 		if t.marked {
 			t.conditions = conditionsOf(u) // an unmarked object's are never published
 		}
+		t.heartbeat = heartbeatOf(status)
 	default:
 		t.status = fieldNotObject
 	}
@@ -298,6 +301,7 @@ type trimmedMountObject struct {
 	hasURL     bool
 	url        string
 	conditions []mount.Condition
+	heartbeat  heartbeat
 }
 
 // GetAnnotations is the cluster annotation, the one the cache keys and
@@ -357,6 +361,7 @@ func (t *trimmedMountObject) unstructured() *unstructured.Unstructured {
 			}
 			status["conditions"] = items
 		}
+		t.heartbeat.restore(status)
 		obj.Object["status"] = status
 	}
 	return obj

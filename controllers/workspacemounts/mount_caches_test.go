@@ -98,8 +98,10 @@ func TestTrimFullMountObject(t *testing.T) {
 	rebuilt := trimmed.unstructured()
 	require.NotContains(t, rebuilt.Object, "spec")
 	require.Equal(t, "42", rebuilt.GetResourceVersion())
-	require.Equal(t, statusOfMountObject(kubeClusterRef, obj, mount.URLRule{}), statusOfMountObject(kubeClusterRef, rebuilt, mount.URLRule{}))
-	require.Len(t, statusOfMountObject(kubeClusterRef, rebuilt, mount.URLRule{}).Conditions, 1)
+	full, _ := statusOfMountObject(kubeClusterRef, obj, mount.URLRule{}, heartbeatRule{})
+	fromRebuilt, _ := statusOfMountObject(kubeClusterRef, rebuilt, mount.URLRule{}, heartbeatRule{})
+	require.Equal(t, full, fromRebuilt)
+	require.Len(t, fromRebuilt.Conditions, 1)
 	require.Equal(t, trimmed, trimmed.DeepCopyObject())
 
 	// Unmarked (no annotation, or another value): only the cluster
@@ -115,8 +117,9 @@ func TestTrimFullMountObject(t *testing.T) {
 		trimmed := out.(*trimmedMountObject)
 		require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "root:org"}, trimmed.GetAnnotations())
 		require.Empty(t, trimmed.conditions)
-		fromTrimmed := statusOfMountObject(kubeClusterRef, trimmed.unstructured(), mount.URLRule{})
-		require.Equal(t, statusOfMountObject(kubeClusterRef, unmarked, mount.URLRule{}), fromTrimmed)
+		fromTrimmed, _ := statusOfMountObject(kubeClusterRef, trimmed.unstructured(), mount.URLRule{}, heartbeatRule{})
+		full, _ := statusOfMountObject(kubeClusterRef, unmarked, mount.URLRule{}, heartbeatRule{})
+		require.Equal(t, full, fromTrimmed)
 		require.Empty(t, fromTrimmed.Conditions)
 	}
 

@@ -103,6 +103,11 @@ type Options struct {
 	// read with a GET per change, on their resource's metadata events. 0
 	// runs none.
 	MaxClusterMountInformers int
+	// MountHeartbeatTimeout (--mount-heartbeat-timeout): a mount object
+	// whose status carries a heartbeat older than it is Unknown, reason
+	// mount.ReasonMountHeartbeatExpired (workspacemounts_heartbeat.go). 0,
+	// the default, is off; else at least MinMountHeartbeatTimeout.
+	MountHeartbeatTimeout time.Duration
 }
 
 // Controller writes the mount status of every mounted Workspace as annotations.
@@ -166,6 +171,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	if options.MaxClusterMountInformers < 0 {
 		return nil, fmt.Errorf("the cluster mount informer limit must not be negative, not %d", options.MaxClusterMountInformers)
 	}
+	if err := ValidateMountHeartbeatTimeout(options.MountHeartbeatTimeout); err != nil {
+		return nil, err
+	}
 	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
 		return nil, errors.New("spec.URL cannot be kept beside kcp's in-tree mounts controller, which writes it too (RoutingOptions.WorkspaceURL with InTreeMountsController)")
 	}
@@ -219,6 +227,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		informerDenied:    watched.isDenied,
 		maxMountInformers: options.MaxMountInformers,
 		routing:           options.Routing,
+		heartbeatTimeout:  options.MountHeartbeatTimeout,
 		now:               time.Now,
 	}
 

@@ -84,7 +84,9 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 		condition.Status = corev1.ConditionTrue
 	case status.Reason == mount.ReasonMountInformerLimitReached:
 		condition.Status = corev1.ConditionUnknown
-	case status.Reason == mount.ReasonMountURLMissing && inTreeMountsController:
+	case (status.Reason == mount.ReasonMountURLMissing || status.Reason == mount.ReasonMountHeartbeatExpired) && inTreeMountsController:
+		// kcp's in-tree controller knows nothing of heartbeats: it keeps a
+		// mount whose object still says Ready Ready.
 		condition.Status = corev1.ConditionUnknown
 		condition.Message = mount.Truncate(status.Message, mount.MaxMessage-len(inTreeNote)) + inTreeNote
 	default:
@@ -102,7 +104,8 @@ const inTreeNote = " Not False: kcp's in-tree mounts controller runs on this sha
 // to act.
 func severityOf(status mount.Status) conditionsv1alpha1.ConditionSeverity {
 	switch {
-	case status.Reason == mount.ReasonMountNotReady && status.Phase == mount.PhaseUnknown:
+	case status.Reason == mount.ReasonMountNotReady && status.Phase == mount.PhaseUnknown,
+		status.Reason == mount.ReasonMountHeartbeatExpired:
 		return conditionsv1alpha1.ConditionSeverityWarning
 	case status.Reason == mount.ReasonMountNotReady:
 		return conditionsv1alpha1.ConditionSeverityInfo
@@ -216,7 +219,9 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 // and kcp's messages. Where kcp's controller cannot read the mount object
 // (its kind is not served, the reference names none, the plugin does not
 // watch its resource), it writes nothing and retries: the condition is left
-// as it is, and WorkspaceMountAvailable says why.
+// as it is, and WorkspaceMountAvailable says why. So is it for an expired
+// heartbeat (mount.ReasonMountHeartbeatExpired), the plugin's own
+// judgement, of which kcp's controller knows nothing.
 func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, now metav1.Time) {
 	ref := ws.Spec.Mount.Reference
 	var condition *conditionsv1alpha1.Condition
