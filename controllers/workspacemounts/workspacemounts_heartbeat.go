@@ -80,13 +80,19 @@ func (f heartbeatField) String() string {
 // time. It is all the full-object caches keep for the rule
 // (trimmedMountObject): a few bytes, however many conditions the object has.
 type heartbeat struct {
+	// seconds and nanos are the newest heartbeat's time (Unix): 12 bytes,
+	// where a time.Time takes 24.
+	seconds int64
+	nanos   int32
 	// newest is the field of the newest heartbeat, heartbeatNone if none.
 	newest heartbeatField
-	time   time.Time
 	// unreadable is the first field, in the order below, whose value is not
 	// an RFC 3339 time; heartbeatNone if none.
 	unreadable heartbeatField
 }
+
+// at is the newest heartbeat's time.
+func (h heartbeat) at() time.Time { return time.Unix(h.seconds, int64(h.nanos)).UTC() }
 
 // heartbeatOf reads the heartbeats of a mount object's status (its
 // status field, any value): status.lastHeartbeatTime, then
@@ -125,8 +131,8 @@ func (h *heartbeat) read(field heartbeatField, fields map[string]interface{}, na
 		}
 		return
 	}
-	if t = t.UTC(); h.newest == heartbeatNone || t.After(h.time) {
-		h.newest, h.time = field, t
+	if h.newest == heartbeatNone || t.After(h.at()) {
+		h.newest, h.seconds, h.nanos = field, t.Unix(), int32(t.Nanosecond()) //nolint:gosec // G115: a nanosecond is under 1e9.
 	}
 }
 
@@ -147,7 +153,7 @@ func (h heartbeat) restore(status map[string]interface{}) {
 		}
 	}
 	put(h.unreadable, false)
-	put(h.newest, h.time.Format(time.RFC3339Nano))
+	put(h.newest, h.at().Format(time.RFC3339Nano))
 }
 
 // heartbeatRule is --mount-heartbeat-timeout and the time of the
@@ -187,8 +193,8 @@ func (r heartbeatRule) apply(status mount.Status, h heartbeat, what string) (mou
 		}
 		return status, 0
 	}
-	at := h.time.Format(time.RFC3339)
-	switch ahead := h.time.Sub(r.now); {
+	at := h.at().Format(time.RFC3339)
+	switch ahead := h.at().Sub(r.now); {
 	case ahead > r.timeout:
 		status.Message = fmt.Sprintf("%s has its newest heartbeat (%s) at %s, more than --mount-heartbeat-timeout=%s ahead of the plugin's clock: "+
 			"the clocks disagree, or its provider writes wrong times; it counts as expired until it is within the timeout. Before, it said: %s",
