@@ -78,7 +78,7 @@ func (f heartbeatField) String() string {
 // heartbeat is what the rule reads of a mount object: its newest heartbeat
 // and where it is, and the first field that holds something that is not a
 // time. It is all the full-object caches keep for the rule
-// (trimmedMountObject): a few bytes, however many conditions the object has.
+// (trimmedMountObject): 16 bytes, however many conditions the object has.
 type heartbeat struct {
 	// seconds and nanos are the newest heartbeat's time (Unix): 12 bytes,
 	// where a time.Time takes 24.
