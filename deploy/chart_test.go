@@ -242,6 +242,23 @@ func TestChartLegacyMountAnnotation(t *testing.T) {
 	}
 }
 
+// TestChartMountHeartbeatTimeout: mountHeartbeatTimeout is
+// --mount-heartbeat-timeout, off by default.
+func TestChartMountHeartbeatTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{set: nil, want: "0s"},
+		{set: []string{"mountHeartbeatTimeout=2m"}, want: "2m0s"},
+	} {
+		d := single[appsv1.Deployment](t, helmTemplate(t, "", tc.set...), "Deployment")
+		flags := effectiveFlags(t, d.Spec.Template.Spec.Containers[0].Args)
+		require.Equal(t, tc.want, flags["mount-heartbeat-timeout"], "--set %v", tc.set)
+	}
+}
+
 // TestChartAllShards: kcp.kubeconfig.allShards is --all-shards beside
 // --kubeconfig, off by default.
 func TestChartAllShards(t *testing.T) {

@@ -63,6 +63,9 @@ type Options struct {
 	// WorkspaceEventsPerHour bounds the events regarding one Workspace in
 	// any hour (--max-workspace-events-per-hour); 0 records none.
 	WorkspaceEventsPerHour int
+	// MountHeartbeatTimeout expires mount objects whose heartbeat is older
+	// (workspacemounts.Options.MountHeartbeatTimeout); 0 is off.
+	MountHeartbeatTimeout time.Duration
 	// WorkspaceCondition and WorkspaceURL: what the controller keeps beside
 	// the annotations (workspacemounts.RoutingOptions).
 	WorkspaceCondition bool
@@ -163,6 +166,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Most events (events.k8s.io/v1, kubectl describe workspace) the controller records regarding one Workspace in any hour: one per change of its mount's phase or readiness, "+
 			"Warning when not ready, Normal when ready, written in the Workspace's logical cluster (namespace default). Beyond it, and when the shard refuses them, "+
 			"events are dropped and counted (workspacemounts_events_dropped_total), never retried and never holding a reconcile. 0 records none.")
+	fs.DurationVar(&o.MountHeartbeatTimeout, "mount-heartbeat-timeout", o.MountHeartbeatTimeout,
+		"A mount object whose status carries a heartbeat (status.lastHeartbeatTime, a status.conditions entry's lastHeartbeatTime, "+
+			"or status.lastProxyHeartbeatTime; the newest counts) older than this is phase Unknown, reason "+mount.ReasonMountHeartbeatExpired+
+			", whatever its status.phase says, until the heartbeat moves; one without any heartbeat is judged as before. "+
+			"Providers should write the heartbeat at least every third of it. 0 (the default) is off; else at least 1s.")
 	fs.BoolVar(&o.WorkspaceCondition, "workspace-condition", o.WorkspaceCondition,
 		"Also keep the condition "+mount.ConditionType+" on every mounted Workspace: True when the mount is ready, else False with the reason "+
 			"(kcp then marks the Workspace Unavailable and its proxies answer 503). Needs patch on workspaces/status. "+
@@ -244,6 +252,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WorkspaceEventsPerHour < 0 {
 		errs = append(errs, fmt.Errorf("--max-workspace-events-per-hour must not be negative (0 records no events), not %d", o.WorkspaceEventsPerHour))
+	}
+	if err := workspacemounts.ValidateMountHeartbeatTimeout(o.MountHeartbeatTimeout); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts); err != nil {
 		errs = append(errs, fmt.Errorf("--workspace-url-allowed-hosts: %w", err))

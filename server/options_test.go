@@ -87,6 +87,8 @@ func TestValidate(t *testing.T) {
 		"max unavailable without --workspace-condition": {func(o *Options) { o.MaxUnavailable = "1" },
 			"--workspace-condition-delay and --max-unavailable gate the condition of --workspace-condition, and apply with it only"},
 		"condition delay without --workspace-condition": {func(o *Options) { o.WorkspaceConditionDelay = time.Minute }, "apply with it only"},
+		"negative heartbeat timeout":                    {func(o *Options) { o.MountHeartbeatTimeout = -time.Second }, "--mount-heartbeat-timeout must be 0 (off) or at least 1s, not -1s"},
+		"heartbeat timeout under a second":              {func(o *Options) { o.MountHeartbeatTimeout = 500 * time.Millisecond }, "not 500ms"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -108,6 +110,12 @@ func TestValidate(t *testing.T) {
 	completed, err = o.Complete()
 	require.NoError(t, err)
 	require.Equal(t, "10%", completed.maxUnavailable.String())
+
+	for _, timeout := range []time.Duration{0, time.Second, 5 * time.Minute} {
+		o = valid()
+		o.MountHeartbeatTimeout = timeout
+		require.NoError(t, o.Validate(), "--mount-heartbeat-timeout=%s", timeout)
+	}
 
 	o = valid()
 	o.LeaderElection.Enabled = false

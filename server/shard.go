@@ -310,5 +310,6 @@ func (c *shardController) run(ctx context.Context, options workspacemounts.Optio
 func (s *Server) controllerOptions(shard string, routing workspacemounts.RoutingOptions) workspacemounts.Options {
 	routing.URLs.ShardHosts = s.shardHostsOf()
 	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
-		Routing: routing, Shard: shard, MountRule: s.Options.mountRule(), MaxWorkspaceEventsPerHour: s.Options.WorkspaceEventsPerHour}
+		Routing: routing, Shard: shard, MountRule: s.Options.mountRule(), MaxWorkspaceEventsPerHour: s.Options.WorkspaceEventsPerHour,
+		MountHeartbeatTimeout: s.Options.MountHeartbeatTimeout}
 }

@@ -69,9 +69,12 @@ func checkWritten(t *testing.T, ws *tenancyv1alpha1.Workspace) mount.Status {
 
 // FuzzStatusOfMountObject feeds the contract any status a mount object can
 // have, and any value of the annotation that marks it (absent where
-// hasMark is false): the JSON is decoded as the dynamic client decodes it.
-// Only a marked object's conditions are published, and the cache's trimmed
-// copy gives the same answer as the object.
+// hasMark is false), with --mount-heartbeat-timeout of timeout seconds (0:
+// off): the JSON is decoded as the dynamic client decodes it. Only a marked
+// object's conditions are published, a heartbeat changes nothing but the
+// expiry (phase Unknown, reason MountHeartbeatExpired) and a note, and the
+// cache's trimmed copy gives the same answer as the object, and the same
+// recheck.
 func FuzzStatusOfMountObject(f *testing.F) {
 	for _, seed := range []string{
 		`{"phase":"Ready","URL":"https://proxy.example/clusters/x"}`,
@@ -84,17 +87,30 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		`{"phase":"Connected","conditions":[null,1,"x",{"status":"False"},{"type":7}]}`,
 		`{"conditions":[{"type":"a\u0000\u2028<&>\"\\","status":"\u001b[31mFalse"}]}`,
 		`null`, `[]`, `"status"`, `{}`,
+		// Heartbeats, around the fuzzer's clock (2026-11-29T12:00:00Z).
+		`{"phase":"Ready","URL":"https://proxy.example/clusters/x","lastHeartbeatTime":"2026-11-29T11:59:58Z"}`,
+		`{"phase":"Ready","URL":"https://proxy.example/clusters/x","lastProxyHeartbeatTime":"2026-11-29T11:00:00Z"}`,
+		`{"phase":"Ready","URL":"https://x","lastHeartbeatTime":"2026-11-29T11:00:00Z","lastProxyHeartbeatTime":"2026-11-29T11:59:59.5+01:00",` +
+			`"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"2026-11-29T11:59:59Z"},{"lastHeartbeatTime":"2026-11-29T12:00:30Z"},` +
+			`{"type":"Other","status":"False","lastHeartbeatTime":7}]}`,
+		`{"phase":"Connecting","lastHeartbeatTime":"yesterday","lastProxyHeartbeatTime":null,"conditions":[{"type":"A","lastHeartbeatTime":""}]}`,
+		`{"phase":"Ready","URL":"https://x","lastHeartbeatTime":"3026-11-29T12:00:00Z"}`,
+		`{"phase":"Ready","URL":"https://x","lastHeartbeatTime":"2026-11-29T12:00:05Z","conditions":"x"}`,
 	} {
-		f.Add([]byte(seed), true, mount.IsMountAnnotationValue)
-		f.Add([]byte(seed), false, "")
+		f.Add([]byte(seed), true, mount.IsMountAnnotationValue, uint16(0))
+		f.Add([]byte(seed), false, "", uint16(0))
+		f.Add([]byte(seed), true, mount.IsMountAnnotationValue, uint16(6))
+		f.Add([]byte(seed), false, "", uint16(60))
 	}
-	f.Add([]byte(`{"phase":"Connecting","conditions":[{"type":"Ready","status":"False","message":"m"}]}`), true, "True")
+	f.Add([]byte(`{"phase":"Connecting","conditions":[{"type":"Ready","status":"False","message":"m"}]}`), true, "True", uint16(6))
 	ref := kubeClusterRef
 	// The rule at level 3, where the reconciler below checks hosts too.
 	urls := mount.URLRule{ShardHosts: func() []string { return []string{"kcp.example", "10.0.0.1"} }}
 	levelThree := urls
 	levelThree.CheckHosts = true
-	f.Fuzz(func(t *testing.T, status []byte, hasMark bool, mark string) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, status []byte, hasMark bool, mark string, timeout uint16) {
+		heartbeats := heartbeatRule{timeout: time.Duration(timeout) * time.Second, now: now}
 		var value interface{}
 		if json.Unmarshal(status, &value) != nil {
 			return
@@ -110,7 +126,17 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		if err := obj.UnmarshalJSON(data); err != nil {
 			return
 		}
-		s := statusOfMountObject(ref, obj, levelThree)
+		s, recheck := statusOfMountObject(ref, obj, levelThree, heartbeats)
+		withoutHeartbeats, noRecheck := statusOfMountObject(ref, obj, levelThree, heartbeatRule{})
+		switch {
+		case noRecheck != 0 || recheck < 0 || (timeout == 0 && (recheck != 0 || !reflect.DeepEqual(s, withoutHeartbeats))):
+			t.Fatalf("recheck %v, %v without heartbeats, for a timeout of %ds", recheck, noRecheck, timeout)
+		case s.Reason == mount.ReasonMountHeartbeatExpired && (s.Phase != mount.PhaseUnknown || s.Ready || heartbeatOf(obj.Object["status"]).newest == heartbeatNone):
+			t.Fatalf("expired: %+v", s)
+		case s.Reason != mount.ReasonMountHeartbeatExpired &&
+			(s.Phase != withoutHeartbeats.Phase || s.Ready != withoutHeartbeats.Ready || s.Reason != withoutHeartbeats.Reason || s.URL != withoutHeartbeats.URL):
+			t.Fatalf("not expired, yet %+v and without heartbeats %+v", s, withoutHeartbeats)
+		}
 		marked := hasMark && mark == mount.IsMountAnnotationValue
 		if marked != mount.IsMarked(obj.GetAnnotations()) {
 			t.Fatalf("marked %v for the annotation %q", mount.IsMarked(obj.GetAnnotations()), mark)
@@ -122,7 +148,7 @@ func FuzzStatusOfMountObject(f *testing.F) {
 			t.Fatalf("a marked mount object: message %q", s.Message)
 		}
 		switch s.Reason {
-		case mount.ReasonMountReady, mount.ReasonMountURLMissing, mount.ReasonMountNotReady, mount.ReasonMountPhaseUnrecognized:
+		case mount.ReasonMountReady, mount.ReasonMountURLMissing, mount.ReasonMountNotReady, mount.ReasonMountPhaseUnrecognized, mount.ReasonMountHeartbeatExpired:
 		default:
 			t.Fatalf("reason %q for an existing mount object", s.Reason)
 		}
@@ -138,16 +164,24 @@ func FuzzStatusOfMountObject(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fromTrimmed := statusOfMountObject(ref, trimmed.(*trimmedMountObject).unstructured(), levelThree); !reflect.DeepEqual(fromTrimmed, s) {
-			t.Fatalf("trimmed %+v, full %+v", fromTrimmed, s)
+		if fromTrimmed, trimmedRecheck := statusOfMountObject(ref, trimmed.(*trimmedMountObject).unstructured(), levelThree, heartbeats); !reflect.DeepEqual(fromTrimmed, s) || trimmedRecheck != recheck {
+			t.Fatalf("trimmed %+v (recheck %v), full %+v (recheck %v)", fromTrimmed, trimmedRecheck, s, recheck)
 		}
 
 		r := &workspacesReconciler{
 			resolve: servedEverywhere, getMountObject: returns(obj, nil), informerDenied: neverDenied,
-			routing: RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true, URLs: urls},
-			now:     func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
+			routing:          RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true, URLs: urls},
+			heartbeatTimeout: heartbeats.timeout,
+			now:              func() time.Time { return now },
 		}
 		ws := mountedWorkspace(ref)
+		state, err := r.mountState(context.Background(), ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state.recheckAfter != recheck {
+			t.Fatalf("the reconciler rechecks after %v, the contract said %v", state.recheckAfter, recheck)
+		}
 		if err := r.reconcile(context.Background(), ws); err != nil {
 			t.Fatal(err)
 		}

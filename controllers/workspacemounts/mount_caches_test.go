@@ -98,8 +98,10 @@ func TestTrimFullMountObject(t *testing.T) {
 	rebuilt := trimmed.unstructured()
 	require.NotContains(t, rebuilt.Object, "spec")
 	require.Equal(t, "42", rebuilt.GetResourceVersion())
-	require.Equal(t, statusOfMountObject(kubeClusterRef, obj, mount.URLRule{}), statusOfMountObject(kubeClusterRef, rebuilt, mount.URLRule{}))
-	require.Len(t, statusOfMountObject(kubeClusterRef, rebuilt, mount.URLRule{}).Conditions, 1)
+	full, _ := statusOfMountObject(kubeClusterRef, obj, mount.URLRule{}, heartbeatRule{})
+	fromRebuilt, _ := statusOfMountObject(kubeClusterRef, rebuilt, mount.URLRule{}, heartbeatRule{})
+	require.Equal(t, full, fromRebuilt)
+	require.Len(t, fromRebuilt.Conditions, 1)
 	require.Equal(t, trimmed, trimmed.DeepCopyObject())
 
 	// Unmarked (no annotation, or another value): only the cluster
@@ -115,9 +117,33 @@ func TestTrimFullMountObject(t *testing.T) {
 		trimmed := out.(*trimmedMountObject)
 		require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "root:org"}, trimmed.GetAnnotations())
 		require.Empty(t, trimmed.conditions)
-		fromTrimmed := statusOfMountObject(kubeClusterRef, trimmed.unstructured(), mount.URLRule{})
-		require.Equal(t, statusOfMountObject(kubeClusterRef, unmarked, mount.URLRule{}), fromTrimmed)
+		fromTrimmed, _ := statusOfMountObject(kubeClusterRef, trimmed.unstructured(), mount.URLRule{}, heartbeatRule{})
+		full, _ := statusOfMountObject(kubeClusterRef, unmarked, mount.URLRule{}, heartbeatRule{})
+		require.Equal(t, full, fromTrimmed)
 		require.Empty(t, fromTrimmed.Conditions)
+	}
+
+	// Heartbeats, of a marked and an unmarked object: only the newest is
+	// kept, and the contract answers the same, with the same recheck.
+	withHeartbeats(obj, "2026-12-01T10:00:00Z", "2026-12-01T10:00:07.5Z")
+	for _, annotations := range []map[string]string{
+		{logicalcluster.AnnotationKey: "root:org", mount.IsMountAnnotationKey: "true"},
+		{logicalcluster.AnnotationKey: "root:org"},
+	} {
+		o := obj.DeepCopy()
+		o.SetAnnotations(annotations)
+		out, err := trimFullMountObject(o.DeepCopy())
+		require.NoError(t, err)
+		trimmed := out.(*trimmedMountObject)
+		require.Equal(t, &heartbeat{seconds: time.Date(2026, 12, 1, 10, 0, 7, 0, time.UTC).Unix(), nanos: 5e8, newest: heartbeatCondition}, trimmed.heartbeat)
+		require.Equal(t, trimmed, trimmed.DeepCopyObject())
+		for _, now := range []time.Time{time.Date(2026, 12, 1, 10, 0, 10, 0, time.UTC), time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)} {
+			rule := heartbeatRule{timeout: 6 * time.Second, now: now}
+			full, fullRecheck := statusOfMountObject(kubeClusterRef, o, mount.URLRule{}, rule)
+			fromTrimmed, trimmedRecheck := statusOfMountObject(kubeClusterRef, trimmed.unstructured(), mount.URLRule{}, rule)
+			require.Equal(t, full, fromTrimmed)
+			require.Equal(t, fullRecheck, trimmedRecheck)
+		}
 	}
 
 	// A tombstone passes unchanged.
@@ -137,6 +163,9 @@ func BenchmarkTrimFullMountObject(b *testing.B) {
 		transform func(interface{}) (interface{}, error)
 	}{
 		{"trimmed", trimFullMountObject},
+		{"trimmed-heartbeats", func(obj interface{}) (interface{}, error) {
+			return trimFullMountObject(withHeartbeats(obj.(*unstructured.Unstructured), "2026-12-01T10:00:00Z", "2026-12-01T10:00:05Z"))
+		}},
 		{"full", func(obj interface{}) (interface{}, error) { return obj, nil }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -159,6 +188,15 @@ func BenchmarkTrimFullMountObject(b *testing.B) {
 			b.ReportMetric(perObject, "bytes/object")
 		})
 	}
+}
+
+// withHeartbeats gives a fullMountObject the heartbeats a provider writes:
+// status.lastProxyHeartbeatTime, and its condition's lastHeartbeatTime.
+func withHeartbeats(obj *unstructured.Unstructured, proxy, condition string) *unstructured.Unstructured {
+	status := obj.Object["status"].(map[string]interface{})
+	status["lastProxyHeartbeatTime"] = proxy
+	status["conditions"].([]interface{})[0].(map[string]interface{})["lastHeartbeatTime"] = condition
+	return obj
 }
 
 func trimmed(obj *unstructured.Unstructured) interface{} {

@@ -114,6 +114,11 @@ type Options struct {
 	// in any hour (--max-workspace-events-per-hour): its transitions and
 	// the controller's other events (recordEvent). 0 records none.
 	MaxWorkspaceEventsPerHour int
+	// MountHeartbeatTimeout (--mount-heartbeat-timeout): a mount object
+	// whose status carries a heartbeat older than it is Unknown, reason
+	// mount.ReasonMountHeartbeatExpired (workspacemounts_heartbeat.go). 0,
+	// the default, is off; else at least MinMountHeartbeatTimeout.
+	MountHeartbeatTimeout time.Duration
 }
 
 // Controller writes the mount status of every mounted Workspace as annotations.
@@ -186,6 +191,9 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	if options.MaxClusterMountInformers < 0 {
 		return nil, fmt.Errorf("the cluster mount informer limit must not be negative, not %d", options.MaxClusterMountInformers)
 	}
+	if err := ValidateMountHeartbeatTimeout(options.MountHeartbeatTimeout); err != nil {
+		return nil, err
+	}
 	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
 		return nil, errors.New("spec.URL cannot be kept beside kcp's in-tree mounts controller, which writes it too (RoutingOptions.WorkspaceURL with InTreeMountsController)")
 	}
@@ -253,6 +261,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		informerDenied:    watched.isDenied,
 		maxMountInformers: options.MaxMountInformers,
 		routing:           options.Routing,
+		heartbeatTimeout:  options.MountHeartbeatTimeout,
 		now:               time.Now,
 	}
 

@@ -64,7 +64,10 @@ type workspacesReconciler struct {
 	maxMountInformers int
 	// routing is what the controller keeps beside the annotations.
 	routing RoutingOptions
-	now     func() time.Time
+	// heartbeatTimeout is --mount-heartbeat-timeout: a mount object whose
+	// newest heartbeat is older is Unknown (heartbeatRule); 0 is off.
+	heartbeatTimeout time.Duration
+	now              func() time.Time
 }
 
 // mountState is what the reconciler found out about a Workspace's mount.
@@ -93,11 +96,14 @@ func (s *mountState) recheckIn(d time.Duration) {
 
 // mountState finds out the mount status of ws.
 func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mountState, error) {
-	status, mounted, err := r.status(ctx, ws)
+	now := r.now()
+	status, mounted, recheck, err := r.status(ctx, ws, now)
 	if err != nil {
 		return mountState{}, err
 	}
-	return mountState{status: status, mounted: mounted, at: metav1.NewTime(r.now().UTC().Truncate(time.Second))}, nil
+	state := mountState{status: status, mounted: mounted, at: metav1.NewTime(now.UTC().Truncate(time.Second))}
+	state.recheckIn(recheck)
+	return state, nil
 }
 
 // applyMetadataAndSpec sets what the controller owns in ws's metadata and
@@ -200,22 +206,23 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 // (mount.GroupAllowed), is Invalid at once, before any request is made (such
 // a Workspace is not indexed either: its kind never reaches
 // workspacemounts-mounts, nor an informer), and the mount object is only
-// ever read in ws's own logical cluster.
-func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mount.Status, bool, error) {
+// ever read in ws's own logical cluster. recheck is how soon the status
+// changes with time alone (a heartbeat expiring at now), 0 if it does not.
+func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace, now time.Time) (mount.Status, bool, time.Duration, error) {
 	cluster := logicalcluster.From(ws)
 	wsKey := kcpcache.ToClusterAwareKey(cluster.String(), "", ws.Name)
 	ref, err := r.rule.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
 		r.reads.forget(wsKey)
-		return mount.Status{}, false, nil
+		return mount.Status{}, false, 0, nil
 	}
 	if errors.Is(err, mount.ErrKindNotAllowed) {
 		return invalid(ref, mount.ReasonMountKindNotAllowed,
-			fmt.Sprintf("Workspace %s cannot be mounted: %v; fix %s.", ws.Name, err, referenceField(ws))), true, nil
+			fmt.Sprintf("Workspace %s cannot be mounted: %v; fix %s.", ws.Name, err, referenceField(ws))), true, 0, nil
 	}
 	if err != nil {
 		return invalid(ref, mount.ReasonMountReferenceInvalid,
-			fmt.Sprintf("Workspace %s cannot be mounted: %v; fix %s.", ws.Name, err, referenceField(ws))), true, nil
+			fmt.Sprintf("Workspace %s cannot be mounted: %v; fix %s.", ws.Name, err, referenceField(ws))), true, 0, nil
 	}
 
 	gvk, _ := ref.GroupVersionKind() // validated by rule.ReferenceOf
@@ -223,19 +230,19 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 	if errors.Is(err, restmapping.ErrKindNotServed) {
 		return invalid(ref, mount.ReasonMountKindUnknown,
 			fmt.Sprintf("Kind %s of %s is not served in cluster %s; create its CRD or bind its APIExport there, or fix %s.",
-				gvk.Kind, gvk.GroupVersion(), cluster, referenceField(ws))), true, nil
+				gvk.Kind, gvk.GroupVersion(), cluster, referenceField(ws))), true, 0, nil
 	}
 	if err != nil {
-		return mount.Status{}, true, err
+		return mount.Status{}, true, 0, err
 	}
 
 	switch {
 	case resource.Namespaced && ref.Namespace == "":
 		return invalid(ref, mount.ReasonMountReferenceInvalid,
-			fmt.Sprintf("%s is namespaced, but the reference names no namespace; set it in %s.", gvk.Kind, referenceField(ws))), true, nil
+			fmt.Sprintf("%s is namespaced, but the reference names no namespace; set it in %s.", gvk.Kind, referenceField(ws))), true, 0, nil
 	case !resource.Namespaced && ref.Namespace != "":
 		return invalid(ref, mount.ReasonMountReferenceInvalid,
-			fmt.Sprintf("%s is cluster-scoped, but the reference names namespace %q; remove it from %s.", gvk.Kind, ref.Namespace, referenceField(ws))), true, nil
+			fmt.Sprintf("%s is cluster-scoped, but the reference names namespace %q; remove it from %s.", gvk.Kind, ref.Namespace, referenceField(ws))), true, 0, nil
 	}
 
 	if r.informerDenied(resource) {
@@ -245,7 +252,7 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 			Message: fmt.Sprintf("%s is not watched: the plugin watches at most %d mount resources (--max-mount-informers) and all are in use; "+
 				"this Workspace converges by itself once a resource is no longer mounted anywhere, or the limit is raised.", describe(ref), r.maxMountInformers),
 			MountRef: ref,
-		}, true, nil
+		}, true, 0, nil
 	}
 
 	obj, err := r.readMountObject(ctx, wsKey, cluster, resource, ref.Namespace, ref.Name)
@@ -255,12 +262,13 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 			Reason:   mount.ReasonMountObjectNotFound,
 			Message:  fmt.Sprintf("%s does not exist in cluster %s; create it, or fix %s.", describe(ref), cluster, referenceField(ws)),
 			MountRef: ref,
-		}, true, nil
+		}, true, 0, nil
 	}
 	if err != nil {
-		return mount.Status{}, true, fmt.Errorf("reading %s in cluster %s: %w", describe(ref), cluster, err)
+		return mount.Status{}, true, 0, fmt.Errorf("reading %s in cluster %s: %w", describe(ref), cluster, err)
 	}
-	return statusOfMountObject(ref, obj, r.urlRule(ws)), true, nil
+	status, recheck := statusOfMountObject(ref, obj, r.urlRule(ws), heartbeatRule{timeout: r.heartbeatTimeout, now: now})
+	return status, true, recheck, nil
 }
 
 // urlRule is the rule for ws's mount URL: its hosts are checked where the

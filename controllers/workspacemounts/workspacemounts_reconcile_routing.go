@@ -96,7 +96,9 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 		condition.Status = corev1.ConditionTrue
 	case status.Reason == mount.ReasonMountInformerLimitReached:
 		condition.Status = corev1.ConditionUnknown
-	case status.Reason == mount.ReasonMountURLMissing && inTreeMountsController:
+	case (status.Reason == mount.ReasonMountURLMissing || status.Reason == mount.ReasonMountHeartbeatExpired) && inTreeMountsController:
+		// kcp's in-tree controller knows nothing of heartbeats: it keeps a
+		// mount whose object still says Ready Ready.
 		condition.Status = corev1.ConditionUnknown
 		condition.Message = mount.Truncate(status.Message, mount.MaxMessage-len(inTreeNote)) + inTreeNote
 	default:
@@ -114,7 +116,8 @@ const inTreeNote = " Not False: kcp's in-tree mounts controller runs on this sha
 // to act.
 func severityOf(status mount.Status) conditionsv1alpha1.ConditionSeverity {
 	switch {
-	case status.Reason == mount.ReasonMountNotReady && status.Phase == mount.PhaseUnknown:
+	case status.Reason == mount.ReasonMountNotReady && status.Phase == mount.PhaseUnknown,
+		status.Reason == mount.ReasonMountHeartbeatExpired:
 		return conditionsv1alpha1.ConditionSeverityWarning
 	case status.Reason == mount.ReasonMountNotReady:
 		return conditionsv1alpha1.ConditionSeverityInfo
@@ -231,6 +234,8 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 // as it is, and WorkspaceMountAvailable says why. Where the gate keeps
 // WorkspaceMountAvailable from False (gate), kcp's condition is Unknown
 // alike: a False one would take the Workspace out of traffic all the same.
+// An expired heartbeat (mount.ReasonMountHeartbeatExpired), the plugin's
+// own judgement, of which kcp's controller knows nothing, leaves it as it is.
 func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, gate gateVerdict, now metav1.Time) {
 	ref := ws.Spec.Mount.Reference
 	var condition *conditionsv1alpha1.Condition

@@ -18,6 +18,7 @@ package workspacemounts
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -40,9 +41,16 @@ import (
 // kcp's mark of a mount object (mount.IsMarked), which whoever may write the
 // object put there. An unmarked one gets its phase, URL and reason, and a
 // message that says how to mark it (mount.UnmarkedNote).
-func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, urls mount.URLRule) mount.Status {
+//
+// With --mount-heartbeat-timeout, the heartbeats of its status, of a marked
+// object and of an unmarked one alike, are judged last (heartbeatRule, at
+// heartbeats.now, the reconciler's clock): an expired one makes it Unknown,
+// reason mount.ReasonMountHeartbeatExpired. recheck is how soon the answer
+// changes with time alone (0: only when the object changes), for
+// mountState.recheckIn.
+func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, urls mount.URLRule, heartbeats heartbeatRule) (status mount.Status, recheck time.Duration) {
 	marked := mount.IsMarked(obj.GetAnnotations())
-	status := mount.Status{MountRef: ref}
+	status = mount.Status{MountRef: ref}
 	if marked {
 		status.Conditions = conditionsOf(obj)
 	}
@@ -82,11 +90,12 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, ur
 		status.Phase, status.Reason = mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized
 		status.Message = fmt.Sprintf("%s reports status.phase %s, which is none of Initializing, Connecting, Ready, Unknown.", what, mount.Quote(phase))
 	}
+	status, recheck = heartbeats.apply(status, heartbeatOf(obj.Object["status"]), what)
 	if !marked {
 		// The note is always whole: what comes before it is cut to leave room.
 		status.Message = mount.Truncate(mount.Sanitize(status.Message), mount.MaxMessage-len(mount.UnmarkedNote)-1) + " " + mount.UnmarkedNote
 	}
-	return status.Bounded()
+	return status.Bounded(), recheck
 }
 
 // maxQuotedURL bounds the URL quoted in a Ready message; the status has all of it.

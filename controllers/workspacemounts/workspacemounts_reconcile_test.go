@@ -651,7 +651,7 @@ func TestStatusOfMountObjectLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := statusOfMountObject(kubeClusterRef, mountObject(tc.status), mount.URLRule{})
+			s, _ := statusOfMountObject(kubeClusterRef, mountObject(tc.status), mount.URLRule{}, heartbeatRule{})
 			tc.check(t, s)
 			encoded := s.Encode()
 			require.Less(t, len(encoded), mount.MaxStatusAnnotationBytes)

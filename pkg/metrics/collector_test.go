@@ -185,6 +185,7 @@ func TestMountCollectorKindLabel(t *testing.T) {
 		{name: "resolved, no URL", ws: workspace("c1", "a", "Good", resolved(mount.PhaseReady, mount.ReasonMountURLMissing)), wantKind: "Good"},
 		{name: "resolved, not ready", ws: workspace("c1", "a", "Good", resolved(mount.PhaseConnecting, mount.ReasonMountNotReady)), wantKind: "Good"},
 		{name: "resolved, phase unrecognized", ws: workspace("c1", "a", "Good", resolved(mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized)), wantKind: "Good"},
+		{name: "resolved, heartbeat expired", ws: workspace("c1", "a", "Good", resolved(mount.PhaseUnknown, mount.ReasonMountHeartbeatExpired)), wantKind: "Good"},
 		{name: "resolved, object missing (legacy)", ws: legacy, wantKind: "Legacy"},
 		{name: "kind not served", ws: workspace("c1", "a", "MadeUp", resolved(mount.PhaseInvalid, mount.ReasonMountKindUnknown)), wantKind: KindUnresolved},
 		{name: "reference invalid", ws: workspace("c1", "a", "MadeUp", resolved(mount.PhaseInvalid, mount.ReasonMountReferenceInvalid)), wantKind: KindUnresolved},

@@ -97,6 +97,14 @@ const (
 	ReasonGateHeld = "GateHeld"
 )
 
+// ReasonMountHeartbeatExpired: with --mount-heartbeat-timeout, the mount
+// object's status carries a heartbeat (status.lastHeartbeatTime, a
+// condition's lastHeartbeatTime or status.lastProxyHeartbeatTime; the newest
+// counts) older than the timeout, or further ahead of the controller's clock
+// than the timeout: its provider stopped writing, whatever its phase says;
+// phase Unknown.
+const ReasonMountHeartbeatExpired = "MountHeartbeatExpired"
+
 // ReasonPending is the reason of a mounted Workspace the controller has not
 // reached yet: it carries no status the controller can have written.
 const ReasonPending = "Pending"
@@ -126,7 +134,8 @@ func CurrentStatus(annotations map[string]string) Status {
 // has not reached the Workspace).
 func (s Status) KindResolved() bool {
 	switch s.Reason {
-	case ReasonMountReady, ReasonMountURLMissing, ReasonMountNotReady, ReasonMountPhaseUnrecognized, ReasonMountObjectNotFound:
+	case ReasonMountReady, ReasonMountURLMissing, ReasonMountNotReady, ReasonMountPhaseUnrecognized, ReasonMountObjectNotFound,
+		ReasonMountHeartbeatExpired:
 		return true
 	}
 	return false

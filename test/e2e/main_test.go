@@ -48,6 +48,14 @@ var (
 	pluginMetricsURL string
 )
 
+// mountHeartbeatTimeout is the in-process plugin's --mount-heartbeat-timeout,
+// its one flag that is not a default, short for TestMountHeartbeatExpires:
+// heartbeats are opt-in, so it changes nothing for a mount object without
+// one, which is every other test's. (A plugin process of that test's own
+// would need a kcp of its own: two controllers on one kcp write each other's
+// Workspaces.)
+const mountHeartbeatTimeout = 6 * time.Second
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -92,6 +100,7 @@ func run(m *testing.M) int {
 	options := server.NewOptions()
 	options.Kubeconfig = s.KubeconfigPath
 	options.Context = "shard-base"
+	options.MountHeartbeatTimeout = mountHeartbeatTimeout
 	metricsPort, err := framework.FreePort(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

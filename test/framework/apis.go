@@ -41,7 +41,9 @@ const MountVersion = "v1alpha1"
 
 // MountCRD returns a CRD for a mount object kind, like kcp's KubeCluster test
 // CRD (group contrib.kcp.io): version v1alpha1 with a status subresource, a
-// free-form spec, and a status with phase, URL and conditions.
+// free-form spec, and a status with phase, URL and conditions, and the
+// heartbeats --mount-heartbeat-timeout reads (lastHeartbeatTime, kcp-dev/contrib's
+// lastProxyHeartbeatTime, a condition's lastHeartbeatTime).
 func MountCRD(group, kind, plural string, scope apiextensionsv1.ResourceScope) *apiextensionsv1.CustomResourceDefinition {
 	return &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
@@ -84,6 +86,7 @@ func mountSchema() *apiextensionsv1.JSONSchemaProps {
 			"reason":             str,
 			"message":            str,
 			"lastTransitionTime": {Type: "string", Format: "date-time"},
+			"lastHeartbeatTime":  {Type: "string", Format: "date-time"},
 		},
 	}
 	return &apiextensionsv1.JSONSchemaProps{
@@ -101,6 +104,9 @@ func mountSchema() *apiextensionsv1.JSONSchemaProps {
 				Properties: map[string]apiextensionsv1.JSONSchemaProps{
 					"phase": str,
 					"URL":   str,
+					// The heartbeats of --mount-heartbeat-timeout.
+					"lastHeartbeatTime":      {Type: "string", Format: "date-time"},
+					"lastProxyHeartbeatTime": {Type: "string", Format: "date-time"},
 					"conditions": {
 						Type:  "array",
 						Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &condition},

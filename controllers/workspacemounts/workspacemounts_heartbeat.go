@@ -1,0 +1,219 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+// This file is the heartbeat rule of the contract (--mount-heartbeat-timeout):
+// a mount object whose provider writes a heartbeat into its status and then
+// stops is Unknown, reason mount.ReasonMountHeartbeatExpired, once the
+// newest heartbeat is older than the timeout, whatever its phase still says.
+//
+// The rule, for a tenant's timestamps:
+//   - Three fields are heartbeats: status.lastHeartbeatTime,
+//     status.lastProxyHeartbeatTime (kcp-dev/contrib's mounts-vw) and the
+//     lastHeartbeatTime of any entry of status.conditions. The newest counts;
+//     an object with none is judged as without the flag (heartbeats are
+//     opt-in for providers).
+//   - A value is an RFC 3339 time (metav1.Time's form). Missing, null or ""
+//     is no heartbeat; anything else is ignored as if absent, and when no
+//     heartbeat can be read the message says which field could not, so
+//     that its provider learns its heartbeats do not count.
+//   - A heartbeat ahead of the controller's clock (clock skew) counts as
+//     now: it is fresh until the timeout after its own time, at most twice
+//     the timeout after it was written. One further ahead than the timeout is
+//     not a skew the timeout absorbs: it counts as expired until the clock
+//     comes within the timeout of it. So no value keeps a provider that
+//     stopped writing Ready longer than twice the timeout.
+//   - It is re-evaluated when the heartbeat would expire (or come within
+//     the timeout) by a delayed requeue of its Workspace
+//     (mountState.recheckIn), never by a periodic scan; a heartbeat that
+//     moves is an update of the mount object, whose event enqueues the
+//     Workspace again, so an expired mount recovers by itself.
+//   - Messages name the field and the time, never an age, so that a
+//     Workspace whose mount stays expired is not written again.
+
+// heartbeatField names a heartbeat of a mount object's status.
+type heartbeatField uint8
+
+const (
+	heartbeatNone heartbeatField = iota
+	heartbeatStatus
+	heartbeatProxy
+	heartbeatCondition
+)
+
+// String is the field as messages name it.
+func (f heartbeatField) String() string {
+	switch f {
+	case heartbeatStatus:
+		return "status.lastHeartbeatTime"
+	case heartbeatProxy:
+		return "status.lastProxyHeartbeatTime"
+	case heartbeatCondition:
+		return "status.conditions[*].lastHeartbeatTime"
+	}
+	return "no heartbeat"
+}
+
+// heartbeat is what the rule reads of a mount object: its newest heartbeat
+// and where it is, and the first field that holds something that is not a
+// time. It is all the full-object caches keep for the rule
+// (trimmedMountObject): 16 bytes, however many conditions the object has.
+type heartbeat struct {
+	// seconds and nanos are the newest heartbeat's time (Unix): 12 bytes,
+	// where a time.Time takes 24.
+	seconds int64
+	nanos   int32
+	// newest is the field of the newest heartbeat, heartbeatNone if none.
+	newest heartbeatField
+	// unreadable is the first field, in the order below, whose value is not
+	// an RFC 3339 time; heartbeatNone if none.
+	unreadable heartbeatField
+}
+
+// at is the newest heartbeat's time.
+func (h heartbeat) at() time.Time { return time.Unix(h.seconds, int64(h.nanos)).UTC() }
+
+// heartbeatOf reads the heartbeats of a mount object's status (its
+// status field, any value): status.lastHeartbeatTime, then
+// status.lastProxyHeartbeatTime, then each condition's lastHeartbeatTime.
+// A later one wins only when strictly newer, so the result does not depend
+// on anything but the values.
+func heartbeatOf(status interface{}) heartbeat {
+	var h heartbeat
+	fields, ok := status.(map[string]interface{})
+	if !ok {
+		return h
+	}
+	h.read(heartbeatStatus, fields, "lastHeartbeatTime")
+	h.read(heartbeatProxy, fields, "lastProxyHeartbeatTime")
+	if conditions, ok := fields["conditions"].([]interface{}); ok {
+		for _, item := range conditions {
+			if condition, ok := item.(map[string]interface{}); ok {
+				h.read(heartbeatCondition, condition, "lastHeartbeatTime")
+			}
+		}
+	}
+	return h
+}
+
+// read takes the heartbeat in fields[name], as field.
+func (h *heartbeat) read(field heartbeatField, fields map[string]interface{}, name string) {
+	value, present := fields[name]
+	if !present || value == nil || value == "" {
+		return
+	}
+	s, _ := value.(string)
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		if h.unreadable == heartbeatNone {
+			h.unreadable = field
+		}
+		return
+	}
+	if h.newest == heartbeatNone || t.After(h.at()) {
+		h.newest, h.seconds, h.nanos = field, t.Unix(), int32(t.Nanosecond()) //nolint:gosec // G115: a nanosecond is under 1e9.
+	}
+}
+
+// restore writes h into a status rebuilt from a trimmed mount object, so
+// that heartbeatOf reads h from it again: the newest heartbeat in its
+// field, and a value that is no time in the unreadable field. A condition's
+// is an entry of status.conditions without a type, which conditionsOf skips.
+func (h heartbeat) restore(status map[string]interface{}) {
+	put := func(field heartbeatField, value interface{}) {
+		switch field {
+		case heartbeatStatus:
+			status["lastHeartbeatTime"] = value
+		case heartbeatProxy:
+			status["lastProxyHeartbeatTime"] = value
+		case heartbeatCondition:
+			conditions, _ := status["conditions"].([]interface{})
+			status["conditions"] = append(conditions, map[string]interface{}{"lastHeartbeatTime": value})
+		}
+	}
+	put(h.unreadable, false)
+	put(h.newest, h.at().Format(time.RFC3339Nano))
+}
+
+// heartbeatRule is --mount-heartbeat-timeout and the time of the
+// judgement, the reconciler's clock (workspacesReconciler.now).
+type heartbeatRule struct {
+	// timeout is the flag; 0 turns the rule off.
+	timeout time.Duration
+	now     time.Time
+}
+
+// MinMountHeartbeatTimeout is the smallest --mount-heartbeat-timeout other
+// than 0: heartbeats are written to the second (metav1.Time).
+const MinMountHeartbeatTimeout = time.Second
+
+// ValidateMountHeartbeatTimeout tells what is wrong with a
+// --mount-heartbeat-timeout: it is 0 (off) or at least
+// MinMountHeartbeatTimeout.
+func ValidateMountHeartbeatTimeout(timeout time.Duration) error {
+	if timeout != 0 && timeout < MinMountHeartbeatTimeout {
+		return fmt.Errorf("--mount-heartbeat-timeout must be 0 (off) or at least %s, not %s: heartbeats are written to the second", MinMountHeartbeatTimeout, timeout)
+	}
+	return nil
+}
+
+// apply judges the heartbeat h of the mount object what, whose status the
+// rest of the contract found: it returns the status, phase Unknown and
+// reason mount.ReasonMountHeartbeatExpired when the heartbeat expired (the
+// status found is quoted), and how soon the judgement changes with time
+// alone (0: only an update of the object changes it).
+func (r heartbeatRule) apply(status mount.Status, h heartbeat, what string) (mount.Status, time.Duration) {
+	if r.timeout <= 0 {
+		return status, 0
+	}
+	if h.newest == heartbeatNone {
+		if h.unreadable != heartbeatNone {
+			status.Message += fmt.Sprintf(" Its %s is not an RFC 3339 time, so it is no heartbeat (--mount-heartbeat-timeout=%s).", h.unreadable, r.timeout)
+		}
+		return status, 0
+	}
+	at := h.at().Format(time.RFC3339)
+	switch ahead := h.at().Sub(r.now); {
+	case ahead > r.timeout:
+		status.Message = fmt.Sprintf("%s has its newest heartbeat (%s) at %s, more than --mount-heartbeat-timeout=%s ahead of the plugin's clock: "+
+			"the clocks disagree, or its provider writes wrong times; it counts as expired until it is within the timeout. Before, it said: %s",
+			what, h.newest, at, r.timeout, status.Message)
+		return expired(status), ahead - r.timeout
+	case ahead > -r.timeout:
+		// Fresh: a heartbeat ahead of the clock counts as now, and is
+		// fresh until the timeout after its own time.
+		return status, ahead + r.timeout
+	default:
+		status.Message = fmt.Sprintf("%s has not heartbeated since %s (%s), longer than --mount-heartbeat-timeout=%s: its provider may be gone. Before, it said: %s",
+			what, at, h.newest, r.timeout, status.Message)
+		return expired(status), 0
+	}
+}
+
+// expired is status as a mount whose heartbeat expired: Unknown, not
+// ready, its URL and conditions kept for whoever looks.
+func expired(status mount.Status) mount.Status {
+	status.Phase, status.Ready, status.Reason = mount.PhaseUnknown, false, mount.ReasonMountHeartbeatExpired
+	return status
+}
