@@ -151,6 +151,10 @@ var untyped = []string{
 	"operator.kcp.io/v1alpha1/VirtualWorkspace",
 	"operator.kcp.io/v1alpha1/Kubeconfig",
 	"operator.kcp.io/v1alpha1/FrontProxy",
+	// deploy/krew: the kubectl plugin's krew manifest, from which hack/release
+	// writes the release's (checked against the archives by its tests and by
+	// make release-verify).
+	"krew.googlecontainertools.github.com/v1alpha2/Plugin",
 }
 
 type object struct {

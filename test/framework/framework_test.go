@@ -104,7 +104,7 @@ func TestMountCRD(t *testing.T) {
 	require.Equal(t, "kubeclusters.contrib.kcp.io", crd.Name)
 	require.NotNil(t, crd.Spec.Versions[0].Subresources.Status)
 	status := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
-	require.ElementsMatch(t, []string{"phase", "URL", "conditions"}, keys(status.Properties))
+	require.ElementsMatch(t, []string{"phase", "URL", "conditions", "lastHeartbeatTime", "lastProxyHeartbeatTime"}, keys(status.Properties))
 	require.True(t, *crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].XPreserveUnknownFields)
 
 	schema, err := apisv1alpha1.CRDToAPIResourceSchema(crd, "v1")
