@@ -160,19 +160,10 @@ func readOutputs(t *testing.T, plugin kubectlPlugin, org, team vwOrg) {
 func (p kubectlPlugin) start(args ...string) *background {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	b := &background{cancel: cancel, done: make(chan struct{})}
-	b.cmd = exec.CommandContext(ctx, p.binary, append([]string{"--kubeconfig", p.kubeconfig, "--request-timeout", "0"}, args...)...)
-	b.cmd.Env = []string{"HOME=" + p.t.TempDir(), "PATH=/usr/bin:/bin"}
-	b.cmd.WaitDelay = 5 * time.Second
-	b.cmd.Stdout = lockedWriter{&b.lock, &b.stdout}
-	b.cmd.Stderr = lockedWriter{&b.lock, &b.stderr}
-	require.NoError(p.t, b.cmd.Start())
-	go func() {
-		_ = b.cmd.Wait()
-		close(b.done)
-	}()
-	p.t.Cleanup(b.stop)
-	return b
+	cmd := exec.CommandContext(ctx, p.binary, append([]string{"--kubeconfig", p.kubeconfig, "--request-timeout", "0"}, args...)...)
+	cmd.Env = []string{"HOME=" + p.t.TempDir(), "PATH=/usr/bin:/bin"}
+	cmd.WaitDelay = 5 * time.Second
+	return startBackground(p.t, cmd, cancel)
 }
 
 // writeWorkspaceKubeconfig writes a kubeconfig with kcp-admin's credentials

@@ -241,16 +241,22 @@ type background struct {
 func (k kubectl) start(cluster string, args ...string) *background {
 	k.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	b := &background{cancel: cancel, done: make(chan struct{})}
-	b.cmd = k.command(ctx, k.route.server(cluster), args...)
+	return startBackground(k.t, k.command(ctx, k.route.server(cluster), args...), cancel)
+}
+
+// startBackground starts cmd, made with a context that cancel ends, in the
+// background, its output kept; it is stopped when the test ends at the latest.
+func startBackground(t *testing.T, cmd *exec.Cmd, cancel context.CancelFunc) *background {
+	t.Helper()
+	b := &background{cmd: cmd, cancel: cancel, done: make(chan struct{})}
 	b.cmd.Stdout = lockedWriter{&b.lock, &b.stdout}
 	b.cmd.Stderr = lockedWriter{&b.lock, &b.stderr}
-	require.NoError(k.t, b.cmd.Start())
+	require.NoError(t, b.cmd.Start())
 	go func() {
 		_ = b.cmd.Wait()
 		close(b.done)
 	}()
-	k.t.Cleanup(b.stop)
+	t.Cleanup(b.stop)
 	return b
 }
 
