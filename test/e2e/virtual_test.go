@@ -129,7 +129,7 @@ func TestVirtualKubectlGet(t *testing.T) {
 
 			// -o wide: CLUSTER, SHARD (empty with a single shard), URL (empty when unset) and REASON.
 			out = k.ok(cluster, "get", "wsm", "-o", "wide")
-			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "SHARD", "URL", "REASON"}, header(out), out)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "SHARD", "URL", "REASON", "SINCE"}, header(out), out)
 			rows = rowsByName(tableRows(t, out))
 			require.Len(t, rows, len(mounts), out)
 			for name, m := range want {
@@ -298,7 +298,7 @@ func TestVirtualPathForms(t *testing.T) {
 
 			// * lists across clusters, this test's among others'.
 			out := k.ok("*", "get", "wsm", "-o", "wide")
-			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "SHARD", "URL", "REASON"}, header(out), out)
+			require.Equal(t, []string{"NAME", "WORKSPACE", "KIND", "MOUNT", "PHASE", "READY", "KCP-PHASE", "AGE", "CLUSTER", "SHARD", "URL", "REASON", "SINCE"}, header(out), out)
 			mine := map[string][]string{}
 			for _, row := range tableRows(t, out) {
 				if row["CLUSTER"] == org.cluster.String() || row["CLUSTER"] == team.cluster.String() {
