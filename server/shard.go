@@ -149,7 +149,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 	var controller *shardController
 	var routing workspacemounts.RoutingOptions
 	if s.Options.RunController {
-		if controller, err = newShardController(shardConfig, workspaces, s.Options.mountRule()); err != nil {
+		if controller, err = newShardController(shardConfig, workspaces, logicalClusters, s.Options.mountRule()); err != nil {
 			return err
 		}
 		synced = append(synced, controller.synced...)
@@ -277,12 +277,13 @@ type shardController struct {
 // newShardController registers the controller's informers (and their
 // indexers, of the Workspaces rule says are mounted) of a shard's config,
 // beside its Workspace informer.
-func newShardController(c *shardConfig, workspaces cache.SharedIndexInformer, rule mount.Rule) (*shardController, error) {
+func newShardController(c *shardConfig, workspaces, logicalClusters cache.SharedIndexInformer, rule mount.Rule) (*shardController, error) {
 	informers := workspacemounts.Informers{
 		Workspaces:         workspaces,
 		CRDs:               c.ApiExtensionsSharedInformerFactory.Apiextensions().V1().CustomResourceDefinitions().Informer(),
 		APIBindings:        c.KcpSharedInformerFactory.Apis().V1alpha1().APIBindings().Informer(),
 		APIResourceSchemas: c.KcpSharedInformerFactory.Apis().V1alpha1().APIResourceSchemas().Informer(),
+		LogicalClusters:    logicalClusters,
 	}
 	if err := workspacemounts.InstallIndexers(informers, rule); err != nil {
 		return nil, err

@@ -52,6 +52,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 const (
@@ -70,6 +71,9 @@ type Informers struct {
 	CRDs               cache.SharedIndexInformer
 	APIBindings        cache.SharedIndexInformer
 	APIResourceSchemas cache.SharedIndexInformer
+	// LogicalClusters names each cluster's tenant (tenant.Of); without it,
+	// every cluster is a tenant of its own.
+	LogicalClusters cache.SharedIndexInformer
 }
 
 // Clients are the clients the controller uses: KCP to patch Workspaces,
@@ -127,7 +131,9 @@ type Controller struct {
 	// shard is Options.Shard, "" with one shard.
 	shard string
 	// rule is Options.MountRule: which Workspaces are mounted.
-	rule            mount.Rule
+	rule mount.Rule
+	// tenantOf is the tenant a Workspace key's cluster belongs to.
+	tenantOf        func(logicalcluster.Name) tenant.Name
 	mountsQueue     queue
 	workspacesQueue queue
 
@@ -207,7 +213,12 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		return nil, errors.New("events regarding Workspaces need an events client (Clients.Events), or Options.MaxWorkspaceEventsPerHour 0")
 	}
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
+	var pathOf tenant.PathOf
+	if informers.LogicalClusters != nil {
+		pathOf = tenant.PathsFrom(informers.LogicalClusters.GetIndexer())
+	}
 	c := &Controller{
+		tenantOf:         func(cluster logicalcluster.Name) tenant.Name { return tenant.Of(cluster, pathOf) },
 		shard:            options.Shard,
 		rule:             options.MountRule,
 		mountsQueue:      newQueue(QueueName(MountsQueueName, options.Shard)),

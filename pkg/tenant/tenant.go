@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package retry is the process's one way of trying again while kcp, or one
+// Package tenant names who a share of the plugin is counted against: the
+// org a logical cluster belongs to, its first workspace under root
+// (root:org for root:org:team:dev). The plugin resolves it from the
+// cluster's LogicalCluster, whose kcp.io/path kcp's path admission keeps
+// from every user but system:masters: a tenant cannot claim another's org.
+// A cluster whose path is not known yet is a tenant of its own.
+package tenant
+
+import (
+	"strings"
+
+	"k8s.io/client-go/tools/cache"
+
+	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
+	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
+)
+
+// Name is a tenant: "root", "root:<org>", or "cluster:<name>" for a
+// cluster whose path is not known.
+type Name string
+
+// Root is the tenant of root itself and of the Workspaces in it.
+const Root Name = "root"
+
+// OfPath is the tenant of a workspace path: root's for root, root:org for
+// root:org and every path below it; "" for an empty path.
+func OfPath(path logicalcluster.Path) Name {
+	s := path.String()
+	if s == "" {
+		return ""
+	}
+	if s == core.RootCluster.String() {
+		return Root
+	}
+	parts := strings.SplitN(s, ":", 3)
+	if len(parts) < 2 || parts[0] != core.RootCluster.String() {
+		return Name(parts[0]) // not under root: its top workspace
+	}
+	return Name(parts[0] + ":" + parts[1])
+}
+
+// PathOf gives a logical cluster's path, empty when not known.
+type PathOf func(logicalcluster.Name) logicalcluster.Path
+
+// Of is the tenant of cluster: by its path, or the cluster alone when
+// pathOf does not know it (nil pathOf knows none).
+func Of(cluster logicalcluster.Name, pathOf PathOf) Name {
+	if cluster == core.RootCluster {
+		return Root
+	}
+	if pathOf != nil {
+		if t := OfPath(pathOf(cluster)); t != "" {
+			return t
+		}
+	}
+	return Name("cluster:" + cluster.String())
+}
+
+// PathsFrom reads paths from LogicalCluster caches (one per shard), each
+// keyed as kcp's informers key them.
+func PathsFrom(logicalClusters ...cache.Indexer) PathOf {
+	return func(cluster logicalcluster.Name) logicalcluster.Path {
+		key := kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName)
+		for _, indexer := range logicalClusters {
+			obj, exists, err := indexer.GetByKey(key)
+			if err != nil || !exists {
+				continue
+			}
+			if lc, ok := obj.(*corev1alpha1.LogicalCluster); ok {
+				if p := lc.Annotations[core.LogicalClusterPathAnnotationKey]; p != "" {
+					return logicalcluster.NewPath(p)
+				}
+			}
+		}
+		return logicalcluster.Path{}
+	}
+}
