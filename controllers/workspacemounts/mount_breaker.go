@@ -23,10 +23,15 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // mountBreaker keeps the (resource, cluster) pairs, by mountCacheKey,
@@ -39,21 +44,34 @@ import (
 // kcp answers (its Workspaces are read again: onClose), and doubles the
 // backoff up to maxBackoff when it times out again. A pair never read yet
 // lets one read through at a time too, so a pair that hangs from the start
-// holds one worker, not all; one that answered once is read by any number.
-// A closed pair that answered is forgotten once the map doubled since it
-// last pruned, so the map holds the pairs in trouble and recent ones.
+// holds one worker, not all; one that answered is read by any number.
+// Probes are bounded per tenant (maxProbesPerTenant, by tenantOf of the
+// pair's cluster): a tenant with many pairs that hang holds that many
+// workers at most, whatever the number of its pairs. A closed pair is
+// forgotten once the map doubled since it last pruned, so the map holds
+// the pairs in trouble and recent ones.
 type mountBreaker struct {
 	initialBackoff, maxBackoff time.Duration
 	now                        func() time.Time
+	// tenantOf is the tenant of a pair's cluster; nil: probes are not
+	// bounded per tenant.
+	tenantOf func(cluster logicalcluster.Name) tenant.Name
 	// onClose is called, without the lock, with a pair that was open and
-	// answered, and with the keys that waited for a probe that ended.
+	// answered; enqueue with each key that waited for a probe that ended.
 	onClose func(pair string)
 	enqueue func(key string)
 
 	lock    sync.Mutex
 	pairs   map[string]*breakerPair
 	pruneAt int
+	// probes are the probes under way per tenant; parked the keys that
+	// wait because their tenant has maxProbesPerTenant under way.
+	probes map[tenant.Name]int
+	parked map[tenant.Name]map[string]bool
 }
+
+// maxProbesPerTenant bounds the probes of one tenant's pairs under way.
+const maxProbesPerTenant = 2
 
 type breakerPair struct {
 	// answered: a read of the pair succeeded, and none timed out since.
@@ -67,9 +85,10 @@ type breakerPair struct {
 	waiting map[string]bool
 }
 
-func newMountBreaker(initialBackoff, maxBackoff time.Duration, onClose func(pair string), enqueue func(key string)) *mountBreaker {
-	return &mountBreaker{initialBackoff: initialBackoff, maxBackoff: maxBackoff, now: time.Now, onClose: onClose, enqueue: enqueue,
-		pairs: map[string]*breakerPair{}, pruneAt: minPruneAt}
+func newMountBreaker(initialBackoff, maxBackoff time.Duration, tenantOf func(logicalcluster.Name) tenant.Name,
+	onClose func(pair string), enqueue func(key string)) *mountBreaker {
+	return &mountBreaker{initialBackoff: initialBackoff, maxBackoff: maxBackoff, now: time.Now, tenantOf: tenantOf, onClose: onClose, enqueue: enqueue,
+		pairs: map[string]*breakerPair{}, pruneAt: minPruneAt, probes: map[tenant.Name]int{}, parked: map[tenant.Name]map[string]bool{}}
 }
 
 // maxBreakerBackoff caps the backoff of an open pair: its Workspaces are
@@ -82,8 +101,12 @@ type breakerVerdict int
 const (
 	// readAllowed: read, and report the outcome with done.
 	readAllowed breakerVerdict = iota
-	// readWaits: another read of the pair is under way and decides; the
-	// key is enqueued again when it ends. Do nothing now.
+	// readProbes: read, and report the outcome with done: the read
+	// decides for the pair's other reads.
+	readProbes
+	// readWaits: another read decides first (of the same pair, or the
+	// tenant's probes are all under way); the key is enqueued again when
+	// it ends. Do nothing now.
 	readWaits
 	// readRefused: the pair is open: the Workspace is Unknown
 	// (mount.ReasonMountKindNotAnswering), to be reconciled again after
@@ -115,64 +138,82 @@ func (b *mountBreaker) admit(pair, key string) (breakerVerdict, time.Duration) {
 		}
 		p.waiting[key] = true
 		return readWaits, 0
-	default:
-		p.probing = true
-		return readAllowed, 0
 	}
+	t := b.tenantOfPair(pair)
+	if b.tenantOf != nil && b.probes[t] >= maxProbesPerTenant {
+		if b.parked[t] == nil {
+			b.parked[t] = map[string]bool{}
+		}
+		b.parked[t][key] = true
+		return readWaits, 0
+	}
+	b.probes[t]++
+	p.probing = true
+	return readProbes, 0
 }
 
-// done reports the outcome of a read that admit allowed: err nil or
-// NotFound is an answer, a timeout (notAnswering) opens the pair, any other
-// error decides nothing.
-func (b *mountBreaker) done(pair string, err error) {
+// done reports the outcome of a read that admit let through (probe: with
+// readProbes): err nil or NotFound is an answer, a timeout (notAnswering)
+// opens the pair, any other error decides nothing.
+func (b *mountBreaker) done(pair string, probe bool, err error) {
 	switch {
 	case err == nil || apierrors.IsNotFound(err):
-		b.answered(pair)
+		b.update(pair, probe, b.close)
 	case notAnswering(err):
-		b.timedOut(pair)
+		b.update(pair, probe, b.trip)
 	default:
-		b.finish(pair, func(*breakerPair) bool { return false })
+		b.update(pair, probe, func(*breakerPair, bool) bool { return false })
 	}
 }
 
-// answered closes pair: kcp answered for it (a read, or a list of its informer).
-func (b *mountBreaker) answered(pair string) {
-	b.finish(pair, func(p *breakerPair) bool {
-		wasOpen := p.backoff > 0
-		p.answered, p.backoff = true, 0
-		return wasOpen
-	})
+// answered closes pair: its informer listed.
+func (b *mountBreaker) answered(pair string) { b.update(pair, false, b.close) }
+
+// timedOut opens pair: its informer's list timed out.
+func (b *mountBreaker) timedOut(pair string) { b.update(pair, false, b.trip) }
+
+// close closes p, and tells whether it was open.
+func (b *mountBreaker) close(p *breakerPair, _ bool) bool {
+	wasOpen := p.backoff > 0
+	p.answered, p.backoff = true, 0
+	return wasOpen
 }
 
-// timedOut opens pair, or, after a probe, doubles its backoff.
-func (b *mountBreaker) timedOut(pair string) {
-	b.finish(pair, func(p *breakerPair) bool {
-		switch {
-		case p.backoff == 0:
-			p.backoff = b.initialBackoff
-		case p.probing:
-			p.backoff = min(2*p.backoff, b.maxBackoff)
-		default:
-			return false // open already: an informer's list, say
-		}
-		p.answered, p.until = false, b.now().Add(p.backoff)
-		return false
-	})
+// trip opens p at the first backoff, or, after a probe, doubles it.
+func (b *mountBreaker) trip(p *breakerPair, probe bool) bool {
+	switch {
+	case p.backoff == 0:
+		p.backoff = b.initialBackoff
+	case probe:
+		p.backoff = min(2*p.backoff, b.maxBackoff)
+	default:
+		return false // open already: an informer's list while the pair waits
+	}
+	p.answered, p.until = false, b.now().Add(p.backoff)
+	return false
 }
 
-// finish ends a probe of pair, changed by update (which tells whether the
-// pair closed), and hands on the keys that waited.
-func (b *mountBreaker) finish(pair string, update func(*breakerPair) (closed bool)) {
+// update changes pair as change says (which tells whether the pair
+// closed); the end of a probe hands on the keys that waited for it, and
+// those its tenant parked.
+func (b *mountBreaker) update(pair string, probe bool, change func(p *breakerPair, probe bool) (closed bool)) {
 	b.lock.Lock()
 	p := b.pairs[pair]
 	if p == nil {
 		p = &breakerPair{}
 		b.pairs[pair] = p
 	}
-	closed := update(p)
-	p.probing = false
-	waiting := p.waiting
-	p.waiting = nil
+	closed := change(p, probe)
+	var waiting, parked map[string]bool
+	if probe {
+		waiting, p.waiting, p.probing = p.waiting, nil, false
+		t := b.tenantOfPair(pair)
+		if b.probes[t]--; b.probes[t] <= 0 {
+			delete(b.probes, t)
+		}
+		parked = b.parked[t]
+		delete(b.parked, t)
+	}
 	b.lock.Unlock()
 	if closed && b.onClose != nil {
 		b.onClose(pair)
@@ -180,6 +221,18 @@ func (b *mountBreaker) finish(pair string, update func(*breakerPair) (closed boo
 	for key := range waiting {
 		b.enqueue(key)
 	}
+	for key := range parked {
+		b.enqueue(key)
+	}
+}
+
+// tenantOfPair is the tenant of pair's cluster, "" without tenantOf.
+func (b *mountBreaker) tenantOfPair(pair string) tenant.Name {
+	if b.tenantOf == nil {
+		return ""
+	}
+	cluster, _, _ := strings.Cut(pair, "|")
+	return b.tenantOf(logicalcluster.Name(cluster))
 }
 
 // open tells whether pair is open, for tests and metrics.
@@ -190,7 +243,7 @@ func (b *mountBreaker) open(pair string) bool {
 	return p != nil && p.backoff > 0
 }
 
-// prune forgets the closed pairs that no read waits for once the map
+// prune forgets the closed pairs no probe is under way for once the map
 // doubled since it last pruned; called with the lock held.
 func (b *mountBreaker) prune() {
 	if len(b.pairs) < b.pruneAt {

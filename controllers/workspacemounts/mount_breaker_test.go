@@ -46,7 +46,7 @@ type testBreaker struct {
 
 func newTestBreaker() *testBreaker {
 	b := &testBreaker{now: time.Unix(1000, 0)}
-	b.mountBreaker = newMountBreaker(10*time.Second, 40*time.Second,
+	b.mountBreaker = newMountBreaker(10*time.Second, 40*time.Second, testTenantOf,
 		func(pair string) { b.lock.Lock(); defer b.lock.Unlock(); b.closed = append(b.closed, pair) },
 		func(key string) { b.lock.Lock(); defer b.lock.Unlock(); b.enqueued = append(b.enqueued, key) })
 	b.mountBreaker.now = func() time.Time { return b.now }
@@ -65,10 +65,10 @@ func TestMountBreaker(t *testing.T) {
 	}
 
 	// Never answered: one read at a time, the others wait for it.
-	admit("a", readAllowed, 0)
+	admit("a", readProbes, 0)
 	admit("b", readWaits, 0)
 	admit("c", readWaits, 0)
-	b.done(pair, context.DeadlineExceeded)
+	b.done(pair, true, context.DeadlineExceeded)
 	require.True(t, b.open(pair), "a read that timed out opens the pair")
 	require.ElementsMatch(t, []string{"b", "c"}, b.enqueued, "the keys that waited are enqueued when the read ends")
 	admit("b", readRefused, 10*time.Second)
@@ -77,24 +77,24 @@ func TestMountBreaker(t *testing.T) {
 	b.now = b.now.Add(4 * time.Second)
 	admit("c", readRefused, 6*time.Second)
 	b.now = b.now.Add(6 * time.Second)
-	admit("a", readAllowed, 0)
+	admit("a", readProbes, 0)
 	admit("b", readRefused, 10*time.Second)
-	b.done(pair, apierrors.NewTimeoutError("conversion webhook", 1))
+	b.done(pair, true, apierrors.NewTimeoutError("conversion webhook", 1))
 	admit("b", readRefused, 20*time.Second)
 	b.now = b.now.Add(20 * time.Second)
-	admit("a", readAllowed, 0)
-	b.done(pair, context.DeadlineExceeded)
+	admit("a", readProbes, 0)
+	b.done(pair, true, context.DeadlineExceeded)
 	admit("a", readRefused, 40*time.Second)
 	b.now = b.now.Add(40 * time.Second)
-	admit("a", readAllowed, 0)
-	b.done(pair, context.DeadlineExceeded)
+	admit("a", readProbes, 0)
+	b.done(pair, true, context.DeadlineExceeded)
 	admit("a", readRefused, 40*time.Second) // capped
 	require.Empty(t, b.closed)
 
 	// The probe answers: closed, its Workspaces read again, and read by any number at once.
 	b.now = b.now.Add(40 * time.Second)
-	admit("a", readAllowed, 0)
-	b.done(pair, nil)
+	admit("a", readProbes, 0)
+	b.done(pair, true, nil)
 	require.False(t, b.open(pair))
 	require.Equal(t, []string{pair}, b.closed)
 	admit("a", readAllowed, 0)
@@ -102,7 +102,7 @@ func TestMountBreaker(t *testing.T) {
 	admit("c", readAllowed, 0)
 
 	// It times out again: open at the first backoff.
-	b.done(pair, context.DeadlineExceeded)
+	b.done(pair, false, context.DeadlineExceeded)
 	admit("a", readRefused, 10*time.Second)
 }
 
@@ -111,17 +111,17 @@ func TestMountBreakerOtherOutcomes(t *testing.T) {
 	b := newTestBreaker()
 	const pair = "root:org|kubeclusters.v1alpha1.contrib.kcp.io"
 	verdict, _ := b.admit(pair, "a")
-	require.Equal(t, readAllowed, verdict)
+	require.Equal(t, readProbes, verdict)
 	verdict, _ = b.admit(pair, "b")
 	require.Equal(t, readWaits, verdict)
 	// An error that is no timeout decides nothing: the next read is a probe again.
-	b.done(pair, apierrors.NewInternalError(errors.New("boom")))
+	b.done(pair, true, apierrors.NewInternalError(errors.New("boom")))
 	require.False(t, b.open(pair))
 	require.Equal(t, []string{"b"}, b.enqueued)
 	verdict, _ = b.admit(pair, "b")
-	require.Equal(t, readAllowed, verdict)
+	require.Equal(t, readProbes, verdict)
 	// NotFound is an answer.
-	b.done(pair, apierrors.NewNotFound(kubeClusterResource.GroupResource(), "proxy"))
+	b.done(pair, true, apierrors.NewNotFound(kubeClusterResource.GroupResource(), "proxy"))
 	verdict, _ = b.admit(pair, "c")
 	require.Equal(t, readAllowed, verdict)
 	verdict, _ = b.admit(pair, "d")
@@ -141,8 +141,8 @@ func TestMountBreakerForgetsClosedPairs(t *testing.T) {
 	b := newTestBreaker()
 	for i := range 10 * minPruneAt {
 		pair := "root:org|r" + string(rune('a'+i%26)) + time.Duration(i).String()
-		b.admit(pair, "k")
-		b.done(pair, nil)
+		verdict, _ := b.admit(pair, "k")
+		b.done(pair, verdict == readProbes, nil)
 	}
 	b.timedOut("root:hostile|hangs")
 	b.lock.Lock()
@@ -201,7 +201,7 @@ func TestReadMountObjectWaitsForProbe(t *testing.T) {
 	b := newTestBreaker()
 	pair := mountCacheKey("root:org", kubeClusterResource)
 	verdict, _ := b.admit(pair, "root:org|other")
-	require.Equal(t, readAllowed, verdict)
+	require.Equal(t, readProbes, verdict)
 	r := &workspacesReconciler{
 		resolve: servedEverywhere,
 		getMountObject: func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
@@ -214,6 +214,28 @@ func TestReadMountObjectWaitsForProbe(t *testing.T) {
 	}
 	_, err := r.mountState(context.Background(), mountedWorkspace(kubeClusterRef))
 	require.ErrorIs(t, err, errReadWaits)
-	b.done(pair, nil)
+	b.done(pair, true, nil)
 	require.Equal(t, []string{"root:org|mounted"}, b.enqueued)
+}
+
+// TestMountBreakerProbesPerTenant: a tenant with many pairs that hang holds
+// maxProbesPerTenant workers at most; another tenant's probe goes at once.
+func TestMountBreakerProbesPerTenant(t *testing.T) {
+	t.Parallel()
+	b := newTestBreaker()
+	pairOf := func(cluster string, i int) string {
+		return cluster + "|hangs" + string(rune('a'+i)) + ".v2.example.com"
+	}
+	for i := range maxProbesPerTenant {
+		verdict, _ := b.admit(pairOf("hostile-1", i), "k")
+		require.Equal(t, readProbes, verdict)
+	}
+	verdict, _ := b.admit(pairOf("hostile-2", 9), "hostile-2|w")
+	require.Equal(t, readWaits, verdict, "the tenant's probes are all under way, whatever the cluster")
+	verdict, _ = b.admit(pairOf("honest-1", 0), "honest-1|w")
+	require.Equal(t, readProbes, verdict, "another tenant probes at once")
+	b.done(pairOf("hostile-1", 0), true, context.DeadlineExceeded)
+	require.Equal(t, []string{"hostile-2|w"}, b.enqueued, "a probe that ends hands on the tenant's parked keys")
+	verdict, _ = b.admit(pairOf("hostile-2", 9), "hostile-2|w")
+	require.Equal(t, readProbes, verdict)
 }

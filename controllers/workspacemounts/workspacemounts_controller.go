@@ -285,7 +285,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 
 	c.caches = &mountCaches{}
 	// A pair that answers again has its Workspaces read again at once.
-	c.breaker = newMountBreaker(options.RequestTimeout, maxBreakerBackoff, func(pair string) {
+	c.breaker = newMountBreaker(options.RequestTimeout, maxBreakerBackoff, tenantOf, func(pair string) {
 		cluster, resourceKey, _ := strings.Cut(pair, "|")
 		c.mounts.enqueueWorkspacesUsing(resourceKey, logicalcluster.Name(cluster))
 	}, c.workspacesQueue.Add)

@@ -53,7 +53,7 @@ func BenchmarkHonestKeyBehindHangingTenant(b *testing.B) {
 					var breaker *mountBreaker
 					if kind == "fair+breaker" {
 						busy = 1 // the pair's one read; the others wait for it
-						breaker = newMountBreaker(hangFor, maxBreakerBackoff, nil, q.Add)
+						breaker = newMountBreaker(hangFor, maxBreakerBackoff, nil, nil, q.Add)
 					}
 					hanging.Add(busy)
 					var once [workers]sync.Once
@@ -65,10 +65,11 @@ func BenchmarkHonestKeyBehindHangingTenant(b *testing.B) {
 						}
 						const pair = "hostile|hangs.v2.example.com"
 						if breaker != nil {
-							if verdict, _ := breaker.admit(pair, key); verdict != readAllowed {
+							verdict, _ := breaker.admit(pair, key)
+							if verdict != readAllowed && verdict != readProbes {
 								return nil // Unknown, or waiting for the read under way: no worker held
 							}
-							defer breaker.done(pair, context.DeadlineExceeded)
+							defer breaker.done(pair, verdict == readProbes, context.DeadlineExceeded)
 						}
 						if i := started.Add(1); i <= int32(busy) {
 							once[i-1].Do(hanging.Done)

@@ -79,8 +79,10 @@ func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string
 		}
 	}
 	pair := mountCacheKey(cluster, resource)
+	var verdict breakerVerdict
 	if r.breaker != nil {
-		switch verdict, after := r.breaker.admit(pair, wsKey); verdict {
+		var after time.Duration
+		switch verdict, after = r.breaker.admit(pair, wsKey); verdict {
 		case readWaits:
 			return nil, errReadWaits
 		case readRefused:
@@ -89,7 +91,7 @@ func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string
 	}
 	obj, err := r.getMountObject(ctx, cluster, resource, namespace, name)
 	if r.breaker != nil {
-		r.breaker.done(pair, err)
+		r.breaker.done(pair, verdict == readProbes, err)
 		if notAnswering(err) && !errors.Is(ctx.Err(), context.Canceled) {
 			return nil, &breakerOpenError{retryIn: r.breaker.initialBackoff, err: err}
 		}
