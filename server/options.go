@@ -55,6 +55,9 @@ type Options struct {
 	WorkspaceWorkers int
 	QPS              float32
 	Burst            int
+	// RequestTimeout bounds each request of the controller to kcp
+	// (workspacemounts.Options.RequestTimeout).
+	RequestTimeout time.Duration
 	// MaxMountInformers bounds the mount object informers the controller runs.
 	MaxMountInformers int
 	// MaxClusterMountInformers bounds the full-object informers of CRD
@@ -114,6 +117,7 @@ func NewOptions() *Options {
 		WorkspaceEventsPerHour:   workspacemounts.DefaultMaxWorkspaceEventsPerHour,
 		QPS:                      100,
 		Burst:                    200,
+		RequestTimeout:           workspacemounts.DefaultRequestTimeout,
 		RunController:            true,
 		RunVirtualWorkspace:      true,
 		VirtualWorkspace:         apiserver.NewOptions(),
@@ -203,6 +207,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"Empty: any host that is not internal.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Queries per second to kcp, across all clients.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of queries to kcp above --kube-api-qps.")
+	fs.DurationVar(&o.RequestTimeout, "kcp-request-timeout", o.RequestTimeout,
+		"Timeout of each request of the controller to kcp (a read, a patch, a list of a mount resource in one cluster). "+
+			"A mount resource whose reads in a cluster time out (a conversion webhook that never answers, say) gets its Workspaces phase Unknown, "+
+			"reason MountKindNotAnswering, and is read again after a backoff.")
 	fs.BoolVar(&o.RunController, "run-controller", o.RunController, "Run the controller that writes the mount status annotations.")
 	fs.BoolVar(&o.RunVirtualWorkspace, "run-virtual-workspace", o.RunVirtualWorkspace, "Serve the workspacemounts virtual workspace.")
 	o.VirtualWorkspace.AddFlags(fs)
@@ -270,6 +278,9 @@ func (o *Options) Validate() error {
 	}
 	if !o.WorkspaceCondition && (o.WorkspaceConditionDelay != 0 || o.MaxUnavailable != "") {
 		errs = append(errs, errors.New("--workspace-condition-delay and --max-unavailable gate the condition of --workspace-condition, and apply with it only"))
+	}
+	if o.RequestTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--kcp-request-timeout must be positive, not %s", o.RequestTimeout))
 	}
 	if o.QPS <= 0 || o.Burst < 1 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))

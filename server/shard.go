@@ -312,5 +312,5 @@ func (s *Server) controllerOptions(shard string, routing workspacemounts.Routing
 	routing.URLs.ShardHosts = s.shardHostsOf()
 	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
 		Routing: routing, Shard: shard, MountRule: s.Options.mountRule(), MaxWorkspaceEventsPerHour: s.Options.WorkspaceEventsPerHour,
-		MountHeartbeatTimeout: s.Options.MountHeartbeatTimeout}
+		MountHeartbeatTimeout: s.Options.MountHeartbeatTimeout, RequestTimeout: s.Options.RequestTimeout}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -121,9 +122,9 @@ func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Reso
 // the returned function is called. Its cache is in caches under
 // mountCacheKey(cluster, resource) while it runs; every add, update and
 // delete goes to onEvent, and onSynced is called once it has synced
-// (runMountInformer).
+// (runMountInformer). Each of its lists is bounded as bound says.
 func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, caches *mountCaches, cluster logicalcluster.Name,
-	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{}), onSynced func()) (func(), error) {
+	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{}), onSynced func(), bound listBound) (func(), error) {
 	var resourceClient interface {
 		List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
 		Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
@@ -135,7 +136,16 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 	}
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-			return resourceClient.List(ctx, options)
+			if bound.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, bound.timeout)
+				defer cancel()
+			}
+			list, err := resourceClient.List(ctx, options)
+			if bound.listed != nil && ctx.Err() != context.Canceled {
+				bound.listed(err)
+			}
+			return list, err
 		},
 		WatchFuncWithContext: resourceClient.Watch,
 	}
@@ -158,6 +168,16 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 		caches.byKey.forget(key)
 		stop()
 	}, nil
+}
+
+// listBound bounds each list of a full-object informer (a page of it) to
+// timeout, 0 for none, and reports each list's outcome to listed, if not
+// nil: a pair's informer that cannot list is what opens its breaker
+// (mountBreaker), as a GET that times out does. Its watch is not bounded:
+// it lives long, and kcp ends it.
+type listBound struct {
+	timeout time.Duration
+	listed  func(err error)
 }
 
 // newClusterMountInformer is an informer of the mount objects of resource
@@ -411,14 +431,20 @@ type clusterResource struct {
 }
 
 // newClusterMountInformers reports every informer's events to onEvent, and
-// its pair to onSynced once it has synced.
+// its pair to onSynced once it has synced; bound, if not nil, bounds each
+// pair's lists.
 func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountCaches, limit int, shard string,
-	onEvent func(restmapping.Resource, interface{}), onSynced func(cluster logicalcluster.Name, resource restmapping.Resource)) *clusterMountInformers {
+	onEvent func(restmapping.Resource, interface{}), onSynced func(cluster logicalcluster.Name, resource restmapping.Resource),
+	bound func(cluster logicalcluster.Name, resource restmapping.Resource) listBound) *clusterMountInformers {
 	return &clusterMountInformers{
 		limit: limit,
 		shard: shard,
 		start: func(ctx context.Context, pair clusterResource) (func(), error) {
-			return startFullInformer(ctx, client, caches, pair.cluster, pair.resource, onEvent, func() { onSynced(pair.cluster, pair.resource) })
+			var lists listBound
+			if bound != nil {
+				lists = bound(pair.cluster, pair.resource)
+			}
+			return startFullInformer(ctx, client, caches, pair.cluster, pair.resource, onEvent, func() { onSynced(pair.cluster, pair.resource) }, lists)
 		},
 		running: map[string]func(){},
 	}

@@ -536,7 +536,7 @@ func TestClusterMountInformer(t *testing.T) {
 		lock.Lock()
 		defer lock.Unlock()
 		events = append(events, obj.(*trimmedMountObject).Name)
-	}, func() { close(synced) })
+	}, func() { close(synced) }, listBound{})
 	require.NoError(t, err)
 	select {
 	case <-synced:

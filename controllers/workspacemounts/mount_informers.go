@@ -85,7 +85,7 @@ func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClien
 		start: func(ctx context.Context, resource restmapping.Resource) (func(), error) {
 			synced := func() { onSynced(resource) }
 			if resource.Identity != "" {
-				return startFullInformer(ctx, dynamicClient, caches, "", resource, onEvent, synced)
+				return startFullInformer(ctx, dynamicClient, caches, "", resource, onEvent, synced, listBound{})
 			}
 			return startMetadataInformer(ctx, metadataClient, resource, onEvent, synced)
 		},

@@ -395,7 +395,7 @@ func BenchmarkMountObjectInformers(b *testing.B) {
 				}
 				if clusterLimit > 0 {
 					r.syncClusterInformers = newClusterMountInformers(server.dynamic, caches, clusterLimit, "", func(restmapping.Resource, interface{}) {},
-						func(logicalcluster.Name, restmapping.Resource) { onSynced() }).sync
+						func(logicalcluster.Name, restmapping.Resource) { onSynced() }, nil).sync
 				}
 				if err := r.reconcile(ctx, kindKey(kubeClusterGVK)); err != nil {
 					b.Fatal(err)

@@ -50,6 +50,9 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 	if oldPhase == newPhase && ws.Annotations[mount.StatusAnnotationKey] == updated.Annotations[mount.StatusAnnotationKey] && ws.Spec.URL == updated.Spec.URL {
 		return nil, nil // nothing to write
 	}
+	if err := c.allowRepair(key, ws, updated, state); err != nil {
+		return nil, err
+	}
 	written, err := c.commit(ctx, key,
 		&workspaceResource{ObjectMeta: ws.ObjectMeta, Spec: ws.Spec, Status: ws.Status},
 		&workspaceResource{ObjectMeta: updated.ObjectMeta, Spec: updated.Spec, Status: ws.Status},
@@ -57,6 +60,7 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 	if err != nil {
 		return nil, err
 	}
+	c.noteWritten(key, updated, state)
 	if oldPhase != newPhase {
 		// oldPhase is whatever was written there, by anyone who may annotate
 		// the Workspace: ObservePhaseTransition maps it into a fixed set.

@@ -23,9 +23,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -123,7 +126,24 @@ type Options struct {
 	// mount.ReasonMountHeartbeatExpired (workspacemounts_heartbeat.go). 0,
 	// the default, is off; else at least MinMountHeartbeatTimeout.
 	MountHeartbeatTimeout time.Duration
+	// RequestTimeout bounds each request the controller makes to kcp
+	// (--kcp-request-timeout): a read of a mount object or a Workspace, a
+	// patch, a list of a (resource, cluster) pair's informer. A pair whose
+	// reads time out is behind a breaker (mountBreaker). 0 is
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// MaxRepairsPerSecond bounds, per tenant, the writes whose only cause is
+	// that the annotations on a Workspace differ from what the controller
+	// last wrote there (someone else changed them); bursts of up to 10
+	// times as many. 0 is DefaultMaxRepairsPerSecond.
+	MaxRepairsPerSecond float64
 }
+
+// DefaultRequestTimeout is the default of --kcp-request-timeout.
+const DefaultRequestTimeout = 10 * time.Second
+
+// DefaultMaxRepairsPerSecond is the default of Options.MaxRepairsPerSecond.
+const DefaultMaxRepairsPerSecond = 1
 
 // Controller writes the mount status of every mounted Workspace as annotations.
 // See README.md for the design.
@@ -143,6 +163,13 @@ type Controller struct {
 	workspaces       *workspacesReconciler
 	// caches are the full-object informers' caches of mount objects.
 	caches *mountCaches
+	// breaker keeps the (resource, cluster) pairs kcp does not answer for.
+	breaker *mountBreaker
+	// repairs bounds, per tenant, the writes that only undo someone else's
+	// change of the annotations (workspacemounts_repairs.go); written holds
+	// what the controller last wrote per Workspace key, to tell them.
+	repairs *tenantLimiters
+	written keyed[uint64]
 	// patchWorkspace applies a merge patch to a Workspace (to its status
 	// with subresource "status") and returns the Workspace kcp answered.
 	patchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
@@ -200,6 +227,18 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	if err := ValidateMountHeartbeatTimeout(options.MountHeartbeatTimeout); err != nil {
 		return nil, err
 	}
+	if options.RequestTimeout < 0 {
+		return nil, fmt.Errorf("the request timeout must not be negative, not %s", options.RequestTimeout)
+	}
+	if options.RequestTimeout == 0 {
+		options.RequestTimeout = DefaultRequestTimeout
+	}
+	if options.MaxRepairsPerSecond < 0 {
+		return nil, fmt.Errorf("the repairs per tenant and second must not be negative, not %v", options.MaxRepairsPerSecond)
+	}
+	if options.MaxRepairsPerSecond == 0 {
+		options.MaxRepairsPerSecond = DefaultMaxRepairsPerSecond
+	}
 	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
 		return nil, errors.New("spec.URL cannot be kept beside kcp's in-tree mounts controller, which writes it too (RoutingOptions.WorkspaceURL with InTreeMountsController)")
 	}
@@ -217,18 +256,23 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	if informers.LogicalClusters != nil {
 		pathOf = tenant.PathsFrom(informers.LogicalClusters.GetIndexer())
 	}
+	tenantOf := func(cluster logicalcluster.Name) tenant.Name { return tenant.Of(cluster, pathOf) }
 	c := &Controller{
-		tenantOf:         func(cluster logicalcluster.Name) tenant.Name { return tenant.Of(cluster, pathOf) },
+		tenantOf:         tenantOf,
 		shard:            options.Shard,
 		rule:             options.MountRule,
 		mountsQueue:      newQueue(QueueName(MountsQueueName, options.Shard)),
-		workspacesQueue:  newQueue(QueueName(WorkspacesQueueName, options.Shard)),
+		workspacesQueue:  newTenantQueue(QueueName(WorkspacesQueueName, options.Shard), keyTenant(tenantOf)),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
 		patchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
+			ctx, cancel := context.WithTimeout(ctx, options.RequestTimeout)
+			defer cancel()
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, subresources...)
 		},
 		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+			ctx, cancel := context.WithTimeout(ctx, options.RequestTimeout)
+			defer cancel()
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Get(ctx, name, metav1.GetOptions{})
 		},
 	}
@@ -240,6 +284,12 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	resolver := restmapping.NewResolver(informers.CRDs.GetIndexer(), informers.APIBindings.GetIndexer(), informers.APIResourceSchemas.GetIndexer())
 
 	c.caches = &mountCaches{}
+	// A pair that answers again has its Workspaces read again at once.
+	c.breaker = newMountBreaker(options.RequestTimeout, maxBreakerBackoff, tenantOf, func(pair string) {
+		cluster, resourceKey, _ := strings.Cut(pair, "|")
+		c.mounts.enqueueWorkspacesUsing(resourceKey, logicalcluster.Name(cluster))
+	}, c.workspacesQueue.Add)
+	c.repairs = newTenantLimiters(rate.Limit(options.MaxRepairsPerSecond), max(1, int(10*options.MaxRepairsPerSecond)))
 	// An informer that synced has the Workspaces it covers read again (runMountInformer).
 	watched := newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
 		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })
@@ -248,6 +298,16 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		syncClusterInformers = newClusterMountInformers(clients.Dynamic, c.caches, options.MaxClusterMountInformers, options.Shard, c.enqueueMountObject,
 			func(cluster logicalcluster.Name, resource restmapping.Resource) {
 				c.mounts.enqueueWorkspacesUsing(resource.Key(), cluster)
+			}, func(cluster logicalcluster.Name, resource restmapping.Resource) listBound {
+				pair := mountCacheKey(cluster, resource)
+				return listBound{timeout: options.RequestTimeout, listed: func(err error) {
+					switch {
+					case err == nil:
+						c.breaker.answered(pair)
+					case notAnswering(err):
+						c.breaker.timedOut(pair)
+					}
+				}}
 			}).sync
 	}
 	c.mounts = &mountsReconciler{
@@ -266,9 +326,13 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		rule:    options.MountRule,
 		resolve: resolver.Resolve,
 		getMountObject: func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error) {
+			ctx, cancel := context.WithTimeout(ctx, options.RequestTimeout)
+			defer cancel()
 			return clients.Dynamic.Cluster(cluster.Path()).Resource(resource.GroupVersionResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		cachedMountObject: c.caches.get,
+		breaker:           c.breaker,
+		requestTimeout:    options.RequestTimeout,
 		informerDenied:    watched.isDenied,
 		maxMountInformers: options.MaxMountInformers,
 		routing:           options.Routing,

@@ -146,6 +146,7 @@ func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 func (c *Controller) forget(key string) {
 	c.observed.forget(key)
 	c.conflicted.forget(key)
+	c.written.forget(key)
 	c.workspaces.reads.forget(key)
 	c.unavailable.release(key)
 	if c.events != nil {

@@ -25,6 +25,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // QueueName is the one name of a queue of the controller of a shard: the
@@ -46,11 +48,27 @@ type queue struct {
 	name string
 }
 
-// newQueue is a work queue named name, retrying with retryRateLimiter.
+// newQueue is a work queue named name, in FIFO order, retrying with
+// retryRateLimiter: workspacemounts-mounts, whose keys are kinds that any
+// tenant may share.
 func newQueue(name string) queue {
 	return queue{
 		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
+		name: name,
+	}
+}
+
+// newTenantQueue is a work queue named name whose keys are handed out fair
+// per tenant (fairQueue) and retried with tenantRetryRateLimiter:
+// workspacemounts-workspaces, one tenant's keys of which must not delay
+// another's. client-go's workqueue, with its metrics, around fairQueue.
+func newTenantQueue(name string, tenantOf func(key string) tenant.Name) queue {
+	fifo := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: name, Queue: newFairQueue(tenantOf)})
+	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: name, Queue: fifo})
+	return queue{
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(tenantRetryRateLimiter(tenantOf),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, DelayingQueue: delaying}),
 		name: name,
 	}
 }
@@ -60,14 +78,30 @@ func newQueue(name string) queue {
 // outage, the Workspace cache catches up late (a reflector backs off up to
 // 30s, twice that with jitter), every patch made from it meanwhile conflicts,
 // and each conflict doubled the key's wait, so a change could take many
-// minutes to be written. The overall limit (10/s, burst 100) is client-go's.
+// minutes to be written.
 const maxRetryDelay = 10 * time.Second
+
+// retryRate and retryBurst are client-go's overall limit of retries.
+const (
+	retryRate  = rate.Limit(10)
+	retryBurst = 100
+)
 
 // retryRateLimiter is client-go's default controller rate limiter with the
 // per-key backoff capped at maxRetryDelay.
 func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
-		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(retryRate, retryBurst)},
+	)
+}
+
+// tenantRetryRateLimiter is retryRateLimiter with client-go's overall
+// bucket kept per tenant (tenantBucketRateLimiter): a tenant whose keys
+// keep failing spends its own retries, not every tenant's.
+func tenantRetryRateLimiter(tenantOf func(key string) tenant.Name) workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
+		&tenantBucketRateLimiter{tenantOf: tenantOf, buckets: newTenantLimiters(retryRate, retryBurst)},
 	)
 }

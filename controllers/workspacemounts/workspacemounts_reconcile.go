@@ -56,6 +56,11 @@ type workspacesReconciler struct {
 	cachedMountObject func(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool)
 	// reads are the last reads per Workspace (readMountObject).
 	reads lastReads
+	// breaker keeps the (resource, cluster) pairs whose reads time out
+	// (mountBreaker); nil: none does. requestTimeout is the timeout of a
+	// read, for messages.
+	breaker        *mountBreaker
+	requestTimeout time.Duration
 	// informerDenied tells whether a resource was refused a mount object
 	// informer because maxMountInformers others run: its mount objects are
 	// not read until a slot frees (workspacemounts-mounts then sends its Workspaces here).
@@ -256,6 +261,16 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 	}
 
 	obj, err := r.readMountObject(ctx, wsKey, cluster, resource, ref.Namespace, ref.Name)
+	if retryIn, open := notAnsweringFor(err); open {
+		return mount.Status{
+			Phase:  mount.PhaseUnknown,
+			Reason: mount.ReasonMountKindNotAnswering,
+			Message: fmt.Sprintf("%s cannot be read: kcp does not answer for %s in cluster %s within %s "+
+				"(a conversion webhook of its CRD that does not answer, say); the plugin reads it again after a backoff, and at once when kcp answers.",
+				describe(ref), resource.GroupVersionResource.GroupResource(), cluster, r.requestTimeout),
+			MountRef: ref,
+		}, true, retryIn, nil
+	}
 	if apierrors.IsNotFound(err) {
 		return mount.Status{
 			Phase:    mount.PhaseNotFound,

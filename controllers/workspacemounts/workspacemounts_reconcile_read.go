@@ -18,8 +18,10 @@ package workspacemounts
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"strconv"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -76,7 +78,24 @@ func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string
 			}
 		}
 	}
+	pair := mountCacheKey(cluster, resource)
+	var verdict breakerVerdict
+	if r.breaker != nil {
+		var after time.Duration
+		switch verdict, after = r.breaker.admit(pair, wsKey); verdict {
+		case readWaits:
+			return nil, errReadWaits
+		case readRefused:
+			return nil, &breakerOpenError{retryIn: after}
+		}
+	}
 	obj, err := r.getMountObject(ctx, cluster, resource, namespace, name)
+	if r.breaker != nil {
+		r.breaker.done(pair, verdict == readProbes, err)
+		if notAnswering(err) && !errors.Is(ctx.Err(), context.Canceled) {
+			return nil, &breakerOpenError{retryIn: r.breaker.initialBackoff, err: err}
+		}
+	}
 	switch {
 	case err == nil:
 		r.reads.put(wsKey, readVersion{object: object, found: true, resourceVersion: parseResourceVersion(obj.GetResourceVersion())})
@@ -84,6 +103,37 @@ func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string
 		r.reads.put(wsKey, readVersion{object: object})
 	}
 	return obj, err
+}
+
+// errReadWaits: another read of the same (resource, cluster) pair is
+// under way and decides for this one (mountBreaker); the Workspace is
+// enqueued again when it ends, and nothing is written now.
+var errReadWaits = errors.New("waiting for another read of the same mount resource and cluster")
+
+// breakerOpenError: the pair's breaker is open, or opened with this read
+// (err): the Workspace is Unknown, reason mount.ReasonMountKindNotAnswering,
+// and is reconciled again in retryIn.
+type breakerOpenError struct {
+	retryIn time.Duration
+	err     error
+}
+
+func (e *breakerOpenError) Error() string {
+	if e.err != nil {
+		return "kcp does not answer reads of the mount object: " + e.err.Error()
+	}
+	return "kcp did not answer reads of this mount resource in this cluster; not read before the backoff ends"
+}
+
+func (e *breakerOpenError) Unwrap() error { return e.err }
+
+// notAnsweringFor tells whether err is a breakerOpenError, and when to read again.
+func notAnsweringFor(err error) (time.Duration, bool) {
+	var open *breakerOpenError
+	if errors.As(err, &open) {
+		return open.retryIn, true
+	}
+	return 0, false
 }
 
 // notOlder tells whether a read from the cache may follow the last read:

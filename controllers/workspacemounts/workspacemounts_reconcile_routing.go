@@ -94,7 +94,7 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 	switch {
 	case status.Ready:
 		condition.Status = corev1.ConditionTrue
-	case status.Reason == mount.ReasonMountInformerLimitReached:
+	case status.Reason == mount.ReasonMountInformerLimitReached || status.Reason == mount.ReasonMountKindNotAnswering:
 		condition.Status = corev1.ConditionUnknown
 	case (status.Reason == mount.ReasonMountURLMissing || status.Reason == mount.ReasonMountHeartbeatExpired) && inTreeMountsController:
 		// kcp's in-tree controller knows nothing of heartbeats: it keeps a

@@ -21,6 +21,7 @@ package workspacemounts
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -109,10 +110,19 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		if observed {
 			c.putObserved(key, observedAt)
 		}
+		if errors.Is(err, errReadWaits) {
+			return nil // the read under way enqueues it again
+		}
 		return err
 	}
 	c.gate(key, ws, &state)
 	written, err := c.commitMetadataAndSpec(ctx, key, ws, state)
+	var limited *repairLimitedError
+	if errors.As(err, &limited) {
+		klog.FromContext(ctx).V(4).Info("repair of the annotations rate limited", "retryIn", limited.retryIn)
+		c.workspacesQueue.AddAfter(key, limited.retryIn)
+		return nil
+	}
 	if err == nil {
 		err = c.commitStatus(ctx, key, ws, written, conflicted, state)
 	}

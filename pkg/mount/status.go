@@ -83,6 +83,12 @@ const (
 // already watches --max-mount-informers mount resources; phase Unknown.
 const ReasonMountInformerLimitReached = "MountInformerLimitReached"
 
+// ReasonMountKindNotAnswering: kcp does not answer reads of the kind's
+// mount objects in the Workspace's cluster within the plugin's request
+// timeout (a conversion webhook that never answers, say), and the plugin
+// reads them again only after a backoff; phase Unknown.
+const ReasonMountKindNotAnswering = "MountKindNotAnswering"
+
 // The reasons of the condition ConditionType (never of the status
 // annotation, which always tells the mount's own state) while the gate of
 // --workspace-condition keeps it from False, so that kcp keeps routing the

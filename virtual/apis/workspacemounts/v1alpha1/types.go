@@ -72,8 +72,8 @@ type WorkspaceMountStatus struct {
 	// A CamelCase word for the state: MountReady, MountURLMissing,
 	// MountNotReady, MountPhaseUnrecognized, MountObjectNotFound,
 	// MountKindUnknown, MountReferenceInvalid, MountKindNotAllowed,
-	// MountInformerLimitReached, MountHeartbeatExpired, or Pending before the
-	// controller reached the Workspace.
+	// MountInformerLimitReached, MountKindNotAnswering, MountHeartbeatExpired,
+	// or Pending before the controller reached the Workspace.
 	Reason string `json:"reason"`
 	// One sentence on what is wrong and which object to look at.
 	Message string `json:"message,omitempty"`
