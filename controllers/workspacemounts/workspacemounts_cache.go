@@ -45,7 +45,7 @@ const (
 	maxCachedLegacy   = mount.MaxLegacyAnnotationBytes + 4
 	maxCachedRefField = mount.MaxReferenceField + 4
 	maxCachedURL      = mount.MaxURL + 4
-	maxCachedCluster  = 256
+	maxCachedCluster  = 256 // spec.cluster: a logical cluster's name
 	// maxCachedReason, maxCachedMessage and maxCachedSeverity bound the
 	// two conditions kept whole.
 	maxCachedReason   = mount.MaxReason + 4
@@ -143,7 +143,7 @@ func cutBeyond(s string, limit int) string {
 		return s
 	}
 	cut := limit
-	for cut > limit-utf8.UTFMax && !utf8.RuneStart(s[cut]) {
+	for cut > limit-utf8.UTFMax+1 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut]
