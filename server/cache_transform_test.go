@@ -205,3 +205,19 @@ func TestSharingIsBounded(t *testing.T) {
 	}
 	require.Less(t, size, 1<<10, "the table keeps the short values only")
 }
+
+// TestTrimForCacheBoundsLabels: the informers keep of a Workspace's labels
+// what mount.BoundedLabels keeps, and count the others.
+func TestTrimForCacheBoundsLabels(t *testing.T) {
+	t.Parallel()
+	labels := map[string]string{}
+	for i := range 1500 {
+		labels[fmt.Sprintf("k%04d", i)] = "v"
+	}
+	obj, err := TrimForCache(mount.Rule{})(&tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "many", Labels: labels}})
+	require.NoError(t, err)
+	ws := obj.(*tenancyv1alpha1.Workspace)
+	require.Len(t, ws.Labels, mount.MaxLabels)
+	require.Equal(t, "v", ws.Labels["k0063"])
+	require.Equal(t, "1436", ws.Annotations[mount.LabelsCutAnnotationKey])
+}

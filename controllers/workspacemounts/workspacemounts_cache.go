@@ -17,7 +17,11 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"strconv"
+	"unicode/utf8"
+
 	"github.com/kcp-dev/logicalcluster/v3"
+	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
@@ -30,18 +34,44 @@ var keptWorkspaceAnnotations = []string{
 	logicalcluster.AnnotationKey, mount.PhaseAnnotationKey, mount.StatusAnnotationKey,
 }
 
+// Bounds of what the cache keeps of a Workspace, whatever a tenant writes
+// there (besides the labels: mount.BoundedLabels). Each is a few bytes more
+// than the longest value the controller writes, or accepts, so a value cut
+// to it is still one the controller refuses or replaces, never one it
+// would write (cutBeyond).
+const (
+	maxCachedPhase    = mount.MaxPhase + 4
+	maxCachedStatus   = mount.MaxStatusAnnotationBytes + 4
+	maxCachedLegacy   = mount.MaxLegacyAnnotationBytes + 4
+	maxCachedRefField = mount.MaxReferenceField + 4
+	maxCachedURL      = mount.MaxURL + 4
+	maxCachedCluster  = 256 // spec.cluster: a logical cluster's name
+	// maxCachedReason, maxCachedMessage and maxCachedSeverity bound the
+	// two conditions kept whole.
+	maxCachedReason   = mount.MaxReason + 4
+	maxCachedMessage  = mount.MaxMessage + 4
+	maxCachedSeverity = 64
+	// maxUnavailableConditions and maxUnavailableType bound the other
+	// False Workspace* conditions kept (their type and status): kcp's phase
+	// rule asks only whether there is one.
+	maxUnavailableConditions = 8
+	maxUnavailableType       = 128
+)
+
 // TrimWorkspace is what the Workspace informer keeps of a Workspace: what
 // the controller, the virtual workspace and the metrics read, so that a
-// shard with 10^5 Workspaces fits in little memory. It keeps metadata but
+// shard with 10^5 Workspaces fits in little memory, and a bounded amount of
+// it, so that no tenant's Workspaces take that memory. It keeps metadata but
 // other annotations, owner references, finalizers and managed fields (the
-// legacy mount annotation only where rule honours it: without
-// --legacy-mount-annotation nothing reads it, and a tenant's value of up to
-// kcp's 256 KiB is not held for good);
-// spec.mount, spec.cluster and (of a Workspace with spec.mount) spec.URL;
-// status.phase, the controller's own condition and kcp's WorkspaceMountReady
-// (which --workspace-url keeps; about 200 bytes per mounted Workspace), and
-// the type and status of every other False condition whose type starts with "Workspace" (what
-// kcp's phase rule reads, kcpPhaseRule).
+// legacy mount annotation only where rule honours it), and of the labels
+// those mount.BoundedLabels keeps (mount.LabelsCutAnnotationKey counting the
+// others); spec.mount, spec.cluster and (of a Workspace with spec.mount)
+// spec.URL; status.phase, the first of the controller's own condition and
+// of kcp's WorkspaceMountReady (which --workspace-url keeps), and the type
+// and status of the first maxUnavailableConditions other False conditions
+// whose type starts with "Workspace" (kcp's phase rule, kcpPhaseRule, asks
+// whether there is one: it answers alike on the trimmed Workspace). Strings
+// a tenant writes are cut (cutBeyond).
 //
 // The controller's writes depend on it: the patch of metadata and spec is
 // the difference of two trimmed copies, which differ only in what the
@@ -56,25 +86,65 @@ func TrimWorkspace(ws *tenancyv1alpha1.Workspace, rule mount.Rule) {
 		}
 	}
 	if value, found := ws.Annotations[mount.LegacyAnnotationKey]; found && rule.LegacyAnnotation {
-		annotations[mount.LegacyAnnotationKey] = value
+		annotations[mount.LegacyAnnotationKey] = cutBeyond(value, maxCachedLegacy)
 	}
+	if value, found := annotations[mount.PhaseAnnotationKey]; found {
+		annotations[mount.PhaseAnnotationKey] = cutBeyond(value, maxCachedPhase)
+	}
+	if value, found := annotations[mount.StatusAnnotationKey]; found {
+		annotations[mount.StatusAnnotationKey] = cutBeyond(value, maxCachedStatus)
+	}
+	labels, cut := mount.BoundedLabels(ws.Labels)
+	if cut == 0 {
+		// Trimmed before: the count stays (TrimWorkspace is idempotent).
+		cut = mount.LabelsCut(ws.Annotations)
+	}
+	if cut > 0 {
+		annotations[mount.LabelsCutAnnotationKey] = strconv.Itoa(cut)
+	}
+	ws.Labels = labels
 	ws.Annotations = annotations
 	ws.OwnerReferences = nil
 	ws.Finalizers = nil
 	ws.ManagedFields = nil
-	spec := tenancyv1alpha1.WorkspaceSpec{Mount: ws.Spec.Mount, Cluster: ws.Spec.Cluster}
-	if ws.Spec.Mount != nil {
-		spec.URL = ws.Spec.URL
+	spec := tenancyv1alpha1.WorkspaceSpec{Mount: ws.Spec.Mount, Cluster: cutBeyond(ws.Spec.Cluster, maxCachedCluster)}
+	if m := ws.Spec.Mount; m != nil {
+		ref := &m.Reference
+		ref.APIVersion, ref.Kind = cutBeyond(ref.APIVersion, maxCachedRefField), cutBeyond(ref.Kind, maxCachedRefField)
+		ref.Name, ref.Namespace = cutBeyond(ref.Name, maxCachedRefField), cutBeyond(ref.Namespace, maxCachedRefField)
+		spec.URL = cutBeyond(ws.Spec.URL, maxCachedURL)
 	}
 	ws.Spec = spec
 	status := tenancyv1alpha1.WorkspaceStatus{Phase: ws.Status.Phase}
+	if len(status.Phase) > maxCachedPhase {
+		status.Phase = corev1alpha1.LogicalClusterPhaseType(cutBeyond(string(status.Phase), maxCachedPhase))
+	}
+	own, kcps, others := false, false, 0
 	for _, c := range ws.Status.Conditions {
 		switch {
-		case c.Type == mount.ConditionType, c.Type == tenancyv1alpha1.MountConditionReady:
+		case c.Type == mount.ConditionType && !own, c.Type == tenancyv1alpha1.MountConditionReady && !kcps:
+			own, kcps = own || c.Type == mount.ConditionType, kcps || c.Type == tenancyv1alpha1.MountConditionReady
+			c.Reason, c.Message = cutBeyond(c.Reason, maxCachedReason), cutBeyond(c.Message, maxCachedMessage)
+			c.Severity = conditionsv1alpha1.ConditionSeverity(cutBeyond(string(c.Severity), maxCachedSeverity))
 			status.Conditions = append(status.Conditions, c)
-		case makesUnavailable(c):
-			status.Conditions = append(status.Conditions, conditionsv1alpha1.Condition{Type: c.Type, Status: c.Status})
+		case makesUnavailable(c) && others < maxUnavailableConditions:
+			others++
+			status.Conditions = append(status.Conditions, conditionsv1alpha1.Condition{
+				Type: conditionsv1alpha1.ConditionType(cutBeyond(string(c.Type), maxUnavailableType)), Status: c.Status})
 		}
 	}
 	ws.Status = status
+}
+
+// cutBeyond cuts s to about limit bytes, on a character boundary, if it is
+// longer: what remains is still longer than limit-4 bytes.
+func cutBeyond(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > limit-utf8.UTFMax+1 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }

@@ -40,6 +40,11 @@ import (
 // that says so (--legacy-mount-annotation).
 const LegacyAnnotationKey = tenancyv1alpha1.ExperimentalWorkspaceMountAnnotationKey
 
+// MaxLegacyAnnotationBytes bounds the legacy annotation: a longer value is
+// refused (and the plugin's caches keep no more of it), where a reference
+// with a status is under 3 KiB.
+const MaxLegacyAnnotationBytes = 8 << 10
+
 // Reference names a mount object: any object in the Workspace object's own
 // logical cluster. Its JSON form is the one of Workspace.spec.mount.ref.
 type Reference struct {
@@ -192,6 +197,9 @@ func (r Rule) referenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	value, found := r.legacyAnnotation(ws)
 	if !found {
 		return Reference{}, ErrNotMounted
+	}
+	if len(value) > MaxLegacyAnnotationBytes {
+		return Reference{}, fmt.Errorf("the annotation %s is longer than %d bytes", LegacyAnnotationKey, MaxLegacyAnnotationBytes)
 	}
 	var legacy legacyMount
 	if err := json.Unmarshal([]byte(value), &legacy); err != nil {

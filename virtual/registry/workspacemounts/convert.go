@@ -24,6 +24,7 @@ package workspacemounts
 
 import (
 	"errors"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,7 +42,9 @@ const ReasonPending = mount.ReasonPending
 // FromWorkspace returns the WorkspaceMount of a Workspace, or nil for a
 // Workspace that rule says is not mounted (the controller, whose rule it is
 // too, then writes nothing on it and removes what it wrote). Invalidly
-// mounted Workspaces are included.
+// mounted Workspaces are included. Its labels are those
+// mount.BoundedLabels keeps (what label selectors see), the annotation
+// mount.LabelsCutAnnotationKey counting the others.
 // clusterPath is the path of the logical cluster holding the Workspace
 // object (empty: not known): it becomes the annotation kcp.io/path, as kcp
 // puts it on objects, and, joined with the name, status.workspacePath.
@@ -53,6 +56,10 @@ func FromWorkspace(rule mount.Rule, ws *tenancyv1alpha1.Workspace, clusterPath l
 	if errors.Is(err, mount.ErrNotMounted) {
 		return nil
 	}
+	// The labels as the Workspace cache keeps them (TrimWorkspace): bounded
+	// again for a Workspace that did not come through it.
+	labels, cut := mount.BoundedLabels(ws.Labels)
+	cut += mount.LabelsCut(ws.Annotations)
 	wsm := &wsmv1alpha1.WorkspaceMount{
 		TypeMeta: metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.Kind},
 		ObjectMeta: metav1.ObjectMeta{
@@ -60,11 +67,14 @@ func FromWorkspace(rule mount.Rule, ws *tenancyv1alpha1.Workspace, clusterPath l
 			UID:               ws.UID,
 			ResourceVersion:   ws.ResourceVersion,
 			CreationTimestamp: ws.CreationTimestamp,
-			Labels:            ws.Labels,
+			Labels:            labels,
 			Annotations:       map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(ws).String()},
 		},
 		Spec:   wsmv1alpha1.WorkspaceMountSpec{MountRef: wsmv1alpha1.MountReference(ref.Bounded())}, // bounded: an invalid reference is any text
 		Status: wsmv1alpha1.WorkspaceMountStatus{WorkspacePhase: string(ws.Status.Phase)},
+	}
+	if cut > 0 {
+		wsm.Annotations[mount.LabelsCutAnnotationKey] = strconv.Itoa(cut)
 	}
 	if !clusterPath.Empty() {
 		wsm.Annotations[core.LogicalClusterPathAnnotationKey] = clusterPath.String()

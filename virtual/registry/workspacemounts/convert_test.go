@@ -23,6 +23,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -323,4 +324,42 @@ func TestFromWorkspaceClusterAnnotations(t *testing.T) {
 	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: "c-shared"}, unknown.Annotations)
 	other := FromWorkspace(mount.Rule{}, mounted("c-other", "a", mount.PhaseReady, nil), path)
 	require.Equal(t, "c-other", other.Annotations[logicalcluster.AnnotationKey])
+}
+
+// TestFromWorkspaceBoundsLabels: a WorkspaceMount keeps the labels
+// mount.BoundedLabels keeps of its Workspace's, and counts the others, so
+// that its JSON stays small whatever a tenant writes; label selectors see
+// only those kept.
+func TestFromWorkspaceBoundsLabels(t *testing.T) {
+	t.Parallel()
+	many := map[string]string{"zz-last": "x"}
+	for i := range 1500 {
+		many[fmt.Sprintf("team.tenant.example.io/label-%04d", i)] = "value"
+	}
+	ws := mounted("c1", "many", mount.PhaseReady, many)
+	wsm := FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{})
+	require.Len(t, wsm.Labels, mount.MaxLabels)
+	require.Contains(t, wsm.Labels, "team.tenant.example.io/label-0063")
+	require.NotContains(t, wsm.Labels, "zz-last")
+	require.Equal(t, "1437", wsm.Annotations[mount.LabelsCutAnnotationKey])
+	entry, err := newEntry(wsm)
+	require.NoError(t, err)
+	require.Less(t, len(entry.json), 8<<10, "the JSON the store keeps")
+
+	// As the informer's transform left it: the count goes on.
+	trimmed := ws.DeepCopy()
+	trimmed.Labels, _ = mount.BoundedLabels(ws.Labels)
+	trimmed.Annotations[mount.LabelsCutAnnotationKey] = "1437"
+	require.Equal(t, wsm, FromWorkspace(mount.Rule{}, trimmed, logicalcluster.Path{}))
+
+	few := FromWorkspace(mount.Rule{}, mounted("c1", "few", mount.PhaseReady, map[string]string{"team": "x"}), logicalcluster.Path{})
+	require.Equal(t, map[string]string{"team": "x"}, few.Labels)
+	require.NotContains(t, few.Annotations, mount.LabelsCutAnnotationKey)
+
+	h := newHarness(t, ws, mounted("c1", "few", mount.PhaseReady, map[string]string{"zz-last": "x"}))
+	h.flush()
+	r := NewREST(h.store, allVisible)
+	require.Equal(t, []string{"c1/few"}, names(list(t, r, "*", &metainternalversion.ListOptions{LabelSelector: mustParseLabels(t, "zz-last")})),
+		"a label not kept is not selected")
+	require.Equal(t, []string{"c1/many"}, names(list(t, r, "*", &metainternalversion.ListOptions{LabelSelector: mustParseLabels(t, "team.tenant.example.io/label-0000")})))
 }
