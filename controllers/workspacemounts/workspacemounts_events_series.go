@@ -75,6 +75,11 @@ type eventSeries struct {
 	// queued: in its cluster's queue of writes; writing: a write is under
 	// way; dirty: the series changed since that write took its copy.
 	queued, writing, dirty bool
+	// bounced: the last write found the object not as expected (gone, or
+	// there already) and was turned into the other; a second bounce in a
+	// row is a failure, so that a shard (or a webhook) answering so
+	// forever costs one more write, not a loop.
+	bounced bool
 }
 
 // eventRecorder turns the events of a controller into event objects in the

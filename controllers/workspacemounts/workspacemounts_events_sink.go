@@ -178,6 +178,15 @@ func (r *eventRecorder) writeQueued(ctx context.Context) {
 		now = r.now()
 		cw.inFlight--
 		s.writing = false
+		if result == writeCreate || result == writePatch {
+			if s.bounced {
+				r.dropped(metrics.EventDropRefused)
+				result = writeFailed
+			}
+			s.bounced = !s.bounced
+		} else {
+			s.bounced = false
+		}
 		switch result {
 		case writeDone:
 			s.created = true

@@ -256,6 +256,34 @@ func TestEventSeriesRecreatedWhenGone(t *testing.T) {
 	require.Empty(t, dropped.counted())
 }
 
+// TestEventSeriesBouncesOnce: a shard (or a webhook) that answers every
+// patch NotFound and every create AlreadyExists costs one bounce, then a
+// counted failure, not a loop of writes.
+func TestEventSeriesBouncesOnce(t *testing.T) {
+	t.Parallel()
+	server := &eventServer{}
+	server.answer = func(w http.ResponseWriter, r *http.Request, body []byte) {
+		switch {
+		case len(server.seen()) == 1:
+			echo(w, r, body)
+		case r.Method == http.MethodPatch:
+			answerStatus(http.StatusNotFound, metav1.StatusReasonNotFound)(w, r, body)
+		default:
+			answerStatus(http.StatusConflict, metav1.StatusReasonAlreadyExists)(w, r, body)
+		}
+	}
+	dropped := &drops{}
+	e, _ := recordingTo(t, server, dropped, nil)
+	ws := eventWorkspace("root:org", "a", "uid-a")
+	e.record(ws, corev1.EventTypeWarning, mount.ReasonMountNotReady, "one")
+	require.Eventually(t, func() bool { return len(server.seen()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	e.record(ws, corev1.EventTypeWarning, mount.ReasonMountNotReady, "two")
+	require.Eventually(t, func() bool { return len(dropped.counted()) > 0 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	require.Len(t, server.seen(), 3, "created, patched (NotFound), created (AlreadyExists), no more")
+	require.Equal(t, map[string]int{metrics.EventDropRefused: 1}, dropped.counted())
+}
+
 // TestEventDropsAreCounted: an event the shard refuses, or that gets no
 // answer, is tried once and counted; so is one of a Workspace deleted
 // before its write, one beyond a cluster's queue, and none after the
