@@ -407,6 +407,9 @@ func TestEventsOfAHangingClusterHoldNoOther(t *testing.T) {
 		return false
 	}, time.Second, time.Millisecond, "the honest cluster's event waits for the hanging one")
 	require.Less(t, time.Since(start), 2*time.Second, "written before the hanging writes timed out")
+	// Counted by the server, a write that timed out ends a little after
+	// the client gave up: count until the first does.
+	require.Equal(t, int32(maxEventWritesPerCluster), most.Load())
 
 	// The writes time out, the breaker opens, the queue is dropped: the
 	// writes that took the place of the first to time out end too.
@@ -418,7 +421,6 @@ func TestEventsOfAHangingClusterHoldNoOther(t *testing.T) {
 	counted := dropped.counted()
 	require.Equal(t, 101, counted[metrics.EventDropClusterSuspended]+counted[metrics.EventDropUnreachable], "every series: %v", counted)
 	require.LessOrEqual(t, counted[metrics.EventDropUnreachable], 2*maxEventWritesPerCluster-1, "%v", counted)
-	require.Equal(t, int32(maxEventWritesPerCluster), most.Load())
 	require.Len(t, counted, 2, "%v", counted)
 }
 
