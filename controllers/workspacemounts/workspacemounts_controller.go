@@ -38,7 +38,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	typedeventsv1 "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
@@ -193,10 +192,10 @@ type Controller struct {
 	unavailable *unavailableGate
 
 	// events records events regarding Workspaces, nil with
-	// Options.MaxWorkspaceEventsPerHour 0; broadcaster carries them to
+	// Options.MaxWorkspaceEventsPerHour 0; broadcaster writes them in
 	// kcp, from Start until it returns (workspacemounts_events.go).
 	events      *workspaceEvents
-	broadcaster events.EventBroadcaster
+	broadcaster *eventRecorder
 
 	// handlers are added to the shared informers by Start and removed when
 	// it returns: the informers outlive the controller (the virtual

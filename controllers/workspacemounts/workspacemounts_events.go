@@ -17,9 +17,9 @@ limitations under the License.
 // This file holds the events: which write of the status annotation is a
 // transition worth an event (Controller.noteTransition), the per-Workspace hourly
 // bound (workspaceEvents), and the one recording path every event of the
-// controller takes (Controller.recordEvent), to client-go's events
-// broadcaster and on to the Workspace's own logical cluster
-// (workspacemounts_events_sink.go).
+// controller takes (Controller.recordEvent), to the event series
+// (workspacemounts_events_series.go) and on to the Workspace's own logical
+// cluster (workspacemounts_events_sink.go).
 
 package workspacemounts
 
@@ -28,10 +28,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	typedeventsv1 "k8s.io/client-go/kubernetes/typed/events/v1"
-	"k8s.io/client-go/tools/events"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -61,8 +59,7 @@ const (
 
 // workspaceRef is what every event of the controller is regarding: the
 // Workspace by kind, name and UID, without a resourceVersion (which every
-// write moves: the broadcaster's aggregation keys on the whole reference,
-// and a series of the same event would never form). Its namespace is empty,
+// write moves: a series would never form if its key held it). Its namespace is empty,
 // a Workspace being cluster-scoped: the event goes in namespace default, and
 // kubectl describe finds it by involvedObject name, kind and UID in any
 // namespace.
@@ -102,7 +99,7 @@ func (c *Controller) recordEvent(ws *tenancyv1alpha1.Workspace, eventType, reaso
 	c.events.record(ws, eventType, mount.Truncate(mount.Sanitize(reason), maxEventReason), mount.Truncate(mount.Sanitize(note), maxEventNote))
 }
 
-// workspaceEvents hands a controller's events to its broadcaster, at most
+// workspaceEvents hands a controller's events to its series, at most
 // maxPerHour per Workspace in any hour, and remembers in which logical
 // cluster each Workspace it recorded an event of lives, for the sink.
 //
@@ -114,8 +111,9 @@ func (c *Controller) recordEvent(ws *tenancyv1alpha1.Workspace, eventType, reaso
 type workspaceEvents struct {
 	maxPerHour int
 	now        func() time.Time
-	// eventf hands an event to the broadcaster (its recorder's Eventf).
-	eventf func(regarding runtime.Object, eventType, reason, action, note string)
+	// eventf hands an event of a Workspace in cluster to its series
+	// (eventRecorder.record).
+	eventf func(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string)
 	// dropped counts a dropped event (countEventDrop).
 	dropped func(reason string)
 
@@ -134,7 +132,7 @@ type recentEvents struct {
 	times []int64
 }
 
-func newWorkspaceEvents(maxPerHour int, eventf func(regarding runtime.Object, eventType, reason, action, note string)) *workspaceEvents {
+func newWorkspaceEvents(maxPerHour int, eventf func(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string)) *workspaceEvents {
 	return &workspaceEvents{
 		maxPerHour: maxPerHour,
 		now:        time.Now,
@@ -145,28 +143,23 @@ func newWorkspaceEvents(maxPerHour int, eventf func(regarding runtime.Object, ev
 	}
 }
 
-// newEventRecording returns a controller's events and their broadcaster,
-// whose sink writes each event with the events client of its Workspace's
+// newEventRecording returns a controller's events and their recorder,
+// which writes each event with the events client of its Workspace's
 // cluster (eventsOf); both count their drops with dropped
 // (countEventDrop).
 func newEventRecording(maxPerHour int, eventsOf func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface,
-	dropped func(reason string)) (*workspaceEvents, events.EventBroadcaster) {
-	var recorder events.EventRecorder
-	e := newWorkspaceEvents(maxPerHour, func(regarding runtime.Object, eventType, reason, action, note string) {
-		// note is an argument: a % in it is no format verb.
-		recorder.Eventf(regarding, nil, eventType, reason, action, "%s", note)
+	dropped func(reason string)) (*workspaceEvents, *eventRecorder) {
+	var recorder *eventRecorder
+	e := newWorkspaceEvents(maxPerHour, func(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string) {
+		recorder.record(cluster, regarding, eventType, reason, note)
 	})
 	e.dropped = dropped
-	sink := newClusterEventSink(eventsOf, e.clusterOf)
-	sink.dropped = dropped
-	broadcaster := events.NewBroadcaster(sink)
-	// The scheme is not consulted: every event regards an ObjectReference
-	// (workspaceRef).
-	recorder = broadcaster.NewRecorder(runtime.NewScheme(), EventReportingController)
-	return e, broadcaster
+	recorder = newEventRecorder(eventsOf, e.clusterOf)
+	recorder.dropped = dropped
+	return e, recorder
 }
 
-// record hands the event to the broadcaster unless ws had maxPerHour events
+// record hands the event to its series unless ws had maxPerHour events
 // within the last hour.
 func (e *workspaceEvents) record(ws *tenancyv1alpha1.Workspace, eventType, reason, note string) {
 	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
@@ -177,7 +170,7 @@ func (e *workspaceEvents) record(ws *tenancyv1alpha1.Workspace, eventType, reaso
 		e.dropped(metrics.EventDropRateLimited)
 		return
 	}
-	e.eventf(workspaceRef(ws), eventType, reason, EventAction, note)
+	e.eventf(logicalcluster.From(ws), workspaceRef(ws), eventType, reason, note)
 }
 
 // countEventDrop counts a dropped event in workspacemounts_events_dropped_total.

@@ -14,25 +14,25 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the events broadcaster's sink: it writes each event in
-// the logical cluster of the Workspace it is regarding, once, and counts
-// every event it cannot write as a drop.
+// This file holds the writes of the event series to kcp: a queue per
+// logical cluster, taken in turn by a fixed set of writers, with a bound
+// per cluster and a breaker per cluster, and every failure counted as a
+// drop.
 
 package workspacemounts
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	typedeventsv1 "k8s.io/client-go/kubernetes/typed/events/v1"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -40,103 +40,261 @@ import (
 )
 
 const (
-	// maxEventWritesInFlight bounds the event writes to one shard at once;
-	// an event beyond is dropped (metrics.EventDropQueueFull). A burst
-	// (a provider's outage turning thousands of mounts not ready) costs
-	// the shard at most this many concurrent requests, and the process
-	// no pile of goroutines waiting for it.
+	// maxEventWritesInFlight bounds the event writes to one shard at once:
+	// the number of writers.
 	maxEventWritesInFlight = 64
+	// maxEventWritesPerCluster bounds the event writes to one logical
+	// cluster at once, so that a cluster whose writes hang holds few
+	// writers, and only until eventWriteTimeout.
+	maxEventWritesPerCluster = 3
+	// maxQueuedEventWritesPerCluster bounds a cluster's queue; an event
+	// beyond is dropped (metrics.EventDropQueueFull). A series is queued
+	// once however often it changes.
+	maxQueuedEventWritesPerCluster = 1000
+	// maxEventClusters bounds the clusters the recorder keeps (clusters
+	// with writes queued or in flight, or failing); an event of another
+	// cluster beyond is dropped (metrics.EventDropQueueFull).
+	maxEventClusters = 10000
 	// eventWriteTimeout bounds one event write.
-	eventWriteTimeout = 10 * time.Second
+	eventWriteTimeout = 5 * time.Second
 )
 
-// clusterEventSink is the events.EventSink of a controller's broadcaster.
-// client-go's sink writes to one cluster; kcp's Workspaces live in many, and
-// an event names none: the sink finds the cluster of the Workspace the
-// event is regarding by its UID (workspaceEvents.clusterOf).
-//
-// Each write is tried once. The broadcaster retries a write that failed
-// with anything but an API status error up to 12 times, 10 s apart, and a
-// series it could not write again at every flush: an unreachable shard
-// would hold every event (and a goroutine) for two minutes. So every
-// failure is returned as an API status error, which the broadcaster gives
-// up on at once, and counted (workspacemounts_events_dropped_total).
-type clusterEventSink struct {
-	// events is the events client of a logical cluster.
-	events    func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface
-	clusterOf func(uid types.UID) (logicalcluster.Name, bool)
-	// inFlight holds a token per write under way.
-	inFlight chan struct{}
-	timeout  time.Duration
-	// dropped counts a dropped event (countEventDrop).
-	dropped func(reason string)
+// clusterWrites are a logical cluster's writes: the series waiting, the
+// writes in flight, and its breaker. It is kept while any of them is not
+// empty (or closed), and forgotten after.
+type clusterWrites struct {
+	name     logicalcluster.Name
+	queue    []*eventSeries
+	inFlight int
+	inReady  bool
+	breaker  eventBreaker
 }
 
-var _ events.EventSink = &clusterEventSink{}
-
-func newClusterEventSink(eventsOf func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface, clusterOf func(uid types.UID) (logicalcluster.Name, bool)) *clusterEventSink {
-	return &clusterEventSink{events: eventsOf, clusterOf: clusterOf, inFlight: make(chan struct{}, maxEventWritesInFlight),
-		timeout: eventWriteTimeout, dropped: countEventDrop}
+func (cw *clusterWrites) idle() bool {
+	return len(cw.queue) == 0 && cw.inFlight == 0
 }
 
-func (s *clusterEventSink) Create(ctx context.Context, event *eventsv1.Event) (*eventsv1.Event, error) {
-	return s.write(ctx, event, false, func(ctx context.Context, client typedeventsv1.EventInterface) (*eventsv1.Event, error) {
-		return client.Create(ctx, event, metav1.CreateOptions{})
-	})
-}
-
-func (s *clusterEventSink) Update(ctx context.Context, event *eventsv1.Event) (*eventsv1.Event, error) {
-	return s.write(ctx, event, false, func(ctx context.Context, client typedeventsv1.EventInterface) (*eventsv1.Event, error) {
-		return client.Update(ctx, event, metav1.UpdateOptions{})
-	})
-}
-
-// Patch writes the count of a series. An event no longer there (expired)
-// is created again by the broadcaster on the NotFound: no drop.
-func (s *clusterEventSink) Patch(ctx context.Context, event *eventsv1.Event, data []byte) (*eventsv1.Event, error) {
-	return s.write(ctx, event, true, func(ctx context.Context, client typedeventsv1.EventInterface) (*eventsv1.Event, error) {
-		return client.Patch(ctx, event.Name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
-	})
-}
-
-func (s *clusterEventSink) write(ctx context.Context, event *eventsv1.Event, patch bool,
-	do func(context.Context, typedeventsv1.EventInterface) (*eventsv1.Event, error)) (*eventsv1.Event, error) {
-	if event.Namespace == "" {
-		return nil, s.drop(metrics.EventDropRefused, apierrors.NewBadRequest("an event without a namespace"))
+// enqueue queues the write of s (under the lock): at most once, and not
+// while it is being written (the writer queues it again when done), so a
+// series has one write at a time, the latest state when it starts. An
+// event of a cluster whose breaker is open is dropped
+// (metrics.EventDropClusterSuspended).
+func (r *eventRecorder) enqueue(s *eventSeries, now time.Time) {
+	if s.writing {
+		s.dirty = true
+		return
 	}
-	cluster, found := s.clusterOf(event.Regarding.UID)
-	if !found {
-		return nil, s.drop(metrics.EventDropWorkspaceDeleted,
-			apierrors.NewResourceExpired(fmt.Sprintf("Workspace %s (uid %s) was deleted: its event is not written", event.Regarding.Name, event.Regarding.UID)))
+	if s.queued {
+		return
 	}
-	select {
-	case s.inFlight <- struct{}{}:
-		defer func() { <-s.inFlight }()
+	cw := r.clusters[s.cluster]
+	if cw == nil {
+		if len(r.clusters) >= maxEventClusters {
+			r.dropped(metrics.EventDropQueueFull)
+			return
+		}
+		cw = &clusterWrites{name: s.cluster}
+		r.clusters[s.cluster] = cw
+	}
+	limit := r.breakers.limit(&cw.breaker, now, r.perCluster)
+	switch {
+	case limit == 0:
+		r.dropped(metrics.EventDropClusterSuspended)
+	case len(cw.queue) >= maxQueuedEventWritesPerCluster:
+		r.dropped(metrics.EventDropQueueFull)
 	default:
-		return nil, s.drop(metrics.EventDropQueueFull,
-			apierrors.NewTooManyRequests(fmt.Sprintf("%d event writes to the shard under way", cap(s.inFlight)), 0))
+		cw.queue = append(cw.queue, s)
+		s.queued = true
+		r.makeReady(cw, limit)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	r.forgetIfDone(cw, now)
+}
+
+// makeReady puts cw in the writers' turn if it has a write waiting and room
+// for it (under the lock).
+func (r *eventRecorder) makeReady(cw *clusterWrites, limit int) {
+	if cw.inReady || len(cw.queue) == 0 || cw.inFlight >= limit {
+		return
+	}
+	cw.inReady = true
+	r.ready = append(r.ready, cw)
+	r.cond.Signal()
+}
+
+// forgetIfDone forgets cw once it has nothing queued, in flight, or to
+// remember of its breaker (under the lock).
+func (r *eventRecorder) forgetIfDone(cw *clusterWrites, now time.Time) {
+	if cw.idle() && !cw.inReady && cw.breaker.failures == 0 && r.clusters[cw.name] == cw {
+		delete(r.clusters, cw.name)
+	}
+}
+
+// writeQueued is a writer: it takes the next cluster in turn, writes the
+// first series of its queue, and puts the cluster back in turn, until ctx
+// is done or the recorder stops. No lock is held across a write.
+func (r *eventRecorder) writeQueued(ctx context.Context) {
+	for {
+		r.lock.Lock()
+		for !r.stopped && len(r.ready) == 0 {
+			r.cond.Wait()
+		}
+		if r.stopped {
+			r.lock.Unlock()
+			return
+		}
+		cw := r.ready[0]
+		r.ready[0] = nil
+		r.ready = r.ready[1:]
+		cw.inReady = false
+		now := r.now()
+		limit := r.breakers.limit(&cw.breaker, now, r.perCluster)
+		if limit == 0 || len(cw.queue) == 0 || cw.inFlight >= limit {
+			r.dropQueued(cw, limit)
+			r.forgetIfDone(cw, now)
+			r.lock.Unlock()
+			continue
+		}
+		s := cw.queue[0]
+		cw.queue[0] = nil
+		cw.queue = cw.queue[1:]
+		s.queued = false
+		if !r.exists(s.key.uid) {
+			delete(r.series, s.key)
+			r.dropped(metrics.EventDropWorkspaceDeleted)
+			r.makeReady(cw, limit)
+			r.forgetIfDone(cw, now)
+			r.lock.Unlock()
+			continue
+		}
+		cw.inFlight++
+		s.writing, s.dirty = true, false
+		event, created := r.event(s), s.created
+		r.makeReady(cw, limit)
+		r.lock.Unlock()
+
+		result := r.write(ctx, s.cluster, event, created)
+
+		r.lock.Lock()
+		now = r.now()
+		cw.inFlight--
+		s.writing = false
+		if result == writeCreate || result == writePatch {
+			if s.bounced {
+				r.dropped(metrics.EventDropRefused)
+				result = writeFailed
+			}
+			s.bounced = !s.bounced
+		} else {
+			s.bounced = false
+		}
+		switch result {
+		case writeDone:
+			s.created = true
+			r.breakers.succeeded(&cw.breaker)
+		case writeCreate:
+			s.created = false
+			s.dirty = true
+		case writePatch:
+			s.created = true
+			s.dirty = true
+		case writeFailed:
+			r.breakers.failed(&cw.breaker, now)
+		case writeStopped:
+		}
+		if s.dirty && !r.stopped {
+			r.enqueue(s, now)
+		}
+		limit = r.breakers.limit(&cw.breaker, now, r.perCluster)
+		r.dropQueued(cw, limit)
+		r.makeReady(cw, limit)
+		r.forgetIfDone(cw, now)
+		r.lock.Unlock()
+	}
+}
+
+// dropQueued drops the writes queued for cw if its breaker is open.
+func (r *eventRecorder) dropQueued(cw *clusterWrites, limit int) {
+	if limit > 0 {
+		return
+	}
+	for i, s := range cw.queue {
+		s.queued = false
+		r.dropped(metrics.EventDropClusterSuspended)
+		cw.queue[i] = nil
+	}
+	cw.queue = nil
+}
+
+// writeResult is what a write did, and what comes next for its series.
+type writeResult int
+
+const (
+	// writeDone: the event object is as the series was.
+	writeDone writeResult = iota
+	// writeCreate: the event object is not there (expired): create it.
+	writeCreate
+	// writePatch: the event object was there already (a create that
+	// timed out succeeded): patch it.
+	writePatch
+	// writeFailed: refused or no answer, counted as a drop; a failure
+	// of the cluster for its breaker.
+	writeFailed
+	// writeStopped: the recorder is stopping.
+	writeStopped
+)
+
+// write writes event in cluster once, within r.timeout: a create of a new
+// event object, else a patch of the series' count and note. The patch is
+// core/v1's (/api/v1, the same object): events.k8s.io/v1 refuses any change
+// of the note, and a series tells its latest cause.
+func (r *eventRecorder) write(ctx context.Context, cluster logicalcluster.Name, event *eventsv1.Event, created bool) writeResult {
+	if ctx.Err() != nil {
+		return writeStopped
+	}
+	writeCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
-	written, err := do(ctx, s.events(cluster.Path()).Events(event.Namespace))
+	client := r.events(cluster.Path())
+	var err error
+	if created {
+		var patch []byte
+		if patch, err = seriesPatch(event); err == nil {
+			err = client.RESTClient().Patch(types.MergePatchType).AbsPath("/api/v1", "namespaces", event.Namespace, "events", event.Name).
+				Body(patch).Do(writeCtx).Error()
+		}
+	} else {
+		_, err = client.Events(event.Namespace).Create(writeCtx, event, metav1.CreateOptions{})
+	}
 	var status *apierrors.StatusError
 	switch {
 	case err == nil:
-		return written, nil
-	case patch && apierrors.IsNotFound(err):
-		return nil, err // the broadcaster creates the event instead
+		return writeDone
+	case created && apierrors.IsNotFound(err):
+		return writeCreate
+	case !created && apierrors.IsAlreadyExists(err):
+		if event.Series == nil {
+			return writeDone
+		}
+		return writePatch
+	case ctx.Err() != nil:
+		return writeStopped
 	case errors.As(err, &status):
-		return nil, s.drop(metrics.EventDropRefused, status)
+		r.dropped(metrics.EventDropRefused)
 	default:
-		return nil, s.drop(metrics.EventDropUnreachable, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusServiceUnavailable, Reason: metav1.StatusReasonServiceUnavailable,
-			Message: fmt.Sprintf("writing the event in cluster %s: %v", cluster, err),
-		}})
+		r.dropped(metrics.EventDropUnreachable)
 	}
+	klog.FromContext(ctx).V(2).Info("event not written", "cluster", cluster, "event", event.Name, "err", err)
+	return writeFailed
 }
 
-// drop counts a dropped event and returns err, an API status error.
-func (s *clusterEventSink) drop(reason string, err *apierrors.StatusError) error {
-	s.dropped(reason)
-	return err
+// seriesPatch is the merge patch of a core/v1 event setting the series and
+// note (message) of event.
+func seriesPatch(event *eventsv1.Event) ([]byte, error) {
+	patch := struct {
+		Message string              `json:"message"`
+		Series  *corev1.EventSeries `json:"series,omitempty"`
+	}{Message: event.Note}
+	if event.Series != nil {
+		patch.Series = &corev1.EventSeries{Count: event.Series.Count, LastObservedTime: event.Series.LastObservedTime}
+	}
+	return json.Marshal(patch)
 }

@@ -31,7 +31,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -93,8 +92,8 @@ type recordedEvent struct {
 // eventsTo returns a workspaceEvents handing its events to *recorded, at
 // the time *now.
 func eventsTo(maxPerHour int, recorded *[]recordedEvent, now *time.Time) *workspaceEvents {
-	e := newWorkspaceEvents(maxPerHour, func(regarding k8sruntime.Object, eventType, reason, action, note string) {
-		*recorded = append(*recorded, recordedEvent{regarding.(*corev1.ObjectReference), eventType, reason, action, note})
+	e := newWorkspaceEvents(maxPerHour, func(_ logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string) {
+		*recorded = append(*recorded, recordedEvent{regarding, eventType, reason, EventAction, note})
 	})
 	e.now = func() time.Time { return *now }
 	return e
@@ -239,7 +238,7 @@ func BenchmarkWorkspaceEventsMemory(b *testing.B) {
 	}
 	for b.Loop() {
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-		e := newWorkspaceEvents(DefaultMaxWorkspaceEventsPerHour, func(k8sruntime.Object, string, string, string, string) {})
+		e := newWorkspaceEvents(DefaultMaxWorkspaceEventsPerHour, func(logicalcluster.Name, *corev1.ObjectReference, string, string, string) {})
 		e.now = func() time.Time { return now }
 		before := liveHeap()
 		for range DefaultMaxWorkspaceEventsPerHour {

@@ -141,8 +141,8 @@ func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 // goes to a held Workspace), its recent events and its cluster (events). The mount object
 // informers and caches are per resource and cluster, and go with the last
 // Workspace mounting them (workspacemounts-mounts, which the delete of a
-// mounted Workspace enqueues). The broadcaster's cache of recent events
-// forgets an event 6 to 12 minutes after it was last seen.
+// mounted Workspace enqueues). The event series (eventRecorder) forgets a
+// series 6 to 7 minutes after its last event.
 func (c *Controller) forget(key string) {
 	c.observed.forget(key)
 	c.conflicted.forget(key)

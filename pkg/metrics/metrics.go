@@ -74,10 +74,14 @@ const (
 	// EventDropWorkspaceDeleted: the Workspace was deleted before its event
 	// (or its series' count) was written.
 	EventDropWorkspaceDeleted = "workspace_deleted"
+	// EventDropClusterSuspended: the writes of events in the Workspace's
+	// logical cluster failed or timed out several times in a row, and
+	// that cluster's events are skipped for a while (its circuit breaker).
+	EventDropClusterSuspended = "cluster_suspended"
 )
 
 // EventDropReasons are every reason label of events_dropped_total.
-var EventDropReasons = []string{EventDropRateLimited, EventDropQueueFull, EventDropRefused, EventDropUnreachable, EventDropWorkspaceDeleted}
+var EventDropReasons = []string{EventDropRateLimited, EventDropQueueFull, EventDropRefused, EventDropUnreachable, EventDropWorkspaceDeleted, EventDropClusterSuspended}
 
 // Annotation patch results.
 const (

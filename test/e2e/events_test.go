@@ -68,7 +68,7 @@ func TestWorkspaceEvents(t *testing.T) {
 	kube, err := kcpkubernetesclientset.NewForConfig(cfg)
 	require.NoError(t, err)
 	// The first status (Ready), not ready, ready again: the third is like
-	// the first, so client-go's broadcaster makes it a series of it.
+	// the first, so it is a series of it.
 	var warning, normal eventsv1.Event
 	framework.Eventually(t, func() (bool, string) {
 		list, err := kube.Cluster(cluster).EventsV1().Events(metav1.NamespaceDefault).List(context.Background(), metav1.ListOptions{})
@@ -114,5 +114,5 @@ func TestWorkspaceEvents(t *testing.T) {
 
 	// Drops are counted by a fixed set of reasons, all exported from the start.
 	reasons := scrapePluginMetrics(t).LabelValues("workspacemounts_events_dropped_total", "reason")
-	require.Equal(t, map[string]bool{"rate_limited": true, "queue_full": true, "refused": true, "unreachable": true, "workspace_deleted": true}, reasons)
+	require.Equal(t, map[string]bool{"rate_limited": true, "queue_full": true, "refused": true, "unreachable": true, "workspace_deleted": true, "cluster_suspended": true}, reasons)
 }
