@@ -54,7 +54,7 @@ func TestServerReviewFails(t *testing.T) {
 			return false, errors.New(`post "https://shard-2.internal:6443/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews": dial tcp 10.0.0.7:6443: connection refused`)
 		}
 		exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }
-		deps.Authorizer = authorization.New(authorization.NewReviews(failing, authorization.DefaultReviewOptions()), exists)
+		deps.Authorizer = authorization.New(authorization.NewReviews(failing, authorization.DefaultReviewOptions(), nil), exists)
 	})
 	alice := ts.client(t, "alice", "team-a")
 	for _, cluster := range []string{"c1", "c2", "made-up", "root:nowhere"} {
@@ -133,7 +133,7 @@ func TestWithUserShares(t *testing.T) {
 				entered <- struct{}{}
 				<-release
 				w.WriteHeader(http.StatusTeapot)
-			}), newShares(tc.opts))
+			}), newShares(tc.opts, nil))
 			serve := func(u user.Info) *httptest.ResponseRecorder {
 				ctx := genericapirequest.WithUser(t.Context(), u)
 				ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true, Verb: tc.verb, Resource: "workspacemounts"})
@@ -165,25 +165,25 @@ func TestWithUserShares(t *testing.T) {
 // TestSharesTotalWatches: the watches of all users are bounded too.
 func TestSharesTotalWatches(t *testing.T) {
 	t.Parallel()
-	s := newShares(ShareOptions{PerUserInFlight: 1, PerUserWatches: 2, MaxWatches: 3})
+	s := newShares(ShareOptions{PerUserInFlight: 1, PerUserWatches: 2, MaxWatches: 3}, nil)
 	releases := make([]func(), 0, 3)
 	for i := range 3 {
-		release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: fmt.Sprint("u", i)}), true)
+		release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: fmt.Sprint("u", i)}, nil), true)
 		require.NotNil(t, release)
 		require.Empty(t, full)
 		releases = append(releases, release)
 	}
-	release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: "u9"}), true)
+	release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: "u9"}, nil), true)
 	require.Nil(t, release)
 	require.Equal(t, "the server's watches", full)
-	release, _ = s.take(authorization.FairnessKey(&user.DefaultInfo{Name: "u9"}), false)
+	release, _ = s.take(authorization.FairnessKey(&user.DefaultInfo{Name: "u9"}, nil), false)
 	require.NotNil(t, release, "requests that are not watches are not counted with watches")
 	release()
 	for _, release := range releases {
 		release()
 	}
 	for _, limiter := range []*authorization.Limiter{s.watches, s.inFlight} {
-		ofKey, all := limiter.Taken(authorization.FairnessKey(&user.DefaultInfo{Name: "u0"}))
+		ofKey, all := limiter.Taken(authorization.FairnessKey(&user.DefaultInfo{Name: "u0"}, nil))
 		require.Zero(t, ofKey)
 		require.Zero(t, all)
 	}

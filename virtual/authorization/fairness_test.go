@@ -84,7 +84,7 @@ func TestFairnessKey(t *testing.T) {
 		},
 	}
 	for _, pair := range same {
-		require.Equal(t, FairnessKey(pair[0]), FairnessKey(pair[1]), "%+v and %+v are one user", pair[0], pair[1])
+		require.Equal(t, FairnessKey(pair[0], nil), FairnessKey(pair[1], nil), "%+v and %+v are one user", pair[0], pair[1])
 	}
 	require.NotEqual(t, subjectOf(serviceAccountToken(1)), subjectOf(serviceAccountToken(2)), "but two tokens' answers are kept apart")
 	otherCluster := serviceAccountToken(1)
@@ -103,7 +103,7 @@ func TestFairnessKey(t *testing.T) {
 		// A ServiceAccount without a cluster is keyed as a user.
 		{&user.DefaultInfo{Name: "system:serviceaccount:default:a"}, &user.DefaultInfo{Name: "system:serviceaccount:default:b"}},
 	} {
-		require.NotEqual(t, FairnessKey(pair[0]), FairnessKey(pair[1]), "%+v and %+v are two users", pair[0], pair[1])
+		require.NotEqual(t, FairnessKey(pair[0], nil), FairnessKey(pair[1], nil), "%+v and %+v are two users", pair[0], pair[1])
 	}
 
 	// Whatever the input, 32 bytes, and all of it counts.
@@ -112,8 +112,8 @@ func TestFairnessKey(t *testing.T) {
 	for i := range groups {
 		groups[i] = strings.Repeat("g", 1000) + fmt.Sprint(i)
 	}
-	a := FairnessKey(&user.DefaultInfo{Name: huge + "a", Groups: groups})
-	b := FairnessKey(&user.DefaultInfo{Name: huge + "b", Groups: groups})
+	a := FairnessKey(&user.DefaultInfo{Name: huge + "a", Groups: groups}, nil)
+	b := FairnessKey(&user.DefaultInfo{Name: huge + "b", Groups: groups}, nil)
 	require.Len(t, a, sha256.Size)
 	require.NotEqual(t, a, b)
 }
@@ -126,7 +126,7 @@ func TestReviewsShareByFairnessKey(t *testing.T) {
 	review := newBlockingReview()
 	opts := testReviewOptions()
 	opts.Concurrency, opts.PerUserConcurrency = 16, 2
-	r := NewReviews(review.review, opts)
+	r := NewReviews(review.review, opts, nil)
 	done := make(chan struct{})
 	for i := range 20 {
 		go func() {
@@ -156,7 +156,7 @@ func TestReviewsShareByTenant(t *testing.T) {
 	review := newBlockingReview()
 	opts := testReviewOptions()
 	opts.Concurrency, opts.PerUserConcurrency = 16, 2
-	r := NewReviews(review.review, opts)
+	r := NewReviews(review.review, opts, nil)
 	done := make(chan struct{})
 	ask := func(u user.Info) {
 		go func() {
@@ -192,7 +192,7 @@ func TestReviewsMaxAge(t *testing.T) {
 	review := &switchableReview{allowed: true}
 	opts := testReviewOptions()
 	opts.StaleGrace, opts.StaleWait = 5*time.Minute, 10*time.Millisecond
-	r := newReviews(review.review, opts, clock)
+	r := newReviews(review.review, opts, nil, clock)
 	ask := func(maxAge time.Duration) (bool, error) {
 		return r.Allowed(context.Background(), alice, "c1", "list", maxAge)
 	}
@@ -246,7 +246,7 @@ func TestReviewsFailing(t *testing.T) {
 	t.Parallel()
 	clock := clocktesting.NewFakeClock(time.Now())
 	review := &countingReview{}
-	r := newReviews(review.review, testReviewOptions(), clock)
+	r := newReviews(review.review, testReviewOptions(), nil, clock)
 	require.False(t, r.Failing())
 	_, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
 	require.NoError(t, err)
@@ -277,7 +277,7 @@ func TestReviewsTurnErrors(t *testing.T) {
 	}
 	opts := testReviewOptions()
 	opts.Concurrency, opts.PerUserConcurrency, opts.Timeout = 2, 1, 100*time.Millisecond
-	r := NewReviews(held, opts)
+	r := NewReviews(held, opts, nil)
 	for _, u := range []*user.DefaultInfo{alice, {Name: "bob"}} {
 		go func() { _, _ = r.Allowed(context.Background(), u, "c1", "list", 0) }()
 		<-started
