@@ -188,3 +188,48 @@ func TestSharesTotalWatches(t *testing.T) {
 		require.Zero(t, all)
 	}
 }
+
+// TestWithUserSharesByOrg: the ServiceAccounts of an org's child workspaces
+// hold one share of watches, the org's; another org's ServiceAccount, and a
+// cluster whose path is not known, hold their own.
+func TestWithUserSharesByOrg(t *testing.T) {
+	t.Parallel()
+	pathOf := func(cluster logicalcluster.Name) logicalcluster.Path {
+		return map[logicalcluster.Name]logicalcluster.Path{
+			"c-child-0": logicalcluster.NewPath("root:org:child-0"),
+			"c-child-1": logicalcluster.NewPath("root:org:child-1"),
+			"c-child-2": logicalcluster.NewPath("root:org:team:child-2"),
+			"c-other":   logicalcluster.NewPath("root:other"),
+		}[cluster]
+	}
+	release, entered := make(chan struct{}), make(chan struct{}, 10)
+	handler := withUserShares(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		entered <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusTeapot)
+	}), newShares(ShareOptions{PerUserInFlight: 100, PerUserWatches: 2, MaxWatches: 100}, pathOf))
+	watch := func(cluster string) *httptest.ResponseRecorder {
+		u := &user.DefaultInfo{Name: "system:serviceaccount:default:sa", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {cluster}}}
+		ctx := genericapirequest.WithUser(t.Context(), u)
+		ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "workspacemounts"})
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody))
+		return rec
+	}
+	held := make(chan int, 5)
+	for _, cluster := range []string{"c-child-0", "c-child-1"} {
+		go func() { held <- watch(cluster).Code }()
+		<-entered
+	}
+	rec := watch("c-child-2")
+	require.Equal(t, http.StatusTooManyRequests, rec.Code, "a third child's watch is over the org's share")
+	require.Contains(t, rec.Body.String(), "your watches")
+	for _, cluster := range []string{"c-other", "c-unknown", "c-unknown-2"} {
+		go func() { held <- watch(cluster).Code }()
+		<-entered // a share of its own
+	}
+	close(release)
+	for range 5 {
+		require.Equal(t, http.StatusTeapot, <-held)
+	}
+}
