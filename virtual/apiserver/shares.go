@@ -173,6 +173,9 @@ func withAuthorization(handler http.Handler, a authorizer.Authorizer, s runtime.
 		case decision == authorizer.DecisionAllow:
 			audit.AddAuditAnnotations(ctx, "authorization.k8s.io/decision", "allow", "authorization.k8s.io/reason", reason)
 			handler.ServeHTTP(w, req)
+		case errors.Is(err, authorization.ErrSubjectRate):
+			audit.AddAuditAnnotation(ctx, "authorization.k8s.io/reason", "over the tenant's rate of new subjects")
+			tooMany(w, req, "too many new tokens or users of your tenant to authorize, reuse your tokens")
 		case errors.Is(err, authorization.ErrUserShare):
 			audit.AddAuditAnnotation(ctx, "authorization.k8s.io/reason", "over the user's share")
 			tooMany(w, req, "your SubjectAccessReviews are all under way")

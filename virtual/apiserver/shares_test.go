@@ -29,6 +29,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -231,5 +232,29 @@ func TestWithUserSharesByOrg(t *testing.T) {
 	close(release)
 	for range 5 {
 		require.Equal(t, http.StatusTeapot, <-held)
+	}
+}
+
+// TestWithAuthorizationShareErrors: a review over the tenant's share of
+// turns or of new subjects is answered 429 with Retry-After, a review that
+// failed 503.
+func TestWithAuthorizationShareErrors(t *testing.T) {
+	t.Parallel()
+	for err, want := range map[error]int{
+		authorization.ErrSubjectRate:                          http.StatusTooManyRequests,
+		fmt.Errorf("waiting: %w", authorization.ErrUserShare): http.StatusTooManyRequests,
+		authorization.ErrUnavailable:                          http.StatusServiceUnavailable,
+	} {
+		handler := withAuthorization(http.NotFoundHandler(), authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+			return authorizer.DecisionDeny, "", err
+		}), codecs)
+		ctx := genericapirequest.WithUser(t.Context(), &user.DefaultInfo{Name: "u"})
+		ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true, Verb: "list", Resource: "workspacemounts"})
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody))
+		require.Equal(t, want, rec.Code, "%v: %s", err, rec.Body.String())
+		if want == http.StatusTooManyRequests {
+			require.Equal(t, "1", rec.Header().Get("Retry-After"))
+		}
 	}
 }
