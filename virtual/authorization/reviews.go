@@ -103,7 +103,7 @@ type ReviewOptions struct {
 	CacheSize int
 	// Concurrency bounds the reviews under way towards kcp at once;
 	// PerUserConcurrency the share of them one user (FairnessKey: every
-	// ServiceAccount of a workspace is one) may hold.
+	// ServiceAccount of an org and its workspaces is one) may hold.
 	Concurrency, PerUserConcurrency int
 	// Timeout bounds one review, waiting for its turn included.
 	Timeout time.Duration
