@@ -87,3 +87,55 @@ func TestReviewsBoundNewSubjectsPerTenant(t *testing.T) {
 	}
 	require.ErrorIs(t, ask(childToken(0), "c3"), ErrSubjectRate, "token 0 is forgotten: new again")
 }
+
+// FuzzNewSubjects: whatever the sequence of subjects, tenants and pauses,
+// the subjects a tenant was first to bring stay within its burst and rate; a
+// subject admitted lately is admitted again, whatever its tenant's bucket;
+// and a tenant idle long enough for its bucket to fill is admitted a new
+// subject, whatever the others did.
+func FuzzNewSubjects(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 0, 0, 2, 0, 0, 3, 0, 0, 4, 1, 0, 0, 0, 200})
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		const qps, burst, ttl = 2, 3, 5 * time.Second
+		clock := clocktesting.NewFakeClock(time.Unix(1e9, 0))
+		start := clock.Now()
+		n := newNewSubjects(qps, burst, 1000, ttl, clock)
+		admitted := map[UserKey]map[subject]bool{}
+		lastAdmitted := map[subject]time.Time{}
+		lastAsked := map[UserKey]time.Time{}
+		for i := 0; i+2 < len(ops); i += 3 {
+			var s subject
+			s[0] = ops[i] % 16
+			var tenant UserKey
+			tenant[0] = ops[i+1] % 4
+			clock.Step(time.Duration(ops[i+2]) * 10 * time.Millisecond)
+			now := clock.Now()
+
+			idle, seen := lastAsked[tenant]
+			ok := n.admit(s, tenant)
+			lastAsked[tenant] = now
+			if at, found := lastAdmitted[s]; found && now.Sub(at) < ttl/2 {
+				if !ok {
+					t.Fatalf("op %d: subject %d admitted %s ago is refused", i/3, s[0], now.Sub(at))
+				}
+			}
+			if (!seen || now.Sub(idle) > n.refillTime+time.Second) && !ok {
+				t.Fatalf("op %d: tenant %d idle since %v is refused", i/3, tenant[0], idle)
+			}
+			if !ok {
+				continue
+			}
+			if _, found := lastAdmitted[s]; !found { // charged to this tenant
+				if admitted[tenant] == nil {
+					admitted[tenant] = map[subject]bool{}
+				}
+				admitted[tenant][s] = true
+				if bound := burst + int(qps*now.Sub(start).Seconds()); len(admitted[tenant]) > bound {
+					t.Fatalf("op %d: tenant %d brought %d new subjects, more than %d", i/3, tenant[0], len(admitted[tenant]), bound)
+				}
+			}
+			lastAdmitted[s] = now
+		}
+	})
+}
