@@ -261,11 +261,13 @@ func TestReviewOptionsValidate(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, DefaultReviewOptions().Validate())
 	for name, mutate := range map[string]func(*ReviewOptions){
-		"negative TTL":   func(o *ReviewOptions) { o.DenyTTL = -time.Second },
-		"no cache":       func(o *ReviewOptions) { o.CacheSize = 0 },
-		"no concurrency": func(o *ReviewOptions) { o.Concurrency = 0 },
-		"no user share":  func(o *ReviewOptions) { o.PerUserConcurrency = 0 },
-		"no timeout":     func(o *ReviewOptions) { o.Timeout = 0 },
+		"negative TTL":     func(o *ReviewOptions) { o.DenyTTL = -time.Second },
+		"no cache":         func(o *ReviewOptions) { o.CacheSize = 0 },
+		"no concurrency":   func(o *ReviewOptions) { o.Concurrency = 0 },
+		"no user share":    func(o *ReviewOptions) { o.PerUserConcurrency = 0 },
+		"no timeout":       func(o *ReviewOptions) { o.Timeout = 0 },
+		"no subject rate":  func(o *ReviewOptions) { o.NewSubjectsPerTenantQPS = 0 },
+		"no subject burst": func(o *ReviewOptions) { o.NewSubjectsPerTenantBurst = 0 },
 	} {
 		o := DefaultReviewOptions()
 		mutate(&o)
