@@ -141,8 +141,9 @@ func (s *Shards) shardOf(cluster logicalcluster.Name) (*shard, bool) {
 // (tenant.PathsFrom over every shard's LogicalCluster cache), empty when
 // none does: what the virtual workspace names a ServiceAccount's tenant by.
 func (s *Shards) PathOf(cluster logicalcluster.Name) logicalcluster.Path {
-	var indexers []cache.Indexer
-	for _, served := range s.all() {
+	all := s.all()
+	indexers := make([]cache.Indexer, 0, len(all))
+	for _, served := range all {
 		if _, logicalClusters := served.caches(); logicalClusters != nil {
 			indexers = append(indexers, logicalClusters)
 		}
