@@ -160,7 +160,7 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 	}
 	if o.RunVirtualWorkspace {
 		c.ReviewLimiter = flowcontrol.NewTokenBucketRateLimiter(o.VirtualWorkspace.AuthorizationQPS, o.VirtualWorkspace.AuthorizationBurst)
-		reviews := authorization.NewReviews(authorization.ReviewByShard(c.Shards.ReviewerOf), o.VirtualWorkspace.Authorization)
+		reviews := authorization.NewReviews(authorization.ReviewByShard(c.Shards.ReviewerOf), o.VirtualWorkspace.Authorization, c.Shards.PathOf)
 		c.Authorizer = authorization.New(reviews, c.Shards.ClusterExists)
 		c.TokenReviewConfig = tokenReviewConfig(c.ClientConfig, c.TokenReviewLoader)
 	}

@@ -31,6 +31,7 @@ import (
 	tenancyv1alpha1listers "github.com/kcp-dev/sdk/client/listers/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
@@ -134,6 +135,20 @@ func (s *Shards) shardOf(cluster logicalcluster.Name) (*shard, bool) {
 		}
 	}
 	return nil, false
+}
+
+// PathOf is the cluster's path as the synced shard holding it knows it
+// (tenant.PathsFrom over every shard's LogicalCluster cache), empty when
+// none does: what the virtual workspace names a ServiceAccount's tenant by.
+func (s *Shards) PathOf(cluster logicalcluster.Name) logicalcluster.Path {
+	all := s.all()
+	indexers := make([]cache.Indexer, 0, len(all))
+	for _, served := range all {
+		if _, logicalClusters := served.caches(); logicalClusters != nil {
+			indexers = append(indexers, logicalClusters)
+		}
+	}
+	return tenant.PathsFrom(indexers...)(cluster)
 }
 
 // clusterExists tells whether a LogicalCluster cache holds the cluster.

@@ -30,10 +30,12 @@ import (
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // servedShard is a shard holding the given logical clusters, with a
@@ -113,4 +115,30 @@ func TestShards(t *testing.T) {
 	require.False(t, shards.ClusterExists("c-team"))
 	_, answered := shards.LastContact("shard-2")
 	require.False(t, answered, "not served")
+}
+
+// TestShardsPathOf: a cluster's path is read from whichever synced shard
+// holds it, and names its tenant; a cluster no shard knows the path of is
+// a tenant of its own.
+func TestShardsPathOf(t *testing.T) {
+	t.Parallel()
+	withPath := func(s *shard, cluster, path string) {
+		_, logicalClusters := s.caches()
+		require.NoError(t, logicalClusters.Update(&corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{
+			Name: corev1alpha1.LogicalClusterName, Annotations: map[string]string{logicalcluster.AnnotationKey: cluster, core.LogicalClusterPathAnnotationKey: path},
+		}}))
+	}
+	root, two := servedShard(t, "root", "c-org", "c-nopath"), servedShard(t, "shard-2", "c-child")
+	withPath(root, "c-org", "root:org")
+	withPath(two, "c-child", "root:org:child")
+	shards := newShards()
+	shards.add(root)
+	shards.add(two)
+	shards.add(&shard{name: "shard-3", contact: kcpcontact.NewForShard("shard-3"), started: time.Now()}) // not synced
+
+	require.Equal(t, "root:org:child", shards.PathOf("c-child").String())
+	require.Equal(t, tenant.Name("root:org"), tenant.Of("c-child", shards.PathOf))
+	require.Equal(t, tenant.Of("c-org", shards.PathOf), tenant.Of("c-child", shards.PathOf))
+	require.Equal(t, tenant.Name("cluster:c-nopath"), tenant.Of("c-nopath", shards.PathOf))
+	require.Equal(t, tenant.Name("cluster:c-nowhere"), tenant.Of("c-nowhere", shards.PathOf))
 }

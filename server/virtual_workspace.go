@@ -44,6 +44,7 @@ func (s *Server) installVirtualWorkspace() part {
 		GetWorkspace:      s.Shards.GetWorkspace,
 		ClustersSynced:    s.Shards.Synced,
 		Shards:            s.Shards,
+		PathOf:            s.Shards.PathOf,
 	}
 	var listening atomic.Bool
 	return part{

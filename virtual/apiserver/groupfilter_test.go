@@ -166,7 +166,7 @@ func TestServerFrontProxyDroppedGroups(t *testing.T) {
 			return slices.Contains(spec.Groups, "system:masters"), nil
 		}
 		exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" }
-		deps.Authorizer = authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions()), exists)
+		deps.Authorizer = authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions(), nil), exists)
 	})
 	proxyCert := frontProxy.clientCert(t, "kcp-front-proxy")
 	proxy := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ts.serverCAs, MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{proxyCert}}}, Timeout: 10 * time.Second}

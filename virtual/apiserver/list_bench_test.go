@@ -155,7 +155,7 @@ func startServerForAlice(tb testing.TB, store *wsmregistry.Store) *testServer {
 		allowed := func(_ context.Context, _ logicalcluster.Name, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 			return spec.User == "alice", nil
 		}
-		deps.Authorizer = authorization.New(authorization.NewReviews(allowed, authorization.DefaultReviewOptions()), func(logicalcluster.Name) bool { return true })
+		deps.Authorizer = authorization.New(authorization.NewReviews(allowed, authorization.DefaultReviewOptions(), nil), func(logicalcluster.Name) bool { return true })
 	})
 }
 
@@ -208,7 +208,7 @@ func BenchmarkListHTTPSReviewsExpire(b *testing.B) {
 		}
 		opts := authorization.DefaultReviewOptions()
 		opts.AllowTTL = time.Second
-		deps.Authorizer = authorization.New(authorization.NewReviews(slow, opts), func(logicalcluster.Name) bool { return true })
+		deps.Authorizer = authorization.New(authorization.NewReviews(slow, opts, nil), func(logicalcluster.Name) bool { return true })
 	})
 	client := ts.client(b, "alice")
 	client.Transport.(*http.Transport).ForceAttemptHTTP2 = true

@@ -116,7 +116,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			" (under load, or unreachable): a revocation shows within TTL + grace when kcp is slow.")
 	fs.IntVar(&a.CacheSize, "authorization-cache-size", a.CacheSize, "Answers remembered at most, one per user, logical cluster and verb (least recently used first out).")
 	fs.IntVar(&a.Concurrency, "authorization-concurrency", a.Concurrency, "SubjectAccessReviews under way towards kcp at once, for all users.")
-	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency, "SubjectAccessReviews under way at once for one user.")
+	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency,
+		"SubjectAccessReviews under way at once for one user (every ServiceAccount of an org and its workspaces is one).")
+	fs.Float64Var(&a.NewSubjectsPerTenantQPS, "authorization-new-subjects-per-tenant-qps", a.NewSubjectsPerTenantQPS,
+		"Users (by name, UID, groups and extra: each token of a ServiceAccount is one) not seen lately that one user or org may bring "+
+			"to SubjectAccessReviews per second; more are answered 429.")
+	fs.IntVar(&a.NewSubjectsPerTenantBurst, "authorization-new-subjects-per-tenant-burst", a.NewSubjectsPerTenantBurst,
+		"Burst of new users above --authorization-new-subjects-per-tenant-qps, per user or org.")
 	fs.Float32Var(&o.AuthorizationQPS, "authorization-qps", o.AuthorizationQPS, "SubjectAccessReviews per second to kcp, for all users together (a client of their own).")
 	fs.IntVar(&o.AuthorizationBurst, "authorization-burst", o.AuthorizationBurst, "Burst of SubjectAccessReviews above --authorization-qps.")
 	fs.DurationVar(&o.MaxWatchTimeout, "max-watch-timeout", o.MaxWatchTimeout,

@@ -33,7 +33,7 @@ limitations under the License.
 // but on the front-proxy's connections.
 //
 // A user's shares are counted by the identity kcp knows (name and groups,
-// authorization.FairnessKey), not by token. k8s.io/apiserver's priority and
+// authorization.FairnessKey), or a ServiceAccount's by its tenant, not by token. k8s.io/apiserver's priority and
 // fairness (APF) was considered and not used: it is configured by
 // FlowSchema and PriorityLevelConfiguration objects read through informers
 // of a flowcontrol.apiserver.k8s.io client, which this server neither serves
@@ -82,6 +82,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
@@ -130,6 +131,10 @@ type Dependencies struct {
 	// wsmregistry.StaleAfter, answers carry a warning naming it, and the
 	// SHARD column marks its rows.
 	Shards wsmregistry.ShardContacts
+	// PathOf names the tenant a ServiceAccount's shares are counted against
+	// (authorization.FairnessKey), from the shards' LogicalCluster caches;
+	// nil: each logical cluster is a tenant of its own.
+	PathOf tenant.PathOf
 
 	// genericListsOnly leaves every list to the generic handler, without
 	// fastTables: what tests compare its answers with.
@@ -191,7 +196,7 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 	if err != nil {
 		return nil, err
 	}
-	userShares := newShares(o.Shares)
+	userShares := newShares(o.Shares, deps.PathOf)
 	cfg.BuildHandlerChainFunc = func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		if !deps.genericListsOnly {
 			apiHandler = tables.ahead(apiHandler)

@@ -220,7 +220,7 @@ func startServer(t testing.TB, configure func(*testServer, *Options, *Dependenci
 
 	deps := Dependencies{
 		Store:          store,
-		Authorizer:     authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions()), exists),
+		Authorizer:     authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions(), nil), exists),
 		GetWorkspace:   getWorkspace,
 		ClustersSynced: func() bool { return true },
 	}
@@ -904,7 +904,7 @@ func TestServerSelectorsDoNotChangeReviews(t *testing.T) {
 			return cluster == "c1", nil
 		}
 		exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }
-		deps.Authorizer = authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions()), exists)
+		deps.Authorizer = authorization.New(authorization.NewReviews(review, authorization.DefaultReviewOptions(), nil), exists)
 	})
 	for i, query := range []string{"", "&limit=1"} {
 		before := counted()

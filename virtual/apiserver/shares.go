@@ -30,6 +30,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
 
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
@@ -51,8 +52,8 @@ import (
 // and adds the per-user counts below (authorization.Limiter, the type of
 // every share), keyed by authorization.FairnessKey: the identity kcp knows,
 // so that K tokens of one user are one user, and for a ServiceAccount its
-// logical cluster, so that the K ServiceAccounts of a workspace are one
-// tenant. A user over a share is answered 429 with
+// tenant (pkg/tenant), so that the ServiceAccounts of an org's K workspaces
+// are one tenant. A user over a share is answered 429 with
 // Retry-After at once, nobody waits in a queue, and the others are not
 // affected.
 
@@ -60,7 +61,7 @@ import (
 // watches.
 type ShareOptions struct {
 	// PerUserInFlight bounds the requests of one user (FairnessKey: every
-	// ServiceAccount of a workspace is one) being served at once, watches
+	// ServiceAccount of an org is one) being served at once, watches
 	// excepted.
 	PerUserInFlight int
 	// PerUserWatches bounds the watches of one user open at once, MaxWatches
@@ -85,13 +86,15 @@ func (o ShareOptions) Validate() error {
 const retryAfterSeconds = 1
 
 // shares are the requests in flight and the watches, per user
-// (FairnessKey: a tenant) and, for watches, in all.
+// (FairnessKey, with pathOf: a tenant) and, for watches, in all.
 type shares struct {
 	inFlight, watches *authorization.Limiter
+	pathOf            tenant.PathOf
 }
 
-func newShares(opts ShareOptions) *shares {
+func newShares(opts ShareOptions, pathOf tenant.PathOf) *shares {
 	return &shares{
+		pathOf:   pathOf,
 		inFlight: authorization.NewLimiter(opts.PerUserInFlight, 0), // the total is WithMaxInFlightLimit's
 		watches:  authorization.NewLimiter(opts.PerUserWatches, opts.MaxWatches),
 	}
@@ -131,7 +134,7 @@ func withUserShares(handler http.Handler, s *shares) http.Handler {
 		}
 		info, _ := genericapirequest.RequestInfoFrom(ctx)
 		watch := info != nil && info.IsResourceRequest && info.Verb == "watch"
-		release, full := s.take(authorization.FairnessKey(u), watch)
+		release, full := s.take(authorization.FairnessKey(u, s.pathOf), watch)
 		if release == nil {
 			tooMany(w, req, full+" are all taken")
 			return
@@ -170,6 +173,9 @@ func withAuthorization(handler http.Handler, a authorizer.Authorizer, s runtime.
 		case decision == authorizer.DecisionAllow:
 			audit.AddAuditAnnotations(ctx, "authorization.k8s.io/decision", "allow", "authorization.k8s.io/reason", reason)
 			handler.ServeHTTP(w, req)
+		case errors.Is(err, authorization.ErrSubjectRate):
+			audit.AddAuditAnnotation(ctx, "authorization.k8s.io/reason", "over the tenant's rate of new subjects")
+			tooMany(w, req, "too many new tokens or users of your tenant to authorize, reuse your tokens")
 		case errors.Is(err, authorization.ErrUserShare):
 			audit.AddAuditAnnotation(ctx, "authorization.k8s.io/reason", "over the user's share")
 			tooMany(w, req, "your SubjectAccessReviews are all under way")

@@ -29,6 +29,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -54,7 +55,7 @@ func TestServerReviewFails(t *testing.T) {
 			return false, errors.New(`post "https://shard-2.internal:6443/clusters/c1/apis/authorization.k8s.io/v1/subjectaccessreviews": dial tcp 10.0.0.7:6443: connection refused`)
 		}
 		exists := func(cluster logicalcluster.Name) bool { return cluster == "c1" || cluster == "c2" }
-		deps.Authorizer = authorization.New(authorization.NewReviews(failing, authorization.DefaultReviewOptions()), exists)
+		deps.Authorizer = authorization.New(authorization.NewReviews(failing, authorization.DefaultReviewOptions(), nil), exists)
 	})
 	alice := ts.client(t, "alice", "team-a")
 	for _, cluster := range []string{"c1", "c2", "made-up", "root:nowhere"} {
@@ -133,7 +134,7 @@ func TestWithUserShares(t *testing.T) {
 				entered <- struct{}{}
 				<-release
 				w.WriteHeader(http.StatusTeapot)
-			}), newShares(tc.opts))
+			}), newShares(tc.opts, nil))
 			serve := func(u user.Info) *httptest.ResponseRecorder {
 				ctx := genericapirequest.WithUser(t.Context(), u)
 				ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true, Verb: tc.verb, Resource: "workspacemounts"})
@@ -165,26 +166,95 @@ func TestWithUserShares(t *testing.T) {
 // TestSharesTotalWatches: the watches of all users are bounded too.
 func TestSharesTotalWatches(t *testing.T) {
 	t.Parallel()
-	s := newShares(ShareOptions{PerUserInFlight: 1, PerUserWatches: 2, MaxWatches: 3})
+	s := newShares(ShareOptions{PerUserInFlight: 1, PerUserWatches: 2, MaxWatches: 3}, nil)
 	releases := make([]func(), 0, 3)
 	for i := range 3 {
-		release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: fmt.Sprint("u", i)}), true)
+		release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: fmt.Sprint("u", i)}, nil), true)
 		require.NotNil(t, release)
 		require.Empty(t, full)
 		releases = append(releases, release)
 	}
-	release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: "u9"}), true)
+	release, full := s.take(authorization.FairnessKey(&user.DefaultInfo{Name: "u9"}, nil), true)
 	require.Nil(t, release)
 	require.Equal(t, "the server's watches", full)
-	release, _ = s.take(authorization.FairnessKey(&user.DefaultInfo{Name: "u9"}), false)
+	release, _ = s.take(authorization.FairnessKey(&user.DefaultInfo{Name: "u9"}, nil), false)
 	require.NotNil(t, release, "requests that are not watches are not counted with watches")
 	release()
 	for _, release := range releases {
 		release()
 	}
 	for _, limiter := range []*authorization.Limiter{s.watches, s.inFlight} {
-		ofKey, all := limiter.Taken(authorization.FairnessKey(&user.DefaultInfo{Name: "u0"}))
+		ofKey, all := limiter.Taken(authorization.FairnessKey(&user.DefaultInfo{Name: "u0"}, nil))
 		require.Zero(t, ofKey)
 		require.Zero(t, all)
+	}
+}
+
+// TestWithUserSharesByOrg: the ServiceAccounts of an org's child workspaces
+// hold one share of watches, the org's; another org's ServiceAccount, and a
+// cluster whose path is not known, hold their own.
+func TestWithUserSharesByOrg(t *testing.T) {
+	t.Parallel()
+	pathOf := func(cluster logicalcluster.Name) logicalcluster.Path {
+		return map[logicalcluster.Name]logicalcluster.Path{
+			"c-child-0": logicalcluster.NewPath("root:org:child-0"),
+			"c-child-1": logicalcluster.NewPath("root:org:child-1"),
+			"c-child-2": logicalcluster.NewPath("root:org:team:child-2"),
+			"c-other":   logicalcluster.NewPath("root:other"),
+		}[cluster]
+	}
+	release, entered := make(chan struct{}), make(chan struct{}, 10)
+	handler := withUserShares(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		entered <- struct{}{}
+		<-release
+		w.WriteHeader(http.StatusTeapot)
+	}), newShares(ShareOptions{PerUserInFlight: 100, PerUserWatches: 2, MaxWatches: 100}, pathOf))
+	watch := func(cluster string) *httptest.ResponseRecorder {
+		u := &user.DefaultInfo{Name: "system:serviceaccount:default:sa", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {cluster}}}
+		ctx := genericapirequest.WithUser(t.Context(), u)
+		ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "workspacemounts"})
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody))
+		return rec
+	}
+	held := make(chan int, 5)
+	for _, cluster := range []string{"c-child-0", "c-child-1"} {
+		go func() { held <- watch(cluster).Code }()
+		<-entered
+	}
+	rec := watch("c-child-2")
+	require.Equal(t, http.StatusTooManyRequests, rec.Code, "a third child's watch is over the org's share")
+	require.Contains(t, rec.Body.String(), "your watches")
+	for _, cluster := range []string{"c-other", "c-unknown", "c-unknown-2"} {
+		go func() { held <- watch(cluster).Code }()
+		<-entered // a share of its own
+	}
+	close(release)
+	for range 5 {
+		require.Equal(t, http.StatusTeapot, <-held)
+	}
+}
+
+// TestWithAuthorizationShareErrors: a review over the tenant's share of
+// turns or of new subjects is answered 429 with Retry-After, a review that
+// failed 503.
+func TestWithAuthorizationShareErrors(t *testing.T) {
+	t.Parallel()
+	for err, want := range map[error]int{
+		authorization.ErrSubjectRate:                          http.StatusTooManyRequests,
+		fmt.Errorf("waiting: %w", authorization.ErrUserShare): http.StatusTooManyRequests,
+		authorization.ErrUnavailable:                          http.StatusServiceUnavailable,
+	} {
+		handler := withAuthorization(http.NotFoundHandler(), authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+			return authorizer.DecisionDeny, "", err
+		}), codecs)
+		ctx := genericapirequest.WithUser(t.Context(), &user.DefaultInfo{Name: "u"})
+		ctx = genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true, Verb: "list", Resource: "workspacemounts"})
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody))
+		require.Equal(t, want, rec.Code, "%v: %s", err, rec.Body.String())
+		if want == http.StatusTooManyRequests {
+			require.Equal(t, "1", rec.Header().Get("Retry-After"))
+		}
 	}
 }

@@ -41,8 +41,10 @@ limitations under the License.
 //     error as a failed review, 503. So a tenant sees, for every name they
 //     may not see, 403 while kcp answers and 503 while it does not, and the
 //     made-up names with them;
-//   - the user's own review turns stayed taken for the whole review timeout
-//     (ErrUserShare): 429, the share's answer, whatever the cluster.
+//   - the user's own review turns (their tenant's: FairnessKey) stayed taken
+//     for the whole review timeout, or the tenant brought new subjects over
+//     its rate (ErrUserShare, ErrSubjectRate): 429, the share's answer,
+//     whatever the cluster.
 //
 // At *, a cluster whose review fails is not visible, as one the user may
 // not see: a list or watch at * tells nothing about what exists either way.

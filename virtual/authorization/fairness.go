@@ -26,6 +26,10 @@ import (
 
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // UserKey is who a share is counted against (FairnessKey): a SHA-256, so
@@ -38,27 +42,36 @@ type UserKey [sha256.Size]byte
 // authentication.kcp.io/cluster-name since (this fork's).
 var serviceAccountClusterKeys = []string{"authentication.kubernetes.io/cluster-name", serviceaccount.ClusterNameKey}
 
-// FairnessKey is the tenant a user's shares (review turns, requests in
-// flight, watches) are counted against. A ServiceAccount is its logical
-// cluster, the one kcp says it belongs to: every ServiceAccount of one
-// workspace is one tenant, since whoever may create ServiceAccounts (and
-// their tokens) in a workspace may create a thousand, and a thousand
-// ServiceAccounts must hold one share, not a thousand. Any other user is
-// the identity kcp knows: the user name and the groups (a set: their order
-// does not matter). Never the UID or any other extra: kcp gives each token
-// its own credential id (authentication.kubernetes.io/credential-id), and K
-// tokens of one identity must be one user, not K. A name with the
-// ServiceAccount prefix but no cluster (a plain Kubernetes ServiceAccount)
-// is keyed as any other user.
+// FairnessKey is who a user's shares (review turns, requests in flight,
+// watches, new review subjects) are counted against. A ServiceAccount is
+// the tenant of the logical cluster kcp says it belongs to (tenant.Of with
+// pathOf): its org, so that every ServiceAccount of an org and of all the
+// workspaces below it holds one share, since whoever may create workspaces
+// and ServiceAccounts (and their tokens) in an org may create a thousand;
+// a cluster whose path pathOf does not know (nil knows none) is a tenant of
+// its own until it does. Any other user is the identity kcp knows: the
+// user name and the groups (a set: their order does not matter), not an
+// org, since a kcp user is bound to none. Never the UID or any other
+// extra: kcp gives each token its own credential id
+// (authentication.kubernetes.io/credential-id), and K tokens of one
+// identity must be one user, not K. A name with the ServiceAccount prefix
+// but no cluster (a plain Kubernetes ServiceAccount) is keyed as any other
+// user.
 //
 // The answers a review gives are another matter: the SubjectAccessReview
 // carries the name, the UID and every extra, and kcp may answer differently
 // for them, so Reviews keeps answers by a hash of everything (subjectOf).
-func FairnessKey(u user.Info) UserKey {
+func FairnessKey(u user.Info, pathOf tenant.PathOf) UserKey {
 	h := sha256.New()
 	if clusters := serviceAccountClusters(u); len(clusters) > 0 {
+		tenants := make([]string, 0, len(clusters))
+		for _, cluster := range clusters {
+			if t := string(tenant.Of(logicalcluster.Name(cluster), pathOf)); !slices.Contains(tenants, t) {
+				tenants = append(tenants, t)
+			}
+		}
 		writeLengthPrefixed(h, "tenant") // apart from every user name's hash
-		writeSet(h, clusters)
+		writeSet(h, tenants)
 	} else {
 		writeLengthPrefixed(h, "user")
 		writeLengthPrefixed(h, u.GetName())

@@ -32,6 +32,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // serviceAccountToken is one token of the ServiceAccount flooder of cluster
@@ -84,7 +86,7 @@ func TestFairnessKey(t *testing.T) {
 		},
 	}
 	for _, pair := range same {
-		require.Equal(t, FairnessKey(pair[0]), FairnessKey(pair[1]), "%+v and %+v are one user", pair[0], pair[1])
+		require.Equal(t, FairnessKey(pair[0], nil), FairnessKey(pair[1], nil), "%+v and %+v are one user", pair[0], pair[1])
 	}
 	require.NotEqual(t, subjectOf(serviceAccountToken(1)), subjectOf(serviceAccountToken(2)), "but two tokens' answers are kept apart")
 	otherCluster := serviceAccountToken(1)
@@ -103,7 +105,7 @@ func TestFairnessKey(t *testing.T) {
 		// A ServiceAccount without a cluster is keyed as a user.
 		{&user.DefaultInfo{Name: "system:serviceaccount:default:a"}, &user.DefaultInfo{Name: "system:serviceaccount:default:b"}},
 	} {
-		require.NotEqual(t, FairnessKey(pair[0]), FairnessKey(pair[1]), "%+v and %+v are two users", pair[0], pair[1])
+		require.NotEqual(t, FairnessKey(pair[0], nil), FairnessKey(pair[1], nil), "%+v and %+v are two users", pair[0], pair[1])
 	}
 
 	// Whatever the input, 32 bytes, and all of it counts.
@@ -112,8 +114,8 @@ func TestFairnessKey(t *testing.T) {
 	for i := range groups {
 		groups[i] = strings.Repeat("g", 1000) + fmt.Sprint(i)
 	}
-	a := FairnessKey(&user.DefaultInfo{Name: huge + "a", Groups: groups})
-	b := FairnessKey(&user.DefaultInfo{Name: huge + "b", Groups: groups})
+	a := FairnessKey(&user.DefaultInfo{Name: huge + "a", Groups: groups}, nil)
+	b := FairnessKey(&user.DefaultInfo{Name: huge + "b", Groups: groups}, nil)
 	require.Len(t, a, sha256.Size)
 	require.NotEqual(t, a, b)
 }
@@ -126,7 +128,7 @@ func TestReviewsShareByFairnessKey(t *testing.T) {
 	review := newBlockingReview()
 	opts := testReviewOptions()
 	opts.Concurrency, opts.PerUserConcurrency = 16, 2
-	r := NewReviews(review.review, opts)
+	r := NewReviews(review.review, opts, nil)
 	done := make(chan struct{})
 	for i := range 20 {
 		go func() {
@@ -156,7 +158,7 @@ func TestReviewsShareByTenant(t *testing.T) {
 	review := newBlockingReview()
 	opts := testReviewOptions()
 	opts.Concurrency, opts.PerUserConcurrency = 16, 2
-	r := NewReviews(review.review, opts)
+	r := NewReviews(review.review, opts, nil)
 	done := make(chan struct{})
 	ask := func(u user.Info) {
 		go func() {
@@ -192,7 +194,7 @@ func TestReviewsMaxAge(t *testing.T) {
 	review := &switchableReview{allowed: true}
 	opts := testReviewOptions()
 	opts.StaleGrace, opts.StaleWait = 5*time.Minute, 10*time.Millisecond
-	r := newReviews(review.review, opts, clock)
+	r := newReviews(review.review, opts, nil, clock)
 	ask := func(maxAge time.Duration) (bool, error) {
 		return r.Allowed(context.Background(), alice, "c1", "list", maxAge)
 	}
@@ -246,7 +248,7 @@ func TestReviewsFailing(t *testing.T) {
 	t.Parallel()
 	clock := clocktesting.NewFakeClock(time.Now())
 	review := &countingReview{}
-	r := newReviews(review.review, testReviewOptions(), clock)
+	r := newReviews(review.review, testReviewOptions(), nil, clock)
 	require.False(t, r.Failing())
 	_, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
 	require.NoError(t, err)
@@ -277,7 +279,7 @@ func TestReviewsTurnErrors(t *testing.T) {
 	}
 	opts := testReviewOptions()
 	opts.Concurrency, opts.PerUserConcurrency, opts.Timeout = 2, 1, 100*time.Millisecond
-	r := NewReviews(held, opts)
+	r := NewReviews(held, opts, nil)
 	for _, u := range []*user.DefaultInfo{alice, {Name: "bob"}} {
 		go func() { _, _ = r.Allowed(context.Background(), u, "c1", "list", 0) }()
 		<-started
@@ -292,4 +294,88 @@ func TestReviewsTurnErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrUserShare, "alice's one turn is taken, by another of her tokens")
 	require.False(t, r.Failing(), "the user's share says nothing about kcp")
 	close(release)
+}
+
+// paths is a tenant.PathOf over a fixed map of cluster to path.
+func paths(m map[logicalcluster.Name]string) tenant.PathOf {
+	return func(cluster logicalcluster.Name) logicalcluster.Path {
+		return logicalcluster.NewPath(m[cluster])
+	}
+}
+
+// orgPaths: root:org with children in c-child-<i>, and root:other.
+var orgPaths = paths(map[logicalcluster.Name]string{
+	"c-org":     "root:org",
+	"c-child-0": "root:org:child-0",
+	"c-child-1": "root:org:child-1",
+	"c-child-2": "root:org:team:child-2",
+	"c-other":   "root:other",
+})
+
+// TestFairnessKeyByTenant: the ServiceAccounts of an org and of all the
+// workspaces below it are one tenant; a cluster of unknown path is one of
+// its own; any other user is their identity, wherever they are.
+func TestFairnessKeyByTenant(t *testing.T) {
+	t.Parallel()
+	org := FairnessKey(serviceAccountOf("c-org", "default", "a"), orgPaths)
+	for _, u := range []user.Info{
+		serviceAccountOf("c-child-0", "default", "a"),
+		serviceAccountOf("c-child-1", "ns", "b"),
+		serviceAccountOf("c-child-2", "default", "c"),
+		&user.DefaultInfo{Name: "system:serviceaccount:default:d", Extra: map[string][]string{"authentication.kcp.io/cluster-name": {"c-child-1"}}},
+		// Two children of one org named: one tenant.
+		&user.DefaultInfo{Name: "system:serviceaccount:default:e", Extra: map[string][]string{
+			"authentication.kcp.io/cluster-name": {"c-child-1"}, "authentication.kubernetes.io/cluster-name": {"c-child-0"},
+		}},
+	} {
+		require.Equal(t, org, FairnessKey(u, orgPaths), "%+v counts with root:org", u)
+	}
+	for name, u := range map[string]user.Info{
+		"another org":      serviceAccountOf("c-other", "default", "a"),
+		"an unknown path":  serviceAccountOf("c-new", "default", "a"),
+		"root":             serviceAccountOf("root", "default", "a"),
+		"a user named org": &user.DefaultInfo{Name: "root:org"},
+	} {
+		require.NotEqual(t, org, FairnessKey(u, orgPaths), name)
+	}
+	// A cluster of unknown path is itself, as without paths.
+	require.Equal(t, FairnessKey(serviceAccountOf("c-new", "default", "a"), nil), FairnessKey(serviceAccountOf("c-new", "ns", "b"), orgPaths))
+	require.NotEqual(t, FairnessKey(serviceAccountOf("c-new", "default", "a"), orgPaths), FairnessKey(serviceAccountOf("c-newer", "default", "a"), orgPaths))
+	// Without paths, each workspace is a tenant of its own.
+	require.NotEqual(t, FairnessKey(serviceAccountOf("c-child-0", "default", "a"), nil), FairnessKey(serviceAccountOf("c-child-1", "default", "a"), nil))
+	// Any other user is their identity, not an org.
+	require.Equal(t, FairnessKey(alice, orgPaths), FairnessKey(alice, nil))
+}
+
+// TestReviewsShareByOrg: the ServiceAccounts of an org's child workspaces
+// hold the org's turns; another org's have their own.
+func TestReviewsShareByOrg(t *testing.T) {
+	t.Parallel()
+	review := newBlockingReview()
+	opts := testReviewOptions()
+	opts.Concurrency, opts.PerUserConcurrency = 16, 2
+	r := NewReviews(review.review, opts, orgPaths)
+	done := make(chan struct{})
+	ask := func(u user.Info) {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			_, _ = r.Allowed(context.Background(), u, "c1", "list", 0)
+		}()
+	}
+	for i := range 9 {
+		ask(serviceAccountOf(fmt.Sprintf("c-child-%d", i%3), "default", fmt.Sprintf("sa-%d", i)))
+	}
+	<-review.started
+	<-review.started
+	ask(serviceAccountOf("c-other", "default", "sa-0"))
+	<-review.started                  // another org's turn is not taken
+	time.Sleep(50 * time.Millisecond) // nothing more may start
+	review.lock.Lock()
+	require.Equal(t, 3, review.inFlight, "9 ServiceAccounts of an org's 3 children hold its 2 turns, another org's its own")
+	review.lock.Unlock()
+	close(review.release)
+	for range 10 {
+		<-done
+	}
+	require.Zero(t, r.perUserState())
 }

@@ -45,7 +45,7 @@ func BenchmarkReviewsMemory(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		r := NewReviews(allow, opts)
+		r := NewReviews(allow, opts, nil)
 		for i := range opts.CacheSize {
 			u := &user.DefaultInfo{Name: strings.Repeat("u", 1000) + fmt.Sprint(i), Groups: groups}
 			if _, err := r.Allowed(context.Background(), u, "1a2b3c4d5e6f7g8h", "list", 0); err != nil {

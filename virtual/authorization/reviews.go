@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+	"golang.org/x/time/rate"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
@@ -40,6 +41,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // ReviewFunc asks kcp one question: may the subject of spec do what spec
@@ -101,10 +103,14 @@ type ReviewOptions struct {
 	CacheSize int
 	// Concurrency bounds the reviews under way towards kcp at once;
 	// PerUserConcurrency the share of them one user (FairnessKey: every
-	// ServiceAccount of a workspace is one) may hold.
+	// ServiceAccount of an org and its workspaces is one) may hold.
 	Concurrency, PerUserConcurrency int
 	// Timeout bounds one review, waiting for its turn included.
 	Timeout time.Duration
+	// NewSubjectsPerTenantQPS and NewSubjectsPerTenantBurst bound the rate
+	// of review subjects not seen lately, per tenant (newSubjects).
+	NewSubjectsPerTenantQPS   float64
+	NewSubjectsPerTenantBurst int
 }
 
 // ErrUserShare is what a review fails with when the user's own turns
@@ -142,6 +148,9 @@ func DefaultReviewOptions() ReviewOptions {
 		Concurrency:        16,
 		PerUserConcurrency: 2,
 		Timeout:            10 * time.Second,
+
+		NewSubjectsPerTenantQPS:   5,
+		NewSubjectsPerTenantBurst: 50,
 	}
 }
 
@@ -160,6 +169,9 @@ func (o ReviewOptions) Validate() error {
 	if o.Timeout <= 0 {
 		errs = append(errs, errors.New("--authorization-timeout must be positive"))
 	}
+	if err := validateSubjectRate(o.NewSubjectsPerTenantQPS, o.NewSubjectsPerTenantBurst); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -167,12 +179,14 @@ func (o ReviewOptions) Validate() error {
 // bounded cost: every answer is remembered for a TTL in an LRU cache of
 // fixed size; identical questions under way at once are asked once
 // (singleflight); at most Concurrency questions are under way towards kcp,
-// at most PerUserConcurrency of them for one user, so that one user's
-// requests cannot take every turn. A user is remembered only by hashes of
-// who they are, so that no input's size reaches the cache: the answers by
-// everything a review depends on (subjectOf), the shares by the identity
-// kcp knows (FairnessKey), so that K tokens of one ServiceAccount hold one
-// user's share, not K.
+// at most PerUserConcurrency of them for one tenant (FairnessKey), so that
+// one tenant's requests cannot take every turn; and a tenant brings new
+// subjects at a bounded rate (newSubjects), beyond which its reviews fail
+// with ErrSubjectRate. A user is remembered only by hashes of who they
+// are, so that no input's size reaches the cache: the answers by everything
+// a review depends on (subjectOf), the shares by their tenant (FairnessKey),
+// so that K tokens of the ServiceAccounts of an org's workspaces hold one
+// share, not K.
 //
 // A caller may ask for an answer of a maximum age (Allowed's maxAge, what
 // a watch re-authorizes with): one asked of kcp at most that long ago and
@@ -189,6 +203,8 @@ func (o ReviewOptions) Validate() error {
 type Reviews struct {
 	review ReviewFunc
 	opts   ReviewOptions
+	// pathOf names a ServiceAccount's tenant (FairnessKey).
+	pathOf tenant.PathOf
 
 	answers *utilcache.LRUExpireCache // reviewKey -> answer
 	clock   clock.PassiveClock
@@ -201,6 +217,8 @@ type Reviews struct {
 	// first; refreshes, the refreshes under way per user (2 x
 	// PerUserConcurrency, each going on with the user's queue: ahead).
 	refreshTurns, refreshes *Limiter
+	// newSubjects bound the subjects not seen lately, per tenant.
+	newSubjects *newSubjects
 
 	// lastFailure is when a review last failed (UnixNano of clock), for Failing.
 	lastFailure atomic.Int64
@@ -250,21 +268,25 @@ type answer struct {
 // the same per-user and global bounds.
 const refreshAheadFraction = 4
 
-// NewReviews returns the cache over review.
-func NewReviews(review ReviewFunc, opts ReviewOptions) *Reviews {
-	return newReviews(review, opts, clock.RealClock{})
+// NewReviews returns the cache over review; pathOf names the tenants of
+// ServiceAccounts (FairnessKey).
+func NewReviews(review ReviewFunc, opts ReviewOptions, pathOf tenant.PathOf) *Reviews {
+	return newReviews(review, opts, pathOf, clock.RealClock{})
 }
 
-func newReviews(review ReviewFunc, opts ReviewOptions, clk clock.PassiveClock) *Reviews {
+func newReviews(review ReviewFunc, opts ReviewOptions, pathOf tenant.PathOf, clk clock.PassiveClock) *Reviews {
 	return &Reviews{
 		review:  review,
 		opts:    opts,
+		pathOf:  pathOf,
 		answers: utilcache.NewLRUExpireCacheWithClock(opts.CacheSize, clk),
 		clock:   clk,
 		turns:   NewLimiter(opts.PerUserConcurrency, opts.Concurrency),
 
 		refreshTurns: NewLimiter(max(1, opts.Concurrency/2), max(1, opts.Concurrency/2)),
 		refreshes:    NewLimiter(2*opts.PerUserConcurrency, 0),
+		newSubjects: newNewSubjects(rate.Limit(opts.NewSubjectsPerTenantQPS), opts.NewSubjectsPerTenantBurst,
+			opts.CacheSize, max(opts.AllowTTL, opts.DenyTTL)+opts.StaleGrace, clk),
 
 		refreshing: map[reviewKey]struct{}{},
 		ahead:      map[UserKey]map[reviewKey]aheadRefresh{},
@@ -292,7 +314,7 @@ func (r *Reviews) failed() {
 // one asked of kcp at most maxAge ago and within its TTL, else kcp is
 // asked now, and its failure is the error.
 func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalcluster.Name, verb string, maxAge time.Duration) (bool, error) {
-	q := question{key: reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}, fair: FairnessKey(u), user: u}
+	q := question{key: reviewKey{user: subjectOf(u), cluster: cluster, verb: verb}, fair: FairnessKey(u, r.pathOf), user: u}
 	if cached, found := r.answers.Get(q.key); found {
 		a := cached.(answer)
 		now := r.clock.Now()
@@ -326,6 +348,9 @@ func (r *Reviews) Allowed(ctx context.Context, u user.Info, cluster logicalclust
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err // a request that is gone starts no review
+	}
+	if !r.newSubjects.admit(q.key.user, q.fair) {
+		return false, fmt.Errorf("%w: more than %d, then %g a second", ErrSubjectRate, r.opts.NewSubjectsPerTenantBurst, r.opts.NewSubjectsPerTenantQPS)
 	}
 	flight := hex.EncodeToString(q.key.user[:]) + "/" + cluster.String() + "/" + verb
 	result := r.flights.DoChan(flight, func() (interface{}, error) {

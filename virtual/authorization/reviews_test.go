@@ -76,7 +76,7 @@ func TestReviewsRemembersAnswers(t *testing.T) {
 	review := &countingReview{}
 	opts := testReviewOptions()
 	opts.StaleGrace = 0
-	r := newReviews(review.review, opts, clock)
+	r := newReviews(review.review, opts, nil, clock)
 	ctx := context.Background()
 
 	ask := func(u user.Info, cluster logicalcluster.Name, verb string, want bool) {
@@ -106,7 +106,7 @@ func TestReviewsRemembersAnswers(t *testing.T) {
 func TestReviewsDoesNotRememberErrors(t *testing.T) {
 	t.Parallel()
 	review := &countingReview{err: errors.New("kcp is away")}
-	r := NewReviews(review.review, testReviewOptions())
+	r := NewReviews(review.review, testReviewOptions(), nil)
 	for range 3 {
 		_, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
 		require.ErrorContains(t, err, "kcp is away")
@@ -122,7 +122,7 @@ func TestReviewsCacheIsBounded(t *testing.T) {
 	review := &countingReview{}
 	opts := testReviewOptions()
 	opts.CacheSize = 100
-	r := NewReviews(review.review, opts)
+	r := NewReviews(review.review, opts, nil)
 	for i := range 1000 {
 		_, err := r.Allowed(context.Background(), &user.DefaultInfo{Name: fmt.Sprintf("user-%d", i)}, "c1", "list", 0)
 		require.NoError(t, err)
@@ -175,7 +175,7 @@ func (b *blockingReview) review(ctx context.Context, _ logicalcluster.Name, spec
 func TestReviewsSharesIdenticalQuestions(t *testing.T) {
 	t.Parallel()
 	review := newBlockingReview()
-	r := NewReviews(review.review, testReviewOptions())
+	r := NewReviews(review.review, testReviewOptions(), nil)
 	var wg sync.WaitGroup
 	var allowedCount atomic.Int32
 	for range 50 {
@@ -203,7 +203,7 @@ func TestReviewsBoundsConcurrency(t *testing.T) {
 	review := newBlockingReview()
 	opts := testReviewOptions()
 	opts.Concurrency, opts.PerUserConcurrency = 4, 2
-	r := NewReviews(review.review, opts)
+	r := NewReviews(review.review, opts, nil)
 	var wg sync.WaitGroup
 	for u := range 5 {
 		for c := range 10 {
@@ -261,11 +261,13 @@ func TestReviewOptionsValidate(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, DefaultReviewOptions().Validate())
 	for name, mutate := range map[string]func(*ReviewOptions){
-		"negative TTL":   func(o *ReviewOptions) { o.DenyTTL = -time.Second },
-		"no cache":       func(o *ReviewOptions) { o.CacheSize = 0 },
-		"no concurrency": func(o *ReviewOptions) { o.Concurrency = 0 },
-		"no user share":  func(o *ReviewOptions) { o.PerUserConcurrency = 0 },
-		"no timeout":     func(o *ReviewOptions) { o.Timeout = 0 },
+		"negative TTL":     func(o *ReviewOptions) { o.DenyTTL = -time.Second },
+		"no cache":         func(o *ReviewOptions) { o.CacheSize = 0 },
+		"no concurrency":   func(o *ReviewOptions) { o.Concurrency = 0 },
+		"no user share":    func(o *ReviewOptions) { o.PerUserConcurrency = 0 },
+		"no timeout":       func(o *ReviewOptions) { o.Timeout = 0 },
+		"no subject rate":  func(o *ReviewOptions) { o.NewSubjectsPerTenantQPS = 0 },
+		"no subject burst": func(o *ReviewOptions) { o.NewSubjectsPerTenantBurst = 0 },
 	} {
 		o := DefaultReviewOptions()
 		mutate(&o)
@@ -302,7 +304,7 @@ func TestNewSubjectAccessReviewer(t *testing.T) {
 
 	reviewer, err := NewSubjectAccessReviewer(&rest.Config{Host: kcp.URL})
 	require.NoError(t, err)
-	a := New(NewReviews(reviewer, DefaultReviewOptions()), existing)
+	a := New(NewReviews(reviewer, DefaultReviewOptions(), nil), existing)
 
 	decision, _, err := a.Authorize(inCluster("c1"), resourceAttrs("watch"))
 	require.NoError(t, err)
@@ -392,7 +394,7 @@ func TestReviewsStaleAnswers(t *testing.T) {
 	review := &switchableReview{allowed: true}
 	opts := testReviewOptions()
 	opts.StaleGrace, opts.StaleWait = time.Minute, 20*time.Millisecond
-	r := newReviews(review.review, opts, clock)
+	r := newReviews(review.review, opts, nil, clock)
 	ask := func() bool {
 		t.Helper()
 		allowed, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
@@ -431,7 +433,7 @@ func TestReviewsRefreshAhead(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Now())
 	review := &switchableReview{allowed: true}
 	opts := testReviewOptions()
-	r := newReviews(review.review, opts, clock)
+	r := newReviews(review.review, opts, nil, clock)
 	ask := func() bool {
 		t.Helper()
 		allowed, err := r.Allowed(context.Background(), alice, "c1", "list", 0)
@@ -462,7 +464,7 @@ func TestReviewsRefreshAheadQueues(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Now())
 	review := &switchableReview{allowed: true}
 	opts := testReviewOptions()
-	r := newReviews(review.review, opts, clock)
+	r := newReviews(review.review, opts, nil, clock)
 	const clusters = 20
 	listAll := func() {
 		t.Helper()
@@ -479,8 +481,8 @@ func TestReviewsRefreshAheadQueues(t *testing.T) {
 	clock.Step(opts.AllowTTL - opts.AllowTTL/refreshAheadFraction)
 	listAll()
 	r.lock.Lock()
-	refreshing, _ := r.refreshes.Taken(FairnessKey(alice))
-	queued := len(r.ahead[FairnessKey(alice)])
+	refreshing, _ := r.refreshes.Taken(FairnessKey(alice, nil))
+	queued := len(r.ahead[FairnessKey(alice, nil)])
 	r.lock.Unlock()
 	require.Equal(t, 2*opts.PerUserConcurrency, refreshing, "refreshes under way for one user")
 	require.Equal(t, clusters-refreshing, queued, "the others wait their turn")
@@ -500,7 +502,7 @@ func TestReviewsStaleRefreshIsBounded(t *testing.T) {
 	review := &switchableReview{allowed: true}
 	opts := testReviewOptions()
 	opts.StaleWait = time.Millisecond
-	r := newReviews(review.review, opts, clock)
+	r := newReviews(review.review, opts, nil, clock)
 	for c := range 20 {
 		_, err := r.Allowed(context.Background(), alice, logicalcluster.Name(fmt.Sprintf("c%d", c)), "list", 0)
 		require.NoError(t, err)
@@ -514,7 +516,7 @@ func TestReviewsStaleRefreshIsBounded(t *testing.T) {
 		require.True(t, allowed)
 	}
 	r.lock.Lock()
-	refreshing, _ := r.refreshes.Taken(FairnessKey(alice))
+	refreshing, _ := r.refreshes.Taken(FairnessKey(alice, nil))
 	r.lock.Unlock()
 	require.Equal(t, 2*opts.PerUserConcurrency, refreshing, "refreshes under way for one user")
 	close(gate)
@@ -580,7 +582,7 @@ func TestReviewsNoSuchCluster(t *testing.T) {
 	})
 	opts := testReviewOptions()
 	opts.StaleWait = time.Second
-	r := newReviews(review, opts, clock)
+	r := newReviews(review, opts, nil, clock)
 	exists := func(cluster logicalcluster.Name) bool {
 		lock.Lock()
 		defer lock.Unlock()
@@ -631,7 +633,7 @@ func TestReviewsNoSuchCluster(t *testing.T) {
 	// Whereas a review that fails is a failure, for everyone's denials.
 	failing := newReviews(func(context.Context, logicalcluster.Name, authorizationv1.SubjectAccessReviewSpec) (bool, error) {
 		return false, errors.New("kcp is away")
-	}, opts, clock)
+	}, opts, nil, clock)
 	_, err = failing.Allowed(context.Background(), alice, "c1", "list", 0)
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.True(t, failing.Failing())
