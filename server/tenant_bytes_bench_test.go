@@ -122,7 +122,7 @@ func tenantWorkspaces(n, labels int) *tenancyv1alpha1.WorkspaceList {
 }
 
 // tenantHeapPerWorkspace is the live heap a synced informer and store
-// hold per Workspace, of n Workspaces with labels labels each.
+// hold per Workspace, of n Workspaces each with that many labels.
 func tenantHeapPerWorkspace(b *testing.B, n, labels int) float64 {
 	b.Helper()
 	ctx, cancel := context.WithCancel(b.Context())
@@ -130,8 +130,8 @@ func tenantHeapPerWorkspace(b *testing.B, n, labels int) float64 {
 	indexers := cache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc, kcpcache.ClusterAndNamespaceIndexName: kcpcache.ClusterAndNamespaceIndexFunc}
 	informer := func(list func() runtime.Object, obj runtime.Object) cache.SharedIndexInformer {
 		lw := listOnly{&cache.ListWatch{
-			ListFunc:  func(metav1.ListOptions) (runtime.Object, error) { return list(), nil },
-			WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+			ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return list(), nil },
+			WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
 		}}
 		i := kcpinformers.NewSharedIndexInformer(lw, obj, 0, indexers)
 		if err := i.SetTransform(TrimForCache(mount.Rule{})); err != nil {

@@ -208,7 +208,8 @@ func (b *mountBreaker) update(pair string, probe bool, change func(p *breakerPai
 	if probe {
 		waiting, p.waiting, p.probing = p.waiting, nil, false
 		t := b.tenantOfPair(pair)
-		if b.probes[t]--; b.probes[t] <= 0 {
+		b.probes[t]--
+		if b.probes[t] <= 0 {
 			delete(b.probes, t)
 		}
 		parked = b.parked[t]

@@ -19,6 +19,7 @@ package workspacemounts
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -160,7 +161,7 @@ func TestReadMountObjectBehindBreaker(t *testing.T) {
 	t.Parallel()
 	b := newTestBreaker()
 	gets := 0
-	var answer error = context.DeadlineExceeded
+	answer := context.DeadlineExceeded
 	r := &workspacesReconciler{
 		resolve: servedEverywhere,
 		getMountObject: func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error) {
@@ -224,7 +225,7 @@ func TestMountBreakerProbesPerTenant(t *testing.T) {
 	t.Parallel()
 	b := newTestBreaker()
 	pairOf := func(cluster string, i int) string {
-		return cluster + "|hangs" + string(rune('a'+i)) + ".v2.example.com"
+		return cluster + "|hangs" + strconv.Itoa(i) + ".v2.example.com"
 	}
 	for i := range maxProbesPerTenant {
 		verdict, _ := b.admit(pairOf("hostile-1", i), "k")

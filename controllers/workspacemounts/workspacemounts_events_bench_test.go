@@ -39,7 +39,7 @@ import (
 // BenchmarkHonestEventBesideHangingCluster: how long an honest cluster's
 // event takes to be written while 50 Workspaces of another cluster, whose
 // every event write hangs (a webhook that never answers), flap: each
-// records four events (not ready, ready, twice: two series), then the
+// records four events (not ready then ready, twice: two series), then the
 // honest Workspace one. honest-ms is the time from its record to its
 // write reaching the shard, honestWaitLimit (15 s) when it never does;
 // written is 1 when it did. It uses only newEventRecording and the

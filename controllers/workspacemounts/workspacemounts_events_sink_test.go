@@ -494,7 +494,7 @@ func TestEventBreakerPolicy(t *testing.T) {
 	t.Parallel()
 	p := breakerPolicy{failures: 2, open: time.Minute, maxOpen: 3 * time.Minute, forget: 10 * time.Minute}
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return start.Add(d) }
+	at := start.Add
 	var b eventBreaker
 	require.Equal(t, 5, p.limit(&b, start, 5))
 	require.True(t, p.forgettable(&b, start))

@@ -71,7 +71,7 @@ func BenchmarkHonestKeyBehindHangingTenant(b *testing.B) {
 							}
 							defer breaker.done(pair, verdict == readProbes, context.DeadlineExceeded)
 						}
-						if i := started.Add(1); i <= int32(busy) {
+						if i := int(started.Add(1)); i <= busy {
 							once[i-1].Do(hanging.Done)
 						}
 						select { // a hanging read

@@ -41,8 +41,9 @@ func testTenantOf(cluster logicalcluster.Name) tenant.Name {
 func testKey(t string, i int) string { return fmt.Sprintf("%s-%d|ws-%d", t, i%7, i) }
 
 func TestFairQueueServesAnotherTenantWithinOneTurn(t *testing.T) {
+	t.Parallel()
 	q := newTenantQueue("", keyTenant(testTenantOf))
-	defer q.ShutDown()
+	t.Cleanup(q.ShutDown)
 	for i := range 1000 {
 		q.Add(testKey("a", i))
 	}
@@ -71,8 +72,9 @@ func TestFairQueueServesAnotherTenantWithinOneTurn(t *testing.T) {
 }
 
 func TestFairQueueKeepsWorkqueueSemantics(t *testing.T) {
+	t.Parallel()
 	q := newTenantQueue("", keyTenant(testTenantOf))
-	defer q.ShutDown()
+	t.Cleanup(q.ShutDown)
 	key := testKey("a", 1)
 	q.Add(key)
 	q.Add(key) // queued already: once
@@ -108,6 +110,7 @@ func TestFairQueueKeepsWorkqueueSemantics(t *testing.T) {
 // from many goroutines (run it with -race): no key is handed to two
 // workers at once, and every key added is processed after its last add.
 func TestFairQueueConcurrent(t *testing.T) {
+	t.Parallel()
 	q := newTenantQueue("", keyTenant(testTenantOf))
 	var (
 		lock       sync.Mutex
@@ -146,7 +149,7 @@ func TestFairQueueConcurrent(t *testing.T) {
 			defer adders.Done()
 			r := rand.New(rand.NewSource(int64(a)))
 			for range 2000 {
-				key := testKey(string(rune('a'+r.Intn(4))), r.Intn(50))
+				key := testKey("abcd"[r.Intn(4):][:1], r.Intn(50))
 				lock.Lock()
 				added[key]++
 				lock.Unlock()
