@@ -147,7 +147,7 @@ func (c *Controller) forget(key string) {
 	c.observed.forget(key)
 	c.conflicted.forget(key)
 	c.workspaces.reads.forget(key)
-	c.unavailable.release(key)
+	c.unavailable.forget(key)
 	if c.events != nil {
 		c.events.forget(key)
 	}
