@@ -365,3 +365,77 @@ func FuzzParseMaxUnavailable(f *testing.F) {
 		}
 	})
 }
+
+// TestGateNeverReadyTakesNoSlot: a mount never ready since its Workspace
+// was created (the object not found from the start) is False without a slot
+// of --max-unavailable; one ready once takes one.
+func TestGateNeverReadyTakesNoSlot(t *testing.T) {
+	t.Parallel()
+	one := intstr.FromInt32(1)
+	c := &Controller{workspaces: &workspacesReconciler{routing: RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}}}
+	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 10 }, testTenantOf, func(string) {})
+	at := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	notFound := mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound, Message: "gone"}
+	for i := range 4 {
+		ws := mountedWorkspace(kubeClusterRef)
+		ws.Annotations[mount.StatusAnnotationKey] = notFound.WithHistory(nil, at).Encode()
+		state := mountState{status: notFound, mounted: true, at: at}
+		c.gate(fmt.Sprintf("org-a|throwaway-%d", i), ws, &state)
+		require.Zero(t, state.gate, "False, without a slot")
+	}
+	require.Zero(t, c.unavailable.len())
+
+	ws := mountedWorkspace(kubeClusterRef)
+	setEverReady(ws)
+	state := mountState{status: notFound, mounted: true, at: at}
+	c.gate("org-b|serving", ws, &state)
+	require.Equal(t, gateVerdict{slot: true}, state.gate, "the slot is free for a Workspace that served")
+
+	t.Log("a forged history of a ready mount older than the Workspace does not count")
+	forged := mountedWorkspace(kubeClusterRef)
+	setEverReady(forged)
+	forged.CreationTimestamp = at
+	state = mountState{status: notFound, mounted: true, at: at}
+	c.gate("org-a|forged", forged, &state)
+	require.Zero(t, state.gate)
+}
+
+// TestHistoryBeforeCreationDropped: a status annotation forged back to 1970
+// feeds no histogram and is not carried on: what the controller writes
+// starts no earlier than the Workspace's creation.
+func TestHistoryBeforeCreationDropped(t *testing.T) {
+	t.Parallel()
+	created := metav1.NewTime(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	epoch := metav1.NewTime(time.Unix(0, 0).UTC())
+	r := &workspacesReconciler{}
+	ready := mount.Status{Phase: mount.PhaseReady, Ready: true, Reason: mount.ReasonMountReady, Message: "ready"}
+	notReady := mount.Status{Phase: mount.PhaseConnecting, Reason: mount.ReasonMountNotReady, Message: "connecting"}
+
+	ws := mountedWorkspace(kubeClusterRef)
+	ws.CreationTimestamp = created
+	ws.Annotations[mount.StatusAnnotationKey] = mount.Status{Phase: mount.PhaseConnecting, Reason: mount.ReasonMountNotReady,
+		LastTransitionTime: metav1.NewTime(created.Add(time.Minute)), Since: &epoch,
+		History: []mount.Transition{{Phase: mount.PhaseReady, Ready: true, Time: epoch}, {Phase: mount.PhaseConnecting, Time: metav1.NewTime(epoch.Add(time.Second))}}}.Encode()
+	at := metav1.NewTime(created.Add(time.Hour))
+	r.applyAnnotations(ws, mountState{status: ready, mounted: true, at: at})
+	written, err := mount.ParseStatus(ws.Annotations[mount.StatusAnnotationKey])
+	require.NoError(t, err)
+	for _, tr := range written.History {
+		require.False(t, tr.Time.Before(&created), "transition at %s kept", tr.Time)
+	}
+	firstSeen := written.FirstSeen()
+	require.True(t, firstSeen.Equal(&created), "first seen %s", firstSeen)
+	_, spell := written.NotReadySpell()
+	require.False(t, spell, "the ready state of 1970 is gone: no not-ready spell to observe")
+	took, first := written.TimeToReady()
+	require.True(t, first)
+	require.Equal(t, time.Hour, took, "time to ready counts from the creation, not 1970")
+
+	t.Log("a lastTransitionTime before the creation: the status starts over")
+	ws.Annotations[mount.StatusAnnotationKey] = notReady.WithHistory(nil, epoch).Encode()
+	r.applyAnnotations(ws, mountState{status: ready, mounted: true, at: at})
+	written, err = mount.ParseStatus(ws.Annotations[mount.StatusAnnotationKey])
+	require.NoError(t, err)
+	require.Empty(t, written.History)
+	require.True(t, written.LastTransitionTime.Equal(&at))
+}
