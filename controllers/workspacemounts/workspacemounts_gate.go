@@ -115,7 +115,7 @@ func delayedVerdict(delay time.Duration, since metav1.Time) gateVerdict {
 
 func heldVerdict(maxUnavailable intstr.IntOrString) gateVerdict {
 	return gateVerdict{reason: mount.ReasonGateHeld, note: fmt.Sprintf(
-		" Not False: as many Workspaces of this shard as --max-unavailable=%s allows already have %s False; kcp keeps the Workspace Ready and sends its requests to its spec.URL.",
+		" Not False: as many Workspaces of this shard as --max-unavailable=%s allows already have %s False, shared fairly between tenants; kcp keeps the Workspace Ready and sends its requests to its spec.URL.",
 		maxUnavailable.String(), mount.ConditionType)}
 }
 

@@ -220,7 +220,7 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, b.Status.Phase, "kcp keeps routing it")
 	require.Equal(t, "Connecting", b.Annotations[mount.PhaseAnnotationKey], "the annotation tells the mount's own state")
 
-	require.Equal(t, []string{"b Warning GateHeld: The mount is Connecting (MountNotReady). Not False: as many Workspaces of this shard as --max-unavailable=1 allows already have WorkspaceMountAvailable False; kcp keeps the Workspace Ready and sends its requests to its spec.URL."},
+	require.Equal(t, []string{"b Warning GateHeld: The mount is Connecting (MountNotReady). Not False: as many Workspaces of this shard as --max-unavailable=1 allows already have WorkspaceMountAvailable False, shared fairly between tenants; kcp keeps the Workspace Ready and sends its requests to its spec.URL."},
 		gateEvents(), "held: one event")
 
 	patches := len(k.patches)
