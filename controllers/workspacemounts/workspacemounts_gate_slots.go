@@ -287,8 +287,11 @@ func (g *unavailableGate) settleLocked(current string) {
 
 	// Grant the free slots, the held longest first, within the shares; a
 	// Workspace kcp may still have False takes one back at no cost.
-	slices.SortFunc(held, func(a, b string) int { return cmp.Compare(g.entries[a].turn, g.entries[b].turn) })
 	free := limit - counted
+	if free <= 0 && !slices.ContainsFunc(held, func(key string) bool { return g.entries[key].counted() }) {
+		held = nil // nothing to grant: no sort (a long outage holds many)
+	}
+	slices.SortFunc(held, func(a, b string) int { return cmp.Compare(g.entries[a].turn, g.entries[b].turn) })
 	for _, key := range held {
 		e := g.entries[key]
 		if !short(e.tenant) || (free <= 0 && !e.counted()) {

@@ -399,6 +399,7 @@ func FuzzUnavailableGate(f *testing.F) {
 		keyOf := func(b byte) string { return fmt.Sprintf("org-%d|ws-%d", b%3, (b/3)%4) }
 		counted := 0
 		for _, op := range ops {
+			before := snapshotGate(h.unavailableGate)
 			key := keyOf(op & 0x0f)
 			switch op >> 4 {
 			case 0, 1, 2, 3, 4: // wants False, written
@@ -436,8 +437,39 @@ func FuzzUnavailableGate(f *testing.F) {
 			}
 			require.LessOrEqual(t, len(h.kcpFalse), max(limit, counted), "kcp has more False than the limit")
 			counted = checkGate(t, h.unavailableGate, limit, counted)
+			if op>>4 < 14 {
+				checkOldestFirst(t, before, snapshotGate(h.unavailableGate))
+			}
 		}
 	})
+}
+
+// snapshotGate copies the entries of g.
+func snapshotGate(g *unavailableGate) map[string]gateEntry {
+	g.lock.Lock()
+	defer g.lock.Unlock()
+	entries := make(map[string]gateEntry, len(g.entries))
+	for key, e := range g.entries {
+		entries[key] = *e
+	}
+	return entries
+}
+
+// checkOldestFirst checks that an operation granted no slot to a Workspace
+// (one kcp did not have False still) while one of its tenant held longer
+// waits.
+func checkOldestFirst(t *testing.T, before, after map[string]gateEntry) {
+	t.Helper()
+	for key, e := range after {
+		if was, found := before[key]; !e.slot || (found && (was.slot || was.counted())) {
+			continue
+		}
+		for other, w := range after {
+			if w.tenant == e.tenant && w.waiting() && w.turn < e.turn {
+				t.Fatalf("%s granted a slot while %s of its tenant, held longer, waits", key, other)
+			}
+		}
+	}
 }
 
 // gateWorkspace is the Workspace of a test key with the condition given,
