@@ -44,9 +44,10 @@ import (
 //     otherwise): a slot is granted only while fewer than the limit are
 //     counted, so kcp never has more False than the limit (seeded ones
 //     beyond a lowered limit keep theirs).
-//   - A tenant's share is ceil(limit / tenants wanting slots), at least 1.
-//     While a tenant below its share waits, no tenant holds more than its
-//     share: the slots taken last of a tenant above it are taken back (its
+//   - A tenant's share is its max-min fair part of the limit (fairShares):
+//     as many as it wants, or the water level, whichever is less. While a
+//     tenant below its share waits, no tenant holds more than its share:
+//     the slots taken last of a tenant above it are taken back (its
 //     Workspaces held again). A tenant alone may take every slot.
 //   - A free slot goes to the Workspace held longest that its tenant's
 //     share allows, not to whichever is reconciled first: it is granted
