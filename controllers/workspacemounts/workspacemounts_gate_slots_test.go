@@ -512,7 +512,7 @@ func TestUnavailableGateConcurrentLeaders(t *testing.T) {
 		v := intstr.FromInt32(limit)
 		g := newUnavailableGate(&v, "test-"+t.Name(), func() int { return 100 }, testTenantOf, func(string) {})
 		kcpLock.Lock()
-		var all []*tenancyv1alpha1.Workspace
+		all := make([]*tenancyv1alpha1.Workspace, 0, len(kcp))
 		for key, status := range kcp {
 			reason := mount.ReasonMountNotReady
 			if status == corev1.ConditionUnknown {
@@ -529,7 +529,7 @@ func TestUnavailableGateConcurrentLeaders(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := rand.New(rand.NewPCG(uint64(leader), uint64(w)))
+				r := rand.New(rand.NewPCG(uint64(leader+1), uint64(w+1))) //nolint:gosec // small, positive
 				for range rounds {
 					key := fmt.Sprintf("org-%d|ws-%d-%d", r.IntN(3), w, r.IntN(4))
 					wantsFalse, fails := r.IntN(3) > 0, r.IntN(5) == 0

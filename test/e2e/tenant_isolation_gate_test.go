@@ -75,7 +75,7 @@ func TestTenantIsolationGate(t *testing.T) {
 		inTree: corev1.ConditionUnknown, inTreeReason: mount.ReasonGateHeld}
 
 	t.Log("org A: 4 Workspaces naming mount objects that do not exist, and 2 serving ones; org B: 1 serving one")
-	var throwaway []string
+	throwaway := make([]string, 0, 4)
 	for i := range 4 {
 		name := fmt.Sprintf("throwaway-%d", i)
 		throwaway = append(throwaway, name)
