@@ -80,11 +80,7 @@ func (c *Controller) noteTransition(ws, updated *tenancyv1alpha1.Workspace) {
 	if !found {
 		return // no longer mounted
 	}
-	var previous *mount.Status
-	if written, found := mount.StatusOf(ws.Annotations); found {
-		previous = &written
-	}
-	if !status.TransitionFrom(previous) {
+	if !status.TransitionFrom(priorStatus(ws)) {
 		return
 	}
 	metrics.ObserveTransition(c.shard, status)

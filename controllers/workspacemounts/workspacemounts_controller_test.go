@@ -48,6 +48,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // TestHandlerForAllIgnoresRelistedObjects: a relist (kcp's watch cache gone,
@@ -172,6 +173,7 @@ func (k *fakeKCP) cached(name string) *tenancyv1alpha1.Workspace {
 func testController(k *fakeKCP, routing RoutingOptions, getMountObject func(context.Context, logicalcluster.Name, restmapping.Resource, string, string) (*unstructured.Unstructured, error)) (*Controller, cache.Indexer) {
 	indexer := cache.NewIndexer(kcpcache.MetaClusterNamespaceKeyFunc, cache.Indexers{})
 	return &Controller{
+		tenantOf:        func(cluster logicalcluster.Name) tenant.Name { return tenant.Of(cluster, nil) },
 		workspaceLister: tenancyv1alpha1listers.NewWorkspaceClusterLister(indexer),
 		workspaces: &workspacesReconciler{
 			resolve: servedEverywhere, getMountObject: getMountObject, informerDenied: neverDenied, routing: routing,

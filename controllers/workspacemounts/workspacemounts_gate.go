@@ -28,10 +28,8 @@ package workspacemounts
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,8 +41,8 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
-	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // ParseMaxUnavailable parses --max-unavailable: a number of Workspaces
@@ -91,6 +89,9 @@ type gateVerdict struct {
 	// message. It changes with no count or clock: a Workspace that stays
 	// held or delayed costs no write.
 	note string
+	// slot tells that the condition is False with a slot of
+	// --max-unavailable (unavailableGate.admit).
+	slot bool
 }
 
 // apply makes a False condition Unknown with the verdict's reason, the
@@ -114,22 +115,26 @@ func delayedVerdict(delay time.Duration, since metav1.Time) gateVerdict {
 
 func heldVerdict(maxUnavailable intstr.IntOrString) gateVerdict {
 	return gateVerdict{reason: mount.ReasonGateHeld, note: fmt.Sprintf(
-		" Not False: as many Workspaces of this shard as --max-unavailable=%s allows already have %s False; kcp keeps the Workspace Ready and sends its requests to its spec.URL.",
+		" Not False: as many Workspaces of this shard as --max-unavailable=%s allows already have %s False, shared fairly between tenants; kcp keeps the Workspace Ready and sends its requests to its spec.URL.",
 		maxUnavailable.String(), mount.ConditionType)}
 }
 
 // notReadySince is when ws's mount turned not ready, as ws tells it: the
 // earliest of its status annotation's lastTransitionTime, if it says not
 // ready, and of its condition's, if that is not True (both times start a
-// stretch of not ready that lasts until now); at when neither does, or a
-// time after at (not one the controller wrote).
+// stretch of not ready that lasts until now), but not before ws was created
+// (nothing of ws is older: priorStatus); at when neither does, or a time
+// after at (not one the controller wrote).
 func notReadySince(ws *tenancyv1alpha1.Workspace, at metav1.Time) metav1.Time {
 	since := at
-	if previous, found := mount.StatusOf(ws.Annotations); found && !previous.Ready && previous.LastTransitionTime.Before(&since) {
+	if previous := priorStatus(ws); previous != nil && !previous.Ready && previous.LastTransitionTime.Before(&since) {
 		since = previous.LastTransitionTime
 	}
 	if c := ownCondition(ws); c != nil && c.Status != corev1.ConditionTrue && c.LastTransitionTime.Before(&since) {
 		since = c.LastTransitionTime
+	}
+	if created := ws.CreationTimestamp; since.Before(&created) {
+		since = created
 	}
 	return since
 }
@@ -156,11 +161,17 @@ func delayRemaining(ws *tenancyv1alpha1.Workspace, at metav1.Time, delay time.Du
 }
 
 // gate decides, for the Workspace of key, whether a condition that would be
-// False is (state.gate left zero), or is Unknown: while its mount has been
-// not ready for less than --workspace-condition-delay (a reconcile is asked
-// for when the delay ends: mountState.recheckIn), or while --max-unavailable
-// Workspaces of the shard have it False. A Workspace whose condition is not
-// to be False gives its slot back.
+// False is (state.gate left zero, or with a slot), or is Unknown: while its
+// mount has been not ready for less than --workspace-condition-delay (a
+// reconcile is asked for when the delay ends: mountState.recheckIn), or
+// while the Workspace waits for a slot of --max-unavailable
+// (unavailableGate). A mount never ready as far as its Workspace tells
+// (budgeted) is False without a slot: its Workspace never served, so taking
+// it out of traffic costs nothing, and a tenant's throwaway Workspaces do
+// not take the slots other tenants' serving ones need. A Workspace whose
+// condition is not to be False with a slot gives its slot back.
+// Controller.processWorkspace tells the gate how the writes ended
+// (unavailableGate.wrote).
 func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *mountState) {
 	routing := c.workspaces.routing
 	if !c.workspaces.conditionFalse(ws, *state) {
@@ -173,9 +184,23 @@ func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *moun
 		state.recheckIn(remaining)
 		return
 	}
-	if !c.unavailable.admit(key) {
+	switch {
+	case c.unavailable == nil:
+	case !budgeted(ws):
+		c.unavailable.release(key)
+	case c.unavailable.admit(key):
+		state.gate.slot = true
+	default:
 		state.gate = heldVerdict(*routing.MaxUnavailable)
 	}
+}
+
+// budgeted tells whether a False condition of ws takes a slot of
+// --max-unavailable: its mount was ready at some time its status annotation
+// tells of (mount.Status.EverReady, since ws was created).
+func budgeted(ws *tenancyv1alpha1.Workspace) bool {
+	previous := priorStatus(ws)
+	return previous != nil && previous.EverReady()
 }
 
 // EventReasonGateReleased is the reason of the event of a Workspace no
@@ -205,164 +230,9 @@ func (c *Controller) noteGate(logger klog.Logger, ws *tenancyv1alpha1.Workspace,
 	}
 }
 
-// unavailableGate bounds the Workspaces of one shard whose condition is
-// False (--max-unavailable), safely for workers reconciling at once: a
-// slot is taken under its lock, so the count never exceeds the limit.
-//   - A Workspace whose condition is False keeps its slot until it is not
-//     to be False any more (its mount recovered, it is no longer mounted,
-//     or deleted: Controller.forget): slots are never taken back, so two
-//     Workspaces never flap.
-//   - One that would be False beyond the limit is held, in turn of when it
-//     was held first. When a slot frees, or the limit grows, the first held
-//     ones are enqueued, as many as there are free slots: their reconcile
-//     takes the slots, without waiting for their mounts to change.
-//
-// It remembers a key per Workspace that is False or held, and forgets it
-// with the Workspace. A nil gate has no limit.
-type unavailableGate struct {
-	maxUnavailable intstr.IntOrString
-	// mounted counts the mounted Workspaces of the shard: the base of a
-	// percentage, counted at most once a second (countedAt).
-	mounted func() int
-	enqueue func(key string)
-	now     func() time.Time
-	shard   string
-
-	lock        sync.Mutex
-	unavailable map[string]struct{}
-	// held are the keys held, each with its turn: the lowest first.
-	held      map[string]uint64
-	nextTurn  uint64
-	count     int
-	countedAt time.Time
-}
-
-func newUnavailableGate(maxUnavailable *intstr.IntOrString, shard string, mounted func() int, enqueue func(key string)) *unavailableGate {
-	if maxUnavailable == nil {
-		return nil
-	}
-	return &unavailableGate{
-		maxUnavailable: *maxUnavailable,
-		mounted:        mounted,
-		enqueue:        enqueue,
-		now:            time.Now,
-		shard:          shard,
-		unavailable:    map[string]struct{}{},
-		held:           map[string]uint64{},
-	}
-}
-
-// seed takes the Workspaces the informer holds at start (a new leader):
-// those whose condition is False hold a slot, beyond the limit too (they
-// keep it), and those held before are held again, ahead of new ones.
-func (g *unavailableGate) seed(workspaces []*tenancyv1alpha1.Workspace) {
-	if g == nil {
-		return
-	}
-	g.lock.Lock()
-	defer g.lock.Unlock()
-	for _, ws := range workspaces {
-		condition := ownCondition(ws)
-		if condition == nil {
-			continue
-		}
-		key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
-		if err != nil {
-			continue
-		}
-		switch {
-		case condition.Status == corev1.ConditionFalse:
-			g.unavailable[key] = struct{}{}
-		case condition.Status == corev1.ConditionUnknown && condition.Reason == mount.ReasonGateHeld:
-			g.held[key] = g.nextTurn
-			g.nextTurn++
-		}
-	}
-	g.publishLocked()
-}
-
-// admit tells whether the Workspace of key may have its condition False:
-// it has a slot, or takes a free one; else it is held.
-func (g *unavailableGate) admit(key string) bool {
-	if g == nil {
-		return true
-	}
-	g.lock.Lock()
-	defer g.lock.Unlock()
-	if _, found := g.unavailable[key]; found {
-		return true
-	}
-	if len(g.unavailable) < g.limitLocked() {
-		g.unavailable[key] = struct{}{}
-		if _, found := g.held[key]; found {
-			delete(g.held, key)
-			g.publishLocked()
-		}
-		return true
-	}
-	if _, found := g.held[key]; !found {
-		g.held[key] = g.nextTurn
-		g.nextTurn++
-		g.publishLocked()
-	}
-	return false
-}
-
-// release tells that the Workspace of key is not to have its condition
-// False (or is gone): its slot, if it had one, is free, and it is no
-// longer held. Free slots go to the first held Workspaces.
-func (g *unavailableGate) release(key string) {
-	if g == nil {
-		return
-	}
-	g.lock.Lock()
-	defer g.lock.Unlock()
-	delete(g.unavailable, key)
-	if _, found := g.held[key]; found {
-		delete(g.held, key)
-		g.publishLocked()
-	}
-	g.offerLocked()
-}
-
-// offerLocked enqueues the first held Workspaces, one per free slot.
-func (g *unavailableGate) offerLocked() {
-	if len(g.held) == 0 {
-		return
-	}
-	free := g.limitLocked() - len(g.unavailable)
-	if free <= 0 {
-		return
-	}
-	keys := make([]string, 0, len(g.held))
-	for key := range g.held {
-		keys = append(keys, key)
-	}
-	sort.Slice(keys, func(i, j int) bool { return g.held[keys[i]] < g.held[keys[j]] })
-	for _, key := range keys[:min(free, len(keys))] {
-		g.enqueue(key)
-	}
-}
-
-// limitLocked is the limit now: a number, or a percentage of the mounted
-// Workspaces, counted again when the last count is a second old.
-func (g *unavailableGate) limitLocked() int {
-	if g.maxUnavailable.Type == intstr.Int {
-		return g.maxUnavailable.IntValue()
-	}
-	if now := g.now(); g.countedAt.IsZero() || now.Sub(g.countedAt) >= time.Second {
-		g.count, g.countedAt = g.mounted(), now
-	}
-	return unavailableLimit(g.maxUnavailable, g.count)
-}
-
-func (g *unavailableGate) publishLocked() {
-	metrics.SetGateHeld(g.shard, len(g.held))
-}
-
-// stop zeroes the gate's gauge: a replica that no longer leads holds none.
-func (g *unavailableGate) stop() {
-	if g != nil {
-		metrics.SetGateHeld(g.shard, 0)
-	}
+// tenantOfKey is the tenant of the Workspace of key (Controller.tenantOf):
+// the one whose share of --max-unavailable its slot is.
+func (c *Controller) tenantOfKey(key string) tenant.Name {
+	cluster, _, _, _ := kcpcache.SplitMetaClusterNamespaceKey(key)
+	return c.tenantOf(cluster)
 }

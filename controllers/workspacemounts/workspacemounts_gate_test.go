@@ -143,6 +143,8 @@ func TestDelayRemaining(t *testing.T) {
 			want: 25 * time.Second, wantSince: ago(5 * time.Second),
 		},
 		{name: "a time in the future is no one's the controller wrote", ws: annotated(false, ago(-time.Hour)), delay: 30 * time.Second, want: 30 * time.Second, wantSince: at},
+		{name: "a status annotation older than the Workspace is not believed", ws: createdAt(annotated(false, ago(time.Hour)), ago(10*time.Second)), delay: 30 * time.Second, want: 30 * time.Second, wantSince: at},
+		{name: "a condition's time before creation too", ws: createdAt(withCondition(mountedWorkspace(kubeClusterRef), corev1.ConditionUnknown, mount.ReasonGateDelayed, ago(time.Hour)), ago(10*time.Second)), delay: 30 * time.Second, want: 20 * time.Second, wantSince: ago(10 * time.Second)},
 		{name: "a fraction of a second is rounded up", ws: annotated(false, ago(time.Second)), delay: 1500 * time.Millisecond, want: time.Second, wantSince: ago(time.Second)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,212 +154,6 @@ func TestDelayRemaining(t *testing.T) {
 			require.True(t, since.Equal(&tc.wantSince), "since %s, want %s", since, tc.wantSince)
 		})
 	}
-}
-
-// gateHarness is an unavailableGate whose enqueued keys are recorded.
-type gateHarness struct {
-	*unavailableGate
-	lock     sync.Mutex
-	enqueued []string
-}
-
-func newGateHarness(t *testing.T, maxUnavailable string, mounted int) *gateHarness {
-	t.Helper()
-	v, err := ParseMaxUnavailable(maxUnavailable)
-	require.NoError(t, err)
-	h := &gateHarness{}
-	h.unavailableGate = newUnavailableGate(v, "test-"+t.Name(), func() int { return mounted }, func(key string) {
-		h.lock.Lock()
-		defer h.lock.Unlock()
-		h.enqueued = append(h.enqueued, key)
-	})
-	return h
-}
-
-func (h *gateHarness) takeEnqueued() []string {
-	h.lock.Lock()
-	defer h.lock.Unlock()
-	e := h.enqueued
-	h.enqueued = nil
-	return e
-}
-
-func (h *gateHarness) admitted(keys ...string) []bool {
-	got := make([]bool, 0, len(keys))
-	for _, key := range keys {
-		got = append(got, h.admit(key))
-	}
-	return got
-}
-
-// TestUnavailableGate: every rule of --max-unavailable.
-func TestUnavailableGate(t *testing.T) {
-	t.Parallel()
-
-	t.Run("no limit admits all", func(t *testing.T) {
-		t.Parallel()
-		var g *unavailableGate
-		require.True(t, g.admit("a"))
-		g.release("a")
-		g.seed(nil)
-		g.stop()
-	})
-
-	t.Run("a number: the first take the slots, the others are held; a False one keeps its slot", func(t *testing.T) {
-		t.Parallel()
-		h := newGateHarness(t, "2", 100)
-		require.Equal(t, []bool{true, true, false, false}, h.admitted("a", "b", "c", "d"))
-		require.Equal(t, []bool{true, true, false, false, true, true}, h.admitted("a", "b", "c", "d", "a", "b"), "no flapping: the same answer again")
-		require.Equal(t, 2, h.heldCount())
-		require.Empty(t, h.takeEnqueued())
-	})
-
-	t.Run("0: none False, all held", func(t *testing.T) {
-		t.Parallel()
-		h := newGateHarness(t, "0", 100)
-		require.Equal(t, []bool{false, false}, h.admitted("a", "b"))
-		h.release("a")
-		require.Empty(t, h.takeEnqueued(), "no slot to offer")
-		require.Equal(t, 1, h.heldCount())
-	})
-
-	t.Run("a percentage of the mounted Workspaces, rounded down", func(t *testing.T) {
-		t.Parallel()
-		h := newGateHarness(t, "10%", 25)
-		require.Equal(t, []bool{true, true, false}, h.admitted("a", "b", "c"))
-		h9 := newGateHarness(t, "10%", 9)
-		require.Equal(t, []bool{false}, h9.admitted("a"), "10% of 9 is 0")
-	})
-
-	t.Run("the mounted Workspaces are counted at most once a second", func(t *testing.T) {
-		t.Parallel()
-		mounted, counts := 10, 0
-		v := intstr.FromString("10%")
-		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-		g := newUnavailableGate(&v, "test-"+t.Name(), func() int { counts++; return mounted }, func(string) {})
-		g.now = func() time.Time { return now }
-		require.True(t, g.admit("a"))
-		require.False(t, g.admit("b"))
-		mounted = 20
-		require.False(t, g.admit("b"), "the count of a moment ago")
-		require.Equal(t, 1, counts)
-		now = now.Add(time.Second)
-		require.True(t, g.admit("b"), "20 mounted now: 2 slots")
-		require.Equal(t, 2, counts)
-	})
-
-	t.Run("a release hands the slot to the Workspace held first", func(t *testing.T) {
-		t.Parallel()
-		h := newGateHarness(t, "1", 100)
-		require.Equal(t, []bool{true, false, false, false}, h.admitted("a", "c", "b", "d"))
-		h.release("a")
-		require.Equal(t, []string{"c"}, h.takeEnqueued(), "held first, offered first")
-		require.Equal(t, []bool{true, false, false}, h.admitted("c", "b", "d"))
-		require.Equal(t, 2, h.heldCount())
-
-		t.Log("a held Workspace whose mount recovers leaves its turn; no slot is free, nothing is offered")
-		h.release("b")
-		require.Empty(t, h.takeEnqueued())
-		require.Equal(t, 1, h.heldCount())
-
-		t.Log("deleted (Controller.forget): the slot goes to the next held")
-		h.release("c")
-		require.Equal(t, []string{"d"}, h.takeEnqueued())
-		require.True(t, h.admit("d"))
-		require.Zero(t, h.heldCount())
-	})
-
-	t.Run("an offered slot left unused goes to the next held", func(t *testing.T) {
-		t.Parallel()
-		h := newGateHarness(t, "1", 100)
-		require.Equal(t, []bool{true, false, false}, h.admitted("a", "b", "c"))
-		h.release("a")
-		require.Equal(t, []string{"b"}, h.takeEnqueued())
-		h.release("b") // b recovered meanwhile
-		require.Equal(t, []string{"c"}, h.takeEnqueued())
-		require.True(t, h.admit("c"))
-	})
-
-	t.Run("a new leader seeds the slots and turns from the Workspaces", func(t *testing.T) {
-		t.Parallel()
-		h := newGateHarness(t, "1", 100)
-		workspace := func(name string, status corev1.ConditionStatus, reason string) *tenancyv1alpha1.Workspace {
-			ws := mountedWorkspace(kubeClusterRef)
-			ws.Name = name
-			if status != "" {
-				ws.Status.Conditions = conditionsv1alpha1.Conditions{{Type: mount.ConditionType, Status: status, Reason: reason}}
-			}
-			return ws
-		}
-		h.seed([]*tenancyv1alpha1.Workspace{
-			workspace("false-1", corev1.ConditionFalse, mount.ReasonMountNotReady),
-			workspace("false-2", corev1.ConditionFalse, mount.ReasonMountObjectNotFound), // beyond the limit: kept
-			workspace("held", corev1.ConditionUnknown, mount.ReasonGateHeld),
-			workspace("delayed", corev1.ConditionUnknown, mount.ReasonGateDelayed),
-			workspace("ready", corev1.ConditionTrue, mount.ReasonMountReady),
-			workspace("none", "", ""),
-		})
-		require.Equal(t, []bool{true, true, false}, h.admitted("root:org|false-1", "root:org|false-2", "root:org|new"))
-		require.Equal(t, 2, h.heldCount())
-		h.release("root:org|false-1")
-		require.Empty(t, h.takeEnqueued(), "false-2 is still beyond the limit")
-		h.release("root:org|false-2")
-		require.Equal(t, []string{"root:org|held"}, h.takeEnqueued(), "held before the leader changed, first")
-	})
-}
-
-// len counts the Workspaces the gate remembers: False or held.
-func (g *unavailableGate) len() int {
-	if g == nil {
-		return 0
-	}
-	g.lock.Lock()
-	defer g.lock.Unlock()
-	return len(g.unavailable) + len(g.held)
-}
-
-func (g *unavailableGate) heldCount() int {
-	g.lock.Lock()
-	defer g.lock.Unlock()
-	return len(g.held)
-}
-
-// TestUnavailableGateConcurrent: workers admitting and releasing at once
-// never have more Workspaces False than the limit (run with -race).
-func TestUnavailableGateConcurrent(t *testing.T) {
-	t.Parallel()
-	const limit, workers, rounds = 7, 16, 200
-	h := newGateHarness(t, fmt.Sprint(limit), 1000)
-	var wg sync.WaitGroup
-	var lock sync.Mutex
-	holding := map[string]bool{}
-	overshoot := 0
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range rounds {
-				key := fmt.Sprintf("root|ws-%d-%d", w, r%5)
-				if h.admit(key) {
-					lock.Lock()
-					holding[key] = true
-					if len(holding) > limit {
-						overshoot++
-					}
-					lock.Unlock()
-				}
-				if r%3 == 0 {
-					lock.Lock()
-					delete(holding, key)
-					lock.Unlock()
-					h.release(key)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	require.Zero(t, overshoot, "more than %d Workspaces False at once", limit)
-	require.LessOrEqual(t, h.len()-h.heldCount(), limit)
 }
 
 // TestProcessWorkspaceGate: with --max-unavailable=1, two mounts not ready
@@ -376,7 +172,7 @@ func TestProcessWorkspaceGate(t *testing.T) {
 		return ws
 	}
 	k := newFakeKCP(workspace("a"), workspace("b"))
-	phases := map[string]string{"a": "Connecting", "b": "Connecting"}
+	phases := map[string]string{"a": "Ready", "b": "Ready"}
 	var lock sync.Mutex
 	getMountObject := func(_ context.Context, _ logicalcluster.Name, _ restmapping.Resource, _, name string) (*unstructured.Unstructured, error) {
 		lock.Lock()
@@ -388,7 +184,7 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	one := intstr.FromInt32(1)
 	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}, getMountObject)
 	var enqueued []string
-	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 2 }, func(key string) { enqueued = append(enqueued, key) })
+	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 2 }, c.tenantOfKey, func(key string) { enqueued = append(enqueued, key) })
 	var recorded []recordedEvent
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	c.events = eventsTo(10, &recorded, &now)
@@ -406,6 +202,12 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	keyA, keyB := syncCache(t, k, indexer, "a"), syncCache(t, k, indexer, "b")
 	require.NoError(t, c.processWorkspace(ctx, keyA))
 	require.NoError(t, c.processWorkspace(ctx, keyB))
+	lock.Lock()
+	phases["a"], phases["b"] = "Connecting", "Connecting"
+	lock.Unlock()
+	keyA, keyB = syncCache(t, k, indexer, "a"), syncCache(t, k, indexer, "b")
+	require.NoError(t, c.processWorkspace(ctx, keyA))
+	require.NoError(t, c.processWorkspace(ctx, keyB))
 	a, b := k.workspaces["a"], k.workspaces["b"]
 	require.Equal(t, corev1.ConditionFalse, ownCondition(a).Status)
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseUnavailable, a.Status.Phase)
@@ -418,7 +220,7 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	require.Equal(t, corev1alpha1.LogicalClusterPhaseReady, b.Status.Phase, "kcp keeps routing it")
 	require.Equal(t, "Connecting", b.Annotations[mount.PhaseAnnotationKey], "the annotation tells the mount's own state")
 
-	require.Equal(t, []string{"b Warning GateHeld: The mount is Connecting (MountNotReady). Not False: as many Workspaces of this shard as --max-unavailable=1 allows already have WorkspaceMountAvailable False; kcp keeps the Workspace Ready and sends its requests to its spec.URL."},
+	require.Equal(t, []string{"b Warning GateHeld: The mount is Connecting (MountNotReady). Not False: as many Workspaces of this shard as --max-unavailable=1 allows already have WorkspaceMountAvailable False, shared fairly between tenants; kcp keeps the Workspace Ready and sends its requests to its spec.URL."},
 		gateEvents(), "held: one event")
 
 	patches := len(k.patches)
@@ -517,6 +319,12 @@ func TestGateDelay(t *testing.T) {
 	require.Equal(t, corev1.ConditionFalse, ownCondition(gone).Status)
 }
 
+// createdAt sets the creationTimestamp of ws.
+func createdAt(ws *tenancyv1alpha1.Workspace, created metav1.Time) *tenancyv1alpha1.Workspace {
+	ws.CreationTimestamp = created
+	return ws
+}
+
 func findCondition(ws *tenancyv1alpha1.Workspace, t conditionsv1alpha1.ConditionType) *conditionsv1alpha1.Condition {
 	for i := range ws.Status.Conditions {
 		if ws.Status.Conditions[i].Type == t {
@@ -556,4 +364,78 @@ func FuzzParseMaxUnavailable(f *testing.F) {
 			require.Equal(t, v.IntValue(), limit)
 		}
 	})
+}
+
+// TestGateNeverReadyTakesNoSlot: a mount never ready since its Workspace
+// was created (the object not found from the start) is False without a slot
+// of --max-unavailable; one ready once takes one.
+func TestGateNeverReadyTakesNoSlot(t *testing.T) {
+	t.Parallel()
+	one := intstr.FromInt32(1)
+	c := &Controller{workspaces: &workspacesReconciler{routing: RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}}}
+	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 10 }, testTenantOf, func(string) {})
+	at := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	notFound := mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound, Message: "gone"}
+	for i := range 4 {
+		ws := mountedWorkspace(kubeClusterRef)
+		ws.Annotations[mount.StatusAnnotationKey] = notFound.WithHistory(nil, at).Encode()
+		state := mountState{status: notFound, mounted: true, at: at}
+		c.gate(fmt.Sprintf("org-a|throwaway-%d", i), ws, &state)
+		require.Zero(t, state.gate, "False, without a slot")
+	}
+	require.Zero(t, c.unavailable.len())
+
+	ws := mountedWorkspace(kubeClusterRef)
+	setEverReady(ws)
+	state := mountState{status: notFound, mounted: true, at: at}
+	c.gate("org-b|serving", ws, &state)
+	require.Equal(t, gateVerdict{slot: true}, state.gate, "the slot is free for a Workspace that served")
+
+	t.Log("a forged history of a ready mount older than the Workspace does not count")
+	forged := mountedWorkspace(kubeClusterRef)
+	setEverReady(forged)
+	forged.CreationTimestamp = at
+	state = mountState{status: notFound, mounted: true, at: at}
+	c.gate("org-a|forged", forged, &state)
+	require.Zero(t, state.gate)
+}
+
+// TestHistoryBeforeCreationDropped: a status annotation forged back to 1970
+// feeds no histogram and is not carried on: what the controller writes
+// starts no earlier than the Workspace's creation.
+func TestHistoryBeforeCreationDropped(t *testing.T) {
+	t.Parallel()
+	created := metav1.NewTime(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	epoch := metav1.NewTime(time.Unix(0, 0).UTC())
+	r := &workspacesReconciler{}
+	ready := mount.Status{Phase: mount.PhaseReady, Ready: true, Reason: mount.ReasonMountReady, Message: "ready"}
+	notReady := mount.Status{Phase: mount.PhaseConnecting, Reason: mount.ReasonMountNotReady, Message: "connecting"}
+
+	ws := mountedWorkspace(kubeClusterRef)
+	ws.CreationTimestamp = created
+	ws.Annotations[mount.StatusAnnotationKey] = mount.Status{Phase: mount.PhaseConnecting, Reason: mount.ReasonMountNotReady,
+		LastTransitionTime: metav1.NewTime(created.Add(time.Minute)), Since: &epoch,
+		History: []mount.Transition{{Phase: mount.PhaseReady, Ready: true, Time: epoch}, {Phase: mount.PhaseConnecting, Time: metav1.NewTime(epoch.Add(time.Second))}}}.Encode()
+	at := metav1.NewTime(created.Add(time.Hour))
+	r.applyAnnotations(ws, mountState{status: ready, mounted: true, at: at})
+	written, err := mount.ParseStatus(ws.Annotations[mount.StatusAnnotationKey])
+	require.NoError(t, err)
+	for _, tr := range written.History {
+		require.False(t, tr.Time.Before(&created), "transition at %s kept", tr.Time)
+	}
+	firstSeen := written.FirstSeen()
+	require.True(t, firstSeen.Equal(&created), "first seen %s", firstSeen)
+	_, spell := written.NotReadySpell()
+	require.False(t, spell, "the ready state of 1970 is gone: no not-ready spell to observe")
+	took, first := written.TimeToReady()
+	require.True(t, first)
+	require.Equal(t, time.Hour, took, "time to ready counts from the creation, not 1970")
+
+	t.Log("a lastTransitionTime before the creation: the status starts over")
+	ws.Annotations[mount.StatusAnnotationKey] = notReady.WithHistory(nil, epoch).Encode()
+	r.applyAnnotations(ws, mountState{status: ready, mounted: true, at: at})
+	written, err = mount.ParseStatus(ws.Annotations[mount.StatusAnnotationKey])
+	require.NoError(t, err)
+	require.Empty(t, written.History)
+	require.True(t, written.LastTransitionTime.Equal(&at))
 }

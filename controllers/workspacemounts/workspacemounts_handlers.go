@@ -148,7 +148,7 @@ func (c *Controller) forget(key string) {
 	c.conflicted.forget(key)
 	c.written.forget(key)
 	c.workspaces.reads.forget(key)
-	c.unavailable.release(key)
+	c.unavailable.forget(key)
 	if c.events != nil {
 		c.events.forget(key)
 	}

@@ -191,17 +191,27 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 	// phase or ready does (mount.Status.WithHistory): a steady state writes
 	// the same annotation. (Anyone who may update the Workspace may write
 	// the annotation; a time in the future is not one the controller wrote.)
-	var previous *mount.Status
-	if written, found := mount.StatusOf(ws.Annotations); found {
-		previous = &written
-	}
-	status := state.status.WithHistory(previous, state.at)
+	status := state.status.WithHistory(priorStatus(ws), state.at)
 
 	if ws.Annotations == nil {
 		ws.Annotations = map[string]string{}
 	}
 	ws.Annotations[mount.PhaseAnnotationKey] = string(status.Phase)
 	ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
+}
+
+// priorStatus is the status ws's annotation holds, nil where none can be
+// read, without what precedes ws's creation (mount.Status.NotBefore): the
+// one the controller carries on, observes transitions from and gates by.
+func priorStatus(ws *tenancyv1alpha1.Workspace) *mount.Status {
+	written, found := mount.StatusOf(ws.Annotations)
+	if !found {
+		return nil
+	}
+	if written, found = written.NotBefore(ws.CreationTimestamp); !found {
+		return nil
+	}
+	return &written
 }
 
 // status computes the mount status of ws, row by row of the contract, and

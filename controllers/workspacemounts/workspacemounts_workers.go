@@ -126,6 +126,7 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	if err == nil {
 		err = c.commitStatus(ctx, key, ws, written, conflicted, state)
 	}
+	c.unavailable.wrote(key, state.gate.slot, err)
 	if err == nil {
 		c.noteGate(klog.FromContext(ctx), ws, ownCondition(ws), state)
 	}

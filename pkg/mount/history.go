@@ -234,3 +234,41 @@ func (s Status) TimeToReady() (time.Duration, bool) {
 	}
 	return s.LastTransitionTime.Sub(s.FirstSeen().Time), true
 }
+
+// NotBefore returns s without what it cannot tell of a Workspace created at
+// created (anyone who may update the Workspace may write its annotation):
+// transitions before created are dropped, a first sight before it is
+// created, and the ready seconds are at most those observed since. A status
+// whose LastTransitionTime is before created is not believed at all (ok
+// false): like one in the future, it is not one the controller wrote. A
+// zero created changes nothing.
+func (s Status) NotBefore(created metav1.Time) (status Status, ok bool) {
+	if created.IsZero() {
+		return s, true
+	}
+	if s.LastTransitionTime.Before(&created) {
+		return Status{}, false
+	}
+	kept := s.History[:0:0]
+	for _, t := range s.History {
+		if !t.Time.Before(&created) {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		kept = nil
+	}
+	s.History = kept
+	if s.Since != nil && s.Since.Before(&created) {
+		since := created
+		s.Since = &since
+	}
+	s.ReadySeconds = min(s.ReadySeconds, max(0, s.ObservedSeconds()))
+	return s, true
+}
+
+// EverReady tells whether s tells of the mount ever being ready: ready now,
+// a ready state in its history, or ready seconds counted.
+func (s Status) EverReady() bool {
+	return s.Ready || s.ReadySeconds > 0 || slices.ContainsFunc(s.History, func(t Transition) bool { return t.Ready })
+}

@@ -241,3 +241,49 @@ func FuzzWithHistory(f *testing.F) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestHistoryNotBefore: nothing of a status before its Workspace's creation
+// is believed (a forged history back to 1970 feeds no histogram).
+func TestHistoryNotBefore(t *testing.T) {
+	t.Parallel()
+	since := at(0)
+	forged := Status{Phase: PhaseReady, Ready: true, Reason: ReasonMountReady, LastTransitionTime: at(600), Since: &since, ReadySeconds: 500,
+		History: []Transition{{Phase: PhaseConnecting, Reason: ReasonMountNotReady, Time: at(0)}, {Phase: PhaseReady, Ready: true, Time: at(100)}, {Phase: PhaseConnecting, Time: at(400)}}}
+	for _, tc := range []struct {
+		name    string
+		created metav1.Time
+		ok      bool
+		want    Status
+	}{
+		{name: "no creation time: as it is", ok: true, want: forged},
+		{name: "created first: as it is", created: at(0), ok: true, want: forged},
+		{name: "created midway: the transitions before dropped, since and ready seconds cut", created: at(300), ok: true,
+			want: Status{Phase: PhaseReady, Ready: true, Reason: ReasonMountReady, LastTransitionTime: at(600), Since: ptrTo(at(300)), ReadySeconds: 300,
+				History: []Transition{{Phase: PhaseConnecting, Time: at(400)}}}},
+		{name: "created at the last transition: no history left", created: at(600), ok: true,
+			want: Status{Phase: PhaseReady, Ready: true, Reason: ReasonMountReady, LastTransitionTime: at(600), Since: ptrTo(at(600))}},
+		{name: "created after the last transition: not believed", created: at(601)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := forged.NotBefore(tc.created)
+			require.Equal(t, tc.ok, ok)
+			require.Equal(t, tc.want, got)
+			if ok {
+				_, err := ParseStatus(got.Encode())
+				require.NoError(t, err, "what is left is a status the controller could have written")
+			}
+		})
+	}
+	require.Len(t, forged.History, 3, "the status itself is not changed")
+}
+
+func TestEverReady(t *testing.T) {
+	t.Parallel()
+	require.True(t, readyStatus.EverReady())
+	require.False(t, connectingStatus.EverReady())
+	require.True(t, Status{ReadySeconds: 1}.EverReady())
+	require.True(t, Status{History: []Transition{{Ready: true}}}.EverReady())
+}
+
+func ptrTo[T any](v T) *T { return &v }
