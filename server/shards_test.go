@@ -26,14 +26,19 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	"github.com/kcp-dev/logicalcluster/v3"
+	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpfake "github.com/kcp-dev/sdk/client/clientset/versioned/cluster/fake"
+	kcpinformers "github.com/kcp-dev/sdk/client/informers/externalversions"
 
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
+	"github.com/workspacemounts/workspacemounts/pkg/shards"
 )
 
 // servedShard is a shard holding the given logical clusters, with a
@@ -98,7 +103,8 @@ func TestShards(t *testing.T) {
 		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: corev1alpha1.ShardSpec{BaseURL: "https://root"}},
 		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "shard-2"}, Spec: corev1alpha1.ShardSpec{BaseURL: "https://two"}},
 		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "no-url"}},
-	}), "a Shard without baseURL is not waited for")
+		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "plain"}, Spec: corev1alpha1.ShardSpec{BaseURL: "http://plain"}},
+	}), "a Shard without baseURL, or not at https://, is not waited for")
 
 	unnamed := servedShard(t, "", "c-alone")
 	shards.add(unnamed)
@@ -113,4 +119,25 @@ func TestShards(t *testing.T) {
 	require.False(t, shards.ClusterExists("c-team"))
 	_, answered := shards.LastContact("shard-2")
 	require.False(t, answered, "not served")
+}
+
+// TestListShardsRefusesPlainHTTP: cleanup and doctor reach the Shards at
+// https:// only; one elsewhere is skipped, the others kept.
+func TestListShardsRefusesPlainHTTP(t *testing.T) {
+	t.Parallel()
+	object := func(name, baseURL string) *corev1alpha1.Shard {
+		return &corev1alpha1.Shard{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{logicalcluster.AnnotationKey: core.RootCluster.String()}},
+			Spec:       corev1alpha1.ShardSpec{BaseURL: baseURL},
+		}
+	}
+	client := kcpfake.NewSimpleClientset(object("root", "https://root:6443"), object("plain", "http://plain:6443"), object("shard-2", "https://two:6443/"), object("no-url", ""))
+	c := &Config{
+		ClientConfig:                 &rest.Config{Host: "https://root:6443"},
+		ShardCredentials:             &rest.Config{BearerToken: "t"},
+		RootKcpSharedInformerFactory: kcpinformers.NewSharedScopedInformerFactory(client.Cluster(core.RootCluster.Path()), 0, ""),
+	}
+	found, err := c.ListShards(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, []shards.Shard{{Name: "root", BaseURL: "https://root:6443"}, {Name: "shard-2", BaseURL: "https://two:6443"}}, withoutConfigs(found))
 }
