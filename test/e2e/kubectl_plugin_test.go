@@ -130,6 +130,19 @@ func readOutputs(t *testing.T, plugin kubectlPlugin, org, team vwOrg) {
 		})
 	}
 
+	// The events why shows are the controller's regarding the Workspace (the
+	// goldens leave their rows out): kcp takes why's field selector.
+	t.Run("why events", func(t *testing.T) {
+		t.Parallel()
+		plugin := plugin
+		plugin.t = t
+		event := regexp.MustCompile(`(?m)^  Warning +MountNotReady +.* workspacemounts\.io/controller +`)
+		framework.Eventually(t, func() (bool, string) {
+			stdout, stderr, err := plugin.run("why", "connecting")
+			return err == nil && event.MatchString(stdout), fmt.Sprintf("%v: %s%s", err, stdout, stderr)
+		}, 20*time.Second, 500*time.Millisecond)
+	})
+
 	t.Run("get", func(t *testing.T) {
 		t.Parallel()
 		plugin := plugin
