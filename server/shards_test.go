@@ -131,7 +131,7 @@ func TestListShardsRefusesPlainHTTP(t *testing.T) {
 			Spec:       corev1alpha1.ShardSpec{BaseURL: baseURL},
 		}
 	}
-	client := kcpfake.NewSimpleClientset(object("root", "https://root:6443"), object("plain", "http://plain:6443"), object("shard-2", "https://two:6443/"), object("no-url", ""))
+	client := kcpfake.NewClientset(object("root", "https://root:6443"), object("plain", "http://plain:6443"), object("shard-2", "https://two:6443/"), object("no-url", ""))
 	c := &Config{
 		ClientConfig:                 &rest.Config{Host: "https://root:6443"},
 		ShardCredentials:             &rest.Config{BearerToken: "t"},

@@ -153,7 +153,7 @@ func TestWorkspaceEvents(t *testing.T) {
 	got, cut, err := WorkspaceEvents(context.Background(), server.list, "team-a", wsUID)
 	require.NoError(t, err)
 	require.False(t, cut)
-	var reasons []string
+	reasons := make([]string, 0, len(got))
 	for _, e := range got {
 		require.Equal(t, wsUID, e.InvolvedObject.UID)
 		require.Equal(t, reportingController, e.ReportingController)

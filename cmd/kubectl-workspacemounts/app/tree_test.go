@@ -312,7 +312,7 @@ func (f *fakeMounts) list(_ context.Context, cluster string, max int, each func(
 func TestReadMounts(t *testing.T) {
 	t.Parallel()
 	// Mounts of other workspaces the user may see come first at *.
-	var others []wsmv1alpha1.WorkspaceMount
+	others := make([]wsmv1alpha1.WorkspaceMount, 0, 20)
 	for i := range 20 {
 		others = append(others, wsMount("elsewhere", fmt.Sprint("m", i), "Ready", "MountReady", true, time.Hour))
 	}
@@ -346,8 +346,9 @@ func TestReadMounts(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, cut)
 	require.ElementsMatch(t, []string{"ready", "broken"}, found(root))
-	var notes []string
-	for _, n := range MountedNodes(root) {
+	mounted := MountedNodes(root)
+	notes := make([]string, 0, len(mounted))
+	for _, n := range mounted {
 		notes = append(notes, n.Note)
 	}
 	require.ElementsMatch(t, []string{"", "", "mount not read: --max-mounts=22 reached", "mount not read: --max-mounts=22 reached"}, notes)
