@@ -202,8 +202,8 @@ func tokenReviewConfig(cfg *rest.Config, loader *kubeconfig.Loader) *rest.Config
 
 // ListShards lists, once, the shards the config serves (for
 // `workspacemounts cleanup`): the one unnamed shard of --kubeconfig, or every
-// Shard in root with a base URL, sorted by name, each reached with
-// ShardCredentials. It starts RootKcpSharedInformerFactory if there is one.
+// Shard in root with a base URL (shards.BaseURL: https), sorted by name,
+// each reached with ShardCredentials. It starts RootKcpSharedInformerFactory if there is one.
 func (c *Config) ListShards(ctx context.Context) ([]shards.Shard, error) {
 	if c.RootKcpSharedInformerFactory == nil {
 		return []shards.Shard{c.shard("", c.ClientConfig.Host)}, nil
@@ -218,10 +218,10 @@ func (c *Config) ListShards(ctx context.Context) ([]shards.Shard, error) {
 	var found []shards.Shard
 	for _, obj := range informer.GetStore().List() {
 		if object, ok := obj.(*corev1alpha1.Shard); ok {
-			if baseURL := strings.TrimSuffix(object.Spec.BaseURL, "/"); baseURL != "" {
+			if baseURL, err := shards.BaseURL(object); err == nil {
 				found = append(found, c.shard(object.Name, baseURL))
 			} else {
-				klog.FromContext(ctx).Info("a Shard without spec.baseURL: skipped", "shard", object.Name)
+				klog.FromContext(ctx).Error(err, "Shard skipped", "shard", object.Name)
 			}
 		}
 	}

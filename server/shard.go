@@ -88,13 +88,15 @@ func (s *Server) installShards() part {
 	return p
 }
 
-// shardNames are the names of the Shard objects with a base URL: those a
-// runner serves.
+// shardNames are the names of the Shard objects a runner serves: those
+// with a base URL it reaches (shards.BaseURL).
 func shardNames(shardObjects []interface{}) []string {
 	names := make([]string, 0, len(shardObjects))
 	for _, obj := range shardObjects {
-		if object, ok := obj.(*corev1alpha1.Shard); ok && object.Spec.BaseURL != "" {
-			names = append(names, object.Name)
+		if object, ok := obj.(*corev1alpha1.Shard); ok {
+			if _, err := shards.BaseURL(object); err == nil {
+				names = append(names, object.Name)
+			}
 		}
 	}
 	return names

@@ -26,6 +26,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
@@ -33,8 +34,11 @@ import (
 	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcpfake "github.com/kcp-dev/sdk/client/clientset/versioned/cluster/fake"
+	kcpinformers "github.com/kcp-dev/sdk/client/informers/externalversions"
 
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
+	"github.com/workspacemounts/workspacemounts/pkg/shards"
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
@@ -100,7 +104,8 @@ func TestShards(t *testing.T) {
 		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: corev1alpha1.ShardSpec{BaseURL: "https://root"}},
 		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "shard-2"}, Spec: corev1alpha1.ShardSpec{BaseURL: "https://two"}},
 		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "no-url"}},
-	}), "a Shard without baseURL is not waited for")
+		&corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "plain"}, Spec: corev1alpha1.ShardSpec{BaseURL: "http://plain"}},
+	}), "a Shard without baseURL, or not at https://, is not waited for")
 
 	unnamed := servedShard(t, "", "c-alone")
 	shards.add(unnamed)
@@ -131,14 +136,35 @@ func TestShardsPathOf(t *testing.T) {
 	root, two := servedShard(t, "root", "c-org", "c-nopath"), servedShard(t, "shard-2", "c-child")
 	withPath(root, "c-org", "root:org")
 	withPath(two, "c-child", "root:org:child")
-	shards := newShards()
-	shards.add(root)
-	shards.add(two)
-	shards.add(&shard{name: "shard-3", contact: kcpcontact.NewForShard("shard-3"), started: time.Now()}) // not synced
+	served := newShards()
+	served.add(root)
+	served.add(two)
+	served.add(&shard{name: "shard-3", contact: kcpcontact.NewForShard("shard-3"), started: time.Now()}) // not synced
 
-	require.Equal(t, "root:org:child", shards.PathOf("c-child").String())
-	require.Equal(t, tenant.Name("root:org"), tenant.Of("c-child", shards.PathOf))
-	require.Equal(t, tenant.Of("c-org", shards.PathOf), tenant.Of("c-child", shards.PathOf))
-	require.Equal(t, tenant.Name("cluster:c-nopath"), tenant.Of("c-nopath", shards.PathOf))
-	require.Equal(t, tenant.Name("cluster:c-nowhere"), tenant.Of("c-nowhere", shards.PathOf))
+	require.Equal(t, "root:org:child", served.PathOf("c-child").String())
+	require.Equal(t, tenant.Name("root:org"), tenant.Of("c-child", served.PathOf))
+	require.Equal(t, tenant.Of("c-org", served.PathOf), tenant.Of("c-child", served.PathOf))
+	require.Equal(t, tenant.Name("cluster:c-nopath"), tenant.Of("c-nopath", served.PathOf))
+	require.Equal(t, tenant.Name("cluster:c-nowhere"), tenant.Of("c-nowhere", served.PathOf))
+}
+
+// TestListShardsRefusesPlainHTTP: cleanup and doctor reach the Shards at
+// https:// only; one elsewhere is skipped, the others kept.
+func TestListShardsRefusesPlainHTTP(t *testing.T) {
+	t.Parallel()
+	object := func(name, baseURL string) *corev1alpha1.Shard {
+		return &corev1alpha1.Shard{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{logicalcluster.AnnotationKey: core.RootCluster.String()}},
+			Spec:       corev1alpha1.ShardSpec{BaseURL: baseURL},
+		}
+	}
+	client := kcpfake.NewClientset(object("root", "https://root:6443"), object("plain", "http://plain:6443"), object("shard-2", "https://two:6443/"), object("no-url", ""))
+	c := &Config{
+		ClientConfig:                 &rest.Config{Host: "https://root:6443"},
+		ShardCredentials:             &rest.Config{BearerToken: "t"},
+		RootKcpSharedInformerFactory: kcpinformers.NewSharedScopedInformerFactory(client.Cluster(core.RootCluster.Path()), 0, ""),
+	}
+	found, err := c.ListShards(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, []shards.Shard{{Name: "root", BaseURL: "https://root:6443"}, {Name: "shard-2", BaseURL: "https://two:6443"}}, withoutConfigs(found))
 }

@@ -39,7 +39,7 @@ func run() int {
 	defer cancel()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	if err := app.NewCommand(streams).ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
+		fmt.Fprintln(os.Stderr, "Error:", app.Clean(err.Error()))
 		return 1
 	}
 	return 0

@@ -18,7 +18,7 @@ limitations under the License.
 // objects in root, as kcp's front-proxy does (pkg/proxy/index), and runs,
 // for each Shard, a function with a rest config made from the credentials
 // every shard accepts (--shards-kubeconfig), the server replaced by the
-// Shard's spec.baseURL. A Shard added starts a runner, one deleted stops it,
+// Shard's spec.baseURL, https only ([BaseURL]). A Shard added starts a runner, one deleted stops it,
 // a changed baseURL restarts it. A runner that fails is started again with
 // backoff and never stops the others; one shard never has two runners at
 // once: a new one starts only once the old one has returned.
@@ -26,6 +26,8 @@ package shards
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -126,15 +128,39 @@ func (r *Runners) Names() []string {
 }
 
 func (r *Runners) upsert(ctx context.Context, obj interface{}) {
-	if shard, ok := obj.(*corev1alpha1.Shard); ok {
-		r.Add(ctx, shard.Name, shard.Spec.BaseURL)
+	shard, ok := obj.(*corev1alpha1.Shard)
+	if !ok {
+		return
 	}
+	baseURL, err := BaseURL(shard)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Shard not reached", "shard", shard.Name)
+		r.stop(ctx, shard.Name)
+		return
+	}
+	r.Add(ctx, shard.Name, baseURL)
+}
+
+// BaseURL is where a Shard object says its shard is (spec.baseURL, without
+// a trailing slash), or why it is not reached: it has no base URL, or one
+// that is not https://host (the shards' credentials go to it, and only
+// over TLS). Every discovery of shards from Shard objects takes it.
+func BaseURL(shard *corev1alpha1.Shard) (string, error) {
+	baseURL := strings.TrimSuffix(shard.Spec.BaseURL, "/")
+	if baseURL == "" {
+		return "", fmt.Errorf("no spec.baseURL in Shard %q: not reached until it has one", shard.Name)
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("spec.baseURL %q of Shard %q is not an https:// URL: not reached, since the shards' credentials are sent only over https", baseURL, shard.Name)
+	}
+	return baseURL, nil
 }
 
 // Add starts the runner of a shard at baseURL, or restarts it if it runs at
 // another one; a shard without baseURL is stopped. Follow calls it for
-// every Shard object; the caller of a fixed set of shards calls it once
-// per shard. The runner stops when ctx is done.
+// every Shard object whose BaseURL is reached; the caller of a fixed set
+// of shards calls it once per shard. The runner stops when ctx is done.
 func (r *Runners) Add(ctx context.Context, name, baseURL string) {
 	if ctx.Err() != nil {
 		return

@@ -19,6 +19,7 @@ package shards
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -142,6 +143,22 @@ func TestRunners(t *testing.T) {
 	source.Modify(shard("flaky", ""))
 	require.Eventually(t, func() bool { return len(runners.Names()) == 2 }, 5*time.Second, 5*time.Millisecond)
 
+	// A Shard at http:// is refused: no credentials sent there; the
+	// others run on. One moved to http:// is stopped.
+	before = len(rec.seen())
+	source.Add(shard("plain", "http://plain:6443"))
+	source.Modify(shard("shard-2", "http://two-moved:6443"))
+	require.Eventually(t, func() bool {
+		return slices.Contains(rec.seen()[before:], event{shard: "shard-2", host: "https://two-moved:6443", returned: true})
+	}, 5*time.Second, 5*time.Millisecond)
+	require.Equal(t, []string{"root"}, runners.Names())
+	source.Modify(shard("shard-2", "https://two-moved:6443"))
+	require.Eventually(t, func() bool { return len(runners.Names()) == 2 }, 5*time.Second, 5*time.Millisecond)
+	for _, e := range rec.seen() {
+		require.NotEqual(t, "plain", e.shard)
+		require.NotContains(t, e.host, "http://")
+	}
+
 	// Stopping: every runner returns.
 	cancel()
 	done := make(chan struct{})
@@ -160,4 +177,31 @@ func TestRunners(t *testing.T) {
 	require.Equal(t, map[string]bool{
 		"root https://root:6443": true, "shard-2 https://two:6443": true, "shard-2 https://two-moved:6443": true, "flaky https://flaky:6443": true,
 	}, returned)
+}
+
+func TestBaseURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		baseURL, want, wantErr string
+	}{
+		{baseURL: "https://shard-1.example.com:6443/", want: "https://shard-1.example.com:6443"},
+		{baseURL: "HTTPS://shard-1:6443", want: "HTTPS://shard-1:6443"},
+		{baseURL: "https://[::1]:6443", want: "https://[::1]:6443"},
+		{baseURL: "", wantErr: `no spec.baseURL in Shard "s"`},
+		{baseURL: "http://shard-1:6443", wantErr: `spec.baseURL "http://shard-1:6443" of Shard "s" is not an https:// URL`},
+		{baseURL: "ftp://shard-1", wantErr: "not an https:// URL"},
+		{baseURL: "shard-1:6443", wantErr: "not an https:// URL"},
+		{baseURL: "https://", wantErr: "not an https:// URL"},
+		{baseURL: "https:///path", wantErr: "not an https:// URL"},
+		{baseURL: "//shard-1:6443", wantErr: "not an https:// URL"},
+		{baseURL: "https://shard\x7f:6443", wantErr: "not an https:// URL"},
+	} {
+		got, err := BaseURL(shard("s", tc.baseURL))
+		if tc.wantErr != "" {
+			require.ErrorContains(t, err, tc.wantErr, tc.baseURL)
+			continue
+		}
+		require.NoError(t, err, tc.baseURL)
+		require.Equal(t, tc.want, got)
+	}
 }

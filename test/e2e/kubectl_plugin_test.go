@@ -33,11 +33,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -129,6 +134,45 @@ func readOutputs(t *testing.T, plugin kubectlPlugin, org, team vwOrg) {
 			p.eventuallyGolden(tc.golden, tc.args...)
 		})
 	}
+
+	// The events why shows are the controller's regarding the Workspace (the
+	// goldens leave their rows out): kcp takes why's field selector, and
+	// events named alike, another controller's or of another UID, are not
+	// shown.
+	t.Run("why events", func(t *testing.T) {
+		t.Parallel()
+		plugin := plugin
+		plugin.t = t
+		ctx := context.Background()
+		ws, err := org.c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(ctx, "connecting", metav1.GetOptions{})
+		require.NoError(t, err)
+		kube, err := kcpkubernetesclientset.NewForConfig(kcp.BaseConfigT(t, "base"))
+		require.NoError(t, err)
+		for i, forged := range []struct {
+			uid        types.UID
+			controller string
+		}{{ws.UID, "someone-else"}, {"an-older-connecting", workspacemounts.EventReportingController}} {
+			_, err := kube.Cluster(org.path).CoreV1().Events(metav1.NamespaceDefault).Create(ctx, &corev1.Event{
+				ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("connecting.forged-%d", i)},
+				InvolvedObject:      corev1.ObjectReference{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "connecting", UID: forged.uid},
+				Type:                corev1.EventTypeWarning,
+				Reason:              "Forged",
+				Message:             "not the controller's event of this Workspace",
+				ReportingController: forged.controller,
+				ReportingInstance:   "forger",
+				Action:              "Forge",
+				EventTime:           metav1.NewMicroTime(time.Now()),
+			}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		event := regexp.MustCompile(`(?m)^  Warning +MountNotReady +.* workspacemounts\.io/controller +`)
+		framework.Eventually(t, func() (bool, string) {
+			stdout, stderr, err := plugin.run("why", "connecting")
+			return err == nil && event.MatchString(stdout), fmt.Sprintf("%v: %s%s", err, stdout, stderr)
+		}, 20*time.Second, 500*time.Millisecond)
+		stdout := plugin.ok("why", "connecting")
+		require.NotContains(t, stdout, "Forged", stdout)
+	})
 
 	t.Run("get", func(t *testing.T) {
 		t.Parallel()

@@ -150,8 +150,9 @@ func (g *getOptions) printer() (p printers.ResourcePrinter, table bool, err erro
 	return p, false, err
 }
 
-// decode decodes an answer: a v1 Table, or objects (unstructured, as
-// served: a list's items get the list's apiVersion and kind, for -o name).
+// decode decodes an answer: a v1 Table, cleaned (cleanTable), or objects
+// (unstructured, as served: a list's items get the list's apiVersion and
+// kind, for -o name; JSON and YAML escape their control characters).
 func decode(raw []byte, table bool) (runtime.Object, string, error) {
 	if table {
 		var t metav1.Table
@@ -159,8 +160,9 @@ func decode(raw []byte, table bool) (runtime.Object, string, error) {
 			return nil, "", fmt.Errorf("decoding the virtual workspace's table: %w", err)
 		}
 		if t.Kind != "Table" {
-			return nil, "", fmt.Errorf("the virtual workspace answered a %q, not a Table", t.Kind)
+			return nil, "", fmt.Errorf("the virtual workspace answered a %q, not a Table", shown(t.Kind))
 		}
+		cleanTable(&t)
 		return &t, t.ResourceVersion, nil
 	}
 	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(raw, nil, nil)

@@ -28,6 +28,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/rest"
@@ -68,8 +69,9 @@ func (n *Node) Problem() bool {
 // TreeBuilder lists Workspaces through kcp, one workspace at a time, as kcp's
 // kubectl ws tree does, within its limits.
 type TreeBuilder struct {
-	// ListWorkspaces lists the child Workspaces of a workspace path.
-	ListWorkspaces func(ctx context.Context, path logicalcluster.Path) ([]tenancyv1alpha1.Workspace, error)
+	// ListWorkspaces lists at most max child Workspaces of a workspace path,
+	// in kcp's order (by name); more tells whether some were left.
+	ListWorkspaces func(ctx context.Context, path logicalcluster.Path, max int) (workspaces []tenancyv1alpha1.Workspace, more bool, err error)
 	// MaxDepth bounds the levels listed below the root; MaxWorkspaces the
 	// Workspaces listed in all.
 	MaxDepth, MaxWorkspaces int
@@ -101,15 +103,14 @@ func (b TreeBuilder) Build(ctx context.Context, root logicalcluster.Path) (*Node
 			cut = true
 			continue
 		}
-		children, err := b.ListWorkspaces(ctx, it.node.Path)
+		children, more, err := b.ListWorkspaces(ctx, it.node.Path, b.MaxWorkspaces-listed)
 		if err != nil {
 			it.node.Note = "children not listed: " + listError(err)
 			continue
 		}
 		sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
-		if room := b.MaxWorkspaces - listed; len(children) > room {
-			it.node.Note = fmt.Sprintf("%d more not listed: --max-workspaces=%d reached", len(children)-room, b.MaxWorkspaces)
-			children = children[:room]
+		if more {
+			it.node.Note = fmt.Sprintf("more not listed: --max-workspaces=%d reached", b.MaxWorkspaces)
 			cut = true
 		}
 		listed += len(children)
@@ -169,16 +170,41 @@ func MountedNodes(root *Node) []*Node {
 // virtual workspace at * or per cluster), matched by cluster and name;
 // mounts of Workspaces outside the tree are ignored.
 func AttachMounts(root *Node, mounts []wsmv1alpha1.WorkspaceMount) {
-	byKey := make(map[string]*Node)
-	for _, n := range MountedNodes(root) {
-		byKey[mountKey(n.Cluster, n.Name)] = n
-	}
+	index := newMountIndex(root)
 	for i := range mounts {
-		m := &mounts[i]
-		if n, ok := byKey[mountKey(logicalcluster.From(m), m.Name)]; ok {
-			n.Mount = m
+		index.attach(&mounts[i])
+	}
+}
+
+// mountIndex finds the tree's mounted nodes by their mount's key.
+type mountIndex struct {
+	byKey map[string]*Node
+	// missing counts the nodes without a Mount yet.
+	missing int
+}
+
+func newMountIndex(root *Node) *mountIndex {
+	index := &mountIndex{byKey: map[string]*Node{}}
+	for _, n := range MountedNodes(root) {
+		index.byKey[mountKey(n.Cluster, n.Name)] = n
+		if n.Mount == nil {
+			index.missing++
 		}
 	}
+	return index
+}
+
+// attach sets a copy of m as its node's Mount, if the tree has its
+// Workspace; it returns true once every node has its Mount.
+func (x *mountIndex) attach(m *wsmv1alpha1.WorkspaceMount) (all bool) {
+	if n, ok := x.byKey[mountKey(logicalcluster.From(m), m.Name)]; ok {
+		if n.Mount == nil {
+			x.missing--
+		}
+		kept := *m
+		n.Mount = &kept
+	}
+	return x.missing == 0
 }
 
 // Prune keeps, unless all, only the problems (Node.Problem) and the
@@ -238,11 +264,15 @@ func TreeTable(root *Node, now time.Time) *metav1.Table {
 		}
 		if n.Note != "" {
 			message = strings.TrimSpace(message + " (" + n.Note + ")")
-			if !n.Mounted {
+			if !n.Mounted || n.Mount == nil {
 				reason = "(" + n.Note + ")"
 			}
 		}
-		t.Rows = append(t.Rows, metav1.TableRow{Cells: []interface{}{name, phase, ready, reason, since, n.KCPPhase, message}})
+		cells := []interface{}{name, phase, ready, reason, since, shown(n.KCPPhase), message}
+		for i, cell := range cells {
+			cells[i] = clean(cell.(string))
+		}
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: cells})
 		childPrefix := prefix
 		switch branch {
 		case "├── ":
@@ -288,7 +318,7 @@ func PrintTree(out io.Writer, root *Node, all, wide, cut bool, now time.Time) er
 		summary = fmt.Sprintf("%d of %d mounted workspaces not ready (-A shows all).", problems, len(mounted))
 	}
 	if cut {
-		summary += " The tree was cut (see the notes): raise --max-depth or --max-workspaces to see more."
+		summary += " The tree was cut (see the notes): raise --max-depth, --max-workspaces or --max-mounts to see more."
 	}
 	_, err := fmt.Fprintln(out, summary)
 	return err
@@ -300,6 +330,7 @@ type treeOptions struct {
 	Output        string
 	MaxDepth      int
 	MaxWorkspaces int
+	MaxMounts     int
 }
 
 func newTreeCommand(o *Options) *cobra.Command {
@@ -319,6 +350,7 @@ func newTreeCommand(o *Options) *cobra.Command {
 	cmd.Flags().StringVarP(&t.Output, "output", "o", "", "Output format: wide adds kcp's phase and the message.")
 	cmd.Flags().IntVar(&t.MaxDepth, "max-depth", 10, "Levels of workspaces listed below the root.")
 	cmd.Flags().IntVar(&t.MaxWorkspaces, "max-workspaces", 1000, "Workspaces listed in all.")
+	cmd.Flags().IntVar(&t.MaxMounts, "max-mounts", 10000, "Mounts read from the virtual workspace in all, to find those of the tree's Workspaces (at *, every mount you may see).")
 	return cmd
 }
 
@@ -326,8 +358,8 @@ func (t *treeOptions) run(cmd *cobra.Command, args []string) error {
 	if t.Output != "" && t.Output != "wide" {
 		return fmt.Errorf("--output %q: tree prints a table, or -o wide", t.Output)
 	}
-	if t.MaxDepth < 1 || t.MaxWorkspaces < 1 {
-		return fmt.Errorf("--max-depth and --max-workspaces must be at least 1")
+	if t.MaxDepth < 1 || t.MaxWorkspaces < 1 || t.MaxMounts < 1 {
+		return fmt.Errorf("--max-depth, --max-workspaces and --max-mounts must be at least 1")
 	}
 	ctx := contextOf(cmd)
 	target, config, err := t.target()
@@ -348,65 +380,97 @@ func (t *treeOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	builder := TreeBuilder{
-		ListWorkspaces: func(ctx context.Context, path logicalcluster.Path) ([]tenancyv1alpha1.Workspace, error) {
-			list, err := clients.kcp.Cluster(path).TenancyV1alpha1().Workspaces().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return nil, err
-			}
-			return list.Items, nil
+		ListWorkspaces: func(ctx context.Context, path logicalcluster.Path, max int) ([]tenancyv1alpha1.Workspace, bool, error) {
+			client := clients.kcp.Cluster(path).TenancyV1alpha1().Workspaces()
+			var children []tenancyv1alpha1.Workspace
+			more, err := listBounded(ctx, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+				return client.List(ctx, opts)
+			}, metav1.ListOptions{}, max, func(obj runtime.Object) bool {
+				if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok {
+					children = append(children, *ws)
+				}
+				return false
+			})
+			return children, more, err
 		},
 		MaxDepth:      t.MaxDepth,
 		MaxWorkspaces: t.MaxWorkspaces,
 	}
 	tree, cut := builder.Build(ctx, root)
-	if err := t.attachMounts(ctx, config, target, tree); err != nil {
-		return err
+	list := func(ctx context.Context, cluster string, max int, each func(*wsmv1alpha1.WorkspaceMount) bool) (int, error) {
+		return listMounts(ctx, config, target, cluster, max, each)
 	}
+	mountsCut, err := ReadMounts(ctx, tree, list, t.MaxMounts, t.ErrOut)
+	if err != nil {
+		return fmt.Errorf("listing the mounts at %s: %w", target.URL("*"), err)
+	}
+	cut = cut || mountsCut
 	return PrintTree(t.Out, tree, t.AllMounts, t.Output == "wide", cut, time.Now())
 }
 
-// attachMounts reads the mounts of the tree's mounted Workspaces from the
-// virtual workspace: one list at * (what the user may see), kept to the
-// tree's Workspaces; where * is refused, one list per parent workspace.
-func (t *treeOptions) attachMounts(ctx context.Context, config *rest.Config, target Target, tree *Node) error {
+// MountLister reads at most max WorkspaceMounts at one cluster segment of
+// the virtual workspace, handing each to each until it says stop; n is how
+// many were read.
+type MountLister func(ctx context.Context, cluster string, max int, each func(*wsmv1alpha1.WorkspaceMount) (stop bool)) (n int, err error)
+
+// ReadMounts reads the mounts of the tree's mounted Workspaces with list:
+// at * (what the user may see) until every mounted Workspace has its
+// mount; where * is refused, at each parent workspace. At most maxMounts
+// are read in all: a mounted Workspace whose mount was not reached by then
+// gets a note, and cut is true. A parent that fails is a warning on warn.
+func ReadMounts(ctx context.Context, tree *Node, list MountLister, maxMounts int, warn io.Writer) (cut bool, err error) {
 	mounted := MountedNodes(tree)
 	if len(mounted) == 0 {
-		return nil
+		return false, nil
 	}
-	mounts, err := listMounts(ctx, config, target, logicalcluster.Wildcard.String())
-	if err == nil {
-		AttachMounts(tree, mounts)
-		return nil
+	index := newMountIndex(tree)
+	budget := maxMounts
+	read := func(cluster string) error {
+		n, err := list(ctx, cluster, budget, index.attach)
+		budget -= n
+		return err
 	}
-	if !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("listing the mounts at %s: %w", target.URL("*"), err)
+	err = read(logicalcluster.Wildcard.String())
+	if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) {
+		return false, err
 	}
-	parents := map[logicalcluster.Path]bool{}
+	if err != nil {
+		parents := map[logicalcluster.Path]bool{}
+		for _, n := range mounted {
+			parent, _ := n.Path.Parent()
+			if parents[parent] || budget == 0 || index.missing == 0 {
+				continue
+			}
+			parents[parent] = true
+			if err := read(parent.String()); err != nil {
+				fmt.Fprintf(warn, "Warning: the mounts of %s: %v\n", parent, listError(err))
+			}
+		}
+	}
+	if budget > 0 || index.missing == 0 {
+		return false, nil
+	}
 	for _, n := range mounted {
-		parent, _ := n.Path.Parent()
-		if parents[parent] {
-			continue
+		if n.Mount == nil {
+			n.Note = fmt.Sprintf("mount not read: --max-mounts=%d reached", maxMounts)
 		}
-		parents[parent] = true
-		mounts, err := listMounts(ctx, config, target, parent.String())
-		if err != nil {
-			fmt.Fprintf(t.ErrOut, "Warning: the mounts of %s: %v\n", parent, listError(err))
-			continue
-		}
-		AttachMounts(tree, mounts)
 	}
-	return nil
+	return true, nil
 }
 
-// listMounts lists the WorkspaceMounts at one cluster segment of the virtual workspace.
-func listMounts(ctx context.Context, config *rest.Config, target Target, cluster string) ([]wsmv1alpha1.WorkspaceMount, error) {
+// listMounts is the MountLister of the virtual workspace, paged.
+func listMounts(ctx context.Context, config *rest.Config, target Target, cluster string, max int, each func(*wsmv1alpha1.WorkspaceMount) (stop bool)) (n int, err error) {
 	client, err := vwClient(config, target, cluster)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	var list wsmv1alpha1.WorkspaceMountList
-	if err := client.Get().Resource(wsmv1alpha1.Resource).Do(ctx).Into(&list); err != nil {
-		return nil, err
-	}
-	return list.Items, nil
+	_, err = listBounded(ctx, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		list := &wsmv1alpha1.WorkspaceMountList{}
+		return list, client.Get().Resource(wsmv1alpha1.Resource).VersionedParams(&opts, metav1.ParameterCodec).Do(ctx).Into(list)
+	}, metav1.ListOptions{}, max, func(obj runtime.Object) bool {
+		n++
+		m, ok := obj.(*wsmv1alpha1.WorkspaceMount)
+		return ok && each(m)
+	})
+	return n, err
 }

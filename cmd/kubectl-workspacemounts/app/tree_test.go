@@ -22,8 +22,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -118,17 +120,23 @@ var hierarchyMounts = []wsmv1alpha1.WorkspaceMount{
 
 func hierarchyBuilder(maxDepth, maxWorkspaces int, listed *[]string) TreeBuilder {
 	return TreeBuilder{
-		ListWorkspaces: func(_ context.Context, path logicalcluster.Path) ([]tenancyv1alpha1.Workspace, error) {
+		ListWorkspaces: func(_ context.Context, path logicalcluster.Path, max int) ([]tenancyv1alpha1.Workspace, bool, error) {
 			if listed != nil {
 				*listed = append(*listed, path.String())
 			}
 			if path.String() == "root:org:team-b" {
-				return nil, apierrors.NewForbidden(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, "", errors.New("no"))
+				return nil, false, apierrors.NewForbidden(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, "", errors.New("no"))
 			}
 			if path.String() == "root:org:init" || path.String() == "root:org:broken" || path.String() == "root:org:ready" {
-				return nil, fmt.Errorf("%s must not be listed", path)
+				return nil, false, fmt.Errorf("%s must not be listed", path)
 			}
-			return append([]tenancyv1alpha1.Workspace(nil), hierarchy[path.String()]...), nil
+			// kcp lists a cluster's Workspaces by name.
+			children := append([]tenancyv1alpha1.Workspace(nil), hierarchy[path.String()]...)
+			sort.Slice(children, func(i, j int) bool { return children[i].Name < children[j].Name })
+			if len(children) > max {
+				return children[:max], true, nil
+			}
+			return children, false, nil
 		},
 		MaxDepth:      maxDepth,
 		MaxWorkspaces: maxWorkspaces,
@@ -181,7 +189,7 @@ func TestTreeLimits(t *testing.T) {
 
 	root, cut = hierarchyBuilder(10, 3, nil).Build(context.Background(), logicalcluster.NewPath("root:org"))
 	require.True(t, cut)
-	require.Equal(t, "2 more not listed: --max-workspaces=3 reached", root.Note)
+	require.Equal(t, "more not listed: --max-workspaces=3 reached", root.Note)
 	require.Len(t, root.Children, 3)
 	require.Equal(t, 3, countNodes(root)-1)
 }
@@ -230,11 +238,11 @@ func TestPrune(t *testing.T) {
 func TestPruneNothingLeft(t *testing.T) {
 	t.Parallel()
 	b := TreeBuilder{
-		ListWorkspaces: func(_ context.Context, path logicalcluster.Path) ([]tenancyv1alpha1.Workspace, error) {
+		ListWorkspaces: func(_ context.Context, path logicalcluster.Path, _ int) ([]tenancyv1alpha1.Workspace, bool, error) {
 			if path.String() == "root:org" {
-				return []tenancyv1alpha1.Workspace{workspace("org", "ready", true, corev1alpha1.LogicalClusterPhaseReady)}, nil
+				return []tenancyv1alpha1.Workspace{workspace("org", "ready", true, corev1alpha1.LogicalClusterPhaseReady)}, false, nil
 			}
-			return nil, nil
+			return nil, false, nil
 		},
 		MaxDepth: 3, MaxWorkspaces: 10,
 	}
@@ -265,4 +273,100 @@ func TestTreeGolden(t *testing.T) {
 			golden(t, tc.file, treeOutput(t, hierarchyBuilder(tc.maxDepth, tc.max, nil), tc.all, tc.wide))
 		})
 	}
+}
+
+// fakeMounts serves mounts at * (unless forbidden) and per parent path.
+type fakeMounts struct {
+	all       []wsmv1alpha1.WorkspaceMount
+	perParent map[string][]wsmv1alpha1.WorkspaceMount
+	forbidden bool
+	asked     []string
+	read      int
+}
+
+func (f *fakeMounts) list(_ context.Context, cluster string, max int, each func(*wsmv1alpha1.WorkspaceMount) bool) (int, error) {
+	f.asked = append(f.asked, fmt.Sprintf("%s max %d", cluster, max))
+	mounts := f.perParent[cluster]
+	if cluster == "*" {
+		if f.forbidden {
+			return 0, apierrors.NewForbidden(schema.GroupResource{Group: "workspacemounts.io", Resource: "workspacemounts"}, "", errors.New("no"))
+		}
+		mounts = f.all
+	}
+	n := 0
+	for i := range mounts {
+		if n == max {
+			break
+		}
+		n++
+		if each(&mounts[i]) {
+			break
+		}
+	}
+	f.read += n
+	return n, nil
+}
+
+// TestReadMounts: the mounts are read until every mounted Workspace of the
+// tree has its own, and no further than --max-mounts.
+func TestReadMounts(t *testing.T) {
+	t.Parallel()
+	// Mounts of other workspaces the user may see come first at *.
+	others := make([]wsmv1alpha1.WorkspaceMount, 0, 20)
+	for i := range 20 {
+		others = append(others, wsMount("elsewhere", fmt.Sprint("m", i), "Ready", "MountReady", true, time.Hour))
+	}
+	tree := func() *Node {
+		root, _ := hierarchyBuilder(10, 100, nil).Build(context.Background(), logicalcluster.NewPath("root:org"))
+		return root
+	}
+	found := func(root *Node) (names []string) {
+		for _, n := range MountedNodes(root) {
+			if n.Mount != nil {
+				names = append(names, n.Name)
+			}
+		}
+		return names
+	}
+	pending := wsMount("deep", "pending", "Connecting", "MountNotReady", false, time.Minute)
+	all := append(append(append([]wsmv1alpha1.WorkspaceMount(nil), others...), hierarchyMounts[:3]...), pending)
+	all = append(all, others...)
+
+	f := &fakeMounts{all: all}
+	root := tree()
+	cut, err := ReadMounts(context.Background(), root, f.list, 1000, io.Discard)
+	require.NoError(t, err)
+	require.False(t, cut)
+	require.ElementsMatch(t, []string{"ready", "broken", "fine", "pending"}, found(root))
+	require.Equal(t, 24, f.read, "stopped once every mount of the tree was read")
+
+	f = &fakeMounts{all: all}
+	root = tree()
+	cut, err = ReadMounts(context.Background(), root, f.list, 22, io.Discard)
+	require.NoError(t, err)
+	require.True(t, cut)
+	require.ElementsMatch(t, []string{"ready", "broken"}, found(root))
+	mounted := MountedNodes(root)
+	notes := make([]string, 0, len(mounted))
+	for _, n := range mounted {
+		notes = append(notes, n.Note)
+	}
+	require.ElementsMatch(t, []string{"", "", "mount not read: --max-mounts=22 reached", "mount not read: --max-mounts=22 reached"}, notes)
+	var out bytes.Buffer
+	require.NoError(t, PrintTree(&out, root, true, false, cut, now))
+	require.Contains(t, out.String(), "(mount not read: --max-mounts=22 reached)")
+	require.Contains(t, out.String(), "--max-mounts to see more")
+
+	// * refused: each parent once, within what is left of the bound.
+	f = &fakeMounts{forbidden: true, perParent: map[string][]wsmv1alpha1.WorkspaceMount{
+		"root:org":             append(append([]wsmv1alpha1.WorkspaceMount(nil), others[:5]...), hierarchyMounts[:2]...),
+		"root:org:team-a":      hierarchyMounts[2:3],
+		"root:org:team-a:deep": {pending},
+	}}
+	root = tree()
+	cut, err = ReadMounts(context.Background(), root, f.list, 9, io.Discard)
+	require.NoError(t, err)
+	require.False(t, cut)
+	require.ElementsMatch(t, []string{"ready", "broken", "fine", "pending"}, found(root))
+	require.Equal(t, []string{"* max 9", "root:org max 9", "root:org:team-a:deep max 2", "root:org:team-a max 1"}, f.asked)
 }

@@ -19,6 +19,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -32,13 +33,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/pager"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
-	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
@@ -47,8 +50,13 @@ import (
 const (
 	// maxEvents is how many of the Workspace's most recent events are shown.
 	maxEvents = 10
-	// maxShown bounds each string of an event or a kcp condition.
-	maxShown = 256
+	// maxEventsListed is how many of the Workspace's events are read to
+	// find the most recent: the controller records a dozen an hour at
+	// most, and whoever may create events can forge more.
+	maxEventsListed = 1000
+	// reportingController is the controller's reportingController
+	// (workspacemounts.EventReportingController): why shows its events only.
+	reportingController = "workspacemounts.io/controller"
 )
 
 // WhyReport is what why gathers about one Workspace: what the virtual
@@ -60,14 +68,11 @@ type WhyReport struct {
 	MountErr     error
 	Workspace    *tenancyv1alpha1.Workspace
 	WorkspaceErr error
-	Events       []corev1.Event
-	EventsErr    error
-}
-
-// shown makes a string of kcp's (an event's, a condition's) fit one line of
-// the terminal, bounded; what the virtual workspace serves is so already.
-func shown(s string) string {
-	return mount.Truncate(mount.Sanitize(s), maxShown)
+	// Events are the controller's events regarding the Workspace (its UID);
+	// EventsCut is true when more than maxEventsListed were left unread.
+	Events    []corev1.Event
+	EventsCut bool
+	EventsErr error
 }
 
 func orNone(s string) string {
@@ -86,13 +91,14 @@ func ago(t time.Time, now time.Time) string {
 
 // RenderWhy writes the report as kubectl describe writes objects: the
 // verdict first, then the mount's state, kcp's, the transitions, the
-// availability and the events.
+// availability and the events. Every value goes through printf (clean);
+// kcp's strings, which nothing bounds, are also cut (shown).
 func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
 	// kubectl describe's tabwriter; cli-runtime's (printers.GetNewTabWriter)
 	// remembers widths across sections.
 	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(w, "Workspace:\t%s\n", r.Path)
-	fmt.Fprintf(w, "Verdict:\t%s\n", verdict(r, now))
+	printf(w, "Workspace:\t%s\n", r.Path)
+	printf(w, "Verdict:\t%s\n", verdict(r, now))
 	if m := r.Mount; m != nil {
 		s := m.Status
 		ref := m.Spec.MountRef
@@ -100,68 +106,71 @@ func RenderWhy(out io.Writer, r WhyReport, now time.Time) error {
 		if ref.Namespace != "" {
 			name = ref.Namespace + "/" + name
 		}
-		fmt.Fprintf(w, "Mount object:\t%s %s (%s)\n", ref.Kind, name, ref.APIVersion)
-		fmt.Fprintf(w, "Phase:\t%s\n", s.Phase)
-		fmt.Fprintf(w, "Ready:\t%t\n", s.Ready)
-		fmt.Fprintf(w, "Reason:\t%s\n", s.Reason)
-		fmt.Fprintf(w, "Message:\t%s\n", orNone(s.Message))
-		fmt.Fprintf(w, "URL:\t%s\n", orNone(s.URL))
+		printf(w, "Mount object:\t%s %s (%s)\n", ref.Kind, name, ref.APIVersion)
+		printf(w, "Phase:\t%s\n", s.Phase)
+		printf(w, "Ready:\t%v\n", s.Ready)
+		printf(w, "Reason:\t%s\n", s.Reason)
+		printf(w, "Message:\t%s\n", orNone(s.Message))
+		printf(w, "URL:\t%s\n", orNone(s.URL))
 		if s.LastTransitionTime != nil {
-			fmt.Fprintf(w, "Since:\t%s (%s ago)\n", s.LastTransitionTime.UTC().Format(time.RFC3339), ago(s.LastTransitionTime.Time, now))
+			printf(w, "Since:\t%s (%s ago)\n", s.LastTransitionTime.UTC().Format(time.RFC3339), ago(s.LastTransitionTime.Time, now))
 		}
 		if s.Shard != "" {
-			fmt.Fprintf(w, "Shard:\t%s\n", s.Shard)
+			printf(w, "Shard:\t%s\n", s.Shard)
 		}
-		fmt.Fprintf(w, "Availability:\t%s\n", availability(s, now))
+		printf(w, "Availability:\t%s\n", availability(s, now))
 		section(w)
-		fmt.Fprintf(w, "Mount conditions:\n")
+		printf(w, "Mount conditions:\n")
 		if len(s.Conditions) == 0 {
-			fmt.Fprintf(w, "  <none>\n")
+			printf(w, "  <none>\n")
 		} else {
-			fmt.Fprintf(w, "  TYPE\tSTATUS\tREASON\tMESSAGE\n")
+			printf(w, "  TYPE\tSTATUS\tREASON\tMESSAGE\n")
 			for _, c := range s.Conditions {
-				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, orNone(c.Reason), c.Message)
+				printf(w, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, orNone(c.Reason), c.Message)
 			}
 		}
 		section(w)
-		fmt.Fprintf(w, "Transitions (oldest first):\n")
+		printf(w, "Transitions (oldest first):\n")
 		if len(s.Transitions) == 0 {
-			fmt.Fprintf(w, "  <none>\n")
+			printf(w, "  <none>\n")
 		} else {
-			fmt.Fprintf(w, "  TIME\tAGE\tPHASE\tREADY\tREASON\n")
+			printf(w, "  TIME\tAGE\tPHASE\tREADY\tREASON\n")
 			for _, t := range s.Transitions {
-				fmt.Fprintf(w, "  %s\t%s\t%s\t%t\t%s\n", t.Time.UTC().Format(time.RFC3339), ago(t.Time.Time, now), t.Phase, t.Ready, t.Reason)
+				printf(w, "  %s\t%s\t%s\t%v\t%s\n", t.Time.UTC().Format(time.RFC3339), ago(t.Time.Time, now), t.Phase, t.Ready, t.Reason)
 			}
 		}
 	}
 	section(w)
 	if ws := r.Workspace; ws != nil {
-		fmt.Fprintf(w, "kcp phase:\t%s\n", orNone(string(ws.Status.Phase)))
+		printf(w, "kcp phase:\t%s\n", orNone(shown(string(ws.Status.Phase))))
 		section(w)
-		fmt.Fprintf(w, "kcp conditions:\n")
+		printf(w, "kcp conditions:\n")
 		if len(ws.Status.Conditions) == 0 {
-			fmt.Fprintf(w, "  <none>\n")
+			printf(w, "  <none>\n")
 		} else {
-			fmt.Fprintf(w, "  TYPE\tSTATUS\tSEVERITY\tREASON\tAGE\tMESSAGE\n")
+			printf(w, "  TYPE\tSTATUS\tSEVERITY\tREASON\tAGE\tMESSAGE\n")
 			for _, c := range ws.Status.Conditions {
-				fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", shown(string(c.Type)), c.Status, orNone(string(c.Severity)), orNone(shown(c.Reason)), ago(c.LastTransitionTime.Time, now), shown(c.Message))
+				printf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", shown(string(c.Type)), shown(string(c.Status)), orNone(shown(string(c.Severity))), orNone(shown(c.Reason)), ago(c.LastTransitionTime.Time, now), shown(c.Message))
 			}
 		}
 	} else {
-		fmt.Fprintf(w, "kcp phase:\t<unknown> (%s)\n", shortError(r.WorkspaceErr))
+		printf(w, "kcp phase:\t<unknown> (%s)\n", shortError(r.WorkspaceErr))
 	}
 	section(w)
-	fmt.Fprintf(w, "Events:\n")
+	printf(w, "Events:\n")
 	switch {
 	case r.EventsErr != nil:
-		fmt.Fprintf(w, "  <unknown> (%s)\n", shortError(r.EventsErr))
+		printf(w, "  <unknown> (%s)\n", shortError(r.EventsErr))
 	case len(r.Events) == 0:
-		fmt.Fprintf(w, "  <none>\n")
+		printf(w, "  <none>\n")
 	default:
-		fmt.Fprintf(w, "  TYPE\tREASON\tAGE\tFROM\tMESSAGE\n")
+		printf(w, "  TYPE\tREASON\tAGE\tFROM\tMESSAGE\n")
 		for _, e := range r.Events {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", shown(e.Type), shown(e.Reason), eventAge(e, now), shown(eventSource(e)), shown(e.Message))
+			printf(w, "  %s\t%s\t%s\t%s\t%s\n", shown(e.Type), shown(e.Reason), eventAge(e, now), shown(eventSource(e)), shown(e.Message))
 		}
+	}
+	if r.EventsCut {
+		printf(w, "  (more than %d events: the latest of the first %d read)\n", maxEventsListed, maxEventsListed)
 	}
 	return w.Flush()
 }
@@ -389,7 +398,7 @@ func (y *whyOptions) run(cmd *cobra.Command, arg string) error {
 			continue
 		}
 		r, _ := g.gather(ctx)
-		fmt.Fprintf(y.Out, "\n--- %s %s\n", time.Now().UTC().Format(time.RFC3339), event.Type)
+		printf(y.Out, "\n--- %s %s\n", time.Now().UTC().Format(time.RFC3339), event.Type)
 		if err := RenderWhy(y.Out, r, time.Now()); err != nil {
 			return err
 		}
@@ -423,12 +432,46 @@ func (g whyGatherer) gather(ctx context.Context) (WhyReport, string) {
 	if r.WorkspaceErr != nil {
 		r.Workspace = nil
 	}
-	selector := fields.Set{"involvedObject.kind": "Workspace", "involvedObject.name": g.name}.AsSelector().String()
-	events, err := g.kcp.kube.Cluster(g.parent).CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: selector})
-	if err != nil {
-		r.EventsErr = err
-	} else {
-		r.Events = LatestEvents(events.Items)
+	if r.Workspace == nil {
+		r.EventsErr = errors.New("the Workspace's UID is unknown")
+		return r, rv
 	}
+	client := g.kcp.kube.Cluster(g.parent).CoreV1().Events("")
+	r.Events, r.EventsCut, r.EventsErr = WorkspaceEvents(ctx, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return client.List(ctx, opts)
+	}, g.name, r.Workspace.UID)
 	return r, rv
+}
+
+// WorkspaceEvents lists, with list, the controller's events regarding the
+// Workspace name of uid, as kubectl describe finds an object's
+// (involvedObject kind, name and UID, in any namespace), from the
+// controller only (reportingComponent): paged and bounded by
+// maxEventsListed, cut true when some were left; the most recent maxEvents
+// are kept.
+func WorkspaceEvents(ctx context.Context, list pager.ListPageFunc, name string, uid types.UID) (events []corev1.Event, cut bool, err error) {
+	selector := fields.Set{
+		"involvedObject.kind": "Workspace",
+		"involvedObject.name": name,
+		"involvedObject.uid":  string(uid),
+		"reportingComponent":  reportingController,
+	}.AsSelector().String()
+	cut, err = listBounded(ctx, list, metav1.ListOptions{FieldSelector: selector}, maxEventsListed, func(obj runtime.Object) bool {
+		if e, ok := obj.(*corev1.Event); ok && Regarding(*e, name, uid) {
+			events = append(events, *e)
+		}
+		return false
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return LatestEvents(events), cut, nil
+}
+
+// Regarding tells whether e is the controller's event regarding the
+// Workspace name of uid: the field selector asks the server for those
+// only, and what it answers is checked again.
+func Regarding(e corev1.Event, name string, uid types.UID) bool {
+	ref := e.InvolvedObject
+	return ref.Kind == "Workspace" && ref.Name == name && ref.UID == uid && e.ReportingController == reportingController
 }

@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package app
+
+// This file holds how the commands print strings others wrote (a
+// Workspace's conditions, events, what the virtual workspace serves): every
+// one goes through clean, the one sanitizer (mount.Sanitize), before it
+// reaches the terminal; tables through cleanTable, why's lines through
+// printf.
+
+import (
+	"fmt"
+	"io"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
+)
+
+// maxShown bounds each string of kcp's that why and tree show (an event's,
+// a condition's, an error's).
+const maxShown = 256
+
+// clean makes s one line of plain text: control characters (terminal
+// escapes, new lines), bidi controls and the other format characters
+// become spaces (mount.Sanitize). cli-runtime's table printer escapes only
+// ESC and CR.
+func clean(s string) string {
+	return mount.Sanitize(s)
+}
+
+// Clean is clean, for what main prints of an error (a server's message).
+func Clean(s string) string {
+	return clean(s)
+}
+
+// shown is clean, cut to maxShown bytes.
+func shown(s string) string {
+	return mount.Truncate(clean(s), maxShown)
+}
+
+// printf is fmt.Fprintf with every argument formatted as by %v and then
+// cleaned (a verb other than %s, %v or %d prints the cleaned string as
+// that verb prints a string). The format itself, the program's, keeps its
+// tabs and new lines.
+func printf(w io.Writer, format string, args ...any) {
+	for i, a := range args {
+		args[i] = clean(fmt.Sprint(a))
+	}
+	_, _ = fmt.Fprintf(w, format, args...) // the writer's error is Flush's
+}
+
+// cleanTable cleans, in place, the column names and every cell of a Table
+// served to be printed: a string as it is, anything else (a number, a
+// nested object) as %v prints it.
+func cleanTable(t *metav1.Table) {
+	for i := range t.ColumnDefinitions {
+		t.ColumnDefinitions[i].Name = clean(t.ColumnDefinitions[i].Name)
+	}
+	for _, row := range t.Rows {
+		for i, cell := range row.Cells {
+			switch v := cell.(type) {
+			case nil, bool, int, int32, int64, float32, float64:
+			case string:
+				row.Cells[i] = clean(v)
+			default:
+				row.Cells[i] = clean(fmt.Sprint(v))
+			}
+		}
+	}
+}
