@@ -340,7 +340,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	}
 
 	if options.Routing.WorkspaceCondition {
-		c.unavailable = newUnavailableGate(options.Routing.MaxUnavailable, options.Shard, c.countMounted, c.tenantOfKey, c.workspacesQueue.Add)
+		c.unavailable = newUnavailableGate(options.Routing.MaxUnavailable, options.Shard, c.countMounted, keyTenant(c.tenantOf), c.workspacesQueue.Add)
 	}
 
 	c.handlers = []informerHandler{

@@ -37,12 +37,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/klog/v2"
 
-	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // ParseMaxUnavailable parses --max-unavailable: a number of Workspaces
@@ -228,11 +226,4 @@ func (c *Controller) noteGate(logger klog.Logger, ws *tenancyv1alpha1.Workspace,
 		c.recordEvent(ws, corev1.EventTypeNormal, EventReasonGateReleased,
 			fmt.Sprintf("No longer held by --max-unavailable: the mount is %s (%s), and %s says so.", state.status.Phase, state.status.Reason, mount.ConditionType))
 	}
-}
-
-// tenantOfKey is the tenant of the Workspace of key (Controller.tenantOf):
-// the one whose share of --max-unavailable its slot is.
-func (c *Controller) tenantOfKey(key string) tenant.Name {
-	cluster, _, _, _ := kcpcache.SplitMetaClusterNamespaceKey(key)
-	return c.tenantOf(cluster)
 }

@@ -39,9 +39,9 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// testTenantOf is the tenant of a test key: its cluster ("org-a|ws"), or
+// testKeyTenant is the tenant of a test key: its cluster ("org-a|ws"), or
 // "t" for a key without one.
-func testTenantOf(key string) tenant.Name {
+func testKeyTenant(key string) tenant.Name {
 	if cluster, _, found := strings.Cut(key, "|"); found {
 		return tenant.Name(cluster)
 	}
@@ -63,7 +63,7 @@ func newGateHarness(t testing.TB, maxUnavailable string, mounted int) *gateHarne
 	v, err := ParseMaxUnavailable(maxUnavailable)
 	require.NoError(t, err)
 	h := &gateHarness{kcpFalse: map[string]bool{}}
-	h.unavailableGate = newUnavailableGate(v, "test-"+t.Name(), func() int { return mounted }, testTenantOf, func(key string) {
+	h.unavailableGate = newUnavailableGate(v, "test-"+t.Name(), func() int { return mounted }, testKeyTenant, func(key string) {
 		h.lock.Lock()
 		defer h.lock.Unlock()
 		h.enqueued = append(h.enqueued, key)
@@ -183,7 +183,7 @@ func TestUnavailableGate(t *testing.T) {
 		mounted, counts := 10, 0
 		v := intstr.FromString("10%")
 		now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-		g := newUnavailableGate(&v, "test-"+t.Name(), func() int { counts++; return mounted }, testTenantOf, func(string) {})
+		g := newUnavailableGate(&v, "test-"+t.Name(), func() int { counts++; return mounted }, testKeyTenant, func(string) {})
 		g.now = func() time.Time { return now }
 		require.True(t, g.admit("a"))
 		require.False(t, g.admit("b"))
@@ -510,7 +510,7 @@ func TestUnavailableGateConcurrentLeaders(t *testing.T) {
 	}
 	for leader := range leaders {
 		v := intstr.FromInt32(limit)
-		g := newUnavailableGate(&v, "test-"+t.Name(), func() int { return 100 }, testTenantOf, func(string) {})
+		g := newUnavailableGate(&v, "test-"+t.Name(), func() int { return 100 }, testKeyTenant, func(string) {})
 		kcpLock.Lock()
 		all := make([]*tenancyv1alpha1.Workspace, 0, len(kcp))
 		for key, status := range kcp {

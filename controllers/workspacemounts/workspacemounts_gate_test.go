@@ -184,7 +184,7 @@ func TestProcessWorkspaceGate(t *testing.T) {
 	one := intstr.FromInt32(1)
 	c, indexer := testController(k, RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}, getMountObject)
 	var enqueued []string
-	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 2 }, c.tenantOfKey, func(key string) { enqueued = append(enqueued, key) })
+	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 2 }, keyTenant(c.tenantOf), func(key string) { enqueued = append(enqueued, key) })
 	var recorded []recordedEvent
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	c.events = eventsTo(10, &recorded, &now)
@@ -373,7 +373,7 @@ func TestGateNeverReadyTakesNoSlot(t *testing.T) {
 	t.Parallel()
 	one := intstr.FromInt32(1)
 	c := &Controller{workspaces: &workspacesReconciler{routing: RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}}}
-	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 10 }, testTenantOf, func(string) {})
+	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 10 }, testKeyTenant, func(string) {})
 	at := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	notFound := mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound, Message: "gone"}
 	for i := range 4 {
