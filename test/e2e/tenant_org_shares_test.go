@@ -22,7 +22,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -82,20 +81,7 @@ func TestTenantSharesByOrg(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // ends the watches
 
-	var lock sync.Mutex
-	codes := map[int]int{}
-	var wg sync.WaitGroup
-	for _, token := range tokens {
-		for range orgSharesAttempts {
-			wg.Go(func() {
-				code := openWatch(ctx, t, client, url, token)
-				lock.Lock()
-				codes[code]++
-				lock.Unlock()
-			})
-		}
-	}
-	wg.Wait()
+	codes := openWatches(ctx, t, client, url, tokens, orgSharesAttempts)
 	t.Logf("%d child workspaces of one org, %d watches at * each: %v", orgSharesChildren, orgSharesAttempts, codes)
 	require.Equal(t, http.StatusOK, openWatch(ctx, t, client, url, otherToken),
 		"a ServiceAccount of another org gets its watch: the org's children did not take --max-watches%s", opLogs(plugin))

@@ -62,20 +62,7 @@ func TestTenantShares(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel) // ends the watches
 
-	var lock sync.Mutex
-	codes := map[int]int{}
-	var wg sync.WaitGroup
-	for _, token := range tokens {
-		for range tenantSharesAttempts {
-			wg.Go(func() {
-				code := openWatch(ctx, t, client, url, token)
-				lock.Lock()
-				codes[code]++
-				lock.Unlock()
-			})
-		}
-	}
-	wg.Wait()
+	codes := openWatches(ctx, t, client, url, tokens, tenantSharesAttempts)
 	t.Logf("%d ServiceAccounts of one workspace, %d watches at * each: %v", tenantSharesAccounts, tenantSharesAttempts, codes)
 	require.Equal(t, map[int]int{
 		http.StatusOK:              tenantSharesPerUser,
@@ -85,6 +72,27 @@ func TestTenantShares(t *testing.T) {
 	require.Equal(t, http.StatusOK, openWatch(ctx, t, client, url, otherToken),
 		"a ServiceAccount of another workspace is another tenant, and the server's watches are not all taken%s", opLogs(plugin))
 	require.Equal(t, http.StatusTooManyRequests, openWatch(ctx, t, client, url, tokens[0]), "the tenant's share is still full")
+}
+
+// openWatches opens attempts watches as each token at once and counts
+// their status codes.
+func openWatches(ctx context.Context, t *testing.T, client *http.Client, url string, tokens []string, attempts int) map[int]int {
+	t.Helper()
+	var lock sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	for _, token := range tokens {
+		for range attempts {
+			wg.Go(func() {
+				code := openWatch(ctx, t, client, url, token)
+				lock.Lock()
+				codes[code]++
+				lock.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	return codes
 }
 
 // openWatch opens a watch as the token and returns its status code: an
