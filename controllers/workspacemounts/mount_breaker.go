@@ -91,6 +91,9 @@ func newMountBreaker(initialBackoff, maxBackoff time.Duration, tenantOf func(log
 		pairs: map[string]*breakerPair{}, pruneAt: minPruneAt, probes: map[tenant.Name]int{}, parked: map[tenant.Name]map[string]bool{}}
 }
 
+// minPruneAt is how many pairs the breaker holds before it first prunes.
+const minPruneAt = 64
+
 // maxBreakerBackoff caps the backoff of an open pair: its Workspaces are
 // read again, and converge once kcp answers, at least that often.
 const maxBreakerBackoff = 2 * time.Minute

@@ -17,7 +17,6 @@ limitations under the License.
 package workspacemounts
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -43,34 +42,11 @@ func TestRetriesPerTenant(t *testing.T) {
 	require.Equal(t, 5*time.Millisecond, limiter.When(testKey("b", 0)), "tenant b's retry waits only for its own backoff")
 }
 
-func TestTenantLimitersForgetFullBuckets(t *testing.T) {
-	t.Parallel()
-	now := time.Unix(1000, 0)
-	l := newTenantLimiters(10, 2)
-	l.now = func() time.Time { return now }
-	for i := range 10 * minPruneAt {
-		l.reserve(tenant.Name(fmt.Sprint("t", i)))
-		now = now.Add(time.Second) // every earlier bucket is full again
-	}
-	require.LessOrEqual(t, l.size(), minPruneAt, "idle tenants are forgotten")
-
-	l.reserve("hot")
-	l.reserve("hot")
-	ok, retryIn := l.allow("hot")
-	require.False(t, ok, "a spent bucket refuses")
-	require.Equal(t, 100*time.Millisecond, retryIn)
-	ok, _ = l.allow("cold")
-	require.True(t, ok, "another tenant's bucket is its own")
-	now = now.Add(100 * time.Millisecond)
-	ok, _ = l.allow("hot")
-	require.True(t, ok, "a refusal takes no token")
-}
-
 // TestRepairsPerTenant: writes that only undo someone else's edit of the
 // annotations are limited per tenant; a new answer always goes through.
 func TestRepairsPerTenant(t *testing.T) {
 	t.Parallel()
-	c := &Controller{tenantOf: testTenantOf, repairs: newTenantLimiters(1, 2)}
+	c := &Controller{tenantOf: testTenantOf, repairs: tenant.NewLimiters[tenant.Name](1, 2, nil)}
 	state := mountState{status: mount.Status{Phase: mount.PhaseReady, Ready: true, Reason: mount.ReasonMountReady}, mounted: true}
 	workspace := func(cluster string) (ws, updated *tenancyv1alpha1.Workspace) {
 		ws = mountedWorkspace(kubeClusterRef)

@@ -167,7 +167,7 @@ type Controller struct {
 	// repairs bounds, per tenant, the writes that only undo someone else's
 	// change of the annotations (workspacemounts_repairs.go); written holds
 	// what the controller last wrote per Workspace key, to tell them.
-	repairs *tenantLimiters
+	repairs *tenant.Limiters[tenant.Name]
 	written keyed[uint64]
 	// patchWorkspace applies a merge patch to a Workspace (to its status
 	// with subresource "status") and returns the Workspace kcp answered.
@@ -288,7 +288,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		cluster, resourceKey, _ := strings.Cut(pair, "|")
 		c.mounts.enqueueWorkspacesUsing(resourceKey, logicalcluster.Name(cluster))
 	}, c.workspacesQueue.Add)
-	c.repairs = newTenantLimiters(rate.Limit(options.MaxRepairsPerSecond), max(1, int(10*options.MaxRepairsPerSecond)))
+	c.repairs = tenant.NewLimiters[tenant.Name](rate.Limit(options.MaxRepairsPerSecond), max(1, int(10*options.MaxRepairsPerSecond)), nil)
 	// An informer that synced has the Workspaces it covers read again (runMountInformer).
 	watched := newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
 		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })

@@ -102,6 +102,6 @@ func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 func tenantRetryRateLimiter(tenantOf func(key string) tenant.Name) workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
-		&tenantBucketRateLimiter{tenantOf: tenantOf, buckets: newTenantLimiters(retryRate, retryBurst)},
+		&tenantBucketRateLimiter{tenantOf: tenantOf, buckets: tenant.NewLimiters[tenant.Name](retryRate, retryBurst, nil)},
 	)
 }

@@ -58,7 +58,7 @@ func (c *Controller) allowRepair(key string, ws, updated *tenancyv1alpha1.Worksp
 	if !found || written != answerHash(state) {
 		return nil // a new answer: not a repair
 	}
-	if ok, retryIn := c.repairs.allow(c.tenantOf(logicalcluster.From(ws))); !ok {
+	if ok, retryIn := c.repairs.Allow(c.tenantOf(logicalcluster.From(ws))); !ok {
 		return &repairLimitedError{retryIn: retryIn}
 	}
 	return nil

@@ -19,13 +19,14 @@ package authorization
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
 // ErrSubjectRate is what a review fails with when the user's tenant
@@ -36,51 +37,30 @@ import (
 var ErrSubjectRate = fmt.Errorf("%w: new subjects of the tenant over their rate", ErrUserShare)
 
 // newSubjects bounds, per tenant, the rate of review subjects (subjectOf)
-// not seen lately: a token bucket (golang.org/x/time/rate) per FairnessKey,
-// of limit and burst, charged once per subject, which is then known for
-// ttl (as long as its answers may serve). Both are kept in bounded LRU
-// caches: a bucket unused for as long as it takes to fill is dropped (it
-// would be full again anyway), and a subject forgotten early is charged
-// again, to its own tenant only.
+// not seen lately: a token bucket per FairnessKey (tenant.Limiters),
+// charged once per subject, which is then known for ttl (as long as its
+// answers may serve), in a bounded LRU cache: a subject forgotten early is
+// charged again, to its own tenant only.
 type newSubjects struct {
-	limit rate.Limit
-	burst int
-	clock clock.PassiveClock
-
-	known      *utilcache.LRUExpireCache // subject -> struct{}, for ttl
-	ttl        time.Duration
-	lock       sync.Mutex                // creating buckets
-	buckets    *utilcache.LRUExpireCache // UserKey -> *rate.Limiter, for refill
-	refillTime time.Duration
+	buckets *tenant.Limiters[UserKey]
+	known   *utilcache.LRUExpireCache // subject -> struct{}, for ttl
+	ttl     time.Duration
 }
 
 func newNewSubjects(limit rate.Limit, burst, size int, ttl time.Duration, clk clock.PassiveClock) *newSubjects {
-	refill := time.Second
-	if limit > 0 {
-		refill = max(refill, time.Duration(float64(burst)/float64(limit)*float64(time.Second)))
-	}
 	return &newSubjects{
-		limit: limit, burst: burst, clock: clk,
-		known: utilcache.NewLRUExpireCacheWithClock(size, clk), ttl: ttl,
-		buckets: utilcache.NewLRUExpireCacheWithClock(size, clk), refillTime: refill,
+		buckets: tenant.NewLimiters[UserKey](limit, burst, clk.Now),
+		known:   utilcache.NewLRUExpireCacheWithClock(size, clk), ttl: ttl,
 	}
 }
 
 // admit tells whether a review of s may be asked: s is known, or the
 // tenant's bucket has a token for it (s is known from then on).
-func (n *newSubjects) admit(s subject, tenant UserKey) bool {
+func (n *newSubjects) admit(s subject, fair UserKey) bool {
 	if _, found := n.known.Get(s); found {
 		return true
 	}
-	n.lock.Lock()
-	bucket, found := n.buckets.Get(tenant)
-	if !found {
-		bucket = rate.NewLimiter(n.limit, n.burst)
-	}
-	// Re-added at every use: dropped only once unused for refillTime.
-	n.buckets.Add(tenant, bucket, n.refillTime)
-	n.lock.Unlock()
-	if !bucket.(*rate.Limiter).AllowN(n.clock.Now(), 1) {
+	if ok, _ := n.buckets.Allow(fair); !ok {
 		return false
 	}
 	n.known.Add(s, struct{}{}, n.ttl)

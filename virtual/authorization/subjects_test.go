@@ -120,7 +120,7 @@ func FuzzNewSubjects(f *testing.F) {
 					t.Fatalf("op %d: subject %d admitted %s ago is refused", i/3, s[0], now.Sub(at))
 				}
 			}
-			if (!seen || now.Sub(idle) > n.refillTime+time.Second) && !ok {
+			if (!seen || now.Sub(idle) > burst*time.Second/qps+time.Second) && !ok {
 				t.Fatalf("op %d: tenant %d idle since %v is refused", i/3, tenant[0], idle)
 			}
 			if !ok {

@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package retry is the process's one way of trying again while kcp, or one
+package tenant
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Limiters are token buckets (rate.Limiter), one per key (a tenant, or
+// what a part counts shares by), created full on first use. A bucket that
+// is full again behaves as a new one, so the map forgets those once it has
+// doubled since it last did: it holds the keys that spent tokens recently,
+// not every key ever seen. The one limiter type of per-tenant rates.
+type Limiters[K comparable] struct {
+	limit rate.Limit
+	burst int
+	now   func() time.Time
+
+	lock    sync.Mutex
+	byKey   map[K]*rate.Limiter
+	pruneAt int
+}
+
+// minPruneAt is how many keys the map holds before it first prunes.
+const minPruneAt = 64
+
+// NewLimiters are buckets of limit tokens a second, burst at most; now is
+// the clock (time.Now if nil).
+func NewLimiters[K comparable](limit rate.Limit, burst int, now func() time.Time) *Limiters[K] {
+	if now == nil {
+		now = time.Now
+	}
+	return &Limiters[K]{limit: limit, burst: burst, now: now, byKey: map[K]*rate.Limiter{}, pruneAt: minPruneAt}
+}
+
+// Reserve takes a token of k's bucket, and returns how long to wait until
+// it is due (0 if at once).
+func (l *Limiters[K]) Reserve(k K) time.Duration {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	now := l.now()
+	return l.limiterOf(k, now).ReserveN(now, 1).DelayFrom(now)
+}
+
+// Allow takes a token of k's bucket if one is there now; otherwise it
+// takes none, and returns how long until one is.
+func (l *Limiters[K]) Allow(k K) (bool, time.Duration) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	now := l.now()
+	limiter := l.limiterOf(k, now)
+	if limiter.AllowN(now, 1) {
+		return true, 0
+	}
+	r := limiter.ReserveN(now, 1)
+	defer r.CancelAt(now)
+	return false, r.DelayFrom(now)
+}
+
+// Len is how many keys' buckets are kept.
+func (l *Limiters[K]) Len() int {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	return len(l.byKey)
+}
+
+// limiterOf is k's bucket; called with the lock held.
+func (l *Limiters[K]) limiterOf(k K, now time.Time) *rate.Limiter {
+	if limiter, found := l.byKey[k]; found {
+		return limiter
+	}
+	if len(l.byKey) >= l.pruneAt {
+		for other, limiter := range l.byKey {
+			if limiter.TokensAt(now) >= float64(l.burst) {
+				delete(l.byKey, other)
+			}
+		}
+		l.pruneAt = max(minPruneAt, 2*len(l.byKey))
+	}
+	limiter := rate.NewLimiter(l.limit, l.burst)
+	l.byKey[k] = limiter
+	return limiter
+}
