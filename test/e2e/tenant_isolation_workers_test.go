@@ -90,6 +90,12 @@ func TestTenantIsolationWorkers(t *testing.T) {
 		},
 	}
 	framework.InstallCRD(t, cfg, hostile, crd)
+	t.Cleanup(func() { // so that the suite's later tests share no failing Workspaces
+		err := c.kcp.Cluster(hostile).TenancyV1alpha1().Workspaces().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{})
+		if err != nil {
+			t.Logf("deleting the hanging Workspaces: %v", err)
+		}
+	})
 	atV2 := hanging
 	atV2.gvr.Version = "v2"
 	for i := range hangingWorkspaces {
