@@ -355,7 +355,7 @@ test-e2e: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) $(WORKSPA
 # (test/framework SlowEnv) runs them in full. make test-slow runs both
 # targets below (.github/workflows/nightly.yaml, every night).
 .PHONY: test-slow
-test-slow: test-sharded test-resilience ## The slow end-to-end tests that make test leaves out or shortens: test-sharded and test-resilience (about 15 min warm on 2 cores).
+test-slow: test-sharded test-resilience test-tenant-bytes ## The slow end-to-end tests that make test leaves out or shortens: test-sharded, test-resilience and test-tenant-bytes (about 17 min warm on 2 cores).
 
 .PHONY: test-sharded
 test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) ## The sharded tests in full: the framework's sharded kcp (TestShardedServer), the plugin on one (TestSharded, shard-2's return included), a shard added at run time to each.
@@ -364,6 +364,10 @@ test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) ## Th
 .PHONY: test-resilience
 test-resilience: $(KCP) $(WORKSPACEMOUNTS) ## TestResilience with issue 8's outages: kcp paused and stopped for 2 minutes each (30 s in make test).
 	WORKSPACEMOUNTS_E2E_SLOW=1 $(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run '^TestResilience$$' $(GOTESTFLAGS) ./test/e2e/
+
+.PHONY: test-tenant-bytes
+test-tenant-bytes: $(KCP) $(WORKSPACEMOUNTS) ## TestTenantLabelsDoNotGrowThePlugin with 100 Workspaces of 1,500 labels (40 in make test).
+	WORKSPACEMOUNTS_E2E_SLOW=1 $(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run '^TestTenantLabelsDoNotGrowThePlugin$$' $(GOTESTFLAGS) ./test/e2e/
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) lint-workflows ## golangci-lint with the kcp-like configuration in .golangci.yaml; actionlint.
