@@ -155,33 +155,8 @@ func TestReviewsShareByFairnessKey(t *testing.T) {
 // tenant's turns; another workspace's have their own.
 func TestReviewsShareByTenant(t *testing.T) {
 	t.Parallel()
-	review := newBlockingReview()
-	opts := testReviewOptions()
-	opts.Concurrency, opts.PerUserConcurrency = 16, 2
-	r := NewReviews(review.review, opts, nil)
-	done := make(chan struct{})
-	ask := func(u user.Info) {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			_, _ = r.Allowed(context.Background(), u, "c1", "list", 0)
-		}()
-	}
-	for i := range 10 {
-		ask(serviceAccountOf("c-tenant", "default", fmt.Sprintf("sa-%d", i)))
-	}
-	<-review.started
-	<-review.started
-	ask(serviceAccountOf("c-other", "default", "sa-0"))
-	<-review.started                  // another tenant's turn is not taken
-	time.Sleep(50 * time.Millisecond) // nothing more may start
-	review.lock.Lock()
-	require.Equal(t, 3, review.inFlight, "10 ServiceAccounts of one workspace hold its 2 turns, another's its own")
-	review.lock.Unlock()
-	close(review.release)
-	for range 11 {
-		<-done
-	}
-	require.Zero(t, r.perUserState())
+	requireOneReviewShare(t, nil, 10, func(i int) user.Info { return serviceAccountOf("c-tenant", "default", fmt.Sprintf("sa-%d", i)) },
+		"10 ServiceAccounts of one workspace hold its 2 turns, another's its own")
 }
 
 // TestReviewsMaxAge: an answer of a maximum age is one asked of kcp at most
@@ -351,10 +326,20 @@ func TestFairnessKeyByTenant(t *testing.T) {
 // hold the org's turns; another org's have their own.
 func TestReviewsShareByOrg(t *testing.T) {
 	t.Parallel()
+	requireOneReviewShare(t, orgPaths, 9, func(i int) user.Info {
+		return serviceAccountOf(fmt.Sprintf("c-child-%d", i%3), "default", fmt.Sprintf("sa-%d", i))
+	}, "9 ServiceAccounts of an org's 3 children hold its 2 turns, another org's its own")
+}
+
+// requireOneReviewShare asks n reviews as users(0..n-1) at once, with 2
+// turns per tenant, then one as a ServiceAccount of c-other: the n hold
+// one tenant's 2 turns, c-other's starts beside them.
+func requireOneReviewShare(t *testing.T, pathOf tenant.PathOf, n int, users func(int) user.Info, msg string) {
+	t.Helper()
 	review := newBlockingReview()
 	opts := testReviewOptions()
 	opts.Concurrency, opts.PerUserConcurrency = 16, 2
-	r := NewReviews(review.review, opts, orgPaths)
+	r := NewReviews(review.review, opts, pathOf)
 	done := make(chan struct{})
 	ask := func(u user.Info) {
 		go func() {
@@ -362,19 +347,19 @@ func TestReviewsShareByOrg(t *testing.T) {
 			_, _ = r.Allowed(context.Background(), u, "c1", "list", 0)
 		}()
 	}
-	for i := range 9 {
-		ask(serviceAccountOf(fmt.Sprintf("c-child-%d", i%3), "default", fmt.Sprintf("sa-%d", i)))
+	for i := range n {
+		ask(users(i))
 	}
 	<-review.started
 	<-review.started
 	ask(serviceAccountOf("c-other", "default", "sa-0"))
-	<-review.started                  // another org's turn is not taken
+	<-review.started                  // another tenant's turn is not taken
 	time.Sleep(50 * time.Millisecond) // nothing more may start
 	review.lock.Lock()
-	require.Equal(t, 3, review.inFlight, "9 ServiceAccounts of an org's 3 children hold its 2 turns, another org's its own")
+	require.Equal(t, 3, review.inFlight, msg)
 	review.lock.Unlock()
 	close(review.release)
-	for range 10 {
+	for range n + 1 {
 		<-done
 	}
 	require.Zero(t, r.perUserState())
