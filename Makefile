@@ -16,10 +16,20 @@ BIN := $(abspath bin)
 #   KCP_SOURCE (and KCP_SOURCE_VERSION, its tag): a kcp source tree, from
 #     which make kcp builds them into _output/kcp-<tag> (hack/kcp-source);
 #     KCP_REPO_DIR is set to it.
+#   KCP_VERSION: a release the module proxy serves whole (with its staging
+#     modules: none after v0.30 yet), made a source tree of under
+#     _output/kcp-<tag>/src (hack/kcp-source/from-proxy.sh) and built as
+#     KCP_SOURCE is; the one step to test another release: KCP_VERSION=v0.34.0 make test.
 # e.g. make test-e2e KCP_SOURCE=_output/kcp-v0.32.3/src KCP_SOURCE_VERSION=v0.32.3
+KCP_VERSION ?=
 KCP_SOURCE ?=
 KCP_SOURCE_VERSION ?=
 KCP_BIN ?=
+ifneq ($(filter-out v0.28.1,$(KCP_VERSION)),)
+KCP_SOURCE := _output/kcp-$(KCP_VERSION)/src
+KCP_SOURCE_VERSION := $(KCP_VERSION)
+KCP_SOURCE_TREE := $(KCP_SOURCE)/go.mod
+endif
 ifneq ($(KCP_SOURCE),)
 KCP_SOURCE_OUT := $(abspath _output/kcp-$(KCP_SOURCE_VERSION))
 KCP := $(KCP_SOURCE_OUT)/kcp
@@ -243,8 +253,13 @@ ifneq ($(KCP_SOURCE),)
 ifeq ($(KCP_SOURCE_VERSION),)
 $(error KCP_SOURCE needs KCP_SOURCE_VERSION, the tag of the tree, e.g. v0.32.3)
 endif
-$(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) &: hack/kcp-source/build.sh
+$(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(KCP_MOUNTS_TEST) &: hack/kcp-source/build.sh $(KCP_SOURCE_TREE)
 	GO=$(GO) hack/kcp-source/build.sh $(KCP_SOURCE) $(KCP_SOURCE_VERSION) $(KCP_SOURCE_OUT)
+
+ifneq ($(KCP_SOURCE_TREE),)
+$(KCP_SOURCE_TREE): hack/kcp-source/from-proxy.sh
+	GO=$(GO) hack/kcp-source/from-proxy.sh $(KCP_VERSION) $(KCP_SOURCE)
+endif
 else ifeq ($(KCP_BIN),)
 $(KCP): $(KCP_SOURCES)
 	GO=$(GO) hack/kcp/build.sh kcp $@
