@@ -96,7 +96,7 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 		condition.Status = corev1.ConditionTrue
 	case status.Reason == mount.ReasonMountInformerLimitReached || status.Reason == mount.ReasonMountKindNotAnswering:
 		condition.Status = corev1.ConditionUnknown
-	case (status.Reason == mount.ReasonMountURLMissing || status.Reason == mount.ReasonMountHeartbeatExpired) && inTreeMountsController:
+	case (status.Reason == mount.ReasonMountURLMissing || status.Reason == mount.ReasonMountURLInvalid || status.Reason == mount.ReasonMountHeartbeatExpired) && inTreeMountsController:
 		// kcp's in-tree controller knows nothing of heartbeats: it keeps a
 		// mount whose object still says Ready Ready.
 		condition.Status = corev1.ConditionUnknown
@@ -108,7 +108,8 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 	return condition
 }
 
-// inTreeNote says why a mount without URL is Unknown rather than False.
+// inTreeNote says why a mount without a routable URL is Unknown rather
+// than False.
 const inTreeNote = " Not False: kcp's in-tree mounts controller runs on this shard and marks the Workspace Ready whenever the mount object's status.phase is Ready."
 
 // severityOf classifies a mount that is not ready: Info while its controller

@@ -84,33 +84,38 @@ func TestReconcileRouting(t *testing.T) {
 			wantStatus: corev1.ConditionUnknown, wantReason: mount.ReasonMountURLMissing,
 		},
 		{
+			name: "ready with a refused URL beside kcp's in-tree controller is Unknown", ws: mountedWorkspace(kubeClusterRef), inTree: true,
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://u:p@proxy.example/"}),
+			wantStatus: corev1.ConditionUnknown, wantReason: mount.ReasonMountURLInvalid, wantWhy: "not routable: it carries user information",
+		},
+		{
 			name: "ready with a URL kcp must not be sent to", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "file:///etc/passwd"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "ready with user information in the URL", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://admin:secret@proxy.example/"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "ready at a loopback URL: not routable, the URL kept", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://127.0.0.1:6443/clusters/root"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: `"https://127.0.0.1:6443/clusters/root" is not routable: loopback host`,
 		},
 		{
 			name: "ready at a shard's host", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://KCP.example.:443/clusters/root"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: "not routable: the host of a kcp shard",
 		},
 		{
 			name: "ready at a host out of the allowed ones", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example.net/"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: "not routable: host not in --workspace-url-allowed-hosts",
 		},
 		{
