@@ -24,6 +24,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -101,6 +102,13 @@ func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (w
 		return routing, err
 	}
 	if answer == nil {
+		versionCfg := rest.CopyConfig(cfg)
+		versionCfg.Timeout = routingAttemptTimeout
+		shard, err := discovery.NewDiscoveryClientForConfig(versionCfg)
+		if err != nil {
+			return routing, err
+		}
+		routing.URLs.Form = mountURLForm(ctx, o.MountURLContract, shard)
 		logRouting(logger, routing)
 	}
 	return routing, answer
@@ -122,7 +130,7 @@ func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 		maxUnavailable = routing.MaxUnavailable.String()
 	}
 	logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
-		"inTreeMountsController", routing.InTreeMountsController, "workspaceURLAllowInternalHosts", routing.URLs.AllowInternalHosts,
+		"inTreeMountsController", routing.InTreeMountsController, "mountURLForm", routing.URLs.Form, "workspaceURLAllowInternalHosts", routing.URLs.AllowInternalHosts,
 		"workspaceURLAllowedHosts", routing.URLs.Allowed.String(), "workspaceConditionDelay", routing.ConditionDelay, "maxUnavailable", maxUnavailable)
 }
 
