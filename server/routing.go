@@ -118,7 +118,7 @@ func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (w
 func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 	if routing.WorkspaceURL && !routing.WorkspaceCondition {
 		logger.Info("--workspace-url without --workspace-condition: kcp's condition WorkspaceMountReady takes a mount that is not ready out of traffic, " +
-			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL is not routable, keeps its last URL and takes traffic")
+			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL only the host rules refuse, keeps its last URL and takes traffic")
 	}
 	if routing.InTreeMountsController && routing.WorkspaceCondition && (routing.ConditionDelay > 0 || routing.MaxUnavailable != nil) {
 		logger.Info("kcp's in-tree mounts controller runs on the shard: its own condition " + string(tenancyv1alpha1.MountConditionReady) +
