@@ -46,7 +46,8 @@ func (c config) startMountProvider(ctx context.Context, binary, release string) 
 	fmt.Printf("kcp %s has --mount-proxy-client-cert-file: the demo's ready mounts point at a mount provider on %s that follows kcp v0.33's contract "+
 		"(https; kcp's mount proxy trusted by its client certificate; identity from X-Remote-* only, never a bearer token; 508 at %d hops).\n",
 		release, p.URL, framework.MaxMountHops)
-	return p, p.KCPArgs(flags), nil
+	args := p.KCPArgs(flags)
+	return p, args, nil
 }
 
 // mountProviderText is what to try with the demo's mount provider, one

@@ -173,16 +173,21 @@ func extraValues(extra map[string][]string) map[string]authenticationv1.ExtraVal
 }
 
 // writeStatus answers a metav1.Status, as Kubernetes clients expect.
-func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, message string) {
-	writeJSON(w, code, &metav1.Status{
+func writeStatus(w http.ResponseWriter, code int32, reason metav1.StatusReason, message string) {
+	writeJSON(w, int(code), &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status:   metav1.StatusFailure, Code: int32(code), Reason: reason, Message: message,
+		Status:   metav1.StatusFailure, Code: code, Reason: reason, Message: message,
 	})
 }
 
-// writeJSON answers obj as JSON with code.
+// writeJSON answers obj as JSON with code, or 500 if it cannot be encoded.
 func writeJSON(w http.ResponseWriter, code int, obj any) {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(obj)
+	_, _ = w.Write(body)
 }

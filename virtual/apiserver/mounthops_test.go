@@ -48,7 +48,7 @@ func TestWithMountHopsRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			inner := &recorder{}
-			req := httptest.NewRequest(http.MethodGet, "/services/workspacemounts/clusters/root/apis", http.NoBody)
+			req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/services/workspacemounts/clusters/root/apis", http.NoBody)
 			for _, v := range tc.hops {
 				req.Header.Add("x-kcp-mount-hops", v)
 			}
