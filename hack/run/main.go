@@ -29,7 +29,9 @@ limitations under the License.
 //     end-to-end tests run it, and the plugin in sharded mode.
 //
 // The demo (demo.go) is made through kcp's API, on every shard; the
-// kubectl lines to try are printed once the plugin is ready.
+// kubectl lines to try are printed once the plugin is ready. Where kcp has
+// mount proxy flags, the demo's ready mounts point at a
+// framework.MountProvider (provider.go), else at their own workspaces.
 package main
 
 import (
