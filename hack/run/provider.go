@@ -29,7 +29,10 @@ import (
 // certificate (--mount-proxy-client-cert-file, as `kcp start options`
 // lists it), and returns it with the flags kcp needs for it. Where kcp has
 // none (v0.28.1) it starts nothing, and the demo's ready mounts point at
-// their own workspaces in kcp, as they always did. It says which in one line.
+// their own workspaces in kcp, as they always did. It says which in one
+// line, and where kcp's mount proxy is the older one (no
+// --mount-proxy-server-ca-file: v0.32.3) that the caller's identity headers
+// reach the provider unchecked.
 func (c config) startMountProvider(ctx context.Context, binary, release string) (*framework.MountProvider, []string, error) {
 	flags, err := framework.KCPMountProxyFlags(ctx, binary)
 	if err != nil {
@@ -46,6 +49,10 @@ func (c config) startMountProvider(ctx context.Context, binary, release string) 
 	fmt.Printf("kcp %s has --mount-proxy-client-cert-file: the demo's ready mounts point at a mount provider on %s that follows kcp v0.33's contract "+
 		"(https; kcp's mount proxy trusted by its client certificate; identity from X-Remote-* only, never a bearer token; 508 at %d hops).\n",
 		release, p.URL, framework.MaxMountHops)
+	if !flags.ServerCA {
+		fmt.Printf("Only for trying it: kcp %s forwards a mounted workspace's requests before authenticating them, with the caller's own headers "+
+			"(X-Remote-* and Authorization); kcp v0.33's mount proxy (--mount-proxy-server-ca-file) sets X-Remote-* itself.\n", release)
+	}
 	args := p.KCPArgs(flags)
 	return p, args, nil
 }
