@@ -264,9 +264,9 @@ is_ok() { [ "$1" = ok ] || { WHY="not ok"; return 1; }; }
 eventually 30 "the printed readyz line" "$cmd" is_ok
 
 # 7. which mount contract the demo follows, in one line; with a mount provider
-# (kcp has --mount-proxy-client-cert-file, one shard), its printed whoami line.
-grep -qE "has no mount proxy flags|has --mount-proxy-client-cert-file" "$LOG" || fail "make run did not say whether its demo mounts a mount provider"
-if grep -q "has --mount-proxy-client-cert-file" "$LOG" && [ "$SHARDS" = 1 ]; then
+# (kcp has v0.33's --mount-proxy-server-ca-file, one shard), its printed whoami line.
+grep -qE "has no v0.33 mount proxy|has a v0.33 mount proxy" "$LOG" || fail "make run did not say whether its demo mounts a mount provider"
+if grep -q "has a v0.33 mount proxy" "$LOG" && [ "$SHARDS" = 1 ]; then
   command_like 'root:demo-a:ready auth whoami'
   cmd=$CMD
   say "running: $cmd"

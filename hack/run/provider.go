@@ -25,34 +25,29 @@ import (
 )
 
 // startMountProvider starts the demo's mount provider (framework.MountProvider,
-// kcp's newer mount contract) where kcp has a mount proxy client
-// certificate (--mount-proxy-client-cert-file, as `kcp start options`
-// lists it), and returns it with the flags kcp needs for it. Where kcp has
-// none (v0.28.1) it starts nothing, and the demo's ready mounts point at
-// their own workspaces in kcp, as they always did. It says which in one
-// line, and where kcp's mount proxy is the older one (no
-// --mount-proxy-server-ca-file: v0.32.3) that the caller's identity headers
-// reach the provider unchecked.
+// kcp's newer mount contract) where kcp's mount proxy is v0.33's: it has
+// --mount-proxy-server-ca-file, as `kcp start options` lists it, and
+// authenticates a request before it forwards it. It returns the provider
+// with the flags kcp needs for it. Elsewhere (v0.28.1, v0.32.3, whose proxy
+// forwards the caller's own identity headers unchecked) it starts nothing,
+// and the demo's ready mounts point at their own workspaces in kcp, as they
+// always did. It says which in one line.
 func (c config) startMountProvider(ctx context.Context, binary, release string) (*framework.MountProvider, []string, error) {
 	flags, err := framework.KCPMountProxyFlags(ctx, binary)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !flags.ClientCert {
-		fmt.Printf("kcp %s has no mount proxy flags (--mount-proxy-client-cert-file): the demo's ready mounts point at their own workspaces in kcp, as before.\n", release)
+	if !flags.ServerCA {
+		fmt.Printf("kcp %s has no v0.33 mount proxy (--mount-proxy-server-ca-file): the demo's ready mounts point at their own workspaces in kcp, as before.\n", release)
 		return nil, nil, nil
 	}
 	p, err := framework.StartMountProvider(ctx, filepath.Join(c.state, "mount-provider"))
 	if err != nil {
 		return nil, nil, err
 	}
-	fmt.Printf("kcp %s has --mount-proxy-client-cert-file: the demo's ready mounts point at a mount provider on %s that follows kcp v0.33's contract "+
+	fmt.Printf("kcp %s has a v0.33 mount proxy: the demo's ready mounts point at a mount provider on %s that follows its contract "+
 		"(https; kcp's mount proxy trusted by its client certificate; identity from X-Remote-* only, never a bearer token; 508 at %d hops).\n",
 		release, p.URL, framework.MaxMountHops)
-	if !flags.ServerCA {
-		fmt.Printf("Only for trying it: kcp %s forwards a mounted workspace's requests before authenticating them, with the caller's own headers "+
-			"(X-Remote-* and Authorization); kcp v0.33's mount proxy (--mount-proxy-server-ca-file) sets X-Remote-* itself.\n", release)
-	}
 	args := p.KCPArgs(flags)
 	return p, args, nil
 }
