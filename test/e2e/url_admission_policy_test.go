@@ -119,26 +119,54 @@ func (e *urlEnv) waitPolicyEnforced(t *testing.T, cluster logicalcluster.Path, p
 	}, convergeTimeout, 200*time.Millisecond, "kcp enforces the policy in %s", cluster)
 }
 
-// policyDenials is how many requests kcp's admission denied with the
-// policy name, by kcp's own count
-// (apiserver_validating_admission_policy_check_total{enforcement_action="deny"}).
-func (e *urlEnv) policyDenials(t *testing.T, name string) int {
-	t.Helper()
-	n, _ := e.kcpMetrics(t).Sum("apiserver_validating_admission_policy_check_total",
-		map[string]string{"policy": name, "enforcement_action": "deny"})
-	return int(n)
+// refusedWrites is what kcp and the shared plugin count of the writes
+// kcp's admission denied with the policy name.
+type refusedWrites struct {
+	// denied is kcp's count:
+	// apiserver_validating_admission_policy_check_total{policy=name,enforcement_action="deny"}.
+	denied int
+	// unprocessable is the plugin's count of its patches answered 422
+	// (client-go's rest_client_requests_total); failed its count of its
+	// patches of Workspaces that failed.
+	unprocessable, failed int
 }
 
-// pluginRefusedWrites is how many of the shared plugin's patches kcp
-// refused as invalid (422), by the plugin's own client-go count, and how
-// many of its patches of Workspaces failed, by its own count.
-func (e *urlEnv) pluginRefusedWrites(t *testing.T) (unprocessable, failed int) {
+func (w refusedWrites) minus(earlier refusedWrites) refusedWrites {
+	return refusedWrites{denied: w.denied - earlier.denied, unprocessable: w.unprocessable - earlier.unprocessable, failed: w.failed - earlier.failed}
+}
+
+func (w refusedWrites) String() string {
+	return fmt.Sprintf("kcp denied %d; the plugin's patches answered 422: %d, failed: %d", w.denied, w.unprocessable, w.failed)
+}
+
+// refusedWrites scrapes the counts of writes denied with the policy name.
+// kcp counts a denial before the plugin has its answer, so the plugin is
+// scraped before and after kcp, until both agree (no write under way).
+func (e *urlEnv) refusedWrites(t *testing.T, name string) refusedWrites {
+	t.Helper()
+	var w refusedWrites
+	for range 10 {
+		before := e.pluginRefusedWrites(t)
+		m := e.kcpMetrics(t)
+		denied, _ := m.Sum("apiserver_validating_admission_policy_check_total", map[string]string{"policy": name, "enforcement_action": "deny"})
+		w = e.pluginRefusedWrites(t)
+		w.denied = int(denied)
+		if before == w {
+			return w
+		}
+	}
+	return w
+}
+
+// pluginRefusedWrites is what the shared plugin counts of its refused
+// writes.
+func (e *urlEnv) pluginRefusedWrites(t *testing.T) refusedWrites {
 	t.Helper()
 	m := e.pluginMetrics(t)
 	code, _ := m.Sum("rest_client_requests_total", map[string]string{"code": fmt.Sprint(http.StatusUnprocessableEntity), "method": http.MethodPatch})
 	errs, _ := m.Sum(condAnnotationPatches, map[string]string{"result": "error"})
 	statusErrs, _ := m.Sum(condStatusPatches, map[string]string{"result": "error"})
-	return int(code), int(errs + statusErrs)
+	return refusedWrites{unprocessable: int(code), failed: int(errs + statusErrs)}
 }
 
 // retryBound is how many times the controller tries, within window, a

@@ -80,19 +80,16 @@ func TestMountURLEmulatedAdmission(t *testing.T) {
 	e.waitPolicyEnforced(t, org, "other")
 
 	t.Log("(a) each form-* mount turns Ready at a URL of a form kcp refuses: the plugin writes no spec.URL, kcp denies nothing")
-	denied0 := e.policyDenials(t, policy)
-	unprocessable0, failed0 := e.pluginRefusedWrites(t)
+	before := e.refusedWrites(t, policy)
 	for i, refused := range refusedMountURLs {
 		t.Logf("%s: Ready at %q", forms[i], refused.url)
 		e.c.setMountStatus(t, org, kubeClusters, forms[i], map[string]interface{}{"phase": "Ready", "URL": refused.url})
 	}
 	pending := e.pollMounts(org, forms, func(i int) mountState { return urlMountState(refusedMountURLs[i].url, refusedMountURLs[i].reason) })
-	denied := e.policyDenials(t, policy) - denied0
-	unprocessable, failed := e.pluginRefusedWrites(t)
-	t.Logf("(a) writes of the plugin kcp's admission denied: %d (by kcp's count); the plugin's patches answered 422: %d, failed: %d",
-		denied, unprocessable-unprocessable0, failed-failed0)
-	require.Zero(t, denied, "the plugin attempted writes kcp's newer admission refuses (by kcp's count)")
-	require.Zero(t, unprocessable-unprocessable0, "the plugin's patches answered 422")
+	refused := e.refusedWrites(t, policy).minus(before)
+	t.Logf("(a) the plugin's writes refused by kcp's admission: %s", refused)
+	require.Zero(t, refused.denied, "the plugin attempted writes kcp's newer admission refuses (by kcp's count)")
+	require.Zero(t, refused.unprocessable, "the plugin's patches answered 422")
 	require.Empty(t, pending, "the status annotations of the form-* Workspaces")
 	for i, name := range forms {
 		e.waitWorkspace(t, org, name, condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable,
@@ -102,26 +99,23 @@ func TestMountURLEmulatedAdmission(t *testing.T) {
 
 	refusedURL := "https://" + policyRefusedHost + "/clusters/refused"
 	t.Logf("(b) refused turns Ready at %s, which the plugin routes and the policy refuses: counting the plugin's tries for %s", refusedURL, admissionWindow)
-	denied0 = e.policyDenials(t, policy)
-	unprocessable0, failed0 = e.pluginRefusedWrites(t)
+	before = e.refusedWrites(t, policy)
 	windowBegan := time.Now()
 	e.c.setMountStatus(t, org, kubeClusters, "refused", map[string]interface{}{"phase": "Ready", "URL": refusedURL})
 	framework.Eventually(t, func() (bool, string) {
-		n := e.policyDenials(t, policy) - denied0
+		n := e.refusedWrites(t, policy).minus(before).denied
 		return n > 0, fmt.Sprintf("%d denials", n)
 	}, convergeTimeout, 200*time.Millisecond, "kcp denies the plugin's write of %s", refusedURL)
 	e.requireOthersConverge(t, org, "other", goodURL)
 	time.Sleep(time.Until(windowBegan.Add(admissionWindow)))
-	attempts := e.policyDenials(t, policy) - denied0
+	refused = e.refusedWrites(t, policy).minus(before)
 	window := time.Since(windowBegan)
-	unprocessable, failed = e.pluginRefusedWrites(t)
 	bound := retryBound(window)
-	t.Logf("(b) the plugin's writes of refused denied by kcp in %s: %d (the controller's backoff allows at most %d); "+
-		"its patches answered 422: %d, failed: %d", window.Round(100*time.Millisecond), attempts, bound,
-		unprocessable-unprocessable0, failed-failed0)
-	require.LessOrEqual(t, attempts, bound, "the plugin retries a refused write faster than its backoff")
-	require.Equal(t, attempts, unprocessable-unprocessable0, "the plugin's 422s are kcp's denials")
-	require.Equal(t, attempts, failed-failed0, "the plugin counts each refused write as a failed patch")
+	t.Logf("(b) the plugin's writes of refused in %s: %s; the controller's backoff allows at most %d",
+		window.Round(100*time.Millisecond), refused, bound)
+	require.LessOrEqual(t, refused.denied, bound, "the plugin retries a refused write faster than its backoff")
+	require.Equal(t, refused.denied, refused.unprocessable, "the plugin's 422s are kcp's denials")
+	require.Equal(t, refused.denied, refused.failed, "the plugin counts each refused write as a failed patch")
 	require.Equal(t, goodURL("refused"), e.specURL(t, org, "refused"), "spec.URL of refused")
 	e.requireRefusalReported(t, org, cluster, "refused", policy)
 
@@ -129,9 +123,9 @@ func TestMountURLEmulatedAdmission(t *testing.T) {
 	e.c.setMountStatus(t, org, kubeClusters, "refused", map[string]interface{}{"phase": "Ready", "URL": goodURL("refused-2")})
 	e.waitWorkspace(t, org, "refused", routedWant(goodURL("refused-2")))
 	e.c.waitForMount(t, org, "refused", urlMountState(goodURL("refused-2"), mount.ReasonMountReady))
-	settled := e.policyDenials(t, policy)
+	settled := e.refusedWrites(t, policy)
 	time.Sleep(condSteadyFor)
-	require.Equal(t, settled, e.policyDenials(t, policy), "kcp denied writes after refused converged")
+	require.Equal(t, settled.denied, e.refusedWrites(t, policy).denied, "kcp denied writes after refused converged")
 	require.NoError(t, e.plugin.CheckRunning())
 	t.Logf("TestMountURLEmulatedAdmission took %s (the shared kcp's start included if this test started it)", time.Since(began).Round(time.Second))
 }
