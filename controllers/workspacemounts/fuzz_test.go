@@ -148,7 +148,7 @@ func FuzzStatusOfMountObject(f *testing.F) {
 			t.Fatalf("a marked mount object: message %q", s.Message)
 		}
 		switch s.Reason {
-		case mount.ReasonMountReady, mount.ReasonMountURLMissing, mount.ReasonMountNotReady, mount.ReasonMountPhaseUnrecognized, mount.ReasonMountHeartbeatExpired:
+		case mount.ReasonMountReady, mount.ReasonMountURLMissing, mount.ReasonMountURLInvalid, mount.ReasonMountNotReady, mount.ReasonMountPhaseUnrecognized, mount.ReasonMountHeartbeatExpired:
 		default:
 			t.Fatalf("reason %q for an existing mount object", s.Reason)
 		}

@@ -296,13 +296,18 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 	return status, true, recheck, nil
 }
 
-// urlRule is the rule for ws's mount URL: its hosts are checked where the
-// URL becomes spec.URL (--workspace-url, a Workspace with spec.mount);
-// elsewhere the plugin routes nothing, and the form alone is checked, as
+// urlRule is the rule for ws's mount URL. Where the URL becomes spec.URL
+// (--workspace-url, a Workspace with spec.mount) it is the https form, the
+// one every kcp accepts there, and its hosts are checked; elsewhere the
+// plugin routes nothing, and the form alone is checked, the one
+// --mount-url-contract chose for the kcp that routes (routing.URLs.Form), as
 // at levels 1 and 2.
 func (r *workspacesReconciler) urlRule(ws *tenancyv1alpha1.Workspace) mount.URLRule {
 	rule := r.routing.URLs
 	rule.CheckHosts = r.routing.WorkspaceURL && ws.Spec.Mount != nil
+	if rule.CheckHosts {
+		rule.Form = mount.URLFormHTTPS
+	}
 	return rule
 }
 

@@ -56,9 +56,11 @@ type RoutingOptions struct {
 	// Without WorkspaceURL, and with kcp's controller off, the controller
 	// removes WorkspaceMountReady wherever it finds it.
 	WorkspaceURL bool
-	// URLs is the rule for the mount URLs spec.URL takes
-	// (--workspace-url-allow-internal-hosts, --workspace-url-allowed-hosts,
-	// the shards' hosts); urlRule decides where its host rules apply.
+	// URLs is the rule for mount URLs: its Form is --mount-url-contract's,
+	// for levels 1 and 2; its host rules (--workspace-url-allow-internal-hosts,
+	// --workspace-url-allowed-hosts, the shards' hosts) are for the URLs
+	// spec.URL takes, always in the https form; urlRule decides which
+	// applies where.
 	URLs mount.URLRule
 	// InTreeMountsController tells that kcp's in-tree mounts controller
 	// (feature gate WorkspaceMounts) runs on the shard. It marks a Workspace
@@ -96,7 +98,7 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 		condition.Status = corev1.ConditionTrue
 	case status.Reason == mount.ReasonMountInformerLimitReached || status.Reason == mount.ReasonMountKindNotAnswering:
 		condition.Status = corev1.ConditionUnknown
-	case (status.Reason == mount.ReasonMountURLMissing || status.Reason == mount.ReasonMountHeartbeatExpired) && inTreeMountsController:
+	case (status.Reason == mount.ReasonMountURLMissing || status.Reason == mount.ReasonMountURLInvalid || status.Reason == mount.ReasonMountHeartbeatExpired) && inTreeMountsController:
 		// kcp's in-tree controller knows nothing of heartbeats: it keeps a
 		// mount whose object still says Ready Ready.
 		condition.Status = corev1.ConditionUnknown
@@ -108,7 +110,8 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 	return condition
 }
 
-// inTreeNote says why a mount without URL is Unknown rather than False.
+// inTreeNote says why a mount without a routable URL is Unknown rather
+// than False.
 const inTreeNote = " Not False: kcp's in-tree mounts controller runs on this shard and marks the Workspace Ready whenever the mount object's status.phase is Ready."
 
 // severityOf classifies a mount that is not ready: Info while its controller
@@ -225,10 +228,16 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 // kcp's in-tree mounts controller writes it (workspaceStatusUpdater in kcp's
 // pkg/reconciler/tenancy/workspacemounts, the same in v0.28.1 and v0.32.3),
 // built with kcp's own condition helpers: True when the mount object's
-// status.phase is Ready (with or without a URL); False with
-// MountObjectNotFound when there is no mount object; False with
-// MountObjectNotReady for any other phase, or none; both with severity Error
-// and kcp's messages. Where kcp's controller cannot read the mount object
+// status.phase is Ready; False with MountObjectNotFound when there is no
+// mount object; False with MountObjectNotReady for any other phase, or none;
+// all with severity Error and kcp's messages. A Ready mount whose status.URL
+// kcp v0.33's form refuses, or that has none, is False with
+// kcpMountObjectInvalidURLReason, as kcp's controller writes it from v0.33
+// (kcp-dev/kcp pkg/reconciler/tenancy/workspacemounts/
+// workspacemounts_reconcile_updater_test.go @3f4358ca), on every kcp: the
+// plugin writes spec.URL in that form alone. A URL only the plugin's host
+// rules refuse is True: kcp has no such rules, and WorkspaceMountAvailable,
+// False, takes the Workspace out of traffic. Where kcp's controller cannot read the mount object
 // (its kind is not served, the reference names none, the plugin does not
 // watch its resource), it writes nothing and retries: the condition is left
 // as it is, and WorkspaceMountAvailable says why. Where the gate keeps
@@ -243,6 +252,12 @@ func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, 
 	case status.Reason == mount.ReasonMountObjectNotFound:
 		condition = conditions.FalseCondition(tenancyv1alpha1.MountConditionReady, tenancyv1alpha1.MountObjectNotFoundReason,
 			conditionsv1alpha1.ConditionSeverityError, "%s %q not found", ref.Kind, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+	case status.Phase == mount.PhaseReady && status.URL == "":
+		condition = conditions.FalseCondition(tenancyv1alpha1.MountConditionReady, kcpMountObjectInvalidURLReason,
+			conditionsv1alpha1.ConditionSeverityError, "Mount is Ready but has no status.URL. See %s %q status for more details", ref.Kind, ref.Name)
+	case status.Phase == mount.PhaseReady && kcpRefusesURL(status.URL) != nil:
+		condition = conditions.FalseCondition(tenancyv1alpha1.MountConditionReady, kcpMountObjectInvalidURLReason,
+			conditionsv1alpha1.ConditionSeverityError, "Mount status.URL is invalid: %v. See %s %q status for more details", kcpRefusesURL(status.URL), ref.Kind, ref.Name)
 	case status.Phase == mount.PhaseReady:
 		condition = conditions.TrueCondition(tenancyv1alpha1.MountConditionReady)
 	case status.Reason == mount.ReasonMountNotReady, status.Reason == mount.ReasonMountPhaseUnrecognized:
@@ -260,6 +275,17 @@ func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, 
 		return existing.Status == condition.Status && existing.Reason == condition.Reason &&
 			existing.Severity == condition.Severity && existing.Message == condition.Message
 	})
+}
+
+// kcpMountObjectInvalidURLReason is the reason of kcp's condition
+// WorkspaceMountReady for a Ready mount whose URL kcp refuses, from kcp
+// v0.33 (tenancyv1alpha1.MountObjectInvalidURLReason there; kcp's sdk
+// v0.32.3, which the plugin builds with, has none).
+const kcpMountObjectInvalidURLReason = "MountObjectInvalidURL"
+
+// kcpRefusesURL is kcp v0.33's verdict on a mount URL: its form alone.
+func kcpRefusesURL(rawURL string) error {
+	return mount.URLRule{Form: mount.URLFormHTTPS}.Check(rawURL)
 }
 
 // RemoveOwned removes from ws what the controller keeps on it, as the

@@ -84,33 +84,38 @@ func TestReconcileRouting(t *testing.T) {
 			wantStatus: corev1.ConditionUnknown, wantReason: mount.ReasonMountURLMissing,
 		},
 		{
+			name: "ready with a refused URL beside kcp's in-tree controller is Unknown", ws: mountedWorkspace(kubeClusterRef), inTree: true,
+			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://u:p@proxy.example/"}),
+			wantStatus: corev1.ConditionUnknown, wantReason: mount.ReasonMountURLInvalid, wantWhy: "not routable: it carries user information",
+		},
+		{
 			name: "ready with a URL kcp must not be sent to", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "file:///etc/passwd"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "ready with user information in the URL", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://admin:secret@proxy.example/"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
 			name: "ready at a loopback URL: not routable, the URL kept", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://127.0.0.1:6443/clusters/root"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: `"https://127.0.0.1:6443/clusters/root" is not routable: loopback host`,
 		},
 		{
 			name: "ready at a shard's host", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://KCP.example.:443/clusters/root"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: "not routable: the host of a kcp shard",
 		},
 		{
 			name: "ready at a host out of the allowed ones", ws: withURL(mountedWorkspace(kubeClusterRef)),
 			object:     mountObject(map[string]interface{}{"phase": "Ready", "URL": "https://proxy.example.net/"}),
-			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError,
+			wantStatus: corev1.ConditionFalse, wantReason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantWhy: "not routable: host not in --workspace-url-allowed-hosts",
 		},
 		{
@@ -366,6 +371,7 @@ func TestReconcileKCPMountCondition(t *testing.T) {
 	earlier := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	wasTrue := &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue, LastTransitionTime: earlier}
 	const notReady = `Mount is not reporting ready. See KubeCluster "proxy" status for more details`
+	const noURL = `Mount is Ready but has no status.URL. See KubeCluster "proxy" status for more details`
 	namespacedRef := mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Namespace: "ns", Name: "proxy"}
 	namespaced := func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) {
 		r := kubeClusterResource
@@ -399,15 +405,17 @@ func TestReconcileKCPMountCondition(t *testing.T) {
 			wantPhase: corev1alpha1.LogicalClusterPhaseReady, keepsTime: true,
 		},
 		{
-			// The phase stays out of Ready: there is no URL to route to.
-			name: "ready without URL is True for kcp", ws: mountedWorkspace(kubeClusterRef),
+			name: "ready without URL is invalid for kcp v0.33", ws: mountedWorkspace(kubeClusterRef),
 			object: mountObject(map[string]interface{}{"phase": "Ready"}),
-			want:   &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue},
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: kcpMountObjectInvalidURLReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: noURL},
+			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable,
 		},
 		{
-			name: "ready without URL, with the plugin's condition: kcp's True, the plugin's False", ws: mountedWorkspace(kubeClusterRef), condition: true,
-			object:    mountObject(map[string]interface{}{"phase": "Ready"}),
-			want:      &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionTrue},
+			name: "ready without URL, with the plugin's condition: both False", ws: mountedWorkspace(kubeClusterRef), condition: true,
+			object: mountObject(map[string]interface{}{"phase": "Ready"}),
+			want: &conditionsv1alpha1.Condition{Type: tenancyv1alpha1.MountConditionReady, Status: corev1.ConditionFalse,
+				Reason: kcpMountObjectInvalidURLReason, Severity: conditionsv1alpha1.ConditionSeverityError, Message: noURL},
 			wantPhase: corev1alpha1.LogicalClusterPhaseUnavailable, wantOthers: 1,
 		},
 		{

@@ -75,7 +75,7 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, ur
 		status.Phase, status.Ready, status.Reason = mount.PhaseReady, true, mount.ReasonMountReady
 		status.Message = fmt.Sprintf("%s is ready at %s.", what, mount.Truncate(statusURL, maxQuotedURL))
 	case phase == string(tenancyv1alpha1.MountPhaseReady) && statusURL != "":
-		status.Phase, status.Reason = mount.PhaseReady, mount.ReasonMountURLMissing
+		status.Phase, status.Reason = mount.PhaseReady, mount.ReasonMountURLInvalid
 		status.Message = fmt.Sprintf("%s is Ready but its status.URL %s is not routable: %v; no traffic is sent to it. Look at its controller.",
 			what, mount.Quote(mount.Truncate(statusURL, maxQuotedURL)), notRoutable)
 	case phase == string(tenancyv1alpha1.MountPhaseReady):

@@ -23,6 +23,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/workspacemounts/workspacemounts/pkg/kcprelease"
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 )
 
@@ -79,21 +80,6 @@ func currentLeaderFacts(lease LeaseFacts) (leaderfacts.Facts, bool) {
 	return lease.Facts, true
 }
 
-// kcpRelease is the kcp release in a kcp gitVersion: v0.28.1 in
-// v1.31.6+kcp-v0.28.1 (and in v1.31.6+kcp-v0.28.1-12-gabcdef0, a build
-// past it), without pre-release or build parts.
-func kcpRelease(gitVersion string) (*version.Version, error) {
-	i := strings.Index(gitVersion, "kcp-v")
-	if i < 0 {
-		return nil, fmt.Errorf("%q names no kcp release (kcp-vX.Y.Z)", gitVersion)
-	}
-	v, err := version.ParseGeneric(strings.SplitN(gitVersion[i+len("kcp-"):], "-", 2)[0])
-	if err != nil {
-		return nil, fmt.Errorf("%q: %w", gitVersion, err)
-	}
-	return v, nil
-}
-
 func judgeVersion(shard ShardFacts) Result {
 	r := Result{Check: shardCheck(CheckKCPVersion, shard)}
 	if shard.VersionErr != nil {
@@ -101,7 +87,7 @@ func judgeVersion(shard ShardFacts) Result {
 		r.Fix = "the shard must be reachable with the kubeconfig's credentials (for a sharded kcp, --shards-kubeconfig's, at the Shard's spec.baseURL)"
 		return r
 	}
-	release, err := kcpRelease(shard.GitVersion)
+	release, err := kcprelease.Parse(shard.GitVersion)
 	if err != nil {
 		r.Status, r.Detail = Warn, "cannot tell kcp's release: "+err.Error()
 		r.Fix = "run a released kcp (docs/compatibility.md lists those tested)"
@@ -124,7 +110,7 @@ const mountProxyFlags = "--mount-proxy-client-cert-file and --mount-proxy-client
 
 func judgeMountsRelease(shard ShardFacts) Result {
 	r := Result{Check: shardCheck(CheckMountsRelease, shard)}
-	release, err := kcpRelease(shard.GitVersion)
+	release, err := kcprelease.Parse(shard.GitVersion)
 	if shard.VersionErr != nil || err != nil {
 		r.Status, r.Detail = Skip, "kcp's release is unknown ("+CheckKCPVersion+")"
 		return r
@@ -320,7 +306,7 @@ func judgeIdentityHeaders(fp *FrontProxyFacts, leader leaderfacts.Facts, leaderK
 	if fp.ProbeBelieved {
 		known, how = true, fmt.Sprintf("kcp believed the X-Remote-User or X-Remote-Group %q doctor sent through it", ProbeUser)
 	} else if fp.VersionErr == nil {
-		if release, err := kcpRelease(fp.GitVersion); err == nil {
+		if release, err := kcprelease.Parse(fp.GitVersion); err == nil {
 			strips, known = release.AtLeast(StripsIdentityHeaders), true
 			how = fmt.Sprintf("by its release, v%s (%s), which its /version answered", release, fp.GitVersion)
 		}

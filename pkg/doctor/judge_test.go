@@ -50,27 +50,6 @@ func verdict(t *testing.T, f Facts, check string) Result {
 	return found[0]
 }
 
-func TestKCPRelease(t *testing.T) {
-	t.Parallel()
-	for gitVersion, want := range map[string]string{
-		"v1.31.6+kcp-v0.28.1":             "0.28.1",
-		"v1.36.0+kcp-v0.32.3":             "0.32.3",
-		"v1.36.0+kcp-v0.31.5-12-gabcdef0": "0.31.5",
-		"v1.36.0+kcp-v0.32.2-dirty":       "0.32.2",
-		"v1.31.0":                         "",
-		"v0.0.0-master+$Format:%H$":       "",
-		"v1.36.0+kcp-vX":                  "",
-		"":                                "",
-	} {
-		release, err := kcpRelease(gitVersion)
-		if want == "" {
-			require.Error(t, err, gitVersion)
-			continue
-		}
-		require.NoError(t, err, gitVersion)
-		require.Equal(t, want, release.String(), gitVersion)
-	}
-}
 
 func TestJudgeShards(t *testing.T) {
 	t.Parallel()

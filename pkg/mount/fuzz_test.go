@@ -19,6 +19,7 @@ package mount
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -395,4 +396,84 @@ func FuzzSanitize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzURLFormHTTPSWithinKCP: the https form, with or without the host
+// rules, never accepts a URL that kcp v0.33's rule refuses, read two
+// ways: as kcp's docs word it (a URL starting "https://", a host, no user
+// information, query or fragment), by hand on the string; and as kcp's
+// code checks a parsed URL.
+func FuzzURLFormHTTPSWithinKCP(f *testing.F) {
+	for _, seed := range []string{
+		"https://new.example.com/clusters/root:dest", "http://attacker.example.com", "https://user:token@attacker.example.com",
+		"https://attacker.example.com/?x=y", "attacker.example.com", "", "https://h#", "https://h?", "HTTPS://h/", "https://:443/",
+		"https://[::1]:6443/", "https://h/a%3Fb", "https:h", "https:/h", "//h/", "https://@h/", "https://h./#",
+	} {
+		f.Add(seed)
+	}
+	rules := []URLRule{{}, {Form: URLFormHTTPS, CheckHosts: true, AllowInternalHosts: true}}
+	f.Fuzz(func(t *testing.T, rawURL string) {
+		for _, rule := range rules {
+			if rule.Check(rawURL) != nil {
+				continue
+			}
+			if why := kcpWordsRefuse(rawURL); why != "" {
+				t.Fatalf("%q accepted by the https form, refused by kcp's words: %s", rawURL, why)
+			}
+			if why := kcpCodeRefuses(rawURL); why != "" {
+				t.Fatalf("%q accepted by the https form, refused by kcp's code: %s", rawURL, why)
+			}
+		}
+	})
+}
+
+// kcpWordsRefuse reads kcp's rule on the string itself: "https://", then
+// an authority with no "@" and a host, and no "?" or "#" anywhere.
+func kcpWordsRefuse(rawURL string) string {
+	rest, ok := strings.CutPrefix(rawURL, "https://")
+	if !ok {
+		return "not https://"
+	}
+	if strings.ContainsAny(rawURL, "?#") {
+		return "a query or fragment"
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/"); i >= 0 {
+		authority = rest[:i]
+	}
+	if strings.Contains(authority, "@") {
+		return "user information"
+	}
+	host := authority
+	if strings.HasPrefix(host, "[") {
+		if i := strings.Index(host, "]"); i >= 0 {
+			host = host[:i+1]
+		}
+	} else if i := strings.LastIndex(host, ":"); i >= 0 {
+		host = host[:i]
+	}
+	if strings.Trim(host, "[]") == "" {
+		return "no host"
+	}
+	return ""
+}
+
+// kcpCodeRefuses reads kcp's rule as Go code checks a URL it parsed.
+func kcpCodeRefuses(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	switch {
+	case err != nil:
+		return "not a URL"
+	case u.Scheme != "https":
+		return "not https"
+	case u.Host == "" || u.Hostname() == "":
+		return "no host"
+	case u.User != nil:
+		return "user information"
+	case u.RawQuery != "" || u.ForceQuery:
+		return "a query"
+	case u.Fragment != "" || u.RawFragment != "":
+		return "a fragment"
+	}
+	return ""
 }

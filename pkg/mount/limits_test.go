@@ -262,7 +262,7 @@ func TestParseStatus(t *testing.T) {
 func TestKindResolved(t *testing.T) {
 	t.Parallel()
 	for reason, want := range map[string]bool{
-		ReasonMountReady: true, ReasonMountURLMissing: true, ReasonMountNotReady: true, ReasonMountPhaseUnrecognized: true, ReasonMountObjectNotFound: true, ReasonMountHeartbeatExpired: true,
+		ReasonMountReady: true, ReasonMountURLMissing: true, ReasonMountURLInvalid: true, ReasonMountNotReady: true, ReasonMountPhaseUnrecognized: true, ReasonMountObjectNotFound: true, ReasonMountHeartbeatExpired: true,
 		ReasonMountKindUnknown: false, ReasonMountReferenceInvalid: false, ReasonMountInformerLimitReached: false, "Pending": false, "": false, "Other": false,
 	} {
 		require.Equal(t, want, Status{Reason: reason}.KindResolved(), reason)

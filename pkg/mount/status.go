@@ -67,8 +67,12 @@ var Phases = []Phase{PhaseReady, PhaseInitializing, PhaseConnecting, PhaseUnknow
 
 // The reasons, one per situation of the contract.
 const (
-	ReasonMountReady             = "MountReady"
-	ReasonMountURLMissing        = "MountURLMissing"
+	ReasonMountReady = "MountReady"
+	// ReasonMountURLMissing: the mount object is Ready with no status.URL.
+	ReasonMountURLMissing = "MountURLMissing"
+	// ReasonMountURLInvalid: the mount object is Ready with a status.URL
+	// that URLRule refuses, by its form or its host; the message says why.
+	ReasonMountURLInvalid        = "MountURLInvalid"
 	ReasonMountNotReady          = "MountNotReady"
 	ReasonMountPhaseUnrecognized = "MountPhaseUnrecognized"
 	ReasonMountObjectNotFound    = "MountObjectNotFound"
@@ -140,7 +144,7 @@ func CurrentStatus(annotations map[string]string) Status {
 // has not reached the Workspace).
 func (s Status) KindResolved() bool {
 	switch s.Reason {
-	case ReasonMountReady, ReasonMountURLMissing, ReasonMountNotReady, ReasonMountPhaseUnrecognized, ReasonMountObjectNotFound,
+	case ReasonMountReady, ReasonMountURLMissing, ReasonMountURLInvalid, ReasonMountNotReady, ReasonMountPhaseUnrecognized, ReasonMountObjectNotFound,
 		ReasonMountHeartbeatExpired:
 		return true
 	}

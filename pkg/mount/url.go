@@ -32,10 +32,11 @@ import (
 // shards send that workspace's requests with their own credentials. The
 // tenant who owns the mount object writes the URL.
 //
-// Every URL must be an absolute http or https URL with a host and no user
-// information. With CheckHosts (--workspace-url: the plugin writes
-// spec.URL), its host must also not be internal (InternalHost) unless
-// AllowInternalHosts, and must be in Allowed when that is not empty.
+// Every URL must have the Form: an absolute URL with a host and no user
+// information, https with no query and no fragment (URLFormHTTPS), or http
+// or https (URLFormLegacy). With CheckHosts (--workspace-url: the plugin
+// writes spec.URL), its host must also not be internal (InternalHost)
+// unless AllowInternalHosts, and must be in Allowed when that is not empty.
 //
 // Hosts are judged as written: no name is resolved. A tenant controls the
 // DNS of its own names, so an answer at check time says nothing about the
@@ -45,6 +46,9 @@ import (
 // metadata.google.internal, or a tenant's name pointing at 127.0.0.1), is
 // what Allowed is for: the operator names the domains mounts may lead to.
 type URLRule struct {
+	// Form is the form every URL must have; the zero value is
+	// URLFormHTTPS.
+	Form URLForm
 	// CheckHosts applies the host rules; without it only the form is
 	// checked (levels 1 and 2: the plugin routes nothing).
 	CheckHosts bool
@@ -63,17 +67,10 @@ type URLRule struct {
 // Check returns nil for a routable URL, else why it is not, in a few words
 // for a message ("... is not routable: loopback host").
 func (r URLRule) Check(rawURL string) error {
-	u, err := url.Parse(rawURL)
-	switch {
-	case err != nil:
-		return errors.New("not a URL")
-	case u.Opaque != "" || (u.Scheme != "https" && u.Scheme != "http"):
-		return errors.New("not an absolute http or https URL")
-	case u.User != nil:
-		return errors.New("it carries user information")
-	case u.Hostname() == "":
-		return errors.New("no host")
+	if err := r.Form.check(rawURL); err != nil {
+		return err
 	}
+	u, _ := url.Parse(rawURL)
 	if !r.CheckHosts {
 		return nil
 	}
@@ -110,7 +107,8 @@ func (r URLRule) Check(rawURL string) error {
 
 // InternalHost tells which kind of internal host a canonical host
 // (canonicalHost) is, "" for none: "loopback" (127.0.0.0/8, ::1,
-// localhost and *.localhost, which RFC 6761 reserves for it),
+// localhost and *.localhost, which RFC 6761 reserves for it, and
+// ip6-localhost and ip6-loopback, names of ::1 in every Kubernetes pod),
 // "link-local" (169.254.0.0/16 with cloud metadata services, fe80::/10),
 // "unspecified" (0.0.0.0 and ::, which reach the local host). IPv4 mapped
 // into IPv6 counts as IPv4.
@@ -126,7 +124,7 @@ func InternalHost(host string) string {
 		}
 		return ""
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || host == "ip6-localhost" || host == "ip6-loopback" {
 		return "loopback"
 	}
 	return ""

@@ -41,6 +41,7 @@ func TestURLRuleCheck(t *testing.T) {
 	internal := URLRule{CheckHosts: true, AllowInternalHosts: true, ShardHosts: shardHosts}
 	narrowed := URLRule{CheckHosts: true, ShardHosts: shardHosts, Allowed: mustAllowed(t, "mounts.example.org", "192.0.2.0/24", "2001:db8::/32")}
 	formOnly := URLRule{ShardHosts: shardHosts}
+	legacy := URLRule{Form: URLFormLegacy, CheckHosts: true, ShardHosts: shardHosts}
 	for _, tc := range []struct {
 		name string
 		rule URLRule
@@ -48,15 +49,20 @@ func TestURLRuleCheck(t *testing.T) {
 		why  string // "": routable
 	}{
 		{"https with a host", hosts, "https://proxy.example.org/clusters/a", ""},
-		{"http with a port", hosts, "http://proxy.example.org:8080", ""},
+		{"http with a port, legacy", legacy, "http://proxy.example.org:8080", ""},
+		{"http, https form", hosts, "http://proxy.example.org:8080", "it is http, not https"},
 		{"public IPv4", hosts, "https://198.51.100.4/", ""},
 		{"public IPv6", hosts, "https://[2001:db8::1]:6443/", ""},
 		{"private addresses are not internal", hosts, "https://10.1.2.3/", ""},
 		{"not a URL", hosts, "https://exa mple.com:x/", "not a URL"},
-		{"a relative URL", hosts, "/clusters/a", "not an absolute http or https URL"},
-		{"file", hosts, "file:///etc/passwd", "not an absolute http or https URL"},
-		{"opaque", hosts, "https:proxy.example.org", "not an absolute http or https URL"},
-		{"upper-case scheme Go lowers", hosts, "HTTPS://proxy.example.org/", ""},
+		{"a relative URL", hosts, "/clusters/a", "not an absolute https URL"},
+		{"file", hosts, "file:///etc/passwd", "not an absolute https URL"},
+		{"opaque", hosts, "https:proxy.example.org", "not an absolute https URL"},
+		{"upper-case scheme Go lowers, legacy", legacy, "HTTPS://proxy.example.org/", ""},
+		{"upper-case scheme, https form", hosts, "HTTPS://proxy.example.org/", "its scheme is not written in lower case"},
+		{"legacy: a query and a fragment", legacy, "https://proxy.example.org/?a=b#c", ""},
+		{"legacy: a loopback host still refused", legacy, "http://[::1]/", "loopback host"},
+		{"legacy: not http or https", legacy, "ftp://proxy.example.org/", "not an absolute http or https URL"},
 		{"user information", hosts, "https://admin:secret@proxy.example.org/", "it carries user information"},
 		{"user name alone", formOnly, "https://admin@proxy.example.org/", "it carries user information"},
 		{"no host", hosts, "https:///clusters/a", "no host"},
@@ -70,9 +76,14 @@ func TestURLRuleCheck(t *testing.T) {
 		{"a name under localhost", hosts, "https://kcp.localhost/", "loopback host"},
 		{"escaped localhost: Go takes no escape in a name", hosts, "https://local%68ost/", "not a URL"},
 		{"localhost as a label elsewhere is a name", hosts, "https://localhost.example.org/", ""},
-		{"metadata service", hosts, "http://169.254.169.254/latest/meta-data/", "link-local host"},
+		{"metadata service", hosts, "https://169.254.169.254/latest/meta-data/", "link-local host"},
+		{"metadata service over http, legacy", legacy, "http://169.254.169.254/latest/meta-data/", "link-local host"},
 		{"link-local IPv6 with a zone", hosts, "https://[fe80::1%25eth0]/", "link-local host"},
-		{"link-local mapped into IPv6", hosts, "http://[::ffff:169.254.169.254]/", "link-local host"},
+		{"link-local mapped into IPv6", hosts, "https://[::ffff:169.254.169.254]/", "link-local host"},
+		{"ip6-localhost", hosts, "https://ip6-localhost:443/", "loopback host"},
+		{"ip6-loopback, upper case, trailing dot", hosts, "https://IP6-Loopback./clusters/a", "loopback host"},
+		{"ip6-localhost, legacy", legacy, "http://ip6-localhost/", "loopback host"},
+		{"a name under ip6-localhost is a name", hosts, "https://a.ip6-localhost.example.org/", ""},
 		{"unspecified IPv4", hosts, "https://0.0.0.0:6443/", "unspecified host"},
 		{"unspecified IPv6", hosts, "https://[::]/", "unspecified host"},
 		{"a shard's name", hosts, "https://kcp.example.com/clusters/x", "the host of a kcp shard"},
@@ -180,9 +191,20 @@ func FuzzURLRuleCheck(f *testing.F) {
 		formErr := URLRule{}.Check(rawURL)
 		if formErr == nil {
 			u, err := url.Parse(rawURL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
+			if err != nil || u.Scheme != "https" || u.Hostname() == "" || u.User != nil || u.Opaque != "" || u.RawQuery != "" || u.Fragment != "" {
 				t.Fatalf("%q routable by form: %v %+v", rawURL, err, u)
 			}
+		}
+		legacyErr := URLRule{Form: URLFormLegacy}.Check(rawURL)
+		if legacyErr == nil {
+			u, err := url.Parse(rawURL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || u.Opaque != "" {
+				t.Fatalf("%q routable by the legacy form: %v %+v", rawURL, err, u)
+			}
+		}
+		// The https form takes nothing the legacy one refuses.
+		if formErr == nil && legacyErr != nil {
+			t.Fatalf("%q routable by the https form, not the legacy one: %v", rawURL, legacyErr)
 		}
 		// Allowing internal hosts takes no other rule away.
 		if err := (URLRule{CheckHosts: true, AllowInternalHosts: true, ShardHosts: shardHosts}).Check(rawURL); err == nil && formErr != nil {

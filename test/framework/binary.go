@@ -25,10 +25,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/workspacemounts/workspacemounts/pkg/kcprelease"
 )
 
 // modulePath identifies the repository root by its go.mod.
@@ -115,10 +116,6 @@ func goModModule(data []byte) string {
 	return ""
 }
 
-// kcpTag is the kcp release in a kcp command's --version, as kcp's Makefile
-// and hack/kcp-ldflags.sh stamp it: "kcp version v1.36.0+kcp-v0.32.3".
-var kcpTag = regexp.MustCompile(`\+kcp-(v\d+\.\d+\.\d+\S*)`)
-
 // KCPRelease returns the kcp release a kcp command (kcp, kcp-front-proxy)
 // was built from, from its --version; an error for a build without it
 // (go build without kcp's -ldflags prints v0.0.0-master+$Format:%H$).
@@ -131,11 +128,11 @@ func KCPRelease(ctx context.Context, binary string) (*version.Version, error) {
 }
 
 func parseKCPRelease(versionOutput string) (*version.Version, error) {
-	m := kcpTag.FindStringSubmatch(versionOutput)
-	if m == nil {
-		return nil, fmt.Errorf("no kcp release (+kcp-vX.Y.Z) in %q: build kcp as its Makefile does, or with make kcp", strings.TrimSpace(versionOutput))
+	release, err := kcprelease.Parse(versionOutput)
+	if err != nil {
+		return nil, fmt.Errorf("%w: build kcp as its Makefile does, or with make kcp", err)
 	}
-	return version.ParseSemantic(m[1])
+	return release.Version, nil
 }
 
 // StripsIdentityHeaders is the first kcp-front-proxy that deletes the

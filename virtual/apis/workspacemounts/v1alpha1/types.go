@@ -70,7 +70,7 @@ type WorkspaceMountStatus struct {
 	// The mount object's status.URL.
 	URL string `json:"url,omitempty"`
 	// A CamelCase word for the state: MountReady, MountURLMissing,
-	// MountNotReady, MountPhaseUnrecognized, MountObjectNotFound,
+	// MountURLInvalid, MountNotReady, MountPhaseUnrecognized, MountObjectNotFound,
 	// MountKindUnknown, MountReferenceInvalid, MountKindNotAllowed,
 	// MountInformerLimitReached, MountKindNotAnswering, MountHeartbeatExpired,
 	// or Pending before the controller reached the Workspace.

@@ -442,7 +442,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Description: "A CamelCase word for the state: MountReady, MountURLMissing, MountNotReady, MountPhaseUnrecognized, MountObjectNotFound, MountKindUnknown, MountReferenceInvalid, MountKindNotAllowed, MountInformerLimitReached, MountKindNotAnswering, MountHeartbeatExpired, or Pending before the controller reached the Workspace.",
+							Description: "A CamelCase word for the state: MountReady, MountURLMissing, MountURLInvalid, MountNotReady, MountPhaseUnrecognized, MountObjectNotFound, MountKindUnknown, MountReferenceInvalid, MountKindNotAllowed, MountInformerLimitReached, MountKindNotAnswering, MountHeartbeatExpired, or Pending before the controller reached the Workspace.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
