@@ -36,19 +36,15 @@ import (
 // lacks).
 const kcpReasonInvalidURL = "MountObjectInvalidURL"
 
-// reasonMountURLInvalid is the status annotation's reason for a Ready
-// mount whose URL is present but refused.
-const reasonMountURLInvalid = "MountURLInvalid"
-
 // refusedMountURLs are the mount URLs kcp's newer contract refuses (kcp's
 // workspacemounts_reconcile_updater_test.go @3f4358ca, every row, and a
 // fragment), each with the reason of the status annotation for it.
 var refusedMountURLs = []struct{ url, reason string }{
-	{"http://attacker.example.com", reasonMountURLInvalid},
-	{"https://user:token@attacker.example.com", reasonMountURLInvalid},
-	{"https://attacker.example.com/?x=y", reasonMountURLInvalid},
-	{"https://attacker.example.com/clusters/x#top", reasonMountURLInvalid},
-	{"attacker.example.com", reasonMountURLInvalid},
+	{"http://attacker.example.com", mount.ReasonMountURLInvalid},
+	{"https://user:token@attacker.example.com", mount.ReasonMountURLInvalid},
+	{"https://attacker.example.com/?x=y", mount.ReasonMountURLInvalid},
+	{"https://attacker.example.com/clusters/x#top", mount.ReasonMountURLInvalid},
+	{"attacker.example.com", mount.ReasonMountURLInvalid},
 	// The KubeCluster CRD lets status.URL be "": a Ready mount with no URL.
 	{"", mount.ReasonMountURLMissing},
 }
@@ -77,7 +73,7 @@ func TestMountURLContract(t *testing.T) {
 	}
 	cases := []urlCase{
 		{name: "https", url: "https://mounts.example.com/clusters/root:dest", reason: mount.ReasonMountReady},
-		{name: "flip-to-http", from: "https://mounts.example.com/clusters/root:flip", url: "http://attacker.example.com", reason: reasonMountURLInvalid},
+		{name: "flip-to-http", from: "https://mounts.example.com/clusters/root:flip", url: "http://attacker.example.com", reason: mount.ReasonMountURLInvalid},
 	}
 	for i, refused := range refusedMountURLs {
 		cases = append(cases, urlCase{name: "refused-" + string(rune('a'+i)), url: refused.url, reason: refused.reason})
