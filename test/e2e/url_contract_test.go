@@ -19,11 +19,16 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/stretchr/testify/require"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcp-dev/logicalcluster/v3"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
@@ -54,9 +59,10 @@ var refusedMountURLs = []struct{ url, reason string }{
 // kcp's https form refuses is not copied to spec.URL (which stays unset, or
 // keeps the routable URL it had), kcp's condition WorkspaceMountReady is
 // False with kcp's reason MountObjectInvalidURL, the plugin's condition
-// and status annotation say MountURLInvalid, and kcp's phase rule makes
-// the Workspace Unavailable; an https URL with a public host is copied to
-// spec.URL, and the Workspace is Ready.
+// and status annotation say MountURLInvalid (MountURLMissing for ""), and
+// kcp's phase rule makes the Workspace Unavailable, a Ready one and one
+// never Ready alike, and keeps it so; an https URL with a public host is
+// copied to spec.URL, and the Workspace is Ready.
 func TestMountURLContract(t *testing.T) {
 	t.Parallel()
 	began := time.Now()
@@ -79,45 +85,80 @@ func TestMountURLContract(t *testing.T) {
 		cases = append(cases, urlCase{name: "refused-" + string(rune('a'+i)), url: refused.url, reason: refused.reason})
 	}
 
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			first := tc.url
-			if tc.from != "" {
-				first = tc.from
-			}
-			t.Logf("workspace %s mounts KubeCluster %s, Ready at %q", org.Join(tc.name), tc.name, first)
-			e.mounted(t, org, tc.name, first)
-			if tc.from != "" {
-				e.c.waitForMount(t, org, tc.name, urlMountState(tc.from, mount.ReasonMountReady))
-				e.waitWorkspace(t, org, tc.name, routedWant(tc.from))
-				t.Logf("the mount turns Ready at %q", tc.url)
-				e.c.setMountStatus(t, org, kubeClusters, tc.name, map[string]interface{}{"phase": "Ready", "URL": tc.url})
-			}
-
-			e.c.waitForMount(t, org, tc.name, urlMountState(tc.url, tc.reason))
-			if tc.reason == mount.ReasonMountReady {
-				e.waitWorkspace(t, org, tc.name, routedWant(tc.url))
-				return
-			}
-			// spec.URL is kcp's routing field: unset for a Workspace never
-			// routed, the last routable URL for one that was.
-			specURL := tc.from
-			want := condWant{
-				// kcp's rule (updateTerminalConditionPhase, v0.28.1): a False
-				// Workspace* condition makes the Workspace Unavailable, one
-				// that was never Ready (Scheduling) included.
-				phase:  corev1alpha1.LogicalClusterPhaseUnavailable,
-				status: corev1.ConditionFalse, reason: tc.reason, severity: conditionsv1alpha1.ConditionSeverityError,
-				inTree: corev1.ConditionFalse, inTreeReason: kcpReasonInvalidURL,
-				url: &specURL,
-			}
-			e.waitWorkspace(t, org, tc.name, want)
-		})
-	}
-	t.Cleanup(func() {
-		t.Logf("TestMountURLContract took %s (the shared kcp's start included if this test started it)", time.Since(began).Round(time.Second))
+	// The cases run in parallel within one group, which returns when all
+	// have ended.
+	t.Run("cases", func(t *testing.T) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				e.requireURLCase(t, org, tc.name, tc.from, tc.url, tc.reason)
+			})
+		}
 	})
+	if t.Failed() {
+		return
+	}
+
+	// kcp's workspace controller applies its phase rule to these
+	// Workspaces too: had it another phase for one, it would write it.
+	t.Log("steady state: kcp keeps the phases (no Workspace of the test changes)")
+	names := make([]string, len(cases))
+	for i, tc := range cases {
+		names[i] = tc.name
+	}
+	before := e.resourceVersions(t, org, names)
+	time.Sleep(condSettle + condSteadyFor)
+	require.Equal(t, before, e.resourceVersions(t, org, names), "a Workspace changed at steady state (resourceVersions)")
+	t.Logf("TestMountURLContract took %s (the shared kcp's start included if this test started it)", time.Since(began).Round(time.Second))
+}
+
+// requireURLCase: Workspace name of cluster, mounting a KubeCluster Ready
+// at from (when set) and then at url, is routed to url when the status
+// annotation's reason for it is ReasonMountReady; else it is not, and
+// Unavailable.
+func (e *urlEnv) requireURLCase(t *testing.T, cluster logicalcluster.Path, name, from, url, reason string) {
+	t.Helper()
+	first := url
+	if from != "" {
+		first = from
+	}
+	t.Logf("workspace %s mounts KubeCluster %s, Ready at %q", cluster.Join(name), name, first)
+	e.mounted(t, cluster, name, first)
+	if from != "" {
+		e.c.waitForMount(t, cluster, name, urlMountState(from, mount.ReasonMountReady))
+		e.waitWorkspace(t, cluster, name, routedWant(from))
+		t.Logf("the mount turns Ready at %q", url)
+		e.c.setMountStatus(t, cluster, kubeClusters, name, map[string]interface{}{"phase": "Ready", "URL": url})
+	}
+
+	e.c.waitForMount(t, cluster, name, urlMountState(url, reason))
+	if reason == mount.ReasonMountReady {
+		e.waitWorkspace(t, cluster, name, routedWant(url))
+		return
+	}
+	// spec.URL is kcp's routing field: unset for a Workspace never
+	// routed, the last routable URL for one that was.
+	e.waitWorkspace(t, cluster, name, condWant{
+		// kcp's rule (updateTerminalConditionPhase, v0.28.1): a False
+		// Workspace* condition makes a Workspace with spec.mount
+		// Unavailable, one never Ready (Scheduling) included.
+		phase:  corev1alpha1.LogicalClusterPhaseUnavailable,
+		status: corev1.ConditionFalse, reason: reason, severity: conditionsv1alpha1.ConditionSeverityError,
+		inTree: corev1.ConditionFalse, inTreeReason: kcpReasonInvalidURL,
+		url: &from,
+	})
+}
+
+// resourceVersions returns the resourceVersion of each Workspace names of cluster.
+func (e *urlEnv) resourceVersions(t *testing.T, cluster logicalcluster.Path, names []string) map[string]string {
+	t.Helper()
+	versions := map[string]string{}
+	for _, name := range names {
+		ws, err := e.c.kcp.Cluster(cluster).TenancyV1alpha1().Workspaces().Get(context.Background(), name, metav1.GetOptions{})
+		require.NoError(t, err)
+		versions[name] = ws.ResourceVersion
+	}
+	return versions
 }
 
 // routedWant is a Workspace at level 3 whose mount is Ready at url, a
