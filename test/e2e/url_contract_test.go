@@ -139,9 +139,10 @@ func (e *urlEnv) requireURLCase(t *testing.T, cluster logicalcluster.Path, name,
 	// spec.URL is kcp's routing field: unset for a Workspace never
 	// routed, the last routable URL for one that was.
 	e.waitWorkspace(t, cluster, name, condWant{
-		// kcp's rule (updateTerminalConditionPhase, v0.28.1): a False
-		// Workspace* condition makes a Workspace with spec.mount
-		// Unavailable, one never Ready (Scheduling) included.
+		// kcp's rule (updateTerminalConditionPhase, which kcp v0.28.1's
+		// phase reconciler applies to a Workspace with spec.mount in any
+		// phase): a False Workspace* condition makes it Unavailable, one
+		// never Ready (Scheduling) included.
 		phase:  corev1alpha1.LogicalClusterPhaseUnavailable,
 		status: corev1.ConditionFalse, reason: reason, severity: conditionsv1alpha1.ConditionSeverityError,
 		inTree: corev1.ConditionFalse, inTreeReason: kcpReasonInvalidURL,
