@@ -259,6 +259,24 @@ func TestChartMountHeartbeatTimeout(t *testing.T) {
 	}
 }
 
+// TestChartMountURLContract: levels.mountURLContract is
+// --mount-url-contract, auto by default.
+func TestChartMountURLContract(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{set: nil, want: "auto"},
+		{set: []string{"levels.mountURLContract=legacy"}, want: "legacy"},
+		{set: []string{"levels.mountURLContract=https"}, want: "https"},
+	} {
+		d := single[appsv1.Deployment](t, helmTemplate(t, "", tc.set...), "Deployment")
+		flags := effectiveFlags(t, d.Spec.Template.Spec.Containers[0].Args)
+		require.Equal(t, tc.want, flags["mount-url-contract"], "--set %v", tc.set)
+	}
+}
+
 // TestChartAllShards: kcp.kubeconfig.allShards is --all-shards beside
 // --kubeconfig, off by default.
 func TestChartAllShards(t *testing.T) {

@@ -102,7 +102,7 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	facts, ok, err := leaderfacts.Parse(published.Annotations)
 	require.NoError(t, err)
 	require.True(t, ok, "the leader publishes its facts: %v", published.Annotations)
-	require.Equal(t, leaderfacts.Facts{Identity: *published.Spec.HolderIdentity, Version: version.Get().Version, WorkspaceURL: true}, facts)
+	require.Equal(t, leaderfacts.Facts{Identity: *published.Spec.HolderIdentity, Version: version.Get().Version, WorkspaceURL: true, MountURLContract: MountURLContractAuto}, facts)
 
 	downAt := time.Now()
 	kcpDown.Store(true)

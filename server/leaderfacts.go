@@ -40,6 +40,7 @@ func (o *Options) leaderFacts() leaderfacts.Facts {
 		WorkspaceCondition:   o.WorkspaceCondition,
 		WorkspaceURL:         o.WorkspaceURL,
 		TrustsRequestHeaders: o.RunVirtualWorkspace && o.VirtualWorkspace.RequestHeader.ClientCAFile != "",
+		MountURLContract:     o.MountURLContract,
 	}
 }
 

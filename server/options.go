@@ -84,6 +84,9 @@ type Options struct {
 	// mount URLs spec.URL takes (mount.URLRule).
 	WorkspaceURLAllowInternalHosts bool
 	WorkspaceURLAllowedHosts       []string
+	// MountURLContract (--mount-url-contract) is the form of mount URL
+	// levels 1 and 2 call routable: MountURLContractAuto, HTTPS or Legacy.
+	MountURLContract string
 
 	RunController       bool
 	RunVirtualWorkspace bool
@@ -122,6 +125,7 @@ func NewOptions() *Options {
 		RunVirtualWorkspace:      true,
 		VirtualWorkspace:         apiserver.NewOptions(),
 		MetricsBindAddress:       "127.0.0.1:8080",
+		MountURLContract:         MountURLContractAuto,
 		LeaderElection: LeaderElectionOptions{
 			Enabled:       true,
 			Cluster:       "root",
@@ -205,6 +209,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"With --workspace-url, route mounts only to these hosts: CIDRs (10.0.0.0/8, fd00::/8) and IP addresses for hosts written as addresses, "+
 			"DNS names for names equal to or under them (example.com: example.com and a.example.com, not badexample.com). No name is resolved. "+
 			"Empty: any host that is not internal.")
+	fs.StringVar(&o.MountURLContract, "mount-url-contract", o.MountURLContract,
+		"Which mount URLs levels 1 and 2 call routable: https (kcp v0.33+: https, no query or fragment), legacy (kcp v0.27 to v0.32: http or https), "+
+			"or auto, by each shard's kcp release (https when unknown); --workspace-url always writes the https form.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Queries per second to kcp, across all clients.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst of queries to kcp above --kube-api-qps.")
 	fs.DurationVar(&o.RequestTimeout, "kcp-request-timeout", o.RequestTimeout,
@@ -269,6 +276,9 @@ func (o *Options) Validate() error {
 	}
 	if !o.WorkspaceURL && (o.WorkspaceURLAllowInternalHosts || len(o.WorkspaceURLAllowedHosts) > 0) {
 		errs = append(errs, errors.New("--workspace-url-allow-internal-hosts and --workspace-url-allowed-hosts apply with --workspace-url only"))
+	}
+	if err := validateMountURLContract(o.MountURLContract); err != nil {
+		errs = append(errs, err)
 	}
 	if o.WorkspaceConditionDelay < 0 {
 		errs = append(errs, fmt.Errorf("--workspace-condition-delay must not be negative, not %s", o.WorkspaceConditionDelay))

@@ -89,6 +89,8 @@ func TestValidate(t *testing.T) {
 		"condition delay without --workspace-condition": {func(o *Options) { o.WorkspaceConditionDelay = time.Minute }, "apply with it only"},
 		"negative heartbeat timeout":                    {func(o *Options) { o.MountHeartbeatTimeout = -time.Second }, "--mount-heartbeat-timeout must be 0 (off) or at least 1s, not -1s"},
 		"heartbeat timeout under a second":              {func(o *Options) { o.MountHeartbeatTimeout = 500 * time.Millisecond }, "not 500ms"},
+		"an unknown mount URL contract":                 {func(o *Options) { o.MountURLContract = "http" }, `--mount-url-contract must be auto, https or legacy, not "http"`},
+		"an empty mount URL contract":                   {func(o *Options) { o.MountURLContract = "" }, `--mount-url-contract must be auto, https or legacy, not ""`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -115,6 +117,13 @@ func TestValidate(t *testing.T) {
 		o = valid()
 		o.MountHeartbeatTimeout = timeout
 		require.NoError(t, o.Validate(), "--mount-heartbeat-timeout=%s", timeout)
+	}
+
+	require.Equal(t, MountURLContractAuto, valid().MountURLContract, "auto by default")
+	for _, contract := range []string{MountURLContractAuto, MountURLContractHTTPS, MountURLContractLegacy} {
+		o = valid()
+		o.MountURLContract = contract
+		require.NoError(t, o.Validate(), "--mount-url-contract=%s", contract)
 	}
 
 	o = valid()

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -101,6 +102,13 @@ func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (w
 		return routing, err
 	}
 	if answer == nil {
+		versionCfg := rest.CopyConfig(cfg)
+		versionCfg.Timeout = routingAttemptTimeout
+		shard, err := discovery.NewDiscoveryClientForConfig(versionCfg)
+		if err != nil {
+			return routing, err
+		}
+		routing.URLs.Form = mountURLForm(ctx, o.MountURLContract, shard)
 		logRouting(logger, routing)
 	}
 	return routing, answer
@@ -110,7 +118,7 @@ func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (w
 func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 	if routing.WorkspaceURL && !routing.WorkspaceCondition {
 		logger.Info("--workspace-url without --workspace-condition: kcp's condition WorkspaceMountReady takes a mount that is not ready out of traffic, " +
-			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL is not routable, keeps its last URL and takes traffic")
+			"as kcp's in-tree mounts controller does, but a mount whose kind is not served, or whose URL only the host rules refuse, keeps its last URL and takes traffic")
 	}
 	if routing.InTreeMountsController && routing.WorkspaceCondition && (routing.ConditionDelay > 0 || routing.MaxUnavailable != nil) {
 		logger.Info("kcp's in-tree mounts controller runs on the shard: its own condition " + string(tenancyv1alpha1.MountConditionReady) +
@@ -122,7 +130,7 @@ func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 		maxUnavailable = routing.MaxUnavailable.String()
 	}
 	logger.Info("routing options", "workspaceCondition", routing.WorkspaceCondition, "workspaceURL", routing.WorkspaceURL,
-		"inTreeMountsController", routing.InTreeMountsController, "workspaceURLAllowInternalHosts", routing.URLs.AllowInternalHosts,
+		"inTreeMountsController", routing.InTreeMountsController, "mountURLForm", routing.URLs.Form, "workspaceURLAllowInternalHosts", routing.URLs.AllowInternalHosts,
 		"workspaceURLAllowedHosts", routing.URLs.Allowed.String(), "workspaceConditionDelay", routing.ConditionDelay, "maxUnavailable", maxUnavailable)
 }
 

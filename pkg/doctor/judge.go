@@ -32,6 +32,7 @@ import (
 const (
 	CheckKCPVersion         = "kcp-version"
 	CheckMountsRelease      = "kcp-mounts-release"
+	CheckMountURLContract   = "kcp-mount-url-contract"
 	CheckGate               = "workspacemounts-gate"
 	CheckLease              = "plugin-lease"
 	CheckMapping            = "front-proxy-mapping"
@@ -57,7 +58,8 @@ func Judge(f Facts) []Result {
 			Fix:    "check --kubeconfig (or --root-kubeconfig and --shards-kubeconfig): its user must read the Shards in root and every shard's /version and /metrics"})
 	}
 	for _, shard := range f.Shards {
-		results = append(results, judgeVersion(shard), judgeMountsRelease(shard), judgeGate(shard, leader, leaderKnown))
+		results = append(results, judgeVersion(shard), judgeMountsRelease(shard), judgeMountURLContract(shard, leader, leaderKnown),
+			judgeGate(shard, leader, leaderKnown))
 	}
 	return append(results, judgeLease(f.Lease, f.Now), judgeMapping(f.FrontProxy), judgeIdentityHeaders(f.FrontProxy, leader, leaderKnown),
 		judgeServingCertificate(f.ServingCertificate, f.Now))

@@ -50,13 +50,15 @@ func verdict(t *testing.T, f Facts, check string) Result {
 	return found[0]
 }
 
-
 func TestJudgeShards(t *testing.T) {
 	t.Parallel()
 	shard := func(name, gitVersion string, gate bool) ShardFacts {
 		return ShardFacts{Name: name, BaseURL: "https://" + name + ":6443", GitVersion: gitVersion, Gate: gate}
 	}
 	level1, level3 := leading(leaderfacts.Facts{Version: "v0.1.0"}), leading(leaderfacts.Facts{Version: "v0.1.0", WorkspaceCondition: true, WorkspaceURL: true})
+	contract := func(value string, workspaceURL bool) LeaseFacts {
+		return leading(leaderfacts.Facts{Version: "v0.2.0", WorkspaceCondition: true, WorkspaceURL: workspaceURL, MountURLContract: value})
+	}
 	for name, tc := range map[string]struct {
 		shard  ShardFacts
 		lease  LeaseFacts
@@ -79,6 +81,21 @@ func TestJudgeShards(t *testing.T) {
 		"release v0.32.3":        {shard: shard("", "v1.36.0+kcp-v0.32.3", false), check: CheckMountsRelease, status: OK},
 		"release v0.33.0":        {shard: shard("", "v1.36.0+kcp-v0.33.0", false), check: CheckMountsRelease, status: OK},
 		"release unknown":        {shard: ShardFacts{VersionErr: errors.New("x")}, check: CheckMountsRelease, status: Skip},
+		"contract, kcp v0.28.1, auto": {shard: shard("", "v1.31.6+kcp-v0.28.1", false), lease: contract("auto", true), check: CheckMountURLContract, status: OK,
+			detail: "kcp v0.28.1 routes http and https mount URLs with a host and no user information (the legacy form); --mount-url-contract=auto: levels 1 and 2 take the legacy form; level 3 writes spec.URL in the https form"},
+		"contract, kcp v0.32.3, https": {shard: shard("", "v1.36.0+kcp-v0.32.3", false), lease: contract("https", false), check: CheckMountURLContract, status: OK,
+			detail: "stricter than kcp: http mounts are MountURLInvalid though kcp routes them"},
+		"contract, kcp v0.33.0, auto": {shard: shard("s", "v1.36.0+kcp-v0.33.0", false), lease: contract("auto", false), check: "kcp-mount-url-contract (shard s)", status: OK,
+			detail: "kcp v0.33.0 routes only https mount URLs with a host and no user information, query or fragment (the https form); --mount-url-contract=auto: levels 1 and 2 take the https form"},
+		"contract, kcp v0.34.0, legacy": {shard: shard("", "v1.37.0+kcp-v0.34.0", false), lease: contract("legacy", true), check: CheckMountURLContract, status: Warn,
+			detail: "--mount-url-contract=legacy: levels 1 and 2 take the legacy form; level 3 writes spec.URL in the https form: http mounts"},
+		"contract, kcp v0.32.3, legacy": {shard: shard("", "v1.36.0+kcp-v0.32.3", false), lease: contract("legacy", false), check: CheckMountURLContract, status: OK,
+			detail: "(the legacy form); --mount-url-contract=legacy: levels 1 and 2 take the legacy form"},
+		"contract, a leader before the flag": {shard: shard("", "v1.37.0+kcp-v0.34.0", false), lease: level3, check: CheckMountURLContract, status: OK,
+			detail: "(the https form); the plugin's --mount-url-contract is unknown (plugin-lease)"},
+		"contract, no leader": {shard: shard("", "v1.31.6+kcp-v0.28.1", false), check: CheckMountURLContract, status: OK, detail: "(the legacy form); the plugin's --mount-url-contract is unknown"},
+		"contract, release unknown": {shard: shard("", "v0.0.0-master+$Format:%H$", false), lease: contract("auto", false), check: CheckMountURLContract, status: Skip,
+			detail: "with --mount-url-contract=auto the plugin takes the https form"},
 		"gate off, level 3":      {shard: shard("", "v1.31.6+kcp-v0.28.1", false), lease: level3, check: CheckGate, status: OK},
 		"gate on, level 1":       {shard: shard("", "v1.31.6+kcp-v0.28.1", true), lease: level1, check: CheckGate, status: OK, detail: "level 1"},
 		"gate on, level 3":       {shard: shard("r", "v1.31.6+kcp-v0.28.1", true), lease: level3, check: "workspacemounts-gate (shard r)", status: Fail, detail: "--workspace-url"},

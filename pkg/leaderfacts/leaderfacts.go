@@ -53,6 +53,10 @@ const (
 	// from a front-proxy's client certificate
 	// (--requestheader-client-ca-file).
 	TrustsRequestHeadersAnnotation = "workspacemounts.io/trusts-request-headers"
+	// MountURLContractAnnotation is the leader's --mount-url-contract:
+	// auto, https or legacy. A leader of a release before the flag writes
+	// none.
+	MountURLContractAnnotation = "workspacemounts.io/mount-url-contract"
 )
 
 // Facts are what the leader publishes.
@@ -62,6 +66,9 @@ type Facts struct {
 	WorkspaceCondition   bool
 	WorkspaceURL         bool
 	TrustsRequestHeaders bool
+	// MountURLContract is --mount-url-contract; "": unknown (a leader of a
+	// release before the flag).
+	MountURLContract string
 }
 
 // Level is the plugin's level (README, "Taking mounts out of traffic"): 1
@@ -85,6 +92,7 @@ func (f Facts) Annotations() map[string]string {
 		WorkspaceConditionAnnotation:   strconv.FormatBool(f.WorkspaceCondition),
 		WorkspaceURLAnnotation:         strconv.FormatBool(f.WorkspaceURL),
 		TrustsRequestHeadersAnnotation: strconv.FormatBool(f.TrustsRequestHeaders),
+		MountURLContractAnnotation:     f.MountURLContract,
 	}
 }
 
@@ -96,7 +104,12 @@ func Parse(annotations map[string]string) (facts Facts, ok bool, err error) {
 	if !ok {
 		return Facts{}, false, nil
 	}
-	facts = Facts{Identity: identity, Version: annotations[VersionAnnotation]}
+	facts = Facts{Identity: identity, Version: annotations[VersionAnnotation], MountURLContract: annotations[MountURLContractAnnotation]}
+	switch facts.MountURLContract {
+	case "", "auto", "https", "legacy":
+	default:
+		return Facts{}, true, fmt.Errorf("the annotation %s is %q, not auto, https or legacy", MountURLContractAnnotation, facts.MountURLContract)
+	}
 	for key, into := range map[string]*bool{
 		WorkspaceConditionAnnotation:   &facts.WorkspaceCondition,
 		WorkspaceURLAnnotation:         &facts.WorkspaceURL,

@@ -28,6 +28,8 @@ func TestRoundTrip(t *testing.T) {
 		{Identity: "a_1", Version: "v0.1.0"},
 		{Identity: "b_2", Version: "v0.1.0-3-gabcdef0", WorkspaceCondition: true},
 		{Identity: "c_3", Version: "v0.2.0", WorkspaceCondition: true, WorkspaceURL: true, TrustsRequestHeaders: true},
+		{Identity: "d_4", Version: "v0.3.0", WorkspaceCondition: true, MountURLContract: "legacy"},
+		{Identity: "e_5", Version: "v0.3.0", MountURLContract: "auto"},
 	} {
 		parsed, ok, err := Parse(facts.Annotations())
 		require.NoError(t, err)
@@ -58,11 +60,13 @@ func TestParse(t *testing.T) {
 		ok          bool
 		err         string
 	}{
-		"none":           {annotations: nil},
-		"others only":    {annotations: map[string]string{"a": "b"}},
-		"complete":       {annotations: full, ok: true},
-		"missing a flag": {annotations: without(WorkspaceURLAnnotation), ok: true, err: "is missing"},
-		"not a bool":     {annotations: with(TrustsRequestHeadersAnnotation, "yes"), ok: true, err: `"yes", not true or false`},
+		"none":                                 {annotations: nil},
+		"others only":                          {annotations: map[string]string{"a": "b"}},
+		"complete":                             {annotations: full, ok: true},
+		"missing a flag":                       {annotations: without(WorkspaceURLAnnotation), ok: true, err: "is missing"},
+		"not a bool":                           {annotations: with(TrustsRequestHeadersAnnotation, "yes"), ok: true, err: `"yes", not true or false`},
+		"a leader before --mount-url-contract": {annotations: without(MountURLContractAnnotation), ok: true},
+		"an unknown contract":                  {annotations: with(MountURLContractAnnotation, "http"), ok: true, err: `"http", not auto, https or legacy`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -99,6 +99,8 @@ func TestDoctor(t *testing.T) {
 		require.Equal(t, 0, run.code, run.stdout)
 		run.requireStatus(t, doctor.CheckKCPVersion, doctor.OK, "kcp v0.28.1")
 		run.requireStatus(t, doctor.CheckMountsRelease, doctor.OK)
+		run.requireStatus(t, doctor.CheckMountURLContract, doctor.OK, "kcp v0.28.1 routes http and https mount URLs", "(the legacy form)",
+			"--mount-url-contract=auto: levels 1 and 2 take the legacy form")
 		run.requireStatus(t, doctor.CheckGate, doctor.OK, "is on", "level 1")
 		// Published by the shared plugin, which runs in this process.
 		run.requireStatus(t, doctor.CheckLease, doctor.OK, "workspacemounts "+version.Get().Version+", level 1", "believes request headers: false")

@@ -730,6 +730,7 @@ func TestSharded(t *testing.T) {
 		for _, shard := range []string{"root", shard2} {
 			run.requireStatus(t, doctor.CheckKCPVersion+" (shard "+shard+")", doctor.OK, "kcp v0.28.1")
 			run.requireStatus(t, doctor.CheckMountsRelease+" (shard "+shard+")", doctor.OK)
+			run.requireStatus(t, doctor.CheckMountURLContract+" (shard "+shard+")", doctor.OK, "(the legacy form)")
 			run.requireStatus(t, doctor.CheckGate+" (shard "+shard+")", doctor.OK, "is off")
 		}
 		run.requireStatus(t, doctor.CheckLease, doctor.OK, "believes request headers: true")

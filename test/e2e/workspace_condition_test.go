@@ -540,25 +540,34 @@ func TestWorkspaceConditionAndURL(t *testing.T) {
 // routes the Workspace name (spec.mount: KubeCluster proxy in source, whose
 // status.URL is destinationURL, a workspace of the same kcp at 127.0.0.1)
 // to no internal host and to no host out of the allowed ones: the mount is
-// MountURLMissing with the reason in its message, spec.URL stays, kcp
-// answers 503; an allowed host becomes spec.URL. (The allowed hosts are in
+// MountURLInvalid with the reason in its message, spec.URL stays, kcp
+// answers 503, and kcp's own condition stays True (kcp has no host rules);
+// an http URL, which kcp v0.33 refuses, is refused at level 3 on every kcp,
+// kcp's condition False, MountObjectInvalidURL; an allowed host becomes
+// spec.URL. (The allowed hosts are in
 // .invalid, which resolves nowhere: nothing is sent there.)
 func (e *condEnv) requireURLRule(t *testing.T, source logicalcluster.Path, name, destinationURL, configMapPath string) {
 	t.Helper()
 	e.startPlugin(t, "url-rule", "--workspace-condition", "--workspace-url", "--workspace-url-allowed-hosts=mounts.invalid,192.0.2.0/24")
-	notRoutable := func(url, why string, specURL *string) {
+	notRoutable := func(url, why string, specURL *string, kcpRefuses bool) {
 		t.Helper()
 		e.c.setMountStatus(t, source, kubeClusters, "proxy", map[string]interface{}{"phase": "Ready", "URL": url})
-		status := e.c.waitForMount(t, source, name, mountState{phase: mount.PhaseReady, reason: mount.ReasonMountURLMissing, url: url})
+		status := e.c.waitForMount(t, source, name, mountState{phase: mount.PhaseReady, reason: mount.ReasonMountURLInvalid, url: url})
 		require.Contains(t, status.Message, fmt.Sprintf("%q is not routable: %s", url, why))
-		e.waitWorkspace(t, source, name, condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable, status: corev1.ConditionFalse,
-			reason: mount.ReasonMountURLMissing, severity: conditionsv1alpha1.ConditionSeverityError, inTree: corev1.ConditionTrue, url: specURL})
+		want := condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable, status: corev1.ConditionFalse,
+			reason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError, inTree: corev1.ConditionTrue, url: specURL}
+		if kcpRefuses {
+			want.inTree, want.inTreeReason = corev1.ConditionFalse, "MountObjectInvalidURL"
+		}
+		e.waitWorkspace(t, source, name, want)
 	}
-	t.Log("proxy Ready at destination's URL, on 127.0.0.1: MountURLMissing (loopback host), Unavailable, spec.URL stays, 503")
-	notRoutable(destinationURL, "loopback host", &destinationURL)
+	t.Log("proxy Ready at destination's URL, on 127.0.0.1: MountURLInvalid (loopback host), Unavailable, spec.URL stays, 503")
+	notRoutable(destinationURL, "loopback host", &destinationURL, false)
 	e.waitGet(t, source.Join(name), configMapPath, http.StatusServiceUnavailable, "Not available.")
-	t.Log("proxy Ready at the cloud metadata address: MountURLMissing (link-local host)")
-	notRoutable("http://169.254.169.254/latest/meta-data", "link-local host", &destinationURL)
+	t.Log("proxy Ready at the cloud metadata address: MountURLInvalid (link-local host)")
+	notRoutable("https://169.254.169.254/latest/meta-data", "link-local host", &destinationURL, false)
+	t.Log("proxy Ready at an http URL: MountURLInvalid at level 3 on every kcp, kcp's condition MountObjectInvalidURL")
+	notRoutable("http://proxy.mounts.invalid/clusters/x", "it is http, not https", &destinationURL, true)
 
 	allowed := "https://proxy.mounts.invalid/clusters/x"
 	t.Logf("proxy Ready at %s, under an allowed suffix: MountReady, spec.URL", allowed)
@@ -566,8 +575,8 @@ func (e *condEnv) requireURLRule(t *testing.T, source logicalcluster.Path, name,
 	e.c.waitForMount(t, source, name, mountState{phase: mount.PhaseReady, ready: true, reason: mount.ReasonMountReady, url: allowed})
 	e.waitWorkspace(t, source, name, condWant{phase: corev1alpha1.LogicalClusterPhaseReady, status: corev1.ConditionTrue,
 		reason: mount.ReasonMountReady, inTree: corev1.ConditionTrue, url: &allowed})
-	t.Log("proxy Ready at a host out of the allowed ones: MountURLMissing, spec.URL stays the allowed one")
-	notRoutable("https://proxy.elsewhere.invalid/", "host not in --workspace-url-allowed-hosts", &allowed)
+	t.Log("proxy Ready at a host out of the allowed ones: MountURLInvalid, spec.URL stays the allowed one")
+	notRoutable("https://proxy.elsewhere.invalid/", "host not in --workspace-url-allowed-hosts", &allowed, false)
 }
 
 // TestWorkspaceConditionBesideInTree runs the plugin with

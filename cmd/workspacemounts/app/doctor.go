@@ -130,6 +130,8 @@ row per check: CHECK, STATUS (OK, FAIL, WARN or SKIP), DETAIL and FIX.
   kcp-version             each shard's kcp release (GET /version)
   kcp-mounts-release      not v0.31.3-v0.31.5 or v0.32.1-v0.32.2, whose mounts answer 401
                           through the front-proxy (kcp-dev/kcp#4237, #4238)
+  kcp-mount-url-contract  which mount URLs each shard's kcp release routes (https only from
+                          v0.33, http too before) and what --mount-url-contract makes of it
   workspacemounts-gate    kcp's feature gate WorkspaceMounts on a shard (from its /metrics)
                           while the plugin runs with --workspace-url (level 3): FAIL
   plugin-lease            the leader Lease is held, and what its holder published: version,
