@@ -195,7 +195,7 @@ func (e *urlEnv) pollMounts(cluster logicalcluster.Path, names []string, want fu
 
 // conditionsSummary lists the conditions of ws as type=status (reason).
 func conditionsSummary(ws *tenancyv1alpha1.Workspace) string {
-	var parts []string
+	parts := make([]string, 0, len(ws.Status.Conditions))
 	for _, c := range ws.Status.Conditions {
 		parts = append(parts, fmt.Sprintf("%s=%s (%s)", c.Type, c.Status, c.Reason))
 	}

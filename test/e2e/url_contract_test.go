@@ -77,10 +77,10 @@ func TestMountURLContract(t *testing.T) {
 		// reason is the status annotation's, ReasonMountReady for a routed URL.
 		reason string
 	}
-	cases := []urlCase{
-		{name: "https", url: "https://mounts.example.com/clusters/root:dest", reason: mount.ReasonMountReady},
-		{name: "flip-to-http", from: "https://mounts.example.com/clusters/root:flip", url: "http://attacker.example.com", reason: mount.ReasonMountURLInvalid},
-	}
+	cases := make([]urlCase, 0, 2+len(refusedMountURLs))
+	cases = append(cases,
+		urlCase{name: "https", url: "https://mounts.example.com/clusters/root:dest", reason: mount.ReasonMountReady},
+		urlCase{name: "flip-to-http", from: "https://mounts.example.com/clusters/root:flip", url: "http://attacker.example.com", reason: mount.ReasonMountURLInvalid})
 	for i, refused := range refusedMountURLs {
 		cases = append(cases, urlCase{name: "refused-" + string(rune('a'+i)), url: refused.url, reason: refused.reason})
 	}
