@@ -263,6 +263,18 @@ say "running: $cmd"
 is_ok() { [ "$1" = ok ] || { WHY="not ok"; return 1; }; }
 eventually 30 "the printed readyz line" "$cmd" is_ok
 
+# 7. which mount contract the demo follows, in one line; with a mount provider
+# (kcp has v0.33's --mount-proxy-server-ca-file, one shard), its printed whoami line.
+grep -qE "has no v0.33 mount proxy|has a v0.33 mount proxy" "$LOG" || fail "make run did not say whether its demo mounts a mount provider"
+if grep -q "has a v0.33 mount proxy" "$LOG" && [ "$SHARDS" = 1 ]; then
+  command_like 'root:demo-a:ready auth whoami'
+  cmd=$CMD
+  say "running: $cmd"
+  has_username() { grep -q '^Username' <<<"$1" || { WHY="no Username row"; return 1; }; }
+  eventually 60 "the printed whoami line, through the mount" "$cmd" has_username
+  echo "$OUT"
+fi
+
 # Ctrl-C: SIGINT to make's process group.
 say "pressing Ctrl-C (SIGINT to process group $PGID)"
 kill -INT -- "-$PGID"

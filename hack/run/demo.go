@@ -67,11 +67,12 @@ type place struct {
 // before v0.32, without hack/kcp/patches, crashes on a mounted Workspace
 // whose kind is not), the mount objects and the Workspaces mounting them of
 // hack/demo/mounts.yaml, and the mount objects' status as a mount
-// controller would set it: ready (at the workspace's URL), connecting (its
-// agent not connected), no-url (Ready without a URL); "missing" mounts
-// nothing that exists. Everything is applied (server-side), so that a kcp
-// that kept its state from an earlier run gets the demo again.
-func makeDemo(ctx context.Context, cfg *rest.Config, kcpURL string, places []place) error {
+// controller would set it: ready (at providerURL, the demo's mount provider,
+// or where there is none at the workspace's URL), connecting (its agent not
+// connected), no-url (Ready without a URL); "missing" mounts nothing that
+// exists. Everything is applied (server-side), so that a kcp that kept its
+// state from an earlier run gets the demo again.
+func makeDemo(ctx context.Context, cfg *rest.Config, kcpURL, providerURL string, places []place) error {
 	client, err := kcpdynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -106,8 +107,12 @@ func makeDemo(ctx context.Context, cfg *rest.Config, kcpURL string, places []pla
 		if err := apply(ctx, client, path, mounts); err != nil {
 			return err
 		}
+		readyURL := providerURL
+		if readyURL == "" {
+			readyURL = kcpURL + path.RequestPath()
+		}
 		for name, status := range map[string]string{
-			"ready":      `{"status":{"phase":"Ready","URL":"` + kcpURL + path.RequestPath() + `"}}`,
+			"ready":      `{"status":{"phase":"Ready","URL":"` + readyURL + `"}}`,
 			"connecting": `{"status":{"phase":"Connecting","conditions":[{"type":"AgentConnected","status":"False","reason":"NoHeartbeat","message":"the agent has not connected yet"}]}}`,
 			"no-url":     `{"status":{"phase":"Ready"}}`,
 		} {

@@ -29,7 +29,9 @@ limitations under the License.
 //     end-to-end tests run it, and the plugin in sharded mode.
 //
 // The demo (demo.go) is made through kcp's API, on every shard; the
-// kubectl lines to try are printed once the plugin is ready.
+// kubectl lines to try are printed once the plugin is ready. Where kcp has
+// mount proxy flags, the demo's ready mounts point at a
+// framework.MountProvider (provider.go), else at their own workspaces.
 package main
 
 import (
@@ -133,15 +135,24 @@ func (c config) run(ctx context.Context) error {
 	if v, err := framework.KCPRelease(ctx, binary); err == nil {
 		release = "v" + v.String()
 	}
+	provider, kcpArgs, err := c.startMountProvider(ctx, binary, release)
+	if err != nil {
+		return err
+	}
+	providerURL := ""
+	if provider != nil {
+		stops = append(stops, provider.Stop)
+		providerURL = provider.URL
+	}
 	start := c.startOne
 	if c.shards > 1 {
 		start = c.startSharded
 	}
-	kcp, err := start(ctx, binary, release)
+	kcp, err := start(ctx, binary, release, kcpArgs)
 	if err != nil {
 		return err
 	}
-	stops = append(stops, kcp.stop)
+	stops = append([]func() error{kcp.stop}, stops...)
 
 	opts := kcp.plugin
 	opts.Name, opts.SecurePort, opts.MetricsPort = "workspacemounts", c.vwPort, c.metricsPort
@@ -155,7 +166,7 @@ func (c config) run(ctx context.Context) error {
 	}
 	stops = append([]func() error{plugin.Stop}, stops...)
 	fmt.Println(kcp.demo)
-	if err := makeDemo(ctx, kcp.admin, kcp.url, kcp.places); err != nil {
+	if err := makeDemo(ctx, kcp.admin, kcp.url, providerURL, kcp.places); err != nil {
 		return err
 	}
 	if err := plugin.WaitReady(ctx, pluginReadyTimeout); err != nil {
@@ -163,10 +174,11 @@ func (c config) run(ctx context.Context) error {
 	}
 
 	vars := map[string]string{
-		"KCP_URL":     kcp.url,
-		"KUBECONFIG":  kcp.kubeconfig,
-		"METRICS_URL": plugin.MetricsURL,
-		"PLUGIN_LOG":  plugin.LogPath,
+		"MOUNT_PROVIDER": mountProviderText(provider != nil && c.shards == 1, kcp.kubeconfig, kcp.url),
+		"KCP_URL":        kcp.url,
+		"KUBECONFIG":     kcp.kubeconfig,
+		"METRICS_URL":    plugin.MetricsURL,
+		"PLUGIN_LOG":     plugin.LogPath,
 	}
 	maps.Copy(vars, kcp.vars)
 	fmt.Print(os.Expand(kcp.text, func(name string) string { return vars[name] }))
@@ -188,7 +200,7 @@ func (c config) run(ctx context.Context) error {
 
 // startOne starts one kcp process in the state directory, whose mini
 // front-proxy sends /services/workspacemounts to the plugin.
-func (c config) startOne(ctx context.Context, binary, release string) (*local, error) {
+func (c config) startOne(ctx context.Context, binary, release string, kcpArgs []string) (*local, error) {
 	logPath := filepath.Join(c.state, "kcp.log")
 	fmt.Printf("Starting kcp %s (%s) on https://127.0.0.1:%d (state in %s, log %s)...\n", release, binary, c.kcpPort, c.state, logPath)
 	s, err := framework.Start(ctx, framework.Options{
@@ -199,6 +211,7 @@ func (c config) startOne(ctx context.Context, binary, release string) (*local, e
 		EtcdPeerPort:    c.etcdPeerPort,
 		FeatureGates:    "WorkspaceMounts=true",
 		ServiceMappings: []framework.ServiceMapping{framework.PluginServiceMapping(c.vwPort)},
+		ExtraArgs:       kcpArgs,
 		LogPath:         logPath,
 	})
 	if err != nil {
@@ -230,7 +243,7 @@ func (c config) startOne(ctx context.Context, binary, release string) (*local, e
 // startSharded starts a sharded kcp made afresh in <state>/sharded, whose
 // front-proxy sends /services/workspacemounts/ to the plugin, which serves
 // every shard.
-func (c config) startSharded(ctx context.Context, binary, release string) (*local, error) {
+func (c config) startSharded(ctx context.Context, binary, release string, kcpArgs []string) (*local, error) {
 	dir := filepath.Join(c.state, "sharded")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -247,6 +260,7 @@ func (c config) startSharded(ctx context.Context, binary, release string) (*loca
 		Shards:          names,
 		FrontProxyPort:  c.kcpPort,
 		ServiceMappings: []framework.ServiceMapping{framework.PluginServiceMapping(c.vwPort)},
+		ShardArgs:       kcpArgs,
 	})
 	if err != nil {
 		return nil, err
@@ -304,7 +318,7 @@ workspacemounts is running against a local kcp. Try:
   kubectl --kubeconfig $KUBECONFIG --server $KCP_URL/clusters/root:demo-a patch kubecluster connecting \
     --subresource=status --type=merge -p '{"status":{"phase":"Ready","URL":"https://example.com"}}'
 
-  # Prometheus metrics, and health
+$MOUNT_PROVIDER  # Prometheus metrics, and health
   curl -s $METRICS_URL/metrics | grep ^workspacemounts_
   curl -s $METRICS_URL/readyz
 

@@ -183,6 +183,7 @@ func TestMountCollectorKindLabel(t *testing.T) {
 	}{
 		{name: "resolved, ready", ws: workspace("c1", "a", "Good", resolved(mount.PhaseReady, mount.ReasonMountReady)), wantKind: "Good"},
 		{name: "resolved, no URL", ws: workspace("c1", "a", "Good", resolved(mount.PhaseReady, mount.ReasonMountURLMissing)), wantKind: "Good"},
+		{name: "resolved, URL refused", ws: workspace("c1", "a", "Good", resolved(mount.PhaseReady, mount.ReasonMountURLInvalid)), wantKind: "Good"},
 		{name: "resolved, not ready", ws: workspace("c1", "a", "Good", resolved(mount.PhaseConnecting, mount.ReasonMountNotReady)), wantKind: "Good"},
 		{name: "resolved, phase unrecognized", ws: workspace("c1", "a", "Good", resolved(mount.PhaseUnknown, mount.ReasonMountPhaseUnrecognized)), wantKind: "Good"},
 		{name: "resolved, heartbeat expired", ws: workspace("c1", "a", "Good", resolved(mount.PhaseUnknown, mount.ReasonMountHeartbeatExpired)), wantKind: "Good"},

@@ -69,6 +69,12 @@ limitations under the License.
 // to a backend, e.g. a virtual workspace, which then trusts
 // ShardedPKI.RequestHeaderCAFile for the user in X-Remote-* headers.
 // LogTails shows the last lines of every process's log, Memory their memory.
+//
+// A MountProvider (StartMountProvider) is a mount target in the process,
+// following kcp's newer mount contract: https, identity only in X-Remote-*
+// headers from the client certificate it makes for kcp's mount proxy
+// (KCPArgs: the flags KCPMountProxyFlags finds in the kcp binary), 508 at
+// kcp's hop limit; it answers `kubectl auth whoami` with who it believed.
 // The front-proxy passes on X-Remote-* headers that a client sends (see
 // ShardedServer): keep them out of the requests of access-control tests.
 //

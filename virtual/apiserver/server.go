@@ -29,8 +29,9 @@ limitations under the License.
 // turns 429); the stale warnings come after it, on answers the user may read.
 // TokenReviews of tokens not known yet take turns of their own, and a token
 // kcp refused is remembered in a bounded cache (tokenReviews). A request
-// answered 401 or 429 ends its connection (withClosingRefusals, outermost),
-// but on the front-proxy's connections.
+// answered 401 or 429 ends its connection (withClosingRefusals), but on the
+// front-proxy's connections. A request carrying kcp's X-Kcp-Mount-Hops is
+// refused before all that (withMountHopsRefused): this is never a mount target.
 //
 // A user's shares are counted by the identity kcp knows (name and groups,
 // authorization.FairnessKey), or a ServiceAccount's by its tenant, not by token. k8s.io/apiserver's priority and
@@ -214,9 +215,10 @@ func New(completed CompletedOptions, deps Dependencies) (*genericapiserver.Gener
 		handler = withUserShares(handler, userShares)
 		handler = genericapiserver.DefaultBuildHandlerChainFromImpersonationToAuthz(handler, c)
 		handler = genericapiserver.DefaultBuildHandlerChainFromStartToBeforeImpersonation(handler, c)
-		// Outermost: whatever refuses a request (401, 429), the connection ends
-		// with it (refusals.go).
-		return withClosingRefusals(withClusterPath(handler), c.Authentication.RequestHeaderConfig)
+		// Whatever refuses a request (401, 429), the connection ends with it
+		// (refusals.go). Outermost: a request a kcp mount proxy forwarded is
+		// refused before anything reads it (mounthops.go).
+		return withMountHopsRefused(withClosingRefusals(withClusterPath(handler), c.Authentication.RequestHeaderConfig))
 	}
 
 	server, err := cfg.Complete(nil).New(Name, genericapiserver.NewEmptyDelegate())
