@@ -71,7 +71,7 @@ func TestHandlerForAllIgnoresRelistedObjects(t *testing.T) {
 
 // TestRetryRateLimiterIsCapped: a key that keeps failing (conflicts from a
 // cache that catches up late after a kcp outage) is tried again at least
-// every maxRetryDelay, not after client-go's default of up to 1000s.
+// every MaxRetryDelay, not after client-go's default of up to 1000s.
 func TestRetryRateLimiterIsCapped(t *testing.T) {
 	t.Parallel()
 	limiter := retryRateLimiter()
@@ -79,7 +79,7 @@ func TestRetryRateLimiterIsCapped(t *testing.T) {
 	for range 30 {
 		last = limiter.When("root|ws")
 	}
-	require.Equal(t, maxRetryDelay, last)
+	require.Equal(t, MaxRetryDelay, last)
 	limiter.Forget("root|ws")
 	require.Less(t, limiter.When("root|ws"), time.Second, "a success starts the backoff again")
 }

@@ -73,13 +73,17 @@ func newTenantQueue(name string, tenantOf func(key string) tenant.Name) queue {
 	}
 }
 
-// maxRetryDelay caps how long a key that keeps failing waits before its next
+// RetryBaseDelay is how long a key that failed once waits before its next
+// try; each further failure doubles it, up to MaxRetryDelay.
+const RetryBaseDelay = 5 * time.Millisecond
+
+// MaxRetryDelay caps how long a key that keeps failing waits before its next
 // try. client-go's default goes to 1000s: after kcp comes back from an
 // outage, the Workspace cache catches up late (a reflector backs off up to
 // 30s, twice that with jitter), every patch made from it meanwhile conflicts,
 // and each conflict doubled the key's wait, so a change could take many
 // minutes to be written.
-const maxRetryDelay = 10 * time.Second
+const MaxRetryDelay = 10 * time.Second
 
 // retryRate and retryBurst are client-go's overall limit of retries.
 const (
@@ -88,10 +92,10 @@ const (
 )
 
 // retryRateLimiter is client-go's default controller rate limiter with the
-// per-key backoff capped at maxRetryDelay.
+// per-key backoff capped at MaxRetryDelay.
 func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryBaseDelay, MaxRetryDelay),
 		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(retryRate, retryBurst)},
 	)
 }
@@ -101,7 +105,7 @@ func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 // keep failing spends its own retries, not every tenant's.
 func tenantRetryRateLimiter(tenantOf func(key string) tenant.Name) workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxRetryDelay),
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryBaseDelay, MaxRetryDelay),
 		&tenantBucketRateLimiter{tenantOf: tenantOf, buckets: tenant.NewLimiters[tenant.Name](retryRate, retryBurst, nil)},
 	)
 }

@@ -117,6 +117,11 @@ func run(m *testing.M) int {
 
 	code := m.Run()
 
+	if err := stopURLEnv(); err != nil {
+		fmt.Fprintf(os.Stderr, "the kcp and the plugin of the URL contract tests: %v\n", err)
+		code = max(code, 1)
+	}
+
 	stopController()
 	select {
 	case err := <-controllerDone:

@@ -1,0 +1,197 @@
+//go:build e2e
+
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+	"github.com/workspacemounts/workspacemounts/test/framework"
+)
+
+// policyRefusedHost is a host the plugin's rules accept (a public name)
+// and the emulated admission refuses, so that a refused write can be made
+// to happen.
+const policyRefusedHost = "refused.example.com"
+
+// mountURLPolicyExpression is kcp v0.33's admission of spec.URL (kcp's docs
+// concepts/workspaces/mounts.md @394ae14b) in CEL: a change of spec.URL must
+// be to an https URL with a host, no user information, no query and no
+// fragment; a Workspace keeping its URL, whatever it is, passes. And its
+// host is not policyRefusedHost.
+const mountURLPolicyExpression = `variables.url == variables.oldURL || (
+  isURL(variables.url) &&
+  url(variables.url).getScheme() == 'https' &&
+  url(variables.url).getHostname() != '' &&
+  variables.url.startsWith('https://' + url(variables.url).getHost()) &&
+  !variables.url.contains('?') && !variables.url.contains('#') &&
+  url(variables.url).getHostname() != '` + policyRefusedHost + `')`
+
+// installMountURLPolicy creates the ValidatingAdmissionPolicy name and its
+// binding in cluster, where kcp applies them to the Workspaces of that
+// logical cluster alone, on UPDATE (the plugin patches; kcp schedules a
+// Workspace with an update of spec.URL to an https URL, which passes).
+func (e *urlEnv) installMountURLPolicy(t *testing.T, cluster logicalcluster.Path, name string) {
+	t.Helper()
+	client := e.kubeIn(t, cluster)
+	fail := admissionregistrationv1.Fail
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule: admissionregistrationv1.Rule{
+						APIGroups: []string{"tenancy.kcp.io"}, APIVersions: []string{"*"}, Resources: []string{"workspaces"},
+					},
+				},
+			}}},
+			Variables: []admissionregistrationv1.Variable{
+				{Name: "url", Expression: "has(object.spec.URL) ? object.spec.URL : ''"},
+				{Name: "oldURL", Expression: "has(oldObject.spec.URL) ? oldObject.spec.URL : ''"},
+			},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression:        mountURLPolicyExpression,
+				MessageExpression: `'spec.URL "' + variables.url + '" is refused by the emulated admission of kcp v0.33'`,
+			}},
+		},
+	}
+	_, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(context.Background(), policy, metav1.CreateOptions{})
+	require.NoError(t, err, "creating ValidatingAdmissionPolicy %s in %s", name, cluster)
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	_, err = client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(context.Background(), binding, metav1.CreateOptions{})
+	require.NoError(t, err, "creating ValidatingAdmissionPolicyBinding %s in %s", name, cluster)
+}
+
+// waitPolicyEnforced waits until kcp enforces the policy on Workspace
+// probe in cluster: a dry-run patch of its spec.URL to an http URL, as the
+// shard admin (whom alone kcp lets change spec.URL), is refused with 422.
+// Nothing is written.
+func (e *urlEnv) waitPolicyEnforced(t *testing.T, cluster logicalcluster.Path, probe string) {
+	t.Helper()
+	workspaces := newClientsFor(t, e.shardAdmin).kcp.Cluster(cluster).TenancyV1alpha1().Workspaces()
+	patch := []byte(`{"spec":{"URL":"http://probe.example.com"}}`)
+	framework.Eventually(t, func() (bool, string) {
+		_, err := workspaces.Patch(context.Background(), probe, types.MergePatchType, patch,
+			metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil {
+			return false, "the dry-run patch to an http URL was admitted"
+		}
+		return apierrors.IsInvalid(err), err.Error()
+	}, convergeTimeout, 200*time.Millisecond, "kcp enforces the policy in %s", cluster)
+}
+
+// refusedWrites is what kcp and the shared plugin count of the writes
+// kcp's admission denied with the policy name.
+type refusedWrites struct {
+	// denied is kcp's count:
+	// apiserver_validating_admission_policy_check_total{policy=name,enforcement_action="deny"}.
+	denied int
+	// unprocessable is the plugin's count of its patches answered 422
+	// (client-go's rest_client_requests_total); failed its count of its
+	// patches of Workspaces that failed.
+	unprocessable, failed int
+}
+
+func (w refusedWrites) minus(earlier refusedWrites) refusedWrites {
+	return refusedWrites{denied: w.denied - earlier.denied, unprocessable: w.unprocessable - earlier.unprocessable, failed: w.failed - earlier.failed}
+}
+
+func (w refusedWrites) String() string {
+	return fmt.Sprintf("kcp denied %d; the plugin's patches answered 422: %d, failed: %d", w.denied, w.unprocessable, w.failed)
+}
+
+// refusedWrites scrapes the counts of writes denied with the policy name.
+// kcp counts a denial before the plugin has its answer, so the plugin is
+// scraped before and after kcp, until both agree (no write under way).
+func (e *urlEnv) refusedWrites(t *testing.T, name string) refusedWrites {
+	t.Helper()
+	var w refusedWrites
+	for range 10 {
+		before := e.pluginRefusedWrites(t)
+		m := e.kcpMetrics(t)
+		denied, _ := m.Sum("apiserver_validating_admission_policy_check_total", map[string]string{"policy": name, "enforcement_action": "deny"})
+		w = e.pluginRefusedWrites(t)
+		w.denied = int(denied)
+		if before == w {
+			return w
+		}
+	}
+	return w
+}
+
+// pluginRefusedWrites is what the shared plugin counts of its refused
+// writes.
+func (e *urlEnv) pluginRefusedWrites(t *testing.T) refusedWrites {
+	t.Helper()
+	m := e.pluginMetrics(t)
+	code, _ := m.Sum("rest_client_requests_total", map[string]string{"code": fmt.Sprint(http.StatusUnprocessableEntity), "method": http.MethodPatch})
+	errs, _ := m.Sum(condAnnotationPatches, map[string]string{"result": "error"})
+	statusErrs, _ := m.Sum(condStatusPatches, map[string]string{"result": "error"})
+	return refusedWrites{unprocessable: int(code), failed: int(errs + statusErrs)}
+}
+
+// retryBound is how many times the controller tries, within window, a
+// write kcp refuses every time: once, then once after each delay of the
+// per-key backoff of its workspaces queue (client-go's exponential rate
+// limiter, from RetryBaseDelay doubling up to MaxRetryDelay) that fits in
+// the window. Processing and other writes only add to the delays.
+func retryBound(window time.Duration) int {
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](workspacemounts.RetryBaseDelay, workspacemounts.MaxRetryDelay)
+	tries, waited := 1, time.Duration(0)
+	for {
+		waited += limiter.When("key")
+		if waited > window {
+			return tries
+		}
+		tries++
+	}
+}
+
+// kubeIn is a Kubernetes client of cluster as kcp-admin.
+func (e *urlEnv) kubeIn(t *testing.T, cluster logicalcluster.Path) kubernetes.Interface {
+	t.Helper()
+	cfg := e.kcp.BaseConfigT(t, "base")
+	cfg.Host += cluster.RequestPath()
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	return client
+}
