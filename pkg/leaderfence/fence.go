@@ -93,8 +93,10 @@ func (f *Fence) close() {
 
 // Lock wraps the Lease's lock: each Create or Update that succeeds with this
 // replica as the holder opens the fence as of the time the request began;
-// any other write through it (a release, a failed renewal) closes it. A
-// nil Fence returns inner.
+// one that succeeds with another holder (a release) closes it; one that
+// fails changes nothing (client-go's optimistic renewal fails on a Lease
+// changed since it read it, and tries again at once). A nil Fence returns
+// inner.
 func (f *Fence) Lock(inner resourcelock.Interface) resourcelock.Interface {
 	if f == nil {
 		return inner
@@ -118,9 +120,13 @@ func (l *fencedLock) Update(ctx context.Context, record resourcelock.LeaderElect
 func (l *fencedLock) write(record resourcelock.LeaderElectionRecord, write func() error) error {
 	began := l.fence.now()
 	err := write()
-	if err == nil && record.HolderIdentity == l.Identity() {
+	switch {
+	case err != nil:
+		// kcp may or may not have it: the last success still counts, and
+		// the deadline from it.
+	case record.HolderIdentity == l.Identity():
 		l.fence.held(began)
-	} else {
+	default:
 		l.fence.close()
 	}
 	return err

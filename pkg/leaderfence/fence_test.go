@@ -90,9 +90,10 @@ func TestFence(t *testing.T) {
 			{write: &mine, takes: deadline - time.Second, allowed: true},
 			{advance: time.Second, allowed: false},
 		},
-		"a failed renewal closes it": {
+		"a failed renewal changes nothing": {
 			{write: &mine, allowed: true},
-			{write: &mine, fail: true, allowed: false},
+			{write: &mine, fail: true, advance: deadline - time.Second, allowed: true},
+			{write: &mine, fail: true, advance: time.Second, allowed: false},
 		},
 		"released": {
 			{write: &mine, allowed: true},

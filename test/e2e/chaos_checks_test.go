@@ -167,14 +167,17 @@ func chaosWrong(ws *tenancyv1alpha1.Workspace, want mount.Status) string {
 }
 
 // gateWrong tells how the gate's verdicts disagree with --max-unavailable:
-// more conditions False than it allows, or a Workspace held while a slot is free.
+// more conditions False with a slot than it allows (a mount never ready
+// takes none: its status tells of no ready state), or a Workspace held
+// while a slot is free.
 func (e *chaosEnv) gateWrong(workspaces map[string]*tenancyv1alpha1.Workspace) string {
 	limit := max(1, e.size.workspaces/5)
 	var unavailable, held int
 	for _, ws := range workspaces {
 		if c := chaosCondition(ws, mount.ConditionType); c != nil {
+			status, _ := mount.StatusOf(ws.Annotations)
 			switch {
-			case c.Status == corev1.ConditionFalse:
+			case c.Status == corev1.ConditionFalse && status.EverReady():
 				unavailable++
 			case c.Status == corev1.ConditionUnknown && c.Reason == mount.ReasonGateHeld:
 				held++
@@ -183,7 +186,7 @@ func (e *chaosEnv) gateWrong(workspaces map[string]*tenancyv1alpha1.Workspace) s
 	}
 	switch {
 	case unavailable > limit:
-		return fmt.Sprintf("the gate: %d conditions False, --max-unavailable=%d", unavailable, limit)
+		return fmt.Sprintf("the gate: %d conditions False of mounts once ready, --max-unavailable=%d", unavailable, limit)
 	case held > 0 && unavailable < limit:
 		return fmt.Sprintf("the gate: %d held while only %d of %d slots are taken", held, unavailable, limit)
 	}

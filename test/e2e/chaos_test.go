@@ -130,6 +130,11 @@ func TestChaosSoak(t *testing.T) {
 		}
 	})
 	e := &chaosEnv{size: size, timeline: newChaosTimeline()}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("fault timeline:\n%s", e.timeline)
+		}
+	})
 	e.start(t)
 	t.Logf("set up in %s", time.Since(began).Round(time.Second))
 
