@@ -111,22 +111,23 @@ func (e *chaosEnv) runFaults(t *testing.T, seed int64) *framework.Plugin {
 	return frozen
 }
 
-// killAndFreeze kills the leader (SIGKILL) and starts it again; once the
-// other replica leads, freezes it (SIGSTOP) past its Lease, until the first
-// leads again. The frozen replica is returned, still frozen.
+// killAndFreeze kills the leader (SIGKILL); once the other replica leads,
+// starts the first again and freezes the other (SIGSTOP) past its Lease,
+// until the first leads again. The frozen replica is returned, still
+// frozen. (Started again at once, the killed replica may take the Lease
+// itself once it expires.)
 func (e *chaosEnv) killAndFreeze(t *testing.T, rng *rand.Rand) *framework.Plugin {
 	leader := e.waitLeader(t, nil)
-	killed := e.replicas[leader]
+	killed, other := e.replicas[leader], e.replicas[1-leader]
 	e.keepRequests(t, leader)
 	require.NoError(t, killed.Kill(), "killing %s", killed.Name)
 	e.timeline.add("%s (the leader) killed (SIGKILL)", killed.Name)
+	e.waitLeader(t, other)
+	e.timeline.add("%s leads", other.Name)
 	time.Sleep(time.Duration(rng.Int64N(int64(2 * time.Second))))
 	require.NoError(t, killed.StartAgain(), "starting %s again", killed.Name)
 	e.timeline.add("%s started again, pid %d", killed.Name, killed.Pid())
-
-	other := e.replicas[1-leader]
-	e.waitLeader(t, other)
-	e.timeline.add("%s leads", other.Name)
+	require.NoError(t, killed.WaitReady(t.Context(), 2*time.Minute), "%s ready again", killed.Name)
 	require.NoError(t, other.Pause(), "freezing %s", other.Name)
 	frozenAt := time.Now()
 	e.timeline.add("%s (the leader) frozen (SIGSTOP)", other.Name)
