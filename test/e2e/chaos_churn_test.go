@@ -65,6 +65,8 @@ type chaosChurn struct {
 	rng  *rand.Rand
 	done chan struct{}
 
+	// writes tried, and failed (not a NotFound or AlreadyExists, which
+	// only tell that the object was gone or back).
 	writes, failed atomic.Int64
 
 	lock sync.Mutex
@@ -116,8 +118,11 @@ func (c *chaosChurn) run(t *testing.T) <-chan struct{} {
 				}
 			}
 			c.writes.Add(1)
-			if err != nil {
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsAlreadyExists(err) {
+				// kcp paused or stopped: try again a little later, not
+				// thousands of times a minute.
 				c.failed.Add(1)
+				time.Sleep(chaosWriteTimeout / 6)
 			}
 		}
 	}()
