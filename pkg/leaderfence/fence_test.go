@@ -58,6 +58,7 @@ func (l *leaseLock) Identity() string   { return l.identity }
 func (l *leaseLock) Describe() string   { return "in memory" }
 
 func TestFence(t *testing.T) {
+	t.Parallel()
 	const deadline = 10 * time.Second
 	mine := resourcelock.LeaderElectionRecord{HolderIdentity: "me"}
 	theirs := resourcelock.LeaderElectionRecord{HolderIdentity: "them"}
@@ -105,6 +106,7 @@ func TestFence(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			now := time.Unix(1000, 0)
 			f := New(deadline)
 			f.now = func() time.Time { return now }
@@ -141,6 +143,7 @@ func TestFence(t *testing.T) {
 }
 
 func TestNilFenceAllows(t *testing.T) {
+	t.Parallel()
 	var f *Fence
 	if err := f.Allow(); err != nil {
 		t.Fatal(err)

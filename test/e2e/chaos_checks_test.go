@@ -74,7 +74,7 @@ func (e *chaosEnv) converge(t *testing.T) map[string]mount.Status {
 		return len(wrong) == 0, fmt.Sprintf("%d disagree: %s", len(wrong), strings.Join(wrong[:min(len(wrong), 10)], "; "))
 	}, chaosConvergeTimeout, 500*time.Millisecond, "the Workspaces agree with their mount objects")
 	took := time.Since(began)
-	e.timeline.add("converged: %d Workspaces agree with their mount objects", len(want))
+	e.timeline.addf("converged: %d Workspaces agree with their mount objects", len(want))
 	t.Logf("time to converge: %s after the churn stopped", took.Round(100*time.Millisecond))
 	return want
 }
@@ -242,7 +242,7 @@ func (e *chaosEnv) stay(t *testing.T, want map[string]mount.Status) {
 		}
 	}
 	require.GreaterOrEqual(t, time.Since(began), e.size.stay-time.Second, "the watch ended early")
-	e.timeline.add("stayed: %d Workspace writes in %s after convergence, none away from the agreed state", events, e.size.stay)
+	e.timeline.addf("stayed: %d Workspace writes in %s after convergence, none away from the agreed state", events, e.size.stay)
 	leader := e.waitLeader(t, nil)
 	t.Logf("after %s of watching: %d writes of Workspaces, %s leads", e.size.stay, events, e.replicas[leader].Name)
 }
@@ -320,7 +320,7 @@ func (e *chaosEnv) keepRequests(t *testing.T, i int) {
 
 // reportRequests logs the requests each replica spent, by verb, over all its lives.
 func (e *chaosEnv) reportRequests(t *testing.T) {
-	var lines []string
+	lines := make([]string, 0, len(e.replicas))
 	var total float64
 	for i, p := range e.replicas {
 		byVerb, err := restRequests(t.Context(), p)

@@ -57,7 +57,9 @@ type chaosState struct {
 
 func (s chaosState) String() string { return fmt.Sprintf("%s/%t/%s", s.phase, s.ready, s.reason) }
 
-func stateOf(s mount.Status) chaosState { return chaosState{phase: s.Phase, ready: s.Ready, reason: s.Reason} }
+func stateOf(s mount.Status) chaosState {
+	return chaosState{phase: s.Phase, ready: s.Ready, reason: s.Reason}
+}
 
 // chaosChurn changes the mount objects until stopped.
 type chaosChurn struct {
@@ -76,7 +78,7 @@ type chaosChurn struct {
 }
 
 func newChaosChurn(e *chaosEnv, seed int64) *chaosChurn {
-	c := &chaosChurn{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 1)), done: make(chan struct{}), existed: map[string]map[chaosState]bool{}} //nolint:gosec // reproducible on purpose
+	c := &chaosChurn{e: e, rng: rand.New(rand.NewPCG(uint64(seed), 1)), done: make(chan struct{}), existed: map[string]map[chaosState]bool{}}
 	for _, name := range e.names {
 		c.existed[name] = map[chaosState]bool{stateOf(chaosNotFound): true}
 		c.note(name, map[string]interface{}{"phase": "Connecting"}) // as created

@@ -49,7 +49,7 @@ type chaosTimeline struct {
 
 func newChaosTimeline() *chaosTimeline { return &chaosTimeline{began: time.Now()} }
 
-func (tl *chaosTimeline) add(format string, args ...any) {
+func (tl *chaosTimeline) addf(format string, args ...any) {
 	tl.lock.Lock()
 	defer tl.lock.Unlock()
 	tl.lines = append(tl.lines, fmt.Sprintf("  +%7s  %s", time.Since(tl.began).Round(100*time.Millisecond), fmt.Sprintf(format, args...)))
@@ -66,7 +66,7 @@ func (tl *chaosTimeline) String() string {
 // fault is always a freeze, and its replica is left frozen (returned): it
 // resumes once the Workspaces converged without it (resume).
 func (e *chaosEnv) runFaults(t *testing.T, seed int64) *framework.Plugin {
-	rng := rand.New(rand.NewPCG(uint64(seed), 2)) //nolint:gosec // reproducible on purpose
+	rng := rand.New(rand.NewPCG(uint64(seed), 2))
 	gap := func() {
 		d := time.Duration(rng.Int64N(int64(e.size.gap))) + time.Second
 		time.Sleep(d)
@@ -79,19 +79,19 @@ func (e *chaosEnv) runFaults(t *testing.T, seed int64) *framework.Plugin {
 	faults := []fault{
 		{"kcp paused", func(t *testing.T) {
 			d := e.size.pause/2 + time.Duration(rng.Int64N(int64(e.size.pause/2)))
-			e.timeline.add("kcp paused (SIGSTOP) for %s", d.Round(time.Second))
+			e.timeline.addf("kcp paused (SIGSTOP) for %s", d.Round(time.Second))
 			require.NoError(t, e.kcp.Pause())
 			time.Sleep(d)
 			require.NoError(t, e.kcp.Resume())
-			e.timeline.add("kcp resumed (SIGCONT)")
+			e.timeline.addf("kcp resumed (SIGCONT)")
 		}},
 		{"kcp stopped", func(t *testing.T) {
 			d := e.size.down/2 + time.Duration(rng.Int64N(int64(e.size.down/2)))
-			e.timeline.add("kcp stopped (SIGTERM), down for %s", d.Round(time.Second))
+			e.timeline.addf("kcp stopped (SIGTERM), down for %s", d.Round(time.Second))
 			require.NoError(t, e.kcp.StopProcess())
 			time.Sleep(d)
 			require.NoError(t, e.kcp.StartAgain(t.Context()))
-			e.timeline.add("kcp started again, ready after %s", e.kcp.ReadyAfter.Round(100*time.Millisecond))
+			e.timeline.addf("kcp started again, ready after %s", e.kcp.ReadyAfter.Round(100*time.Millisecond))
 		}},
 		{"leader killed, the new one frozen", func(t *testing.T) {
 			if frozen != nil { // an earlier round's: resumed now, while the other leads
@@ -104,7 +104,7 @@ func (e *chaosEnv) runFaults(t *testing.T, seed int64) *framework.Plugin {
 		rng.Shuffle(len(faults)-1, func(i, j int) { faults[i], faults[j] = faults[j], faults[i] })
 		for _, f := range faults {
 			gap()
-			e.timeline.add("round %d: %s", round+1, f.name)
+			e.timeline.addf("round %d: %s", round+1, f.name)
 			f.run(t)
 		}
 	}
@@ -121,21 +121,21 @@ func (e *chaosEnv) killAndFreeze(t *testing.T, rng *rand.Rand) *framework.Plugin
 	killed, other := e.replicas[leader], e.replicas[1-leader]
 	e.keepRequests(t, leader)
 	require.NoError(t, killed.Kill(), "killing %s", killed.Name)
-	e.timeline.add("%s (the leader) killed (SIGKILL)", killed.Name)
+	e.timeline.addf("%s (the leader) killed (SIGKILL)", killed.Name)
 	e.waitLeader(t, other)
-	e.timeline.add("%s leads", other.Name)
+	e.timeline.addf("%s leads", other.Name)
 	time.Sleep(time.Duration(rng.Int64N(int64(2 * time.Second))))
 	require.NoError(t, killed.StartAgain(), "starting %s again", killed.Name)
-	e.timeline.add("%s started again, pid %d", killed.Name, killed.Pid())
+	e.timeline.addf("%s started again, pid %d", killed.Name, killed.Pid())
 	require.NoError(t, killed.WaitReady(t.Context(), 2*time.Minute), "%s ready again", killed.Name)
 	require.NoError(t, other.Pause(), "freezing %s", other.Name)
 	frozenAt := time.Now()
-	e.timeline.add("%s (the leader) frozen (SIGSTOP)", other.Name)
+	e.timeline.addf("%s (the leader) frozen (SIGSTOP)", other.Name)
 	e.waitLeader(t, killed)
 	if wait := chaosLeaseDuration + chaosRetryPeriod - time.Since(frozenAt); wait > 0 {
 		time.Sleep(wait)
 	}
-	e.timeline.add("%s leads; %s frozen for %s, past its Lease (%s)", killed.Name, other.Name, time.Since(frozenAt).Round(100*time.Millisecond), chaosLeaseDuration)
+	e.timeline.addf("%s leads; %s frozen for %s, past its Lease (%s)", killed.Name, other.Name, time.Since(frozenAt).Round(100*time.Millisecond), chaosLeaseDuration)
 	return other
 }
 
@@ -145,7 +145,7 @@ func (e *chaosEnv) resume(t *testing.T, frozen *framework.Plugin) {
 		return
 	}
 	require.NoError(t, frozen.Resume(), "resuming %s", frozen.Name)
-	e.timeline.add("%s resumed (SIGCONT)", frozen.Name)
+	e.timeline.addf("%s resumed (SIGCONT)", frozen.Name)
 }
 
 // waitLeader waits until want (nil: either replica) says it leads

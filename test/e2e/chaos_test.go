@@ -143,7 +143,7 @@ func TestChaosSoak(t *testing.T) {
 	frozen := e.runFaults(t, seed)
 	churn.stop()
 	<-churnDone
-	e.timeline.add("the churn stopped: %d writes (%d failed)", churn.writes.Load(), churn.failed.Load())
+	e.timeline.addf("the churn stopped: %d writes (%d failed)", churn.writes.Load(), churn.failed.Load())
 
 	want := e.converge(t)
 	e.resume(t, frozen)
