@@ -25,6 +25,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -41,6 +42,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
+	"github.com/workspacemounts/workspacemounts/pkg/leaderfence"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -316,6 +318,18 @@ func (e *chaosEnv) keepRequests(t *testing.T, i int) {
 	for verb, n := range byVerb {
 		e.requests[i][verb] += n
 	}
+}
+
+// reportFenced logs how many writes each replica's fence refused
+// (leaderfence.ErrFenced in its log, over all its lives).
+func (e *chaosEnv) reportFenced(t *testing.T) {
+	counts := make([]string, 0, len(e.replicas))
+	for _, p := range e.replicas {
+		data, err := os.ReadFile(p.LogPath)
+		require.NoError(t, err)
+		counts = append(counts, fmt.Sprintf("%s %d", p.Name, strings.Count(string(data), leaderfence.ErrFenced.Error())))
+	}
+	t.Logf("writes refused by the fence (a replica past its renew deadline): %s", strings.Join(counts, ", "))
 }
 
 // reportRequests logs the requests each replica spent, by verb, over all its lives.

@@ -150,6 +150,7 @@ func TestChaosSoak(t *testing.T) {
 	e.stay(t, want)
 	e.checkHistory(t, churn)
 	e.reportRequests(t)
+	e.reportFenced(t)
 	t.Logf("fault timeline:\n%s", e.timeline)
 	t.Logf("TestChaosSoak (seed %d) took %s", seed, time.Since(began).Round(time.Second))
 }
