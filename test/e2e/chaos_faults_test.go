@@ -139,13 +139,24 @@ func (e *chaosEnv) killAndFreeze(t *testing.T, rng *rand.Rand) *framework.Plugin
 	return other
 }
 
-// resume resumes the frozen replica (SIGCONT) while the other one leads.
+// resume resumes the frozen replica (SIGCONT) while the other one leads,
+// and waits until it no longer says it leads: it finds the Lease another's.
 func (e *chaosEnv) resume(t *testing.T, frozen *framework.Plugin) {
 	if frozen == nil {
 		return
 	}
 	require.NoError(t, frozen.Resume(), "resuming %s", frozen.Name)
+	resumed := time.Now()
 	e.timeline.addf("%s resumed (SIGCONT)", frozen.Name)
+	framework.Eventually(t, func() (bool, string) {
+		m, err := frozen.ScrapeMetrics(t.Context())
+		if err != nil {
+			return false, err.Error()
+		}
+		v, _ := m.Sum(resilienceLeaderMetric, nil)
+		return v == 0, fmt.Sprintf("%s is %v", resilienceLeaderMetric, v)
+	}, chaosLeaderTimeout, 100*time.Millisecond, "%s no longer leads once resumed", frozen.Name)
+	e.timeline.addf("%s no longer says it leads, %s after it resumed", frozen.Name, time.Since(resumed).Round(100*time.Millisecond))
 }
 
 // waitLeader waits until want (nil: either replica) says it leads
