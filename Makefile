@@ -380,6 +380,10 @@ test-sharded: $(KCP) $(CACHE_SERVER) $(KCP_FRONT_PROXY) $(WORKSPACEMOUNTS) ## Th
 test-resilience: $(KCP) $(WORKSPACEMOUNTS) ## TestResilience with issue 8's outages: kcp paused and stopped for 2 minutes each (30 s in make test).
 	WORKSPACEMOUNTS_E2E_SLOW=1 $(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run '^TestResilience$$' $(GOTESTFLAGS) ./test/e2e/
 
+.PHONY: test-chaos
+test-chaos: $(KCP) $(WORKSPACEMOUNTS) ## TestChaosSoak in full: 300 mounted Workspaces churning while kcp is paused and stopped, the leader killed and the next frozen past its Lease (30 in make test). Replay a seed with WORKSPACEMOUNTS_CHAOS_SEED=<seed>.
+	WORKSPACEMOUNTS_E2E_SLOW=1 $(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run '^TestChaosSoak$$' $(GOTESTFLAGS) ./test/e2e/
+
 .PHONY: test-tenant-bytes
 test-tenant-bytes: $(KCP) $(WORKSPACEMOUNTS) ## TestTenantLabelsDoNotGrowThePlugin with 100 Workspaces of 1,500 labels (40 in make test).
 	WORKSPACEMOUNTS_E2E_SLOW=1 $(GO) test -tags e2e -race -count=1 -p 1 -timeout $(E2E_TIMEOUT) -run '^TestTenantLabelsDoNotGrowThePlugin$$' $(GOTESTFLAGS) ./test/e2e/

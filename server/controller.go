@@ -27,14 +27,15 @@ import (
 // one Lease in root for all shards; each term is handed to the controllers
 // of every shard served (runShard), each started once its shard has
 // synced, all stopped when the term ends. Without --leader-elect, the one
-// term lasts as long as the process.
+// term lasts as long as the process. The Lease's renewals go through
+// s.fence, which the controllers' writes ask first (Options.WriteFence).
 func (s *Server) installController() part {
 	return part{
 		name:     workspacemounts.ControllerName,
 		afterKCP: true,
 		start: func(ctx context.Context) error {
 			if s.Options.LeaderElection.Enabled {
-				return runAsLeader(ctx, &s.Options.LeaderElection, s.Options.leaderFacts(), s.LeaseClusterClient, s.leadership.lead)
+				return runAsLeader(ctx, &s.Options.LeaderElection, s.Options.leaderFacts(), s.LeaseClusterClient, s.fence, s.leadership.lead)
 			}
 			return s.leadership.lead(ctx)
 		},

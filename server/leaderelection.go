@@ -35,6 +35,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
+	"github.com/workspacemounts/workspacemounts/pkg/leaderfence"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 )
 
@@ -47,7 +48,10 @@ import (
 // released on shutdown.
 //
 // Each term begins by publishing facts on the Lease (publishLeaderFacts).
-func runAsLeader(ctx context.Context, o *LeaderElectionOptions, facts leaderfacts.Facts, client kcpkubernetesclientset.ClusterInterface, run func(context.Context) error) error {
+// The elector acquires and renews the Lease through fence (nil: none),
+// which then tells the controller whether it may still write.
+func runAsLeader(ctx context.Context, o *LeaderElectionOptions, facts leaderfacts.Facts, client kcpkubernetesclientset.ClusterInterface,
+	fence *leaderfence.Fence, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
 	identity, err := os.Hostname()
 	if err != nil {
@@ -61,7 +65,7 @@ func runAsLeader(ctx context.Context, o *LeaderElectionOptions, facts leaderfact
 			publishLeaderFacts(ctx, lock, facts, o.RenewDeadline)
 			return run(ctx)
 		}
-		if err := terms.campaign(ctx, o, lock, publishAndRun); err != nil {
+		if err := terms.campaign(ctx, o, fence.Lock(lock), publishAndRun); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
+	"github.com/workspacemounts/workspacemounts/pkg/leaderfence"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 )
 
@@ -90,13 +91,15 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
 	o.WorkspaceURL = true
-	go func() { done <- runAsLeader(ctx, &o.LeaderElection, o.leaderFacts(), client, run) }()
+	fence := leaderfence.New(o.LeaderElection.RenewDeadline)
+	go func() { done <- runAsLeader(ctx, &o.LeaderElection, o.leaderFacts(), client, fence, run) }()
 
 	eventually := func(condition func() bool, what string) {
 		t.Helper()
 		require.Eventually(t, condition, 10*time.Second, 10*time.Millisecond, what)
 	}
 	eventually(func() bool { return terms.Load() == 1 && running.Load() == 1 }, "the first term starts")
+	require.NoError(t, fence.Allow(), "the leader writes during its term")
 	published := <-publications
 	require.NotNil(t, published.Spec.HolderIdentity)
 	facts, ok, err := leaderfacts.Parse(published.Annotations)
@@ -106,6 +109,8 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 
 	downAt := time.Now()
 	kcpDown.Store(true)
+	eventually(func() bool { return fence.Allow() != nil }, "the fence refuses writes when the lease cannot be renewed")
+	require.Less(t, time.Since(downAt), o.LeaderElection.RenewDeadline+o.LeaderElection.RetryPeriod, "the fence closed within the renew deadline")
 	eventually(func() bool { return running.Load() == 0 }, "the controller stops when the lease cannot be renewed")
 	// The last renewal was before downAt: stopping within the lease
 	// duration of it means no write after another replica could lead.
@@ -119,6 +124,7 @@ func TestRunAsLeaderSurvivesALostLease(t *testing.T) {
 
 	kcpDown.Store(false)
 	eventually(func() bool { return terms.Load() == 2 && running.Load() == 1 }, "the replica leads again with a new controller")
+	require.NoError(t, fence.Allow(), "the leader writes again in its new term")
 
 	cancel()
 	select {
@@ -173,7 +179,7 @@ func TestHoldLease(t *testing.T) {
 	err := HoldLease(context.Background(), le, client, "cleanup-1", 5*time.Second, func(ctx context.Context) error {
 		require.Equal(t, "cleanup-1", holder())
 		go func() {
-			pluginDone <- runAsLeader(pluginCtx, le, o.leaderFacts(), client, func(ctx context.Context) error {
+			pluginDone <- runAsLeader(pluginCtx, le, o.leaderFacts(), client, nil, func(ctx context.Context) error {
 				pluginLeads.Store(true)
 				<-ctx.Done()
 				return nil

@@ -50,6 +50,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/workspacemounts/workspacemounts/pkg/kubeconfig"
+	"github.com/workspacemounts/workspacemounts/pkg/leaderfence"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
@@ -68,9 +69,12 @@ type Server struct {
 	// store is the virtual workspace's (nil without it), which each shard
 	// joins once synced; leadership is the leader's terms the shards'
 	// controllers run in; stopping tells whether the process is stopping (a
-	// shard stopping then leaves its objects to the last).
+	// shard stopping then leaves its objects to the last); fence refuses
+	// the controller's writes once the leader Lease was not renewed within
+	// the renew deadline (nil without --leader-elect).
 	store      *wsmregistry.Store
 	leadership *leadership
+	fence      *leaderfence.Fence
 	stopping   atomic.Bool
 }
 
@@ -91,6 +95,9 @@ type part struct {
 // New installs the parts the options ask for. Nothing runs until Run.
 func New(c CompletedConfig) (*Server, error) {
 	s := &Server{CompletedConfig: c, leadership: newLeadership()}
+	if c.Options.LeaderElection.Enabled {
+		s.fence = leaderfence.New(c.Options.LeaderElection.RenewDeadline)
+	}
 	s.setNotReady("waiting for kcp to answer")
 	if metrics := s.installMetrics(); metrics != nil {
 		s.parts = append(s.parts, *metrics)

@@ -314,5 +314,5 @@ func (s *Server) controllerOptions(shard string, routing workspacemounts.Routing
 	routing.URLs.ShardHosts = s.shardHostsOf()
 	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,
 		Routing: routing, Shard: shard, MountRule: s.Options.mountRule(), MaxWorkspaceEventsPerHour: s.Options.WorkspaceEventsPerHour,
-		MountHeartbeatTimeout: s.Options.MountHeartbeatTimeout, RequestTimeout: s.Options.RequestTimeout}
+		MountHeartbeatTimeout: s.Options.MountHeartbeatTimeout, RequestTimeout: s.Options.RequestTimeout, WriteFence: s.fence.Allow}
 }

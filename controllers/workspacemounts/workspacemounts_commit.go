@@ -131,8 +131,14 @@ type workspaceResource = committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenan
 // metadata and spec or status, through kcp's committer (a merge patch with
 // the resourceVersion of oldResource, so a stale write conflicts), counts it
 // in patches, and returns the Workspace kcp answered with. A conflict marks
-// key: its next try reads the Workspace from kcp.
+// key: its next try reads the Workspace from kcp. First the fence
+// (Options.WriteFence): a write it refuses is neither sent nor counted.
 func (c *Controller) commit(ctx context.Context, key string, oldResource, newResource *workspaceResource, patches *k8smetrics.CounterVec) (*tenancyv1alpha1.Workspace, error) {
+	if c.writeFence != nil {
+		if err := c.writeFence(); err != nil {
+			return nil, err
+		}
+	}
 	patcher := &workspacePatcher{patch: c.patchWorkspace, cluster: logicalcluster.From(oldResource)}
 	err := committer.NewCommitterScoped[*tenancyv1alpha1.Workspace, *workspacePatcher,
 		tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus](patcher)(ctx, oldResource, newResource)

@@ -125,6 +125,11 @@ type Options struct {
 	// mount.ReasonMountHeartbeatExpired (workspacemounts_heartbeat.go). 0,
 	// the default, is off; else at least MinMountHeartbeatTimeout.
 	MountHeartbeatTimeout time.Duration
+	// WriteFence, if set, is asked before each patch of a Workspace: an
+	// error refuses it (leaderfence.Fence.Allow: the leader Lease was not
+	// renewed in time, another replica may lead and write). The key is
+	// then tried again, as after a failed patch.
+	WriteFence func() error
 	// RequestTimeout bounds each request the controller makes to kcp
 	// (--kcp-request-timeout): a read of a mount object or a Workspace, a
 	// patch, a list of a (resource, cluster) pair's informer. A pair whose
@@ -172,6 +177,9 @@ type Controller struct {
 	// patchWorkspace applies a merge patch to a Workspace (to its status
 	// with subresource "status") and returns the Workspace kcp answered.
 	patchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
+
+	// writeFence is Options.WriteFence, asked before each patch (commit).
+	writeFence func() error
 
 	// observed holds, per Workspace key, when a change of its mount object
 	// was first seen and not yet written: the start of status_latency_seconds.
@@ -269,6 +277,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 			defer cancel()
 			return clients.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, subresources...)
 		},
+		writeFence: options.WriteFence,
 		getWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			ctx, cancel := context.WithTimeout(ctx, options.RequestTimeout)
 			defer cancel()

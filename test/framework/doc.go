@@ -92,6 +92,8 @@ limitations under the License.
 // StartPlugin (StartPluginT in a test) runs the workspacemounts binary as a
 // separate process against such a server, for the end-to-end tests, the
 // benchmarks and make run (hack/run) alike; WaitReady waits for its /readyz.
+// A plugin stopped or killed (StopProcess, Kill) starts again on the same
+// ports and log with StartAgain.
 // Eventually is the one wait of the tests; ReadMemory and the Plugin's
 // MemorySampler read a process's memory from /proc, and ScrapeMetrics parses
 // a Prometheus endpoint (kcp's or the plugin's) with expfmt.

@@ -18,6 +18,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -229,4 +230,28 @@ func (p *Plugin) WaitReady(ctx context.Context, timeout time.Duration) error {
 	return p.waitReady(ctx, i, timeout, func(ctx context.Context) (bool, string) {
 		return probe(ctx, metricsClient, p.MetricsURL+"/readyz")
 	})
+}
+
+// StartAgain starts the plugin after StopProcess or Kill with the command
+// line of the first start (the same ports, flags and log, which it adds
+// to), and samples the new process's memory. Like StartPlugin, it does not
+// wait until the plugin is ready (WaitReady).
+func (p *Plugin) StartAgain() error {
+	last, err := p.current()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-last.exited:
+	default:
+		return fmt.Errorf("%s is still running (pid %d): stop it first", p.who(), last.cmd.Process.Pid)
+	}
+	i, err := p.start()
+	if err != nil {
+		return err
+	}
+	p.Started = time.Now()
+	p.Memory = &MemorySampler{pid: i.cmd.Process.Pid}
+	go p.Memory.run(defaultMemoryInterval, i.exited)
+	return nil
 }

@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package leaderfence keeps a leader from writing once its Lease may be
+// another's: a replica frozen (SIGSTOP, a stalled VM) past its Lease
+// resumes with its controller still running, from caches that are old,
+// until client-go's elector notices that the renew deadline has passed. A
+// Fence refuses its writes from the moment the last successful renewal is
+// older than the renew deadline, by the monotonic clock, which goes on
+// while the process is frozen.
+package leaderfence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// ErrFenced is the error of a write refused by a Fence.
+var ErrFenced = errors.New("not written: the leader Lease was not renewed within the renew deadline, another replica may lead")
+
+// Fence tells whether the leader may still write: only within
+// renewDeadline of the start of its last successful renewal of the Lease
+// (Lock records them). The other replicas take the Lease over no sooner
+// than its lease duration after that renewal, which is longer.
+type Fence struct {
+	renewDeadline time.Duration
+	now           func() time.Time
+
+	lock sync.Mutex
+	// renewed is when the last successful acquisition or renewal began;
+	// zero when the Lease is not held.
+	renewed time.Time
+}
+
+// New is a Fence for a renew deadline, closed until a renewal succeeds.
+func New(renewDeadline time.Duration) *Fence {
+	return &Fence{renewDeadline: renewDeadline, now: time.Now}
+}
+
+// Allow returns nil while the last renewal began within the renew
+// deadline, else an error wrapping ErrFenced. A nil Fence allows every
+// write (no leader election).
+func (f *Fence) Allow() error {
+	if f == nil {
+		return nil
+	}
+	f.lock.Lock()
+	renewed := f.renewed
+	f.lock.Unlock()
+	if renewed.IsZero() {
+		return fmt.Errorf("%w (the Lease is not held)", ErrFenced)
+	}
+	if age := f.now().Sub(renewed); age >= f.renewDeadline {
+		return fmt.Errorf("%w (last renewed %s ago, renew deadline %s)", ErrFenced, age.Round(time.Millisecond), f.renewDeadline)
+	}
+	return nil
+}
+
+// held records a renewal of the Lease that began at began and succeeded;
+// one that began before the last recorded one changes nothing.
+func (f *Fence) held(began time.Time) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if began.After(f.renewed) {
+		f.renewed = began
+	}
+}
+
+// close records that the Lease is not held.
+func (f *Fence) close() {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	f.renewed = time.Time{}
+}
+
+// Lock wraps the Lease's lock: each Create or Update that succeeds with this
+// replica as the holder opens the fence as of the time the request began;
+// one that succeeds with another holder (a release) closes it; one that
+// fails changes nothing (client-go's optimistic renewal fails on a Lease
+// changed since it read it, and tries again at once). A nil Fence returns
+// inner.
+func (f *Fence) Lock(inner resourcelock.Interface) resourcelock.Interface {
+	if f == nil {
+		return inner
+	}
+	return &fencedLock{Interface: inner, fence: f}
+}
+
+type fencedLock struct {
+	resourcelock.Interface
+	fence *Fence
+}
+
+func (l *fencedLock) Create(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
+	return l.write(record, func() error { return l.Interface.Create(ctx, record) })
+}
+
+func (l *fencedLock) Update(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
+	return l.write(record, func() error { return l.Interface.Update(ctx, record) })
+}
+
+func (l *fencedLock) write(record resourcelock.LeaderElectionRecord, write func() error) error {
+	began := l.fence.now()
+	err := write()
+	switch {
+	case err != nil:
+		// kcp may or may not have it: the last success still counts, and
+		// the deadline from it.
+	case record.HolderIdentity == l.Identity():
+		l.fence.held(began)
+	default:
+		l.fence.close()
+	}
+	return err
+}
