@@ -21,6 +21,7 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -79,7 +80,12 @@ func asURLRefused(ws, updated *tenancyv1alpha1.Workspace, err error) (*urlRefuse
 // recordRefusal remembers that kcp refused spec.URL refused.url for the
 // Workspace key, at now.
 func (r *workspacesReconciler) recordRefusal(key string, refused *urlRefusedError, now time.Time) {
-	message := mount.Truncate(mount.Sanitize(refused.err.Error()), maxRefusalMessage)
+	message := refused.err.Error()
+	var status apierrors.APIStatus
+	if errors.As(refused.err, &status) {
+		message = status.Status().Message // kcp's own, without the committer's wrapping
+	}
+	message = mount.Truncate(mount.Sanitize(message), maxRefusalMessage)
 	r.refusals.put(key, urlRefusal{url: refused.url, message: message, at: now})
 }
 
