@@ -105,7 +105,8 @@ func (s *mountState) recheckIn(d time.Duration) {
 	}
 }
 
-// mountState finds out the mount status of ws.
+// mountState finds out the mount status of ws, with a spec.URL kcp refused
+// (applyRefusal).
 func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mountState, error) {
 	now := r.now()
 	status, mounted, recheck, err := r.status(ctx, ws, now)
