@@ -71,7 +71,7 @@ func (e *urlRefusedError) Unwrap() error { return e.err }
 // Forbidden, of a patch that changed it. Conflicts, server errors and
 // timeouts are not: they are retried with the backoff.
 func asURLRefused(ws, updated *tenancyv1alpha1.Workspace, err error) (*urlRefusedError, bool) {
-	if err == nil || ws.Spec.URL == updated.Spec.URL || !(apierrors.IsInvalid(err) || apierrors.IsForbidden(err)) {
+	if ws.Spec.URL == updated.Spec.URL || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 		return nil, false
 	}
 	return &urlRefusedError{url: updated.Spec.URL, err: err}, true
