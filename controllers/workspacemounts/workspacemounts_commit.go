@@ -42,7 +42,8 @@ import (
 // commitMetadataAndSpec writes the annotations (and with --workspace-url
 // spec.URL) when they changed, in one merge patch carrying ws's
 // resourceVersion, and returns the Workspace kcp answered with, or nil when
-// nothing changed.
+// nothing changed. A spec.URL kcp refuses (asURLRefused) is remembered for
+// the next reconcile, and returned as a *urlRefusedError.
 func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *tenancyv1alpha1.Workspace, state mountState) (*tenancyv1alpha1.Workspace, error) {
 	updated := ws.DeepCopy()
 	c.workspaces.applyMetadataAndSpec(updated, state)
@@ -57,6 +58,10 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 		&workspaceResource{ObjectMeta: ws.ObjectMeta, Spec: ws.Spec, Status: ws.Status},
 		&workspaceResource{ObjectMeta: updated.ObjectMeta, Spec: updated.Spec, Status: ws.Status},
 		metrics.AnnotationPatches)
+	if refused, ok := asURLRefused(ws, updated, err); ok {
+		c.workspaces.recordRefusal(key, refused, c.workspaces.now())
+		return nil, refused
+	}
 	if err != nil {
 		return nil, err
 	}

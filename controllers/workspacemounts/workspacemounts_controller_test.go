@@ -440,10 +440,11 @@ func remembered(c *Controller) map[string]int {
 	return map[string]int{
 		"observed": c.observed.len(), "conflicted": c.conflicted.len(), "reads": c.workspaces.reads.len(),
 		"kinds": len(c.mounts.kinds), "served kinds": len(c.mounts.served), "gate": c.unavailable.len(),
+		"refusals": c.workspaces.refusals.len(),
 	}
 }
 
-var nothingRemembered = map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 0, "served kinds": 0, "gate": 0}
+var nothingRemembered = map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 0, "served kinds": 0, "gate": 0, "refusals": 0}
 
 // TestDeletedWorkspacesAreForgotten: the controller remembers nothing of a
 // Workspace once its delete is handled (a tombstone too), whatever was
@@ -459,7 +460,8 @@ func TestDeletedWorkspacesAreForgotten(t *testing.T) {
 	}
 
 	// Pending for each of them: a mount object change (observed), a read
-	// (reads), and for one a conflict to retry (conflicted). The delete
+	// (reads), and for one a conflict to retry (conflicted) and a refused
+	// spec.URL (refusals). The delete
 	// handler forgets them at once, before any reconcile.
 	workspaces := []*tenancyv1alpha1.Workspace{h.workspace("pending", "a"), h.workspace("pending", "b"), h.workspace("pending", "c")}
 	h.create(t, workspaces)
@@ -470,9 +472,10 @@ func TestDeletedWorkspacesAreForgotten(t *testing.T) {
 	require.True(t, apierrors.IsConflict(h.c.processWorkspace(context.Background(), key)))
 	h.c.workspacesQueue.Done(key)
 	h.c.workspacesQueue.AddRateLimited(key)
-	require.Equal(t, map[string]int{"observed": 3, "conflicted": 1, "reads": 3, "kinds": 1, "served kinds": 1, "gate": 0}, remembered(h.c))
+	h.c.workspaces.recordRefusal(key, &urlRefusedError{url: refusedURL, err: apierrors.NewForbidden(workspacesResource, "a", errors.New(policyNote))}, time.Now())
+	require.Equal(t, map[string]int{"observed": 3, "conflicted": 1, "reads": 3, "kinds": 1, "served kinds": 1, "gate": 0, "refusals": 1}, remembered(h.c))
 	h.remove(t, workspaces)
-	require.Equal(t, map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 1, "served kinds": 1, "gate": 0}, remembered(h.c))
+	require.Equal(t, map[string]int{"observed": 0, "conflicted": 0, "reads": 0, "kinds": 1, "served kinds": 1, "gate": 0, "refusals": 0}, remembered(h.c))
 	h.drain(t)
 	require.Equal(t, nothingRemembered, remembered(h.c))
 

@@ -137,8 +137,9 @@ func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 // forget drops every entry the controller keeps per Workspace key: the
 // pending observation of its mount (observed), a conflict to retry from
 // kcp (conflicted), its last read of its mount object (the reconciler's
-// reads), its slot or turn in the gate of --max-unavailable (whose slot
-// goes to a held Workspace), its recent events and its cluster (events). The mount object
+// reads), a spec.URL kcp refused (the reconciler's refusals), its slot or
+// turn in the gate of --max-unavailable (whose slot goes to a held
+// Workspace), its recent events and its cluster (events). The mount object
 // informers and caches are per resource and cluster, and go with the last
 // Workspace mounting them (workspacemounts-mounts, which the delete of a
 // mounted Workspace enqueues). The event series (eventRecorder) forgets a
@@ -148,6 +149,7 @@ func (c *Controller) forget(key string) {
 	c.conflicted.forget(key)
 	c.written.forget(key)
 	c.workspaces.reads.forget(key)
+	c.workspaces.refusals.forget(key)
 	c.unavailable.forget(key)
 	if c.events != nil {
 		c.events.forget(key)

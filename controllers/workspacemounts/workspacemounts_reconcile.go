@@ -56,6 +56,9 @@ type workspacesReconciler struct {
 	cachedMountObject func(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool)
 	// reads are the last reads per Workspace (readMountObject).
 	reads lastReads
+	// refusals are the spec.URL values kcp refused, per Workspace
+	// (applyRefusal).
+	refusals urlRefusals
 	// breaker keeps the (resource, cluster) pairs whose reads time out
 	// (mountBreaker); nil: none does. requestTimeout is the timeout of a
 	// read, for messages.
@@ -89,6 +92,9 @@ type mountState struct {
 	// gate is what the gate of --workspace-condition decided for a
 	// condition that would be False (Controller.gate): zero, False it is.
 	gate gateVerdict
+	// urlRefused tells that kcp refused the mount's URL as spec.URL
+	// (applyRefusal): applyURL leaves spec.URL as it is.
+	urlRefused bool
 }
 
 // recheckIn asks for the Workspace to be reconciled again within d: the
@@ -99,7 +105,8 @@ func (s *mountState) recheckIn(d time.Duration) {
 	}
 }
 
-// mountState finds out the mount status of ws.
+// mountState finds out the mount status of ws, with a spec.URL kcp refused
+// (applyRefusal).
 func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mountState, error) {
 	now := r.now()
 	status, mounted, recheck, err := r.status(ctx, ws, now)
@@ -108,6 +115,7 @@ func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alph
 	}
 	state := mountState{status: status, mounted: mounted, at: metav1.NewTime(now.UTC().Truncate(time.Second))}
 	state.recheckIn(recheck)
+	r.applyRefusal(kcpcache.ToClusterAwareKey(logicalcluster.From(ws).String(), "", ws.Name), ws, &state, now)
 	return state, nil
 }
 

@@ -162,14 +162,15 @@ func ownCondition(ws *tenancyv1alpha1.Workspace) *conditionsv1alpha1.Condition {
 // applyURL sets spec.URL of a Workspace with spec.mount to its mount's URL:
 // the mount object's status.URL when kcp may route to it (urls, the
 // Workspace's urlRule), whatever the phase, as kcp's in-tree controller
-// does; the condition takes a mount that is not ready out of traffic. Otherwise it is
+// does; the condition takes a mount that is not ready out of traffic. A URL
+// kcp refused is not written again until the recheck (applyRefusal). Otherwise it is
 // left as it is: kcp refuses to unset spec.URL once set (a validation rule
 // of WorkspaceSpec, "URL cannot be unset", v0.28 to v0.32.3), and so does
 // kcp's in-tree controller; the condition, False then, is what takes the
 // Workspace out of traffic. A Workspace mounted by the legacy annotation is
 // an ordinary Workspace, with kcp's own URL: it is never touched.
 func applyURL(ws *tenancyv1alpha1.Workspace, state mountState, urls mount.URLRule) {
-	if ws.Spec.Mount == nil || !state.mounted || state.status.URL == "" || urls.Check(state.status.URL) != nil {
+	if ws.Spec.Mount == nil || !state.mounted || state.urlRefused || state.status.URL == "" || urls.Check(state.status.URL) != nil {
 		return
 	}
 	ws.Spec.URL = state.status.URL

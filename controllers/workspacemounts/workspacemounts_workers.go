@@ -141,6 +141,13 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 		// The delaying queue keeps one pending time per key, the earliest.
 		c.workspacesQueue.AddAfter(key, state.recheckAfter)
 	}
+	var refused *urlRefusedError
+	if errors.As(err, &refused) {
+		// Remembered: the next reconcile reports it, and writes the rest.
+		klog.FromContext(ctx).Info("kcp refused spec.URL, reporting MountURLInvalid without it", "url", refused.url, "err", refused.err, "recheckIn", URLRefusalRecheck)
+		c.workspacesQueue.Add(key)
+		return nil
+	}
 	return err
 }
 

@@ -32,7 +32,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -169,21 +168,11 @@ func (e *urlEnv) pluginRefusedWrites(t *testing.T) refusedWrites {
 	return refusedWrites{unprocessable: int(code), failed: int(errs + statusErrs)}
 }
 
-// retryBound is how many times the controller tries, within window, a
-// write kcp refuses every time: once, then once after each delay of the
-// per-key backoff of its workspaces queue (client-go's exponential rate
-// limiter, from RetryBaseDelay doubling up to MaxRetryDelay) that fits in
-// the window. Processing and other writes only add to the delays.
-func retryBound(window time.Duration) int {
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](workspacemounts.RetryBaseDelay, workspacemounts.MaxRetryDelay)
-	tries, waited := 1, time.Duration(0)
-	for {
-		waited += limiter.When("key")
-		if waited > window {
-			return tries
-		}
-		tries++
-	}
+// refusalBound is how many times the controller tries, within window, a
+// spec.URL kcp refuses every time while the mount's URL stays the same:
+// once, then once per URLRefusalRecheck that fits in the window.
+func refusalBound(window time.Duration) int {
+	return 1 + int(window/workspacemounts.URLRefusalRecheck)
 }
 
 // kubeIn is a Kubernetes client of cluster as kcp-admin.

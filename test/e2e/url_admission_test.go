@@ -35,6 +35,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -49,10 +50,12 @@ const admissionWindow = 60 * time.Second
 // (a) that the plugin at level 3 never attempts a write it refuses, with
 // mount URLs of every form kcp refuses: kcp denies none of its writes;
 // (b) that a write it refuses all the same (the policy also refuses
-// policyRefusedHost, a public host the plugin accepts) is retried with the
-// controller's backoff, not hot: at most retryBound(window) tries in the
-// window, while the other Workspaces keep converging; and that the
-// Workspace converges once its mount's URL is one kcp accepts again.
+// policyRefusedHost, a public host the plugin accepts) is reported on the
+// Workspace (MountURLInvalid with kcp's message, the previous spec.URL
+// kept, out of traffic) and not retried hot: at most refusalBound(window)
+// tries in the window, while the other Workspaces keep converging; and
+// that the Workspace converges once its mount's URL is one kcp accepts
+// again.
 func TestMountURLEmulatedAdmission(t *testing.T) {
 	t.Parallel()
 	began := time.Now()
@@ -106,18 +109,25 @@ func TestMountURLEmulatedAdmission(t *testing.T) {
 		n := e.refusedWrites(t, policy).minus(before).denied
 		return n > 0, fmt.Sprintf("%d denials", n)
 	}, convergeTimeout, 200*time.Millisecond, "kcp denies the plugin's write of %s", refusedURL)
+	refusedWant := condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable,
+		status: corev1.ConditionFalse, reason: mount.ReasonMountURLInvalid, severity: conditionsv1alpha1.ConditionSeverityError,
+		inTree: corev1.ConditionTrue, url: ptrTo(goodURL("refused"))}
+	reported := e.waitWorkspace(t, org, "refused", refusedWant)
+	t.Logf("(b) refused reports kcp's refusal %s after its mount changed", time.Since(windowBegan).Round(100*time.Millisecond))
+	e.requireRefusalOnWorkspace(t, reported, refusedURL)
 	e.requireOthersConverge(t, org, "other", goodURL)
 	time.Sleep(time.Until(windowBegan.Add(admissionWindow)))
 	refused = e.refusedWrites(t, policy).minus(before)
 	window := time.Since(windowBegan)
-	bound := retryBound(window)
-	t.Logf("(b) the plugin's writes of refused in %s: %s; the controller's backoff allows at most %d",
-		window.Round(100*time.Millisecond), refused, bound)
-	require.LessOrEqual(t, refused.denied, bound, "the plugin retries a refused write faster than its backoff")
+	bound := refusalBound(window)
+	t.Logf("(b) the plugin's writes of refused in %s: %s; its recheck of a refused spec.URL (%s) allows at most %d",
+		window.Round(100*time.Millisecond), refused, workspacemounts.URLRefusalRecheck, bound)
+	require.LessOrEqual(t, refused.denied, bound, "the plugin tries a refused spec.URL again before its recheck")
 	require.Equal(t, refused.denied, refused.unprocessable, "the plugin's 422s are kcp's denials")
 	require.Equal(t, refused.denied, refused.failed, "the plugin counts each refused write as a failed patch")
 	require.Equal(t, goodURL("refused"), e.specURL(t, org, "refused"), "spec.URL of refused")
 	e.requireRefusalReported(t, org, cluster, "refused", policy)
+	e.requireRefusalOnWorkspace(t, e.waitWorkspace(t, org, "refused", refusedWant), refusedURL)
 
 	t.Log("refused's mount turns Ready at an https URL the policy accepts: it converges, and kcp denies nothing more")
 	e.c.setMountStatus(t, org, kubeClusters, "refused", map[string]interface{}{"phase": "Ready", "URL": goodURL("refused-2")})
@@ -166,6 +176,21 @@ func (e *urlEnv) requireRefusalReported(t *testing.T, cluster logicalcluster.Pat
 	status, _ := mount.StatusOf(ws.Annotations)
 	t.Logf("what %s shows meanwhile: phase %s, spec.URL %q, status annotation %s/%s url %q, %s", cluster.Join(name), ws.Status.Phase,
 		ws.Spec.URL, status.Phase, status.Reason, status.URL, conditionsSummary(ws))
+}
+
+// requireRefusalOnWorkspace requires that the status annotation of ws
+// reports kcp's refusal of spec.URL refusedURL, with the emulated
+// admission's message.
+func (e *urlEnv) requireRefusalOnWorkspace(t *testing.T, ws *tenancyv1alpha1.Workspace, refusedURL string) {
+	t.Helper()
+	status, found := mount.StatusOf(ws.Annotations)
+	require.True(t, found, "the status annotation of %s", ws.Name)
+	require.Equal(t, mountState{phase: mount.PhaseReady, reason: mount.ReasonMountURLInvalid, url: refusedURL},
+		mountState{phase: status.Phase, ready: status.Ready, reason: status.Reason, url: status.URL})
+	require.Contains(t, status.Message, fmt.Sprintf("kcp refused spec.URL %q: ", refusedURL))
+	require.Contains(t, status.Message, "is refused by the emulated admission of kcp v0.33", "kcp's message")
+	require.Equal(t, status.Message, condition(ws, condType).Message, "the condition's message")
+	t.Logf("%s: %s", ws.Name, status.Message)
 }
 
 // pollMounts waits up to convergeTimeout until the status annotation of
