@@ -143,8 +143,8 @@ func chaosWrong(ws *tenancyv1alpha1.Workspace, want mount.Status) string {
 	}
 	kcpWant := corev1.ConditionFalse
 	switch {
-	case want.Phase == mount.PhaseReady:
-		kcpWant = corev1.ConditionTrue
+	case want.Phase == mount.PhaseReady && want.URL != "" && (mount.URLRule{}).Check(want.URL) == nil:
+		kcpWant = corev1.ConditionTrue // kcp's https form; else MountObjectInvalidURL
 	case held:
 		kcpWant = corev1.ConditionUnknown
 	}
