@@ -30,6 +30,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
@@ -58,17 +60,28 @@ const mountURLPolicyExpression = `variables.url == variables.oldURL || (
   url(variables.url).getHostname() != '` + policyRefusedHost + `')`
 
 // installMountURLPolicy creates the ValidatingAdmissionPolicy name and its
-// binding in cluster, where kcp applies them to the Workspaces of that
-// logical cluster alone, on UPDATE (the plugin patches; kcp schedules a
-// Workspace with an update of spec.URL to an https URL, which passes).
-func (e *urlEnv) installMountURLPolicy(t *testing.T, cluster logicalcluster.Path, name string) {
+// binding where kcp looks for the policies of the Workspaces of target (at
+// path): the cluster of the APIExport that binds them there (kcp v0.32's
+// tenancy.kcp.io binding: root), else target itself (v0.28.1), kcp's
+// getSourceClusterForGroupResource in both. A match condition on the
+// Workspace's logical cluster keeps it to target's Workspaces. On UPDATE
+// only: the plugin patches; kcp schedules a Workspace with an update of
+// spec.URL to an https URL, which passes.
+func (e *urlEnv) installMountURLPolicy(t *testing.T, path logicalcluster.Path, target logicalcluster.Name, name string) {
 	t.Helper()
+	cluster := e.policyCluster(t, path)
+	t.Logf("the policy %s goes in %s, where kcp looks for the policies of %s's Workspaces", name, cluster, path)
 	client := e.kubeIn(t, cluster)
 	fail := admissionregistrationv1.Fail
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: &fail,
+			MatchConditions: []admissionregistrationv1.MatchCondition{{
+				Name: "in-" + target.String(),
+				Expression: fmt.Sprintf("has(object.metadata.annotations) && '%s' in object.metadata.annotations && object.metadata.annotations['%s'] == '%s'",
+					logicalcluster.AnnotationKey, logicalcluster.AnnotationKey, target),
+			}},
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
@@ -98,7 +111,36 @@ func (e *urlEnv) installMountURLPolicy(t *testing.T, cluster logicalcluster.Path
 	}
 	_, err = client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(context.Background(), binding, metav1.CreateOptions{})
 	require.NoError(t, err, "creating ValidatingAdmissionPolicyBinding %s in %s", name, cluster)
+	t.Cleanup(func() {
+		_ = client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 }
+
+// policyCluster is where kcp looks for the admission policies of the
+// Workspaces at path: the cluster of the APIExport an APIBinding there
+// binds tenancy.kcp.io workspaces from, else path.
+func (e *urlEnv) policyCluster(t *testing.T, path logicalcluster.Path) logicalcluster.Path {
+	t.Helper()
+	bindings, err := e.c.dynamic.Cluster(path).Resource(apiBindingsResource).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err, "listing the APIBindings of %s", path)
+	for _, b := range bindings.Items {
+		resources, _, _ := unstructured.NestedSlice(b.Object, "status", "boundResources")
+		for _, r := range resources {
+			r, _ := r.(map[string]interface{})
+			if r["group"] == "tenancy.kcp.io" && r["resource"] == "workspaces" {
+				if export, _, _ := unstructured.NestedString(b.Object, "status", "apiExportClusterName"); export != "" {
+					return logicalcluster.Name(export).Path()
+				}
+			}
+		}
+	}
+	return path
+}
+
+// apiBindingsResource is kcp's APIBindings, at the version every kcp
+// release here serves.
+var apiBindingsResource = schema.GroupVersionResource{Group: "apis.kcp.io", Version: "v1alpha1", Resource: "apibindings"}
 
 // waitPolicyEnforced waits until kcp enforces the policy on Workspace
 // probe in cluster: a dry-run patch of its spec.URL to an http URL, as the

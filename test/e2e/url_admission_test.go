@@ -79,7 +79,7 @@ func TestMountURLEmulatedAdmission(t *testing.T) {
 	policy := framework.UniqueName("kcp-v0-33-mount-url")
 	t.Logf("the ValidatingAdmissionPolicy %s in %s (logical cluster %s): a change of spec.URL must be to an https URL with a host, "+
 		"no user information, query or fragment, and not at %s", policy, org, cluster, policyRefusedHost)
-	e.installMountURLPolicy(t, org, policy)
+	e.installMountURLPolicy(t, org, cluster, policy)
 	e.waitPolicyEnforced(t, org, "other")
 
 	t.Log("(a) each form-* mount turns Ready at a URL of a form kcp refuses: the plugin writes no spec.URL, kcp denies nothing")
