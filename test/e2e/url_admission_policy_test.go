@@ -61,16 +61,24 @@ const mountURLPolicyExpression = `variables.url == variables.oldURL || (
 
 // installMountURLPolicy creates the ValidatingAdmissionPolicy name and its
 // binding where kcp looks for the policies of the Workspaces of target (at
-// path): the cluster of the APIExport that binds them there (kcp v0.32's
-// tenancy.kcp.io binding: root), else target itself (v0.28.1), kcp's
-// getSourceClusterForGroupResource in both. A match condition on the
-// Workspace's logical cluster keeps it to target's Workspaces. On UPDATE
-// only: the plugin patches; kcp schedules a Workspace with an update of
-// spec.URL to an https URL, which passes.
+// path): kcp v0.28.1 in target itself; kcp v0.32 in the cluster of the
+// APIExport that binds tenancy.kcp.io workspaces there (root), if one does
+// (getSourceClusterForGroupResource in its
+// pkg/admission/validatingadmissionpolicy). So in both: a kcp applies one.
+// A match condition on the Workspace's logical cluster keeps it to
+// target's Workspaces. On UPDATE only: the plugin patches; kcp schedules a
+// Workspace with an update of spec.URL to an https URL, which passes.
 func (e *urlEnv) installMountURLPolicy(t *testing.T, path logicalcluster.Path, target logicalcluster.Name, name string) {
 	t.Helper()
-	cluster := e.policyCluster(t, path)
-	t.Logf("the policy %s goes in %s, where kcp looks for the policies of %s's Workspaces", name, cluster, path)
+	e.installMountURLPolicyIn(t, path, target, name)
+	if export := e.exportCluster(t, path); !export.Empty() && export != path {
+		t.Logf("the policy %s goes in %s too, where kcp v0.32 looks for the policies of %s's Workspaces", name, export, path)
+		e.installMountURLPolicyIn(t, export, target, name)
+	}
+}
+
+func (e *urlEnv) installMountURLPolicyIn(t *testing.T, cluster logicalcluster.Path, target logicalcluster.Name, name string) {
+	t.Helper()
 	client := e.kubeIn(t, cluster)
 	fail := admissionregistrationv1.Fail
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
@@ -117,10 +125,9 @@ func (e *urlEnv) installMountURLPolicy(t *testing.T, path logicalcluster.Path, t
 	})
 }
 
-// policyCluster is where kcp looks for the admission policies of the
-// Workspaces at path: the cluster of the APIExport an APIBinding there
-// binds tenancy.kcp.io workspaces from, else path.
-func (e *urlEnv) policyCluster(t *testing.T, path logicalcluster.Path) logicalcluster.Path {
+// exportCluster is the cluster of the APIExport an APIBinding at path
+// binds tenancy.kcp.io workspaces from, else zero.
+func (e *urlEnv) exportCluster(t *testing.T, path logicalcluster.Path) logicalcluster.Path {
 	t.Helper()
 	bindings, err := e.c.dynamic.Cluster(path).Resource(apiBindingsResource).List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err, "listing the APIBindings of %s", path)
@@ -135,7 +142,7 @@ func (e *urlEnv) policyCluster(t *testing.T, path logicalcluster.Path) logicalcl
 			}
 		}
 	}
-	return path
+	return logicalcluster.Path{}
 }
 
 // apiBindingsResource is kcp's APIBindings, at the version every kcp
