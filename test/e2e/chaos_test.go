@@ -116,9 +116,10 @@ type chaosEnv struct {
 // Lease. Then the Workspaces must converge to what their mount objects say,
 // stay so once the frozen replica resumes, and carry a history of states
 // that existed, in order. make test runs a short form; make test-chaos
-// (framework.Slow) the full one. The seed is logged for a replay.
-func TestChaosSoak(t *testing.T) {
-	t.Parallel()
+// (framework.Slow) the full one. The seed is logged for a replay. Not
+// parallel: it runs before the parallel tests, alone, so that its faults and
+// its lease timing neither starve nor are starved by the others on 2 cores.
+func TestChaosSoak(t *testing.T) { //nolint:paralleltest // alone, see above
 	began := time.Now()
 	seed := chaosSeed(t)
 	size := chaosSizeFor(framework.Slow())
