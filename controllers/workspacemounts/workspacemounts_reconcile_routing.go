@@ -248,6 +248,10 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 // own judgement, of which kcp's controller knows nothing, leaves it as it is.
 func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, gate gateVerdict, now metav1.Time) {
 	ref := ws.Spec.Mount.Reference
+	var refused error
+	if status.Phase == mount.PhaseReady && status.URL != "" {
+		refused = kcpRefusesURL(status.URL)
+	}
 	var condition *conditionsv1alpha1.Condition
 	switch {
 	case status.Reason == mount.ReasonMountObjectNotFound:
@@ -256,9 +260,9 @@ func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, 
 	case status.Phase == mount.PhaseReady && status.URL == "":
 		condition = conditions.FalseCondition(tenancyv1alpha1.MountConditionReady, kcpMountObjectInvalidURLReason,
 			conditionsv1alpha1.ConditionSeverityError, "Mount is Ready but has no status.URL. See %s %q status for more details", ref.Kind, ref.Name)
-	case status.Phase == mount.PhaseReady && kcpRefusesURL(status.URL) != nil:
+	case refused != nil:
 		condition = conditions.FalseCondition(tenancyv1alpha1.MountConditionReady, kcpMountObjectInvalidURLReason,
-			conditionsv1alpha1.ConditionSeverityError, "Mount status.URL is invalid: %v. See %s %q status for more details", kcpRefusesURL(status.URL), ref.Kind, ref.Name)
+			conditionsv1alpha1.ConditionSeverityError, "Mount status.URL is invalid: %v. See %s %q status for more details", refused, ref.Kind, ref.Name)
 	case status.Phase == mount.PhaseReady:
 		condition = conditions.TrueCondition(tenancyv1alpha1.MountConditionReady)
 	case status.Reason == mount.ReasonMountNotReady, status.Reason == mount.ReasonMountPhaseUnrecognized:
