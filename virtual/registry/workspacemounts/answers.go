@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,8 +58,6 @@ type listAnswer struct {
 	// jsonEncoder is the identifier of the encoder whose output the
 	// entries' JSON is (empty: none).
 	jsonEncoder runtime.Identifier
-	// now is the time of the answer, which its objects' availability is as of.
-	now time.Time
 }
 
 var (
@@ -77,7 +74,6 @@ func newListAnswer(listMeta metav1.ListMeta, entries []*entry, jsonEncoder runti
 		},
 		entries:     entries,
 		jsonEncoder: jsonEncoder,
-		now:         answerTime(),
 	}
 }
 
@@ -87,7 +83,7 @@ func (l *listAnswer) items() []wsmv1alpha1.WorkspaceMount {
 		l.decoded = true
 		l.Items = make([]wsmv1alpha1.WorkspaceMount, len(l.entries))
 		for i, e := range l.entries {
-			l.Items[i] = *e.objectAt("", l.now)
+			l.Items[i] = *e.objectAt("")
 		}
 	}
 	return l.Items
@@ -131,7 +127,7 @@ func (l *listAnswer) CacheEncode(id runtime.Identifier, encode func(runtime.Obje
 		if i > 0 {
 			out.chunk = append(out.chunk, ',')
 		}
-		out.chunk = e.appendJSON(out.chunk, nil, l.now)
+		out.chunk = e.appendJSON(out.chunk, nil)
 		if err := out.next(); err != nil {
 			return err
 		}
@@ -202,7 +198,7 @@ var _ runtime.CacheableObject = &eventObject{}
 
 // GetObject implements runtime.CacheableObject: the decoded object.
 func (o *eventObject) GetObject() runtime.Object {
-	return o.entry.objectAt(o.resourceVersion, answerTime())
+	return o.entry.objectAt(o.resourceVersion)
 }
 
 // DeepCopyObject implements runtime.Object.
@@ -237,8 +233,8 @@ func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Obj
 				return err
 			}
 		}
-		b := make([]byte, 0, len(o.entry.json)+len(resourceVersion)+storyBytes+1)
-		_, err := w.Write(append(o.entry.appendJSON(b, resourceVersion, answerTime()), '\n'))
+		b := make([]byte, 0, len(o.entry.json)+len(resourceVersion)+1)
+		_, err := w.Write(append(o.entry.appendJSON(b, resourceVersion), '\n'))
 		return err
 	case o.jsonEncoder != "" && strings.HasPrefix(string(id), watchFrameIdentifier):
 		return encode(o, w)

@@ -49,8 +49,7 @@ const ReasonPending = mount.ReasonPending
 // object (empty: not known): it becomes the annotation kcp.io/path, as kcp
 // puts it on objects, and, joined with the name, status.workspacePath.
 // status.transitions and status.availability are absent for a mount in one
-// state since first seen; availability is as of lastTransitionTime (ratio
-// and currentStateSeconds): the store's answers compute it as of each answer.
+// state since first seen.
 func FromWorkspace(rule mount.Rule, ws *tenancyv1alpha1.Workspace, clusterPath logicalcluster.Path) *wsmv1alpha1.WorkspaceMount {
 	ref, err := rule.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
@@ -93,16 +92,11 @@ func FromWorkspace(rule mount.Rule, ws *tenancyv1alpha1.Workspace, clusterPath l
 		wsm.Status.Conditions = append(wsm.Status.Conditions, wsmv1alpha1.MountCondition(c))
 	}
 	if !status.LastTransitionTime.IsZero() && (len(status.History) > 0 || status.Since != nil || status.ReadySeconds > 0) {
-		// The story, once there is more to it than the current state, as of
-		// lastTransitionTime: each answer of the store computes ratio and
-		// currentStateSeconds anew (entry.appendStory).
 		for _, tr := range status.Transitions() {
 			wsm.Status.Transitions = append(wsm.Status.Transitions, wsmv1alpha1.MountTransition{
 				Phase: string(tr.Phase), Ready: tr.Ready, Reason: tr.Reason, Time: tr.Time})
 		}
-		availability := wsmv1alpha1.MountAvailability{Since: status.FirstSeen(), ReadySeconds: status.ReadySeconds, ObservedSeconds: status.ObservedSeconds()}
-		availability = availability.At(status.LastTransitionTime.Time, status.Ready)
-		wsm.Status.Availability = &availability
+		wsm.Status.Availability = &wsmv1alpha1.MountAvailability{Since: status.FirstSeen(), ReadySeconds: status.ReadySeconds, ObservedSeconds: status.ObservedSeconds()}
 	}
 	if wsm.Spec.MountRef == (wsmv1alpha1.MountReference{}) {
 		// An unparsable legacy annotation: the status still names what the controller read.

@@ -204,7 +204,7 @@ func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 	if !found {
 		return nil, apierrors.NewNotFound(groupResource, name)
 	}
-	wsm, err := e.object(answerTime())
+	wsm, err := e.object()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

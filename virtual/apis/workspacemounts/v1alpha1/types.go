@@ -89,10 +89,8 @@ type WorkspaceMountStatus struct {
 	// lastTransitionTime tell that state).
 	// +listType=atomic
 	Transitions []MountTransition `json:"transitions,omitempty"`
-	// How much of the time since the controller first saw the mount it was
-	// ready. Absent, as transitions, while the mount has been in one state
-	// since the controller first saw it at lastTransitionTime (always ready,
-	// or never).
+	// How long the mount was ready before its current state. Absent, as
+	// transitions, while the mount has been in one state since first seen.
 	Availability *MountAvailability `json:"availability,omitempty"`
 	// The Workspace's own status.phase: kcp's verdict, beside the mount's.
 	WorkspacePhase string `json:"workspacePhase,omitempty"`
@@ -131,11 +129,9 @@ type MountTransition struct {
 	Time metav1.Time `json:"time"`
 }
 
-// MountAvailability is how long a mount has been ready since the controller
-// first saw it. readySeconds and observedSeconds count up to the start of the
-// current state (lastTransitionTime), and change only at a transition;
-// ratio and currentStateSeconds count the current state too, up to the time
-// of the answer (each list, get or watch event computes them anew).
+// MountAvailability is how long a mount was ready since the controller
+// first saw it, up to the start of its current state: it changes only at a
+// transition. [MountAvailability.At] adds the current state as of a time.
 type MountAvailability struct {
 	// When the controller first saw the mount.
 	Since metav1.Time `json:"since"`
@@ -143,14 +139,6 @@ type MountAvailability struct {
 	ReadySeconds int64 `json:"readySeconds"`
 	// Seconds between since and lastTransitionTime.
 	ObservedSeconds int64 `json:"observedSeconds"`
-	// The share of the time from since on that the mount was ready, the
-	// current state included, as a decimal between 0 and 1 with 4 digits, rounded
-	// down (1.0000: never not ready), e.g. 0.9973; for no time observed yet
-	// 1.0000 if the mount is ready, else 0.0000.
-	Ratio string `json:"ratio"`
-	// How long the current state has lasted, in seconds: the time since
-	// lastTransitionTime.
-	CurrentStateSeconds int64 `json:"currentStateSeconds"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -100,7 +100,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.R
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "MountAvailability is how long a mount has been ready since the controller first saw it. readySeconds and observedSeconds count up to the start of the current state (lastTransitionTime), and change only at a transition; ratio and currentStateSeconds count the current state too, up to the time of the answer (each list, get or watch event computes them anew).",
+				Description: "MountAvailability is how long a mount was ready since the controller first saw it, up to the start of its current state: it changes only at a transition. [MountAvailability.At] adds the current state as of a time.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"since": {
@@ -125,24 +125,8 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.R
 							Format:      "int64",
 						},
 					},
-					"ratio": {
-						SchemaProps: spec.SchemaProps{
-							Description: "The share of the time from since on that the mount was ready, the current state included, as a decimal between 0 and 1 with 4 digits, rounded down (1.0000: never not ready), e.g. 0.9973; for no time observed yet 1.0000 if the mount is ready, else 0.0000.",
-							Default:     "",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"currentStateSeconds": {
-						SchemaProps: spec.SchemaProps{
-							Description: "How long the current state has lasted, in seconds: the time since lastTransitionTime.",
-							Default:     0,
-							Type:        []string{"integer"},
-							Format:      "int64",
-						},
-					},
 				},
-				Required: []string{"since", "readySeconds", "observedSeconds", "ratio", "currentStateSeconds"},
+				Required: []string{"since", "readySeconds", "observedSeconds"},
 			},
 		},
 		Dependencies: []string{
@@ -496,7 +480,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 					},
 					"availability": {
 						SchemaProps: spec.SchemaProps{
-							Description: "How much of the time since the controller first saw the mount it was ready. Absent, as transitions, while the mount has been in one state since the controller first saw it at lastTransitionTime (always ready, or never).",
+							Description: "How long the mount was ready before its current state. Absent, as transitions, while the mount has been in one state since first seen.",
 							Ref:         ref(MountAvailability{}.OpenAPIModelName()),
 						},
 					},
