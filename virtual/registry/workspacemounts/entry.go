@@ -136,9 +136,8 @@ func (s *summary) validUTF8() bool {
 	return true
 }
 
-// position is where the object sorts in a list.
-func (s *summary) position() position {
-	return position{cluster: s.cluster, name: s.name}
+func (s *summary) listKey() listKey {
+	return listKey{cluster: s.cluster, name: s.name}
 }
 
 // fieldSet is what field selectors match on.

@@ -58,7 +58,7 @@ func BenchmarkEntrySize(b *testing.B) {
 		b.Run(fmt.Sprintf("transitions-before-current=%d", transitions), func(b *testing.B) {
 			for b.Loop() {
 				s := NewStore(mount.Rule{})
-				src := &source{hasSynced: func() bool { return true }, synced: true}
+				src := &source{synced: true}
 				s.sources[""] = src
 				workspaces := make([]interface{}, n)
 				for i := range n {

@@ -46,17 +46,6 @@ var groupResource = wsmv1alpha1.SchemeGroupVersion.WithResource(wsmv1alpha1.Reso
 // errNoTarget means the request did not come through the cluster path filter.
 var errNoTarget = errors.New("no logical cluster in the request context")
 
-// VisibilityFunc tells whether the user of a request may see the
-// WorkspaceMounts of a cluster. It is asked for requests to all clusters (*),
-// whose objects are filtered one cluster at a time.
-//
-// maxAge is how old an answer may be: 0 takes any answer the authorizer
-// keeps (a stale one included, while kcp is slow: what lists use); above 0,
-// an answer kcp gave at most maxAge ago, kcp being asked now otherwise,
-// without stale grace, and an error when kcp does not answer in time (what
-// watches use, see watcher).
-type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error)
-
 const (
 	// visibilityRecheckInterval is how often every watch asks again about
 	// its user's access: a watch of one cluster (or path) about its
@@ -259,7 +248,7 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 
 	start := 0
 	if continuing {
-		start = sort.Search(len(entries), func(i int) bool { return entries[i].position().after(after) })
+		start = sort.Search(len(entries), func(i int) bool { return entries[i].listKey().compare(after) > 0 })
 	}
 	size := len(entries) - start
 	if options.Limit > 0 && options.Limit < int64(size) {
@@ -286,7 +275,7 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 	}
 	page.ResourceVersion = resourceVersion
 	if left := int64(len(entries) - next); left > 0 {
-		page.Continue = encodeContinue(page.entries[len(page.entries)-1].position())
+		page.Continue = encodeContinue(page.entries[len(page.entries)-1].listKey())
 		if !filtering {
 			page.RemainingItemCount = &left
 		}
@@ -397,110 +386,19 @@ func selectorPredicate(target clusterpath.Target, options *metainternalversion.L
 	return matches, !labelSelector.Empty() || !fieldSelector.Empty()
 }
 
-// clusterVisibility is what one list or watch at * knows of the clusters
-// its user may see: an answer of VisibilityFunc per cluster, asked the
-// first time the cluster comes up and kept until replaced or forgotten,
-// as two bits at the cluster's slot (slots.go): known, and visible. A list
-// (maxAge 0) takes an error for "not visible": a user never sees a cluster
-// kcp did not allow. A watch (maxAge above 0, each question bounded by
-// askTimeout, its re-checks') keeps no answer for an error but the error
-// (err), which ends it. It belongs to one goroutine (the list's, or the
-// watcher's): it has no lock.
-type clusterVisibility struct {
-	ctx        context.Context //nolint:containedctx // the request's, for as long as its list or watch runs
-	ask        VisibilityFunc
-	maxAge     time.Duration
-	askTimeout time.Duration
-	known      bitset
-	allowed    bitset
-	err        error
+// A continue token is the [listKey] of the last item sent, base64-encoded.
+func encodeContinue(k listKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(k.cluster.String() + "|" + k.name))
 }
 
-func newClusterVisibility(ctx context.Context, ask VisibilityFunc, maxAge, askTimeout time.Duration) *clusterVisibility {
-	return &clusterVisibility{ctx: ctx, ask: ask, maxAge: maxAge, askTimeout: askTimeout}
-}
-
-// visible returns the kept answer for cluster (at slot), asking for one if
-// there is none.
-func (v *clusterVisibility) visible(cluster logicalcluster.Name, slot uint32) bool {
-	if answer, known := v.answer(slot); known {
-		return answer
-	}
-	if v.maxAge == 0 {
-		answer, err := v.ask(v.ctx, cluster, 0)
-		v.set(slot, answer && err == nil)
-		return answer && err == nil
-	}
-	ctx, cancel := context.WithTimeout(v.ctx, v.askTimeout)
-	defer cancel()
-	answer, err := askWithin(ctx, v.ask, cluster, v.maxAge)
-	if err != nil {
-		if v.err == nil {
-			v.err = fmt.Errorf("asking whether cluster %s is visible: %w", cluster, err)
-		}
-		return false
-	}
-	v.set(slot, answer)
-	return answer
-}
-
-// answer is the kept answer at slot, if any.
-func (v *clusterVisibility) answer(slot uint32) (visible, known bool) {
-	return v.allowed.get(slot), v.known.get(slot)
-}
-
-func (v *clusterVisibility) set(slot uint32, visible bool) {
-	v.known.set(slot, true)
-	v.allowed.set(slot, visible)
-}
-
-// forget drops the answer at slot: its cluster has no objects left.
-func (v *clusterVisibility) forget(slot uint32) {
-	v.known.set(slot, false)
-	v.allowed.set(slot, false)
-	v.known.trim()
-	v.allowed.trim()
-}
-
-// knownSlots are the slots with an answer.
-func (v *clusterVisibility) knownSlots() []uint32 {
-	return v.known.ones()
-}
-
-// askWithin asks VisibilityFunc about cluster and waits for the answer
-// until ctx is done, whether or not ask heeds ctx: a question left behind
-// then ends on its own (the authorizer bounds every review).
-func askWithin(ctx context.Context, ask VisibilityFunc, cluster logicalcluster.Name, maxAge time.Duration) (bool, error) {
-	type answer struct {
-		visible bool
-		err     error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		visible, err := ask(ctx, cluster, maxAge)
-		answered <- answer{visible: visible, err: err}
-	}()
-	select {
-	case a := <-answered:
-		return a.visible && a.err == nil, a.err
-	case <-ctx.Done():
-		return false, ctx.Err()
-	}
-}
-
-// A continue token is the position of the last item sent, base64-encoded.
-func encodeContinue(p position) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(p.cluster.String() + "|" + p.name))
-}
-
-func decodeContinue(token string) (position, bool, error) {
+func decodeContinue(token string) (listKey, bool, error) {
 	if token == "" {
-		return position{}, false, nil
+		return listKey{}, false, nil
 	}
 	decoded, err := base64.RawURLEncoding.DecodeString(token)
 	cluster, name, found := strings.Cut(string(decoded), "|")
 	if err != nil || !found {
-		return position{}, false, apierrors.NewBadRequest("invalid continue token")
+		return listKey{}, false, apierrors.NewBadRequest("invalid continue token")
 	}
-	return position{cluster: logicalcluster.Name(cluster), name: name}, true, nil
+	return listKey{cluster: logicalcluster.Name(cluster), name: name}, true, nil
 }

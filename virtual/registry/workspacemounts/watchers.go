@@ -1,0 +1,197 @@
+/*
+Copyright 2026 The workspacemounts Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package workspacemounts
+
+import (
+	"context"
+	"sync"
+
+	"github.com/kcp-dev/logicalcluster/v3"
+)
+
+const (
+	// watcherBuffer is how many changes a watcher may lag behind before it
+	// is closed, its client then listing again.
+	watcherBuffer = 1000
+	// maxIdleQueue is the most changes an empty queue keeps room for.
+	maxIdleQueue = 16
+)
+
+// change is one event for watchers: old is nil for an addition, new for a
+// deletion. version is the store's right after it, empty for a watch's
+// initial events; emptied marks the deletion of a cluster's last object,
+// which releases its slot.
+type change struct {
+	old, new *entry
+	version  string
+	emptied  bool
+}
+
+// watchStart is what a watcher sends before the live changes: the current
+// objects, one shared sorted list per cluster, or the changes since a
+// resource version.
+type watchStart struct {
+	clusters [][]*entry
+	changes  []change
+}
+
+// watch registers a watcher and hands it, atomically with the registration,
+// its [watchStart]: the current objects of its cluster, or of every cluster
+// at *, when initial, else the history since the version since. It holds
+// the read lock only: lists and other watch starts go on, changes wait.
+func (s *Store) watch(initial bool, cluster logicalcluster.Name, since map[string]uint64, newWatcher func(first watchStart, resourceVersion string) *watcher) (*watcher, error) {
+	s.lock.RLock()
+	defer s.lock.RUnlock()
+	var first watchStart
+	if initial {
+		s.sortedLock.Lock()
+		if cluster != allClusters {
+			if entries := s.sortedClusterLocked(cluster); len(entries) > 0 {
+				first.clusters = [][]*entry{entries}
+			}
+		} else {
+			for _, c := range s.sortedClustersLocked() {
+				first.clusters = append(first.clusters, s.sortedClusterLocked(c))
+			}
+		}
+		s.sortedLock.Unlock()
+	} else {
+		var err error
+		if first.changes, err = s.replayLocked(since); err != nil {
+			return nil, err
+		}
+	}
+	w := newWatcher(first, s.versionLocked())
+	w.processed.Store(s.slots.pushed) // pushes hold the write lock
+	s.watchersLock.Lock()
+	s.watchers[w] = struct{}{}
+	s.watchersLock.Unlock()
+	return w, nil
+}
+
+func (s *Store) pushLocked(c change) {
+	s.slots.pushed++
+	s.watchersLock.Lock()
+	defer s.watchersLock.Unlock()
+	for w := range s.watchers {
+		w.push(c)
+	}
+}
+
+func (s *Store) unregister(w *watcher) {
+	s.watchersLock.Lock()
+	defer s.watchersLock.Unlock()
+	delete(s.watchers, w)
+}
+
+// StopWatchesWhenDone ends every watch when ctx is done, so that a shutting
+// down server is not held open by its watchers.
+func (s *Store) StopWatchesWhenDone(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		s.watchersLock.Lock()
+		watchers := make([]*watcher, 0, len(s.watchers))
+		for w := range s.watchers {
+			watchers = append(watchers, w)
+		}
+		s.watchersLock.Unlock()
+		for _, w := range watchers {
+			w.Stop()
+		}
+	}()
+}
+
+// clustersSnapshot is the objects of some clusters at one moment, the
+// store's resource version then, and how many changes before it w's queue
+// held: those its watcher has yet to process.
+type clustersSnapshot struct {
+	entries         map[logicalcluster.Name][]*entry
+	resourceVersion string
+	queued          int
+}
+
+// snapshotClusters reads a [clustersSnapshot] under the lock every push
+// holds. Only w's goroutine may call it: nothing else takes from its queue.
+func (s *Store) snapshotClusters(w *watcher, clusters []logicalcluster.Name) clustersSnapshot {
+	snapshot := clustersSnapshot{entries: make(map[logicalcluster.Name][]*entry, len(clusters))}
+	s.lock.RLock()
+	defer s.lock.RUnlock()
+	s.sortedLock.Lock()
+	for _, cluster := range clusters {
+		snapshot.entries[cluster] = s.sortedClusterLocked(cluster)
+	}
+	s.sortedLock.Unlock()
+	snapshot.resourceVersion = s.versionLocked()
+	snapshot.queued = w.incoming.len()
+	return snapshot
+}
+
+// changeQueue is a watcher's changes pushed and not yet processed, at most
+// [watcherBuffer], in a slice as long as the watcher lags; ready holds a
+// signal whenever changes wait.
+type changeQueue struct {
+	lock    sync.Mutex
+	changes []change
+	head    int // changes[head:] wait
+	ready   chan struct{}
+}
+
+// push appends c, unless watcherBuffer changes wait already.
+func (q *changeQueue) push(c change) bool {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	if len(q.changes)-q.head >= watcherBuffer {
+		return false
+	}
+	q.changes = append(q.changes, c)
+	q.signal()
+	return true
+}
+
+// pop takes the oldest change, if one waits.
+func (q *changeQueue) pop() (change, bool) {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	if q.head == len(q.changes) {
+		return change{}, false
+	}
+	c := q.changes[q.head]
+	q.changes[q.head] = change{}
+	q.head++
+	switch {
+	case q.head < len(q.changes):
+		q.signal()
+	case cap(q.changes) > maxIdleQueue:
+		q.changes, q.head = nil, 0 // a burst is over: its memory goes
+	default:
+		q.changes, q.head = q.changes[:0], 0
+	}
+	return c, true
+}
+
+func (q *changeQueue) len() int {
+	q.lock.Lock()
+	defer q.lock.Unlock()
+	return len(q.changes) - q.head
+}
+
+func (q *changeQueue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
