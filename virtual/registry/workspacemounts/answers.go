@@ -29,35 +29,17 @@ import (
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
-// listAnswer is List's answer: a WorkspaceMountList whose items are the
-// store's entries, decoded only when something reads them as objects.
-//
-// It is a runtime.CacheableObject: the API server's encoders hand it their
-// identifier, and for the server's plain JSON encoder of this API's version
-// (REST.WithEncodedJSON) it writes the list from the entries' JSON, the
-// bytes that encoder writes of the list. Any other encoder (YAML, pretty
-// JSON) encodes GetObject, the list with its items decoded.
-//
-// The list handler reads a list's items in two more ways: ConvertToTable
-// (a Table), and meta.EachListItem (a PartialObjectMetadataList,
-// handlers/response.go asPartialObjectMetadataList). meta.EachListItem asks
-// a runtime.Unstructured for the items (EachListItem) instead of reading
-// its Items field by reflection (apimachinery meta/help.go eachListItem):
-// listAnswer is one, whose EachListItem decodes. The handler's empty-list
-// fix-up (transformResponseObject: meta.LenList, meta.SetList, by
-// reflection) sees Items, empty until decoded, and sets []: the entries are
-// still what the list holds. An answer belongs to one request: it has no
-// lock.
+// listAnswer is List's answer, a [runtime.CacheableObject] whose items are
+// the store's entries, written from their JSON for the server's plain JSON
+// encoder and decoded only for anything else. It belongs to one request. See
+// docs/design/registry-answers.md.
 type listAnswer struct {
 	wsmv1alpha1.WorkspaceMountList
-	// entries are the list's objects, shared with the store (read only).
-	entries []*entry
-	// decoded is whether Items holds the entries' objects; replaced whether
-	// Items is what the list holds instead (SetUnstructuredContent).
+	entries []*entry // the store's, read only
+	// decoded: Items holds the entries' objects; replaced: Items is what the
+	// list holds instead.
 	decoded, replaced bool
-	// jsonEncoder is the identifier of the encoder whose output the
-	// entries' JSON is (empty: none).
-	jsonEncoder runtime.Identifier
+	jsonEncoder       runtime.Identifier
 }
 
 var (
@@ -77,7 +59,6 @@ func newListAnswer(listMeta metav1.ListMeta, entries []*entry, jsonEncoder runti
 	}
 }
 
-// items decodes the entries into Items, once.
 func (l *listAnswer) items() []wsmv1alpha1.WorkspaceMount {
 	if !l.decoded {
 		l.decoded = true
@@ -100,9 +81,8 @@ func (l *listAnswer) DeepCopyObject() runtime.Object {
 	return l.GetObject().DeepCopyObject()
 }
 
-// CacheEncode implements runtime.CacheableObject. The output is that of the
-// apimachinery JSON serializer's streaming list encoder (and of its plain
-// one): {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]} and a newline.
+// CacheEncode implements runtime.CacheableObject, writing what the JSON
+// serializer's list encoders write.
 func (l *listAnswer) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	if id != l.jsonEncoder || l.replaced {
 		return encode(l.GetObject(), w)
@@ -184,10 +164,8 @@ func (l *listAnswer) NewEmptyInstance() runtime.Unstructured {
 	return &listAnswer{WorkspaceMountList: wsmv1alpha1.WorkspaceMountList{TypeMeta: l.TypeMeta}, decoded: true, replaced: true}
 }
 
-// eventObject is the object of a watch event: a store's entry, with the
-// resource version of the event's moment (empty: its own). Like a list, it
-// is a runtime.CacheableObject: for the server's plain JSON encoder it is
-// the entry's JSON; for any other encoder, the decoded object (GetObject).
+// eventObject is a watch event's object: an entry, with the resource version
+// of the event's moment (empty: its own), written like a [listAnswer].
 type eventObject struct {
 	entry           *entry
 	resourceVersion string
@@ -209,20 +187,13 @@ func (o *eventObject) GetObjectKind() schema.ObjectKind {
 	return &metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.Kind}
 }
 
-// watchFrameIdentifier is how the identifier of the API server's encoder
-// of whole watch events begins (handlers/response.go watchEncoder: JSON of
-// watchEncoderIdentifier, Name "watch"). That encoder hands the event's
-// object to the encoder of the object, which asks the object again with
-// its own identifier.
+// watchFrameIdentifier begins the identifier of the server's encoder of
+// whole watch events, which asks the object's encoder in turn.
 const watchFrameIdentifier = `{"name":"watch",`
 
-// CacheEncode implements runtime.CacheableObject. For the plain JSON
-// encoder the output is its own: the object's JSON and a newline. The
-// encoder of whole events gets the eventObject itself, so that the encoder
-// of the object, which it calls, asks again (any encoder honours a
-// runtime.CacheableObject); every other one the decoded object. Should
-// the identifier of the encoder of events change, the object is decoded:
-// slower, the same bytes.
+// CacheEncode implements runtime.CacheableObject: the entry's JSON for the
+// plain JSON encoder, itself for the encoder of whole events, else the
+// decoded object.
 func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	switch {
 	case id == o.jsonEncoder && (o.resourceVersion == "" || !o.entry.resourceVersion.empty()):
@@ -243,16 +214,12 @@ func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Obj
 	}
 }
 
-// encodedChunkSize is about the size of the writes of a list or a Table
-// written from the store's JSON.
+// encodedChunkSize is about the size of each write of a list or a Table.
 const encodedChunkSize = 32 << 10
 
-// chunkedWriter writes a JSON object as the apimachinery JSON serializer's
-// streaming list encoder writes one (runtime/serializer/json/collections.go):
-// "{" alone first, the API server's response writer telling a streamed
-// answer by a first write of a few bytes, then the rest, in pieces of about
-// encodedChunkSize rather than item by item: the caller appends to chunk,
-// and calls next after each item.
+// chunkedWriter writes a JSON object as the JSON serializer's streaming list
+// encoder does, "{" alone first, then in pieces of about encodedChunkSize:
+// the caller appends to chunk and calls next after each item.
 type chunkedWriter struct {
 	w     io.Writer
 	chunk []byte
@@ -264,8 +231,7 @@ func newChunkedWriter(w io.Writer) *chunkedWriter {
 	return &chunkedWriter{w: w, chunk: make([]byte, 0, 2*encodedChunkSize), err: err}
 }
 
-// next writes the chunk out once it holds encodedChunkSize bytes, and
-// returns the error of any write so far.
+// next writes the chunk once it is full, and returns any write's error.
 func (c *chunkedWriter) next() error {
 	if c.err == nil && len(c.chunk) >= encodedChunkSize {
 		_, c.err = c.w.Write(c.chunk)
@@ -274,7 +240,7 @@ func (c *chunkedWriter) next() error {
 	return c.err
 }
 
-// close writes the chunk with end, and returns the error of any write.
+// close writes the chunk with end.
 func (c *chunkedWriter) close(end string) error {
 	if c.err != nil {
 		return c.err

@@ -61,11 +61,8 @@ func spanOf(start, n int) span {
 
 func (s span) empty() bool { return s.start == s.end }
 
-// summary is what lists, watches and Tables read of a WorkspaceMount
-// besides its JSON: where it sorts (cluster, name), what selectors match
-// (labels, fieldSet) and what its Table row shows (columns). Its strings
-// are the object's: most share memory with the Workspace the informer
-// caches.
+// summary is what ordering, selectors and a Table row read of an object;
+// its strings share memory with the Workspace the informer caches.
 type summary struct {
 	cluster                              logicalcluster.Name
 	name                                 string
@@ -77,15 +74,12 @@ type summary struct {
 	workspacePhase                       string
 	shard                                string
 	url, reason                          string
-	// lastTransition is status.lastTransitionTime, in Unix seconds (0: none).
-	lastTransition int64
-	ready          bool
-	// verbatim tells whether JSON writes each of the strings as it is
-	// (jsonVerbatim): then a Table's cells are copied, not scanned.
+	lastTransition                       int64 // Unix seconds, 0 for none
+	ready                                bool
+	// verbatim: JSON writes every string as it is, so cells are copied.
 	verbatim bool
 }
 
-// summarize reads the summary of an object.
 func summarize(wsm *wsmv1alpha1.WorkspaceMount) summary {
 	s := summary{
 		cluster:        logicalcluster.From(wsm),
@@ -96,9 +90,7 @@ func summarize(wsm *wsmv1alpha1.WorkspaceMount) summary {
 		mountKind:      wsm.Spec.MountRef.Kind,
 		mountNamespace: wsm.Spec.MountRef.Namespace,
 		mountName:      wsm.Spec.MountRef.Name,
-		// Phases and reasons come from a few values, parsed anew from each
-		// status annotation: one copy of each.
-		phase:          unique.Make(wsm.Status.Phase).Value(),
+		phase:          unique.Make(wsm.Status.Phase).Value(), // one copy of each of a few values
 		ready:          wsm.Status.Ready,
 		workspacePhase: wsm.Status.WorkspacePhase,
 		shard:          wsm.Status.Shard,
@@ -117,7 +109,6 @@ func summarize(wsm *wsmv1alpha1.WorkspaceMount) summary {
 	return s
 }
 
-// strings are the summary's strings.
 func (s *summary) strings() []string {
 	return []string{
 		s.cluster.String(), s.name, s.workspacePath, s.mountKind, s.mountNamespace, s.mountName,
@@ -125,8 +116,7 @@ func (s *summary) strings() []string {
 	}
 }
 
-// validUTF8 tells whether the summary's strings are what they are once the
-// object went through JSON (which replaces invalid UTF-8).
+// validUTF8 tells whether the strings survive JSON, which replaces invalid UTF-8.
 func (s *summary) validUTF8() bool {
 	for _, str := range s.strings() {
 		if !utf8.ValidString(str) {
@@ -140,7 +130,6 @@ func (s *summary) listKey() listKey {
 	return listKey{cluster: s.cluster, name: s.name}
 }
 
-// fieldSet is what field selectors match on.
 func (s *summary) fieldSet() fields.Set {
 	return fields.Set{
 		"metadata.name":                s.name,
@@ -151,14 +140,10 @@ func (s *summary) fieldSet() fields.Set {
 	}
 }
 
-// labelSet is what label selectors match on.
 func (s *summary) labelSet() labels.Set { return s.labels }
 
-// metadataKey is how the object's metadata starts in its JSON: after its
-// kind and apiVersion.
 var metadataKey = []byte(`"metadata":`)
 
-// newEntry is the entry of an object, from its JSON.
 func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 	object, err := json.Marshal(wsm)
 	if err != nil {
@@ -177,8 +162,7 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 	}
 	e := &entry{summary: summarize(wsm), json: object, metadata: spanOf(start, len(metadata))}
 	if wsm.ResourceVersion != "" {
-		// The first key "resourceVersion" of the metadata is its own: the
-		// fields before it (name, uid) are strings, whose quotes JSON escapes.
+		// The first "resourceVersion" key is the metadata's: quotes in strings are escaped.
 		value, err := json.Marshal(wsm.ResourceVersion)
 		if err != nil {
 			return nil, err
@@ -191,7 +175,6 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 		e.resourceVersion = spanOf(start+at, len(value))
 	}
 	if !e.validUTF8() {
-		// Strings JSON changed: what the object reads once decoded.
 		decoded, err := e.object()
 		if err != nil {
 			return nil, err
@@ -201,7 +184,6 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 	return e, nil
 }
 
-// object decodes the entry's object: the caller's own.
 func (e *entry) object() (*wsmv1alpha1.WorkspaceMount, error) {
 	wsm := &wsmv1alpha1.WorkspaceMount{}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(e.json, wsm); err != nil {
@@ -210,9 +192,8 @@ func (e *entry) object() (*wsmv1alpha1.WorkspaceMount, error) {
 	return wsm, nil
 }
 
-// objectAt is the entry's object with resourceVersion (unless empty) as its
-// own, for an answer that cannot return an error: should the JSON not
-// decode, the object has the entry's name and cluster only, the error logged.
+// objectAt is the entry's object with resourceVersion, unless empty; should
+// the JSON not decode, it has the entry's name and cluster only.
 func (e *entry) objectAt(resourceVersion string) *wsmv1alpha1.WorkspaceMount {
 	wsm, err := e.object()
 	if err != nil {
@@ -228,9 +209,8 @@ func (e *entry) objectAt(resourceVersion string) *wsmv1alpha1.WorkspaceMount {
 	return wsm
 }
 
-// appendJSON appends the object's JSON, with resourceVersion (quoted JSON)
-// as its metadata.resourceVersion unless nil, which the caller knows the
-// entry has a place for.
+// appendJSON appends the object's JSON, with resourceVersion (quoted) in
+// the place the caller knows the entry has, unless nil.
 func (e *entry) appendJSON(b, resourceVersion []byte) []byte {
 	if resourceVersion == nil {
 		return append(b, e.json...)
@@ -240,8 +220,7 @@ func (e *entry) appendJSON(b, resourceVersion []byte) []byte {
 	return append(b, e.json[e.resourceVersion.end:]...)
 }
 
-// sameExceptResourceVersion tells whether two entries hold the same object
-// but for the resource version: a relist's or a resync's echo.
+// sameExceptResourceVersion tells a relist's or resync's echo.
 func sameExceptResourceVersion(a, b *entry) bool {
 	return bytes.Equal(a.json[:a.resourceVersion.start], b.json[:b.resourceVersion.start]) &&
 		bytes.Equal(a.json[a.resourceVersion.end:], b.json[b.resourceVersion.end:])
