@@ -70,13 +70,11 @@ func (l *listAnswer) items() []wsmv1alpha1.WorkspaceMount {
 	return l.Items
 }
 
-// GetObject implements runtime.CacheableObject: the list, its items decoded.
 func (l *listAnswer) GetObject() runtime.Object {
 	l.items()
 	return &l.WorkspaceMountList
 }
 
-// DeepCopyObject implements runtime.Object.
 func (l *listAnswer) DeepCopyObject() runtime.Object {
 	return l.GetObject().DeepCopyObject()
 }
@@ -115,10 +113,8 @@ func (l *listAnswer) CacheEncode(id runtime.Identifier, encode func(runtime.Obje
 	return out.close("]}\n")
 }
 
-// IsList implements runtime.Unstructured.
 func (l *listAnswer) IsList() bool { return true }
 
-// EachListItem implements runtime.Unstructured: the decoded items.
 func (l *listAnswer) EachListItem(fn func(runtime.Object) error) error {
 	items := l.items()
 	for i := range items {
@@ -129,7 +125,6 @@ func (l *listAnswer) EachListItem(fn func(runtime.Object) error) error {
 	return nil
 }
 
-// EachListItemWithAlloc implements runtime.Unstructured: copies of the decoded items.
 func (l *listAnswer) EachListItemWithAlloc(fn func(runtime.Object) error) error {
 	for _, item := range l.items() {
 		if err := fn(&item); err != nil {
@@ -139,7 +134,6 @@ func (l *listAnswer) EachListItemWithAlloc(fn func(runtime.Object) error) error 
 	return nil
 }
 
-// UnstructuredContent implements runtime.Unstructured: the list as a map.
 func (l *listAnswer) UnstructuredContent() map[string]interface{} {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(l.GetObject())
 	if err != nil {
@@ -149,8 +143,7 @@ func (l *listAnswer) UnstructuredContent() map[string]interface{} {
 	return content
 }
 
-// SetUnstructuredContent implements runtime.Unstructured: the list becomes
-// content, as a WorkspaceMountList reads it.
+// SetUnstructuredContent replaces the list by content.
 func (l *listAnswer) SetUnstructuredContent(content map[string]interface{}) {
 	list := wsmv1alpha1.WorkspaceMountList{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, &list); err != nil {
@@ -159,7 +152,6 @@ func (l *listAnswer) SetUnstructuredContent(content map[string]interface{}) {
 	l.WorkspaceMountList, l.entries, l.decoded, l.replaced = list, nil, true, true
 }
 
-// NewEmptyInstance implements runtime.Unstructured: an empty list.
 func (l *listAnswer) NewEmptyInstance() runtime.Unstructured {
 	return &listAnswer{WorkspaceMountList: wsmv1alpha1.WorkspaceMountList{TypeMeta: l.TypeMeta}, decoded: true, replaced: true}
 }
@@ -174,15 +166,12 @@ type eventObject struct {
 
 var _ runtime.CacheableObject = &eventObject{}
 
-// GetObject implements runtime.CacheableObject: the decoded object.
 func (o *eventObject) GetObject() runtime.Object {
 	return o.entry.objectAt(o.resourceVersion)
 }
 
-// DeepCopyObject implements runtime.Object.
 func (o *eventObject) DeepCopyObject() runtime.Object { return o.GetObject() }
 
-// GetObjectKind implements runtime.Object: a WorkspaceMount's.
 func (o *eventObject) GetObjectKind() schema.ObjectKind {
 	return &metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.Kind}
 }

@@ -126,28 +126,13 @@ func everyVisibilityRecheckInterval() (<-chan time.Time, func()) {
 	return ticker.C, ticker.Stop
 }
 
-// New implements rest.Storage.
-func (r *REST) New() runtime.Object { return &wsmv1alpha1.WorkspaceMount{} }
-
-// Destroy implements rest.Storage.
-func (r *REST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper: WorkspaceMounts are cluster-scoped.
-func (r *REST) NamespaceScoped() bool { return false }
-
-// Kind implements rest.KindProvider.
-func (r *REST) Kind() string { return wsmv1alpha1.Kind }
-
-// GetSingularName implements rest.SingularNameProvider.
+func (r *REST) New() runtime.Object     { return &wsmv1alpha1.WorkspaceMount{} }
+func (r *REST) Destroy()                {}
+func (r *REST) NamespaceScoped() bool   { return false }
+func (r *REST) Kind() string            { return wsmv1alpha1.Kind }
 func (r *REST) GetSingularName() string { return wsmv1alpha1.Singular }
-
-// ShortNames implements rest.ShortNamesProvider.
-func (r *REST) ShortNames() []string { return []string{wsmv1alpha1.ShortName} }
-
-// Categories implements rest.CategoriesProvider.
-func (r *REST) Categories() []string { return []string{wsmv1alpha1.CategoryName} }
-
-// NewList implements rest.Lister.
+func (r *REST) ShortNames() []string    { return []string{wsmv1alpha1.ShortName} }
+func (r *REST) Categories() []string    { return []string{wsmv1alpha1.CategoryName} }
 func (r *REST) NewList() runtime.Object { return &wsmv1alpha1.WorkspaceMountList{} }
 
 // Get implements rest.Getter. It needs one cluster: a name is not unique across clusters.

@@ -80,7 +80,7 @@ func newWatcher(store *Store, options watchOptions) func(watchStart, string) *wa
 	return func(first watchStart, resourceVersion string) *watcher {
 		return &watcher{
 			store: store, watchOptions: options, first: first, resourceVersion: resourceVersion,
-			incoming: changeQueue{ready: make(chan struct{}, 1)},
+			incoming: newChangeQueue(),
 			result:   make(chan watch.Event),
 			done:     make(chan struct{}),
 		}

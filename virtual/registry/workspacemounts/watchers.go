@@ -20,6 +20,8 @@ import (
 	"context"
 	"sync"
 
+	"k8s.io/utils/buffer"
+
 	"github.com/kcp-dev/logicalcluster/v3"
 )
 
@@ -141,52 +143,43 @@ func (s *Store) snapshotClusters(w *watcher, clusters []logicalcluster.Name) clu
 }
 
 // changeQueue is a watcher's changes pushed and not yet processed, at most
-// [watcherBuffer], in a slice as long as the watcher lags; ready holds a
-// signal whenever changes wait.
+// [watcherBuffer]; ready holds a signal whenever changes wait.
 type changeQueue struct {
 	lock    sync.Mutex
-	changes []change
-	head    int // changes[head:] wait
+	changes *buffer.Ring[change]
 	ready   chan struct{}
+}
+
+func newChangeQueue() changeQueue {
+	return changeQueue{changes: buffer.NewRing[change](buffer.RingOptions{NormalSize: maxIdleQueue}), ready: make(chan struct{}, 1)}
 }
 
 // push appends c, unless watcherBuffer changes wait already.
 func (q *changeQueue) push(c change) bool {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	if len(q.changes)-q.head >= watcherBuffer {
+	if q.changes.Len() >= watcherBuffer {
 		return false
 	}
-	q.changes = append(q.changes, c)
+	q.changes.WriteOne(c)
 	q.signal()
 	return true
 }
 
-// pop takes the oldest change, if one waits.
 func (q *changeQueue) pop() (change, bool) {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	if q.head == len(q.changes) {
-		return change{}, false
-	}
-	c := q.changes[q.head]
-	q.changes[q.head] = change{}
-	q.head++
-	switch {
-	case q.head < len(q.changes):
+	c, ok := q.changes.ReadOne()
+	if q.changes.Len() > 0 {
 		q.signal()
-	case cap(q.changes) > maxIdleQueue:
-		q.changes, q.head = nil, 0 // a burst is over: its memory goes
-	default:
-		q.changes, q.head = q.changes[:0], 0
 	}
-	return c, true
+	return c, ok
 }
 
 func (q *changeQueue) len() int {
 	q.lock.Lock()
 	defer q.lock.Unlock()
-	return len(q.changes) - q.head
+	return q.changes.Len()
 }
 
 func (q *changeQueue) signal() {
