@@ -25,13 +25,11 @@ import (
 // historySize bounds the changes kept for watches from a resource version.
 const historySize = 1000
 
-// errResourceVersionTooOld is a watch's from a resource version whose
-// changes are not all kept: the client must list again.
+// errResourceVersionTooOld: the client must list again.
 var errResourceVersionTooOld = errors.New("too old resource version")
 
-// history is a ring of the last changes, so that a watch from a list's
-// resource version gets what happened since. Every change of a source after
-// its historyStart is in it.
+// history is a ring of the last changes; every change of a source after its
+// historyStart is in it.
 type history struct {
 	changes []recordedChange
 	oldest  int // once full
@@ -55,8 +53,7 @@ func (h *history) all() iter.Seq[recordedChange] {
 	}
 }
 
-// recordLocked keeps a change of a synced source, forgetting the oldest
-// change when full.
+// recordLocked keeps a change of a synced source, forgetting the oldest.
 func (s *Store) recordLocked(src *source, c change) {
 	if !src.synced {
 		return // no watch starts from before the source's first list
@@ -73,8 +70,7 @@ func (s *Store) recordLocked(src *source, c change) {
 	h.oldest = (h.oldest + 1) % historySize
 }
 
-// forgetHistoryLocked empties the history: the sources changed, and a
-// version from before names other ones.
+// forgetHistoryLocked empties the history when the sources change.
 func (s *Store) forgetHistoryLocked() {
 	s.history = history{}
 	for _, src := range s.sources {
@@ -82,8 +78,7 @@ func (s *Store) forgetHistoryLocked() {
 	}
 }
 
-// replayLocked are the changes a watch from since gets first, or why it
-// cannot start from there.
+// replayLocked are the changes a watch from since gets first.
 func (s *Store) replayLocked(since map[string]uint64) ([]change, error) {
 	if n, plain := since[""]; plain && len(since) == 1 && len(s.sources) == 1 {
 		for name := range s.sources {

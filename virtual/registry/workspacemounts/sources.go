@@ -33,13 +33,11 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 )
 
-// source is one shard's Workspace informer, and its LogicalCluster
-// informer for the clusters' paths.
+// source is one shard's Workspace and LogicalCluster informers.
 type source struct {
 	name                    string
 	lastSyncResourceVersion func() string
-	// synced is set, and the source's history starts, once the informers'
-	// first lists are in the store.
+	// synced: the first lists are in the store, and the history starts.
 	synced bool
 	// resourceVersion is that of the newest Workspace seen.
 	resourceVersion uint64
@@ -49,9 +47,8 @@ type source struct {
 	removed         chan struct{}
 }
 
-// AddShard adds a shard's informers as a source; the caller starts them.
-// The shard named "" is --kubeconfig's single shard: its objects name no
-// shard. A watch from a version before it must list again.
+// AddShard adds a shard's informers, which the caller starts, as a source;
+// "" is --kubeconfig's single shard.
 func (s *Store) AddShard(name string, workspaces, logicalClusters cache.SharedIndexInformer) error {
 	s.lock.Lock()
 	defer s.lock.Unlock() // the handlers wait until the source is complete
@@ -89,8 +86,7 @@ func (s *Store) AddShard(name string, workspaces, logicalClusters cache.SharedIn
 }
 
 // markSyncedWhenDone marks src synced once its handlers have had the first
-// lists: its history starts then, since the store cannot know what came
-// before an informer's list.
+// lists; see docs/design/registry-resource-versions.md.
 func (s *Store) markSyncedWhenDone(src *source, checkers []cache.DoneChecker) {
 	for _, checker := range checkers {
 		select {
@@ -109,8 +105,7 @@ func (s *Store) markSyncedWhenDone(src *source, checkers []cache.DoneChecker) {
 	src.historyStart = max(src.historyStart, src.resourceVersion)
 }
 
-// RemoveShard drops a source and its objects, DELETED for the watchers; the
-// informers are the caller's to stop. A watch from before must list again.
+// RemoveShard drops a source and its objects; the caller stops its informers.
 func (s *Store) RemoveShard(name string) {
 	s.lock.Lock()
 	defer s.lock.Unlock()
@@ -157,8 +152,7 @@ func clusterPathOf(obj interface{}) string {
 	return ""
 }
 
-// clusterPathKnown converts the Workspaces of a LogicalCluster's cluster
-// again, now that its path is known.
+// clusterPathKnown converts a cluster's Workspaces again, with its path.
 func (s *Store) clusterPathKnown(src *source, obj interface{}) {
 	lc, ok := obj.(*corev1alpha1.LogicalCluster)
 	if !ok || clusterPathOf(lc) == "" {
@@ -179,8 +173,7 @@ func (s *Store) clusterPathKnown(src *source, obj interface{}) {
 	}
 }
 
-// clusterPath is the path of a logical cluster of src, empty when not
-// known: root's LogicalCluster carries none.
+// clusterPath is a cluster's path, empty when not known.
 func (src *source) clusterPath(cluster logicalcluster.Name) logicalcluster.Path {
 	if cluster == core.RootCluster {
 		return core.RootCluster.Path()
@@ -195,14 +188,12 @@ func (src *source) clusterPath(cluster logicalcluster.Name) logicalcluster.Path 
 	return logicalcluster.NewPath(clusterPathOf(obj))
 }
 
-// advance moves the source's resource version forward, never back: a
-// relist hands out Workspaces in no order, and a deletion its own revision.
+// advance moves the source's resource version forward, never back.
 func (src *source) advance(resourceVersion string) {
 	src.resourceVersion = max(src.resourceVersion, parseResourceVersion(resourceVersion))
 }
 
-// versionLocked is the store's resource version: its one source's number,
-// or name=number,... sorted by name.
+// versionLocked is the store's resource version, name=number,... or one number.
 func (s *Store) versionLocked() string {
 	if len(s.sources) == 1 {
 		for _, src := range s.sources {
@@ -216,8 +207,7 @@ func (s *Store) versionLocked() string {
 	return strings.Join(parts, ",")
 }
 
-// parseVersion reads a resource version the store gave, a plain number
-// under the key "", or nil for anything else.
+// parseVersion reads a version the store gave, a plain number as "", else nil.
 func parseVersion(rv string) map[string]uint64 {
 	if !strings.Contains(rv, "=") {
 		if n := parseResourceVersion(rv); n > 0 {
@@ -304,8 +294,7 @@ func (s *Store) remove(src *source, obj interface{}) {
 	if s.sources[src.name] != src {
 		return // removed
 	}
-	// A deletion happened at its own revision, a missed one (a tombstone of a
-	// relist) at the latest by the relist's.
+	// A missed deletion, a relist's tombstone, happened by the relist's revision.
 	if ws, ok := obj.(*tenancyv1alpha1.Workspace); ok && !isTombstone {
 		src.advance(ws.ResourceVersion)
 	} else {
@@ -317,8 +306,7 @@ func (s *Store) remove(src *source, obj interface{}) {
 	}
 }
 
-// dispatchLocked gives a change of src the store's version, records it and
-// pushes it to the watchers.
+// dispatchLocked records a change of src and pushes it to the watchers.
 func (s *Store) dispatchLocked(src *source, c change) {
 	c.version = s.versionLocked()
 	s.recordLocked(src, c)

@@ -41,26 +41,22 @@ type Store struct {
 	byCluster map[logicalcluster.Name]map[string]*entry
 	slots     clusterSlots
 
-	// watchersLock is taken after lock; a watcher registers under the read
-	// lock, so no push comes between its first events and its registration.
+	// watchersLock is taken after lock, by pushes under the write lock.
 	watchersLock sync.Mutex
 	watchers     map[*watcher]struct{}
 
 	history history
 
-	// sorted caches the sorted lists handed out, per cluster and for
-	// allClusters, and clusterOrder the sorted cluster names; readers fill
-	// them under the read lock and sortedLock, writers empty them.
+	// sorted and clusterOrder cache sorted lists: readers fill them under the
+	// read lock and sortedLock, writers empty them.
 	sortedLock   sync.Mutex
 	sorted       map[logicalcluster.Name][]*entry
 	clusterOrder []logicalcluster.Name
 }
 
-// allClusters is the key of the sorted list of all clusters.
 const allClusters = logicalcluster.Name("")
 
-// NewStore is a store of the Workspaces rule says are mounted, without
-// sources until [Store.AddShard].
+// NewStore is a store of the Workspaces rule says are mounted.
 func NewStore(rule mount.Rule) *Store {
 	return &Store{
 		rule:      rule,
@@ -105,8 +101,7 @@ func (s *Store) setLocked(key string, e *entry) {
 	s.byCluster[e.cluster][key] = e
 }
 
-// deleteLocked forgets e and tells whether that emptied its cluster, whose
-// slot is then released with the change pushed next.
+// deleteLocked forgets e and tells whether that emptied its cluster.
 func (s *Store) deleteLocked(key string, e *entry) (emptied bool) {
 	s.invalidateSortedLocked(e.cluster)
 	delete(s.items, key)
@@ -139,8 +134,7 @@ func (s *Store) sortedClusterLocked(cluster logicalcluster.Name) []*entry {
 	return sorted
 }
 
-// sortedClustersLocked is the cached sorted list of the clusters with
-// objects. Same locks as [Store.sortedClusterLocked].
+// sortedClustersLocked is the cached sorted list of clusters with objects.
 func (s *Store) sortedClustersLocked() []logicalcluster.Name {
 	if s.clusterOrder == nil {
 		s.clusterOrder = make([]logicalcluster.Name, 0, len(s.byCluster))
@@ -152,8 +146,7 @@ func (s *Store) sortedClustersLocked() []logicalcluster.Name {
 	return s.clusterOrder
 }
 
-// sortedAllLocked is every entry, the clusters' sorted lists one after the
-// other. Same locks as [Store.sortedClusterLocked].
+// sortedAllLocked is every entry, the clusters' sorted lists one after another.
 func (s *Store) sortedAllLocked() []*entry {
 	if sorted, cached := s.sorted[allClusters]; cached {
 		return sorted

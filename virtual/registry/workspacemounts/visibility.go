@@ -92,8 +92,7 @@ func (v *clusterVisibility) forget(slot uint32) {
 	v.allowed.trim()
 }
 
-// askWithin asks about cluster and waits for the answer until ctx is done,
-// whether or not ask heeds ctx: the authorizer bounds every review.
+// askWithin waits for ask until ctx is done, whether or not ask heeds ctx.
 func askWithin(ctx context.Context, ask VisibilityFunc, cluster logicalcluster.Name, maxAge time.Duration) (bool, error) {
 	type answer struct {
 		visible bool
@@ -112,19 +111,15 @@ func askWithin(ctx context.Context, ask VisibilityFunc, cluster logicalcluster.N
 	}
 }
 
-// clusterSlots number the clusters with objects densely, so that a
-// [clusterVisibility] keeps two bits per cluster. A slot released with a
-// cluster's last object is taken again only once every watcher has
-// processed that change, which forgets its answer there. The store's lock
-// guards them.
+// clusterSlots number the clusters with objects densely, under the store's
+// lock; a released slot is taken again only once every watcher is past its
+// release. See docs/design/registry-watch-visibility.md.
 type clusterSlots struct {
 	byName map[logicalcluster.Name]uint32
-	// names are the clusters by slot; a released slot keeps its last name
-	// until taken again.
+	// names are the clusters by slot, a released one's until taken again.
 	names    []logicalcluster.Name
 	released []releasedSlot // oldest first
-	// pushed counts the changes pushed to the watchers.
-	pushed uint64
+	pushed   uint64
 }
 
 // releasedSlot is free once every watcher has processed after changes.
@@ -138,8 +133,7 @@ type slotCluster struct {
 	cluster logicalcluster.Name
 }
 
-// slotLocked is the slot of cluster, taken for it if it has none: the
-// oldest released slot every watcher is past, else a new one.
+// slotLocked is the slot of cluster, taken for it if it has none.
 func (s *Store) slotLocked(cluster logicalcluster.Name) uint32 {
 	if slot, found := s.slots.byName[cluster]; found {
 		return slot
@@ -160,8 +154,7 @@ func (s *Store) slotLocked(cluster logicalcluster.Name) uint32 {
 	return slot
 }
 
-// releaseSlotLocked releases the slot of a cluster that has just lost its
-// last object, with the change pushed next.
+// releaseSlotLocked releases a cluster's slot with the change pushed next.
 func (s *Store) releaseSlotLocked(cluster logicalcluster.Name) {
 	slot, found := s.slots.byName[cluster]
 	if !found {
@@ -182,8 +175,7 @@ func (s *Store) watchersProcessedLocked() uint64 {
 	return processed
 }
 
-// clustersOfSlots are the clusters holding slots now, with objects; a
-// released slot is left out, for its change, still to process, forgets it.
+// clustersOfSlots are the clusters holding slots now; released ones are left out.
 func (s *Store) clustersOfSlots(slots []uint32) []slotCluster {
 	s.lock.RLock()
 	defer s.lock.RUnlock()

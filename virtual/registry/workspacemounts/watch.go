@@ -48,23 +48,18 @@ type watchOptions struct {
 	// initialEventsEnd asks for a bookmark at the end of the initial events.
 	initialEventsEnd bool
 	bookmarks        bool
-	// resumed: the watch starts from a resource version, its client has
-	// the objects already.
+	// resumed: from a resource version, its client has the objects already.
 	resumed bool
 }
 
-// watcher is one watch request: it sends the initial objects, then the
-// changes as its filter sees them (an object leaving it is DELETED), and
-// follows its user's access, ending or bringing its client in line when it
-// changes. Only its goroutine reads or changes its visibility answers, so
-// that they describe what it has sent. See
-// docs/design/registry-watch-visibility.md.
+// watcher is one watch: the initial objects, then the changes as its filter
+// sees them, following its user's access; only its goroutine touches its
+// answers. See docs/design/registry-watch-visibility.md.
 type watcher struct {
 	store *Store
 	watchOptions
 	first watchStart
-	// resourceVersion is the store's when the watcher was registered, then
-	// that of the last change or re-check it processed.
+	// resourceVersion is that of the last change or re-check processed.
 	resourceVersion string
 
 	// processed counts the store's changes the watcher has processed.
@@ -87,12 +82,10 @@ func newWatcher(store *Store, options watchOptions) func(watchStart, string) *wa
 	}
 }
 
-// ResultChan implements watch.Interface.
 func (w *watcher) ResultChan() <-chan watch.Event {
 	return w.result
 }
 
-// Stop implements watch.Interface.
 func (w *watcher) Stop() {
 	w.stopOnce.Do(func() {
 		close(w.done)
@@ -100,8 +93,7 @@ func (w *watcher) Stop() {
 	})
 }
 
-// push is called with the store locked: it must not block, and a watcher
-// too slow to take the change stops later.
+// push runs under the store lock: a watcher too slow stops later.
 func (w *watcher) push(c change) {
 	if !w.incoming.push(c) {
 		go w.Stop()
@@ -134,8 +126,7 @@ func (w *watcher) run() {
 		}
 	}
 	if w.cluster == "" && w.resumed {
-		// The client has the clusters visible a moment ago: answers of now,
-		// so that one going out of sight later is DELETED.
+		// Answers of now, so that a cluster going out of sight is DELETED.
 		for _, c := range w.store.currentClusters() {
 			w.visibility.visible(c.cluster, c.slot)
 			if w.failed() {
@@ -189,8 +180,7 @@ func (w *watcher) failed() bool {
 	return true
 }
 
-// translate turns a store change into the event this watcher sees; the
-// change that empties a cluster forgets the answer at its slot.
+// translate turns a store change into the event the watcher sees.
 func (w *watcher) translate(c change) (watch.Event, bool) {
 	wasIn := c.old != nil && w.shows(c.old)
 	isIn := c.new != nil && w.shows(c.new)
@@ -212,14 +202,12 @@ func (w *watcher) translate(c change) (watch.Event, bool) {
 	}
 }
 
-// object is the object of an event, with the store's version at the
-// change, from which a client resumes; an initial event keeps its own.
+// object is an event's object at version, the store's; empty keeps its own.
 func (w *watcher) object(e *entry, version string) *eventObject {
 	return &eventObject{entry: e, resourceVersion: version, jsonEncoder: w.jsonEncoder}
 }
 
-// shows tells whether the watcher's client sees e: at *, its cluster's
-// answer is asked before the selectors are.
+// shows tells whether the client sees e, visibility asked before selectors.
 func (w *watcher) shows(e *entry) bool {
 	if w.cluster != "" {
 		return w.matches(e)
@@ -227,12 +215,9 @@ func (w *watcher) shows(e *entry) bool {
 	return w.visibility.visible(e.cluster, e.slot) && w.matches(e)
 }
 
-// recheckVisibility asks again about the watch's one cluster, which ends
-// the watch when no longer visible, or at * about every cluster with an
-// answer and objects, sending DELETED or ADDED for the clusters whose answer
-// changed, at the snapshot's version after the changes queued before it.
-// An error or a re-check over recheckTimeout ends the watch: it returns
-// false. See docs/design/registry-watch-visibility.md.
+// recheckVisibility asks again about the watch's clusters, sending DELETED
+// or ADDED where an answer changed at *; false ends the watch. See
+// docs/design/registry-watch-visibility.md.
 func (w *watcher) recheckVisibility() bool {
 	ctx, cancel := context.WithTimeout(w.visibility.ctx, w.recheckTimeout)
 	defer cancel()
@@ -325,8 +310,7 @@ func (w *watcher) stopped() bool {
 	}
 }
 
-// bookmark carries the resource version of the last change the watcher
-// processed, never one still queued.
+// bookmark carries the version of the last change processed, none queued.
 func (w *watcher) bookmark(initialEventsEnd bool) watch.Event {
 	wsm := &wsmv1alpha1.WorkspaceMount{
 		TypeMeta:   metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.Kind},

@@ -26,35 +26,29 @@ import (
 )
 
 const (
-	// watcherBuffer is how many changes a watcher may lag behind before it
-	// is closed, its client then listing again.
+	// watcherBuffer is how far a watcher may lag before it is closed.
 	watcherBuffer = 1000
 	// maxIdleQueue is the most changes an empty queue keeps room for.
 	maxIdleQueue = 16
 )
 
-// change is one event for watchers: old is nil for an addition, new for a
-// deletion. version is the store's right after it, empty for a watch's
-// initial events; emptied marks the deletion of a cluster's last object,
-// which releases its slot.
+// change is one event for watchers at version, the store's after it; emptied
+// marks the deletion of a cluster's last object, releasing its slot.
 type change struct {
 	old, new *entry
 	version  string
 	emptied  bool
 }
 
-// watchStart is what a watcher sends before the live changes: the current
-// objects, one shared sorted list per cluster, or the changes since a
-// resource version.
+// watchStart is what a watcher sends first: the current objects, one shared
+// sorted list per cluster, or the changes since a resource version.
 type watchStart struct {
 	clusters [][]*entry
 	changes  []change
 }
 
-// watch registers a watcher and hands it, atomically with the registration,
-// its [watchStart]: the current objects of its cluster, or of every cluster
-// at *, when initial, else the history since the version since. It holds
-// the read lock only: lists and other watch starts go on, changes wait.
+// watch registers a watcher with its [watchStart], atomically, under the
+// read lock only: lists and other watch starts go on, changes wait.
 func (s *Store) watch(initial bool, cluster logicalcluster.Name, since map[string]uint64, newWatcher func(first watchStart, resourceVersion string) *watcher) (*watcher, error) {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
@@ -100,8 +94,7 @@ func (s *Store) unregister(w *watcher) {
 	delete(s.watchers, w)
 }
 
-// StopWatchesWhenDone ends every watch when ctx is done, so that a shutting
-// down server is not held open by its watchers.
+// StopWatchesWhenDone ends every watch when ctx is done.
 func (s *Store) StopWatchesWhenDone(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
@@ -117,9 +110,8 @@ func (s *Store) StopWatchesWhenDone(ctx context.Context) {
 	}()
 }
 
-// clustersSnapshot is the objects of some clusters at one moment, the
-// store's resource version then, and how many changes before it w's queue
-// held: those its watcher has yet to process.
+// clustersSnapshot is some clusters' objects at one version, and how many
+// changes before it the watcher has yet to process.
 type clustersSnapshot struct {
 	entries         map[logicalcluster.Name][]*entry
 	resourceVersion string
@@ -154,7 +146,6 @@ func newChangeQueue() changeQueue {
 	return changeQueue{changes: buffer.NewRing[change](buffer.RingOptions{NormalSize: maxIdleQueue}), ready: make(chan struct{}, 1)}
 }
 
-// push appends c, unless watcherBuffer changes wait already.
 func (q *changeQueue) push(c change) bool {
 	q.lock.Lock()
 	defer q.lock.Unlock()
