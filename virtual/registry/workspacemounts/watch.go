@@ -104,7 +104,6 @@ func (w *watcher) push(c change) {
 func (w *watcher) run() {
 	defer close(w.result)
 	rechecks, stop := w.visibilityTicks() // due while the first events are sent
-
 	defer stop()
 	registeredAt := w.resourceVersion // the store's, when the watcher was registered
 	for _, entries := range w.first.clusters {
