@@ -36,7 +36,7 @@ import (
 )
 
 // FuzzDecodeContinue: any continue token is decoded without a panic, into
-// a position that encodes and decodes to itself, or refused with a 400.
+// a list key that encodes and decodes to itself, or refused with a 400.
 func FuzzDecodeContinue(f *testing.F) {
 	f.Add("")
 	f.Add(encodeContinue(listKey{cluster: "c1", name: "a"}))
