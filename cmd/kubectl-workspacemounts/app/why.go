@@ -218,9 +218,8 @@ func mountAbsence(r WhyReport) string {
 	}
 }
 
-// availability shows the mount's availability at now, computed as the
-// virtual workspace computes it (MountAvailability.At): from
-// status.availability, or, where the virtual workspace serves none (a
+// availability shows the mount's availability at now, computed with
+// [wsmv1alpha1.MountAvailability.At]: from status.availability, or, where the virtual workspace serves none (a
 // mount in one state since the controller first saw it), from that state
 // alone, since its lastTransitionTime.
 func availability(s wsmv1alpha1.WorkspaceMountStatus, now time.Time) string {
@@ -231,10 +230,10 @@ func availability(s wsmv1alpha1.WorkspaceMountStatus, now time.Time) string {
 	case a == nil:
 		a = &wsmv1alpha1.MountAvailability{Since: *s.LastTransitionTime}
 	}
-	at := a.At(now, s.Ready)
+	ratio, current := a.At(now, s.Ready)
 	return fmt.Sprintf("ratio %s since %s (ready %s of %s before the current state; current state %s)",
-		at.Ratio, at.Since.UTC().Format(time.RFC3339),
-		seconds(at.ReadySeconds), seconds(at.ObservedSeconds), seconds(at.CurrentStateSeconds))
+		ratio, a.Since.UTC().Format(time.RFC3339),
+		seconds(a.ReadySeconds), seconds(a.ObservedSeconds), seconds(current))
 }
 
 func seconds(s int64) string {

@@ -64,7 +64,7 @@ func TestSlotsWaitForEveryWatcher(t *testing.T) {
 	require.Eventually(t, func() bool {
 		h.store.lock.RLock()
 		defer h.store.lock.RUnlock()
-		return h.store.watchersPositionLocked() == h.store.slots.pushed
+		return h.store.watchersProcessedLocked() == h.store.slots.pushed
 	}, eventually, tick)
 	h.add(mounted("c4", "a", mount.PhaseReady, nil))
 	h.flush()
@@ -90,7 +90,7 @@ func TestSlotsNoAnswerForAnotherCluster(t *testing.T) {
 	require.Eventually(t, func() bool {
 		h.store.lock.RLock()
 		defer h.store.lock.RUnlock()
-		return h.store.watchersPositionLocked() == h.store.slots.pushed
+		return h.store.watchersProcessedLocked() == h.store.slots.pushed
 	}, eventually, tick)
 	h.add(mounted("c2", "secret", mount.PhaseReady, nil))
 	h.flush()
@@ -111,7 +111,7 @@ func TestSlotsNoAnswerForAnotherCluster(t *testing.T) {
 func TestSlotsBoundedByClusters(t *testing.T) {
 	t.Parallel()
 	s := NewStore(mount.Rule{})
-	src := &source{hasSynced: func() bool { return true }, synced: true}
+	src := &source{synced: true}
 	s.sources[""] = src
 	r := NewREST(s, allVisible)
 	const clusters, rounds = 50, 20
@@ -143,7 +143,7 @@ func TestSlotsBoundedByClusters(t *testing.T) {
 		require.Eventually(t, func() bool {
 			s.lock.RLock()
 			defer s.lock.RUnlock()
-			return s.watchersPositionLocked() == s.slots.pushed
+			return s.watchersProcessedLocked() == s.slots.pushed
 		}, eventually, tick)
 	}
 	s.lock.RLock()
@@ -153,7 +153,7 @@ func TestSlotsBoundedByClusters(t *testing.T) {
 	s.watchersLock.Lock()
 	known := 0
 	for w := range s.watchers {
-		known += len(w.visibility.knownSlots())
+		known += len(w.visibility.known.ones())
 	}
 	s.watchersLock.Unlock()
 	require.Zero(t, known, "no answer kept for clusters gone")
