@@ -18,7 +18,6 @@ package workspacemounts
 
 import (
 	"context"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,42 +34,17 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// mountInformers decides which mount resources in use are watched, at most
-// limit of them, and runs the informer across all clusters of each watched
-// resource that needs one (informersAcrossClusters): for a bound resource a
-// full-object one (kcp serves full objects at * under resource:identity),
-// which workspacemounts-workspaces reads instead of a GET; for a CRD resource
-// a metadata-only one (kcp serves CRD resources across clusters only as
-// partial object metadata), while some cluster mounting it has no
-// full-object informer of its own (clusterMountInformers): the
-// resourceVersion changes on every status update, so an event says when to
-// read that cluster's object again, with a GET.
-//
-// The limit is what keeps a tenant from making the plugin watch a thousand
-// resources shard-wide by creating a thousand CRDs and mounting each: a
-// resource beyond it is denied, and its Workspaces say so
-// (mount.ReasonMountInformerLimitReached). A watched resource keeps its slot
-// while it is in use; a slot frees when no Workspace uses its resource any
-// more, and goes to the first denied resource in the order sync is given.
+// mountInformers holds at most limit slots for the mount resources in use,
+// and runs the informer across all clusters of each watched resource that
+// needs one ([informersAcrossClusters]): full objects for a bound resource,
+// metadata for a CRD one. A resource beyond the limit is denied and its
+// Workspaces get [mount.ReasonMountInformerLimitReached]; see
+// docs/design/controller-mount-informers.md.
 type mountInformers struct {
-	limit int
-	// shard names the controller's shard in the metrics ("" with one).
+	pool  *boundedPool[restmapping.Resource]
 	shard string
-	// start starts the informer across all clusters of a resource; stop it
-	// with the returned function.
-	start func(ctx context.Context, resource restmapping.Resource) (stop func(), err error)
-
-	lock sync.Mutex
-	// watched are the resources holding a slot, by restmapping.Resource.Key,
-	// with the stop function of their informer across all clusters, nil
-	// while none runs.
-	watched map[string]*watchedResource
-	denied  map[string]bool
-}
-
-type watchedResource struct {
-	resource restmapping.Resource
-	stop     func()
+	// denied are the keys the last sync left without a slot; under pool.lock.
+	denied map[string]bool
 }
 
 // newMountInformers starts, per resource, a full-object informer across all
@@ -80,97 +54,62 @@ type watchedResource struct {
 func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClient kcpdynamic.ClusterInterface, caches *mountCaches,
 	limit int, shard string, onEvent func(restmapping.Resource, interface{}), onSynced func(restmapping.Resource)) *mountInformers {
 	return &mountInformers{
-		limit: limit,
-		shard: shard,
-		start: func(ctx context.Context, resource restmapping.Resource) (func(), error) {
+		shard:  shard,
+		denied: map[string]bool{},
+		pool: newBoundedPool(limit, restmapping.Resource.Key, func(ctx context.Context, resource restmapping.Resource) (func(), error) {
 			synced := func() { onSynced(resource) }
 			if resource.Identity != "" {
 				return startFullInformer(ctx, dynamicClient, caches, "", resource, onEvent, synced, listBound{})
 			}
 			return startMetadataInformer(ctx, metadataClient, resource, onEvent, synced)
-		},
-		watched: map[string]*watchedResource{},
-		denied:  map[string]bool{},
+		}),
 	}
 }
 
-// sync makes the watched resources the wanted ones as far as the limit
-// allows: it stops watching those no longer wanted, keeps the others, and
-// watches wanted ones in the order given while fewer than limit are. It
-// returns the keys (restmapping.Resource.Key) of the wanted resources left
-// unwatched; the caller must not modify it. It starts no informer: run does.
+// sync gives the wanted resources slots, in order, and returns the keys of
+// those denied one; the caller must not modify it. It starts no informer:
+// [mountInformers.run] does.
 func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource) map[string]bool {
-	logger := klog.FromContext(ctx)
-	m.lock.Lock()
-	defer m.lock.Unlock()
-
-	wantedKeys := make(map[string]bool, len(wanted))
-	for _, resource := range wanted {
-		wantedKeys[resource.Key()] = true
-	}
-	for key, w := range m.watched {
-		if !wantedKeys[key] {
-			if w.stop != nil {
-				logger.V(2).Info("stopping mount object informer, no Workspace references its kind any more", "resource", key)
-				w.stop()
-			}
-			delete(m.watched, key)
-		}
-	}
-	denied := map[string]bool{}
-	for _, resource := range wanted {
+	m.pool.lock.Lock()
+	defer m.pool.lock.Unlock()
+	deniedResources, _ := m.pool.allot(ctx, wanted, false)
+	denied := make(map[string]bool, len(deniedResources))
+	for _, resource := range deniedResources {
 		key := resource.Key()
-		if _, found := m.watched[key]; found || denied[key] {
-			continue
+		if !m.denied[key] {
+			klog.FromContext(ctx).Info("not watching a mount resource: --max-mount-informers reached; its Workspaces get reason "+mount.ReasonMountInformerLimitReached,
+				"resource", key, "limit", m.pool.limit)
 		}
-		if len(m.watched) >= m.limit {
-			if !m.denied[key] {
-				logger.Info("not watching a mount resource: --max-mount-informers reached; its Workspaces get reason "+mount.ReasonMountInformerLimitReached,
-					"resource", key, "limit", m.limit)
-			}
-			denied[key] = true
-			continue
-		}
-		m.watched[key] = &watchedResource{resource: resource}
+		denied[key] = true
 	}
 	m.denied = denied
-	metrics.SetMountInformers(m.shard, len(m.watched), len(denied))
+	metrics.SetMountInformers(m.shard, len(m.pool.slots), len(denied))
 	return denied
 }
 
 // run runs the informer across all clusters of every watched resource in
-// needed (informersAcrossClusters), and stops those of the others. A
-// resource whose informer cannot start gives up its slot until the next
-// sync, as if it had not been wanted.
+// needed and stops the others'. A resource whose informer cannot start
+// gives up its slot until the next sync.
 func (m *mountInformers) run(ctx context.Context, needed map[string]bool) {
-	logger := klog.FromContext(ctx)
-	m.lock.Lock()
-	defer m.lock.Unlock()
-
-	for key, w := range m.watched {
+	m.pool.lock.Lock()
+	defer m.pool.lock.Unlock()
+	for key, slot := range m.pool.slots {
 		switch {
-		case needed[key] && w.stop == nil:
-			logger.V(2).Info("starting mount object informer", "resource", key)
-			stop, err := m.start(ctx, w.resource)
-			if err != nil {
-				logger.Error(err, "cannot watch mount objects", "resource", key)
-				delete(m.watched, key)
-				continue
-			}
-			w.stop = stop
-		case !needed[key] && w.stop != nil:
-			logger.V(2).Info("stopping mount object informer, every cluster mounting its resource has an informer of its own", "resource", key)
-			w.stop()
-			w.stop = nil
+		case needed[key] && slot.stop == nil:
+			m.pool.run(ctx, key, slot)
+		case !needed[key] && slot.stop != nil:
+			klog.FromContext(ctx).V(2).Info("stopping mount object informer, every cluster mounting its resource has an informer of its own", "resource", key)
+			slot.stop()
+			slot.stop = nil
 		}
 	}
-	metrics.SetMountInformers(m.shard, len(m.watched), len(m.denied))
+	metrics.SetMountInformers(m.shard, len(m.pool.slots), len(m.denied))
 }
 
 // isDenied tells whether the resource was left unwatched by the last sync.
 func (m *mountInformers) isDenied(resource restmapping.Resource) bool {
-	m.lock.Lock()
-	defer m.lock.Unlock()
+	m.pool.lock.Lock()
+	defer m.pool.lock.Unlock()
 	return m.denied[resource.Key()]
 }
 
