@@ -20,9 +20,9 @@ limitations under the License.
 package workspacemounts
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,64 +90,6 @@ type Clients struct {
 	// cluster; needed unless Options.MaxWorkspaceEventsPerHour is 0.
 	Events kcpeventsv1.EventsV1ClusterInterface
 }
-
-// Options are the controller's settings.
-type Options struct {
-	// MaxMountInformers bounds the mount resources watched
-	// (--max-mount-informers): a bound one by its informer across all
-	// clusters, a CRD one by its full-object informers per cluster and, while
-	// a cluster mounting it has none, its metadata informer across all
-	// clusters. Resources beyond it are not watched, and their Workspaces get
-	// reason mount.ReasonMountInformerLimitReached until a slot frees. At
-	// least 1.
-	MaxMountInformers int
-	// Routing is what the controller keeps beside the annotations.
-	Routing RoutingOptions
-	// Shard names the shard the controller writes, with a sharded kcp (one
-	// controller per shard): the mount informer gauges sum them.
-	Shard string
-	// MountRule says which Workspaces are mounted (--legacy-mount-annotation):
-	// the rule InstallIndexers was given for the same informers.
-	MountRule mount.Rule
-	// MaxClusterMountInformers bounds the full-object informers of CRD
-	// resources in one cluster each (--max-cluster-mount-informers), one
-	// per (resource, cluster) pair in use: workspacemounts-workspaces reads a
-	// pair's mount objects from it instead of a GET. Pairs beyond it are
-	// read with a GET per change, on their resource's metadata events. 0
-	// runs none.
-	MaxClusterMountInformers int
-	// MaxWorkspaceEventsPerHour bounds the events regarding one Workspace
-	// in any hour (--max-workspace-events-per-hour): its transitions and
-	// the controller's other events (recordEvent). 0 records none.
-	MaxWorkspaceEventsPerHour int
-	// MountHeartbeatTimeout (--mount-heartbeat-timeout): a mount object
-	// whose status carries a heartbeat older than it is Unknown, reason
-	// mount.ReasonMountHeartbeatExpired (workspacemounts_heartbeat.go). 0,
-	// the default, is off; else at least MinMountHeartbeatTimeout.
-	MountHeartbeatTimeout time.Duration
-	// WriteFence, if set, is asked before each patch of a Workspace: an
-	// error refuses it (leaderfence.Fence.Allow: the leader Lease was not
-	// renewed in time, another replica may lead and write). The key is
-	// then tried again, as after a failed patch.
-	WriteFence func() error
-	// RequestTimeout bounds each request the controller makes to kcp
-	// (--kcp-request-timeout): a read of a mount object or a Workspace, a
-	// patch, a list of a (resource, cluster) pair's informer. A pair whose
-	// reads time out is behind a breaker (mountBreaker). 0 is
-	// DefaultRequestTimeout.
-	RequestTimeout time.Duration
-	// MaxRepairsPerSecond bounds, per tenant, the writes whose only cause is
-	// that the annotations on a Workspace differ from what the controller
-	// last wrote there (someone else changed them); bursts of up to 10
-	// times as many. 0 is DefaultMaxRepairsPerSecond.
-	MaxRepairsPerSecond float64
-}
-
-// DefaultRequestTimeout is the default of --kcp-request-timeout.
-const DefaultRequestTimeout = 10 * time.Second
-
-// DefaultMaxRepairsPerSecond is the default of Options.MaxRepairsPerSecond.
-const DefaultMaxRepairsPerSecond = 1
 
 // Controller writes the mount status of every mounted Workspace as annotations.
 // See README.md for the design.
@@ -225,39 +167,14 @@ func InstallIndexers(informers Informers, rule mount.Rule) error {
 // NewController wires the two queues to the informers. InstallIndexers must
 // have been called on them.
 func NewController(clients Clients, informers Informers, options Options) (*Controller, error) {
-	if options.MaxMountInformers < 1 {
-		return nil, fmt.Errorf("the mount informer limit must be at least 1, not %d", options.MaxMountInformers)
-	}
-	if options.MaxClusterMountInformers < 0 {
-		return nil, fmt.Errorf("the cluster mount informer limit must not be negative, not %d", options.MaxClusterMountInformers)
-	}
-	if err := ValidateMountHeartbeatTimeout(options.MountHeartbeatTimeout); err != nil {
+	if err := options.Validate(); err != nil {
 		return nil, err
-	}
-	if options.RequestTimeout < 0 {
-		return nil, fmt.Errorf("the request timeout must not be negative, not %s", options.RequestTimeout)
-	}
-	if options.RequestTimeout == 0 {
-		options.RequestTimeout = DefaultRequestTimeout
-	}
-	if options.MaxRepairsPerSecond < 0 {
-		return nil, fmt.Errorf("the repairs per tenant and second must not be negative, not %v", options.MaxRepairsPerSecond)
-	}
-	if options.MaxRepairsPerSecond == 0 {
-		options.MaxRepairsPerSecond = DefaultMaxRepairsPerSecond
-	}
-	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
-		return nil, errors.New("spec.URL cannot be kept beside kcp's in-tree mounts controller, which writes it too (RoutingOptions.WorkspaceURL with InTreeMountsController)")
-	}
-	if options.Routing.ConditionDelay < 0 {
-		return nil, fmt.Errorf("the condition delay must not be negative, not %s", options.Routing.ConditionDelay)
-	}
-	if options.MaxWorkspaceEventsPerHour < 0 {
-		return nil, fmt.Errorf("the events per Workspace and hour must not be negative, not %d", options.MaxWorkspaceEventsPerHour)
 	}
 	if options.MaxWorkspaceEventsPerHour > 0 && clients.Events == nil {
 		return nil, errors.New("events regarding Workspaces need an events client (Clients.Events), or Options.MaxWorkspaceEventsPerHour 0")
 	}
+	options.RequestTimeout = cmp.Or(options.RequestTimeout, DefaultRequestTimeout)
+	options.MaxRepairsPerSecond = cmp.Or(options.MaxRepairsPerSecond, DefaultMaxRepairsPerSecond)
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	var pathOf tenant.PathOf
 	if informers.LogicalClusters != nil {

@@ -28,8 +28,6 @@ package workspacemounts
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,29 +40,6 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
-
-// ParseMaxUnavailable parses --max-unavailable: a number of Workspaces
-// (0 or more), or a percentage of the mounted Workspaces of a shard (0% to
-// 100%); "" is no limit (nil).
-func ParseMaxUnavailable(value string) (*intstr.IntOrString, error) {
-	if value == "" {
-		return nil, nil
-	}
-	if number, isPercent := strings.CutSuffix(value, "%"); isPercent {
-		percent, err := strconv.ParseUint(number, 10, 8)
-		if err != nil || percent > 100 {
-			return nil, fmt.Errorf("%q is not a percentage from 0%% to 100%%", value)
-		}
-		v := intstr.FromString(value)
-		return &v, nil
-	}
-	n, err := strconv.ParseUint(value, 10, 31)
-	if err != nil {
-		return nil, fmt.Errorf("%q is neither a number of Workspaces (0 or more) nor a percentage of the mounted Workspaces of a shard (like 10%%)", value)
-	}
-	v := intstr.FromInt32(int32(n))
-	return &v, nil
-}
 
 // unavailableLimit is how many of mounted Workspaces may have the condition
 // False at once: a number as it is, a percentage of mounted rounded down, as

@@ -164,20 +164,6 @@ type heartbeatRule struct {
 	now     time.Time
 }
 
-// MinMountHeartbeatTimeout is the smallest --mount-heartbeat-timeout other
-// than 0: heartbeats are written to the second (metav1.Time).
-const MinMountHeartbeatTimeout = time.Second
-
-// ValidateMountHeartbeatTimeout tells what is wrong with a
-// --mount-heartbeat-timeout: it is 0 (off) or at least
-// MinMountHeartbeatTimeout.
-func ValidateMountHeartbeatTimeout(timeout time.Duration) error {
-	if timeout != 0 && timeout < MinMountHeartbeatTimeout {
-		return fmt.Errorf("--mount-heartbeat-timeout must be 0 (off) or at least %s, not %s: heartbeats are written to the second", MinMountHeartbeatTimeout, timeout)
-	}
-	return nil
-}
-
 // apply judges the heartbeat h of the mount object what, whose status the
 // rest of the contract found: it returns the status, phase Unknown and
 // reason mount.ReasonMountHeartbeatExpired when the heartbeat expired (the

@@ -18,12 +18,10 @@ package workspacemounts
 
 import (
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -32,54 +30,6 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
-
-// RoutingOptions are what the controller keeps on a Workspace, beside the
-// annotations, for kcp to route by. Both are off by default.
-//
-// kcp (v0.27 to v0.32) marks a Workspace Unavailable while any condition
-// whose type starts with "Workspace" is False, and its proxies answer 503
-// for it; and it sends a mounted Workspace's requests to its spec.URL, once
-// its phase is past Scheduling.
-type RoutingOptions struct {
-	// WorkspaceCondition (--workspace-condition) keeps the condition
-	// mount.ConditionType on every mounted Workspace: True when the mount is
-	// ready, else False (Unknown where the controller cannot tell).
-	// Without it, the controller removes the condition wherever it finds it.
-	WorkspaceCondition bool
-	// WorkspaceURL (--workspace-url) sets spec.URL of every Workspace with
-	// spec.mount to the mount object's status.URL (kept when the mount has
-	// no routable URL: kcp refuses to unset it), and moves its phase from
-	// Scheduling to Ready once the mount is ready, and keeps kcp's own
-	// condition WorkspaceMountReady (applyKCPMountCondition), as kcp's
-	// in-tree mounts controller does: what was written against that
-	// controller (kcp's TestMountsMachinery, users' scripts) waits for it.
-	// Without WorkspaceURL, and with kcp's controller off, the controller
-	// removes WorkspaceMountReady wherever it finds it.
-	WorkspaceURL bool
-	// URLs is the rule for mount URLs: its Form is --mount-url-contract's,
-	// for levels 1 and 2; its host rules (--workspace-url-allow-internal-hosts,
-	// --workspace-url-allowed-hosts, the shards' hosts) are for the URLs
-	// spec.URL takes, always in the https form; urlRule decides which
-	// applies where.
-	URLs mount.URLRule
-	// InTreeMountsController tells that kcp's in-tree mounts controller
-	// (feature gate WorkspaceMounts) runs on the shard. It marks a Workspace
-	// Ready whenever its mount object's status.phase is Ready, so the
-	// condition must not be False then: kcp's two controllers would flip the
-	// phase between Ready and Unavailable without end (about 70 writes a
-	// second, measured on kcp v0.28.1). WorkspaceURL must be off with it.
-	InTreeMountsController bool
-	// ConditionDelay (--workspace-condition-delay) is how long a mount must
-	// be not ready before the condition turns False; meanwhile it is
-	// Unknown, reason mount.ReasonGateDelayed (workspacemounts_gate.go). 0:
-	// at once.
-	ConditionDelay time.Duration
-	// MaxUnavailable (--max-unavailable, ParseMaxUnavailable) bounds the
-	// Workspaces of the shard whose condition is False at once: a number,
-	// or a percentage of its mounted Workspaces. Beyond it the condition is
-	// Unknown, reason mount.ReasonGateHeld. nil: no limit.
-	MaxUnavailable *intstr.IntOrString
-}
 
 // conditionOf is the condition for a mount status: True when ready; Unknown
 // where the controller cannot tell (an unwatched resource: one tenant taking
