@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file wires the controller: its options, its informers and clients,
-// its two queues and reconcilers (NewController), and runs it (Start).
-
 package workspacemounts
 
 import (
@@ -60,39 +57,32 @@ import (
 const (
 	// ControllerName names the controller in logs.
 	ControllerName = "workspacemounts"
-	// MountsQueueName names the queue keyed by mount kind (QueueName).
+	// MountsQueueName names the queue keyed by mount kind.
 	MountsQueueName = "workspacemounts-mounts"
-	// WorkspacesQueueName names the queue keyed by Workspace (QueueName).
+	// WorkspacesQueueName names the queue keyed by Workspace.
 	WorkspacesQueueName = "workspacemounts-workspaces"
 )
 
-// Informers are the shared informers the controller reads, all across all
-// logical clusters. The caller starts them and waits for their sync.
+// Informers are the shared informers the controller reads, all across all logical clusters.
 type Informers struct {
 	Workspaces         cache.SharedIndexInformer
 	CRDs               cache.SharedIndexInformer
 	APIBindings        cache.SharedIndexInformer
 	APIResourceSchemas cache.SharedIndexInformer
-	// LogicalClusters names each cluster's tenant (tenant.Of); without it,
-	// every cluster is a tenant of its own.
+	// LogicalClusters names each cluster's tenant; without it, every cluster is a tenant of its own.
 	LogicalClusters cache.SharedIndexInformer
 }
 
-// Clients are the clients the controller uses: KCP to patch Workspaces,
-// Dynamic to read and watch full mount objects (in one cluster, or a bound
-// resource across all clusters), Metadata to watch CRD mount objects across
-// all clusters, Events to write events regarding Workspaces.
+// Clients are the clients the controller uses.
 type Clients struct {
 	KCP      kcpclientset.ClusterInterface
 	Dynamic  kcpdynamic.ClusterInterface
 	Metadata kcpmetadata.ClusterInterface
-	// Events writes events (events.k8s.io/v1) in a Workspace's logical
-	// cluster; needed unless Options.MaxWorkspaceEventsPerHour is 0.
+	// Events writes events (events.k8s.io/v1) in a Workspace's logical cluster.
 	Events kcpeventsv1.EventsV1ClusterInterface
 }
 
 // Controller writes the mount status of every mounted Workspace as annotations.
-// See README.md for the design.
 type Controller struct {
 	// shard is Options.Shard, "" with one shard.
 	shard string
@@ -109,54 +99,38 @@ type Controller struct {
 	workspaces       *workspacesReconciler
 	// caches are the full-object informers' caches of mount objects.
 	caches *mountCaches
-	// breaker keeps the (resource, cluster) pairs kcp does not answer for.
+	// breaker keeps the pairs kcp does not answer for.
 	breaker *mountBreaker
-	// repairs bounds, per tenant, the writes that only undo someone else's
-	// change of the annotations (workspacemounts_repairs.go); written holds
-	// what the controller last wrote per Workspace key, to tell them.
+	// repairs bounds, per tenant, the writes that only undo someone else's change of the annotations.
 	repairs *tenant.Limiters[tenant.Name]
 	written keyed[uint64]
-	// patchWorkspace applies a merge patch to a Workspace (to its status
-	// with subresource "status") and returns the Workspace kcp answered.
+	// patchWorkspace applies a merge patch to a Workspace.
 	patchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
 
-	// writeFence is Options.WriteFence, asked before each patch (commit).
+	// writeFence is Options.WriteFence, asked before each patch.
 	writeFence func() error
 
-	// observed holds, per Workspace key, when a change of its mount object
-	// was first seen and not yet written: the start of status_latency_seconds.
-	// It and conflicted, like the reconciler's reads, hold an entry only
-	// for a Workspace that exists: forget drops all three when it is
-	// deleted.
+	// observed holds, per Workspace key, when a change of its mount object was first seen and not yet written.
 	observed keyed[time.Time]
 
-	// getWorkspace reads a Workspace from kcp, bypassing the cache: for a
-	// key whose last patch conflicted (conflicted), the cache may be behind
-	// kcp, e.g. while its watch catches up after kcp came back, and each
-	// retry from it would conflict again.
+	// getWorkspace reads a Workspace from kcp, bypassing the cache.
 	getWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
-	// conflicted are the keys whose last patch conflicted (getWorkspace).
+	// conflicted are the keys whose last patch conflicted.
 	conflicted keyed[bool]
-	// unavailable bounds the Workspaces whose condition is False
-	// (--max-unavailable); nil without a limit.
+	// unavailable bounds the Workspaces whose condition is False (--max-unavailable); nil without a limit.
 	unavailable *unavailableGate
 
-	// events records events regarding Workspaces, nil with
-	// Options.MaxWorkspaceEventsPerHour 0; broadcaster writes them in
-	// kcp, from Start until it returns (workspacemounts_events.go).
+	// events records events regarding Workspaces, nil with Options.MaxWorkspaceEventsPerHour 0.
 	events      *workspaceEvents
 	broadcaster *eventRecorder
 
-	// handlers are added to the shared informers by Start and removed when
-	// it returns: the informers outlive the controller (the virtual
-	// workspace reads them too), a controller runs once.
+	// handlers are added to the shared informers by Start and removed when it returns.
 	handlers []informerHandler
 	started  atomic.Bool
 }
 
-// InstallIndexers adds the indexes the controller needs, of the Workspaces
-// rule says are mounted (the controller's Options.MountRule must be the
-// same); call it before the informers start.
+// InstallIndexers adds the indexes the controller needs, of the Workspaces rule says are mounted (the
+// controller's Options.MountRule must be the same); call it before the informers start.
 func InstallIndexers(informers Informers, rule mount.Rule) error {
 	if err := informers.Workspaces.AddIndexers(mountIndexers(rule)); err != nil {
 		return err
@@ -164,8 +138,7 @@ func InstallIndexers(informers Informers, rule mount.Rule) error {
 	return restmapping.AddIndexers(informers.CRDs, informers.APIBindings, informers.APIResourceSchemas)
 }
 
-// NewController wires the two queues to the informers. InstallIndexers must
-// have been called on them.
+// NewController wires the two queues to the informers.
 func NewController(clients Clients, informers Informers, options Options) (*Controller, error) {
 	if err := options.Validate(); err != nil {
 		return nil, err
@@ -215,7 +188,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		c.mounts.enqueueWorkspacesUsing(resourceKey, logicalcluster.Name(cluster))
 	}, c.workspacesQueue.Add)
 	c.repairs = tenant.NewLimiters[tenant.Name](rate.Limit(options.MaxRepairsPerSecond), max(1, int(10*options.MaxRepairsPerSecond)), nil)
-	// An informer that synced has the Workspaces it covers read again (runMountInformer).
+	// An informer that synced has the Workspaces it covers read again.
 	watched := newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
 		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })
 	var syncClusterInformers func(context.Context, []clusterResource) []clusterResource
@@ -282,14 +255,8 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	return c, nil
 }
 
-// Start runs the controller until ctx is done: it adds its event handlers
-// to the informers, which replay every object they hold, so that everything
-// is reconciled once; then one worker for workspacemounts-mounts, whose work is cheap cache
-// reads, and workers for workspacemounts-workspaces. The informers must have synced. When ctx
-// is done, the handlers are removed, the mount object informers stop, and
-// Start returns once every worker has finished its item: nothing is written
-// after that. A Controller runs once; build a new one to run again (as a
-// replica does each time it becomes the leader).
+// Start runs the controller until ctx is done: it adds its event handlers to the informers, which replay every
+// object they hold, so that everything is reconciled once.
 func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	if c.started.Swap(true) {
 		return errors.New("a controller runs once; build a new one with NewController")
@@ -314,8 +281,7 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	c.unavailable.seed(all)
 	defer c.unavailable.stop()
 	if c.broadcaster != nil {
-		// Shut down after the workers finished (deferred before them): the
-		// events under way are written with ctx, so they end with it.
+		// Shut down after the workers finished (deferred before them).
 		defer c.broadcaster.Shutdown()
 		if err := c.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
 			return err
@@ -361,8 +327,7 @@ func (c *Controller) countMounted() int {
 	return n
 }
 
-// addHandlers adds the controller's event handlers to the informers; the
-// function returned removes those added.
+// addHandlers adds the controller's event handlers to the informers; the function returned removes those added.
 func (c *Controller) addHandlers() (func(klog.Logger), error) {
 	var added []func() error
 	remove := func(logger klog.Logger) {

@@ -34,16 +34,11 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// DefaultMaxClusterMountInformers is the default of
-// --max-cluster-mount-informers: how many full-object informers of a CRD
-// resource in one cluster the controller runs.
+// DefaultMaxClusterMountInformers is the default of --max-cluster-mount-informers: how many full-object
+// informers of a CRD resource in one cluster the controller runs.
 const DefaultMaxClusterMountInformers = 500
 
-// mountCaches are the caches of full mount objects workspacemounts-workspaces
-// reads instead of a GET: one per bound resource across all clusters
-// (kcp serves full objects at * for resource:identity), one per
-// (CRD resource, cluster) pair that has an informer of its own. Their
-// objects are trimmed to what the contract reads (trimFullMountObject).
+// mountCaches are the caches of full mount objects workspacemounts-workspaces reads instead of a GET.
 type mountCaches struct {
 	byKey keyed[mountCache] // by mountCacheKey
 }
@@ -54,16 +49,14 @@ type mountCache struct {
 	synced func() bool
 }
 
-// mountCacheKey names the cache of resource in cluster: "" for the cache
-// across all clusters of a bound resource.
+// mountCacheKey names the cache of resource in cluster: "" for the cache across all clusters of a bound
+// resource.
 func mountCacheKey(cluster logicalcluster.Name, resource restmapping.Resource) string {
 	return cluster.String() + "|" + resource.Key()
 }
 
-// cacheOf returns the synced cache holding resource's objects in cluster, if
-// any, and whether it is the cache across all clusters, keyed with the
-// cluster (kcpcache.ToClusterAwareKey); a pair's own is keyed
-// namespace/name (newClusterMountInformer).
+// cacheOf returns the synced cache holding resource's objects in cluster, if any, and whether it is the cache
+// across all clusters, keyed with the cluster; a pair's own is keyed namespace/name.
 func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.Resource) (mc mountCache, acrossClusters, found bool) {
 	mc, found = c.byKey.get(mountCacheKey(cluster, resource))
 	if !found && resource.Identity != "" {
@@ -76,18 +69,15 @@ func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.
 	return mc, acrossClusters, true
 }
 
-// hasSynced tells whether a synced cache holds resource's objects in
-// cluster: its own informer reports their changes.
+// hasSynced tells whether a synced cache holds resource's objects in cluster: its own informer reports their
+// changes.
 func (c *mountCaches) hasSynced(cluster logicalcluster.Name, resource restmapping.Resource) bool {
 	_, _, found := c.cacheOf(cluster, resource)
 	return found
 }
 
-// get reads a mount object from the caches, only ever in cluster, the
-// Workspace's own (the key is the cluster kcp stored the object in). cached
-// is false when no synced cache holds the resource in cluster: the caller
-// reads the object from kcp. found is false for an object the synced cache
-// does not hold.
+// get reads a mount object from the caches, only ever in cluster, the Workspace's own (the key is the cluster
+// kcp stored the object in). cached is false when no synced cache holds the resource in cluster.
 func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool) {
 	mc, acrossClusters, cached := c.cacheOf(cluster, resource)
 	if !cached {
@@ -111,12 +101,8 @@ func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Reso
 	return t.unstructured(), true, true
 }
 
-// startFullInformer runs a full-object informer of resource, at * (cluster
-// "") for a bound resource under its identity, else in one cluster, until
-// the returned function is called. Its cache is in caches under
-// mountCacheKey(cluster, resource) while it runs; every add, update and
-// delete goes to onEvent, and onSynced is called once it has synced
-// (runMountInformer). Each of its lists is bounded as bound says.
+// startFullInformer runs a full-object informer of resource, at * (cluster "") for a bound resource under its
+// identity, else in one cluster, until the returned function is called.
 func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, caches *mountCaches, cluster logicalcluster.Name,
 	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{}), onSynced func(), bound listBound) (func(), error) {
 	var resourceClient interface {
@@ -164,26 +150,15 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 	}, nil
 }
 
-// listBound bounds each list of a full-object informer (a page of it) to
-// timeout, 0 for none, and reports each list's outcome to listed, if not
-// nil: a pair's informer that cannot list is what opens its breaker
-// (mountBreaker), as a GET that times out does. Its watch is not bounded:
-// it lives long, and kcp ends it.
+// listBound bounds each list of a full-object informer (a page of it) to timeout, 0 for none, and reports each
+// list's outcome to listed, if not nil.
 type listBound struct {
 	timeout time.Duration
 	listed  func(err error)
 }
 
-// newClusterMountInformer is an informer of the mount objects of resource
-// in one cluster, kept as trimFullMountObject trims them, reporting every
-// add, update and delete to onEvent (handlerForAll). It is client-go's
-// plain informer, not a shared one: there can be hundreds (one per
-// (CRD resource, cluster) pair in use), each with one handler, and a shared
-// informer's distribution (two goroutines and a 1,024-event buffer per
-// handler, a processor goroutine) costs about 21 KB of heap and three
-// goroutines each (BenchmarkClusterMountInformer). The handler runs on the
-// informer's own loop, after the store has the change, as with a shared
-// informer. Its store is keyed namespace/name.
+// newClusterMountInformer is an informer of the mount objects of resource in one cluster, kept as
+// trimFullMountObject trims them, reporting every add, update and delete to onEvent.
 func newClusterMountInformer(lw *cache.ListWatch, cluster logicalcluster.Name, resource restmapping.Resource,
 	onEvent func(restmapping.Resource, interface{})) (cache.Store, cache.Controller) {
 	return cache.NewInformerWithOptions(cache.InformerOptions{
@@ -200,17 +175,14 @@ func newClusterMountInformer(lw *cache.ListWatch, cluster logicalcluster.Name, r
 	})
 }
 
-// mountInformer is what runMountInformer runs: a shared informer or a
-// plain one.
+// mountInformer is what runMountInformer runs: a shared informer or a plain one.
 type mountInformer interface {
 	RunWithContext(ctx context.Context)
 	HasSyncedChecker() cache.DoneChecker
 }
 
-// newMountInformer is an informer of mount objects of resource listed and
-// watched by lw, objects of type objType kept as transform trims them,
-// reporting every add, update and delete to onEvent (handlerForAll: not an
-// update that changes nothing, as a relist reports every object again).
+// newMountInformer is an informer of mount objects of resource listed and watched by lw, objects of type
+// objType kept as transform trims them, reporting every add, update and delete to onEvent.
 func newMountInformer(lw *cache.ListWatch, objType runtime.Object, transform cache.TransformFunc,
 	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (cache.SharedIndexInformer, error) {
 	informer := kcpinformers.NewSharedIndexInformer(lw, objType, 0, cache.Indexers{})
@@ -223,13 +195,8 @@ func newMountInformer(lw *cache.ListWatch, objType runtime.Object, transform cac
 	return informer, nil
 }
 
-// runMountInformer runs a mount object informer until the returned
-// function is called, and calls onSynced once its cache has synced (never
-// if it is stopped first). The Workspaces it covers must then be read again:
-// a read made before the informer listed may have seen an object that was
-// gone by its list, and no event ever reports that. (The metadata
-// informer's delete is dropped once a cluster's full-object cache has
-// synced; that cache never held the object.)
+// runMountInformer runs a mount object informer until the returned function is called, and calls onSynced once
+// its cache has synced (never if it is stopped first).
 func runMountInformer(ctx context.Context, informer mountInformer, onSynced func()) context.CancelFunc {
 	informerCtx, cancel := context.WithCancel(ctx)
 	go informer.RunWithContext(informerCtx)

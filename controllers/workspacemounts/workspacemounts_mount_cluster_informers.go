@@ -31,11 +31,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// clusterMountInformers runs the full-object informers of CRD resources,
-// one per (resource, cluster) pair in use, at most limit of them, those
-// mounted by the most Workspaces first: kcp serves a CRD resource across
-// clusters only as metadata. A pair beyond the limit is read with a GET per
-// change, on its resource's metadata events.
+// clusterMountInformers runs the full-object informers of CRD resources, one per pair in use, at most limit of
+// them, those mounted by the most Workspaces first: kcp serves a CRD resource across clusters only as metadata.
 type clusterMountInformers struct {
 	pool  *boundedPool[clusterResource]
 	shard string
@@ -52,9 +49,8 @@ type clusterResource struct {
 
 func (p clusterResource) key() string { return mountCacheKey(p.cluster, p.resource) }
 
-// newClusterMountInformers reports every informer's events to onEvent, and
-// its pair to onSynced once it has synced; bound, if not nil, bounds each
-// pair's lists.
+// newClusterMountInformers reports every informer's events to onEvent, and its pair to onSynced once it has
+// synced; bound, if not nil, bounds each pair's lists.
 func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountCaches, limit int, shard string,
 	onEvent func(restmapping.Resource, interface{}), onSynced func(cluster logicalcluster.Name, resource restmapping.Resource),
 	bound func(cluster logicalcluster.Name, resource restmapping.Resource) listBound) *clusterMountInformers {
@@ -70,9 +66,7 @@ func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountC
 	}
 }
 
-// sync runs the informers of the wanted pairs as far as the limit allows
-// and stops the others'. It returns the wanted pairs left without an
-// informer: beyond the limit, or whose informer cannot start.
+// sync runs the informers of the wanted pairs as far as the limit allows and stops the others'.
 func (m *clusterMountInformers) sync(ctx context.Context, wanted []clusterResource) (uncovered []clusterResource) {
 	keys := make(map[clusterResource]string, len(wanted))
 	for _, pair := range wanted {

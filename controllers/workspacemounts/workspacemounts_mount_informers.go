@@ -34,12 +34,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// mountInformers holds at most limit slots for the mount resources in use,
-// and runs the informer across all clusters of each watched resource that
-// needs one ([informersAcrossClusters]): full objects for a bound resource,
-// metadata for a CRD one. A resource beyond the limit is denied and its
-// Workspaces get [mount.ReasonMountInformerLimitReached]; see
-// docs/design/controller-mount-informers.md.
+// mountInformers holds at most limit slots for the mount resources in use, and runs the informer across all
+// clusters of each watched resource that needs one ([informersAcrossClusters]).
 type mountInformers struct {
 	pool  *boundedPool[restmapping.Resource]
 	shard string
@@ -47,10 +43,8 @@ type mountInformers struct {
 	denied map[string]bool
 }
 
-// newMountInformers starts, per resource, a full-object informer across all
-// clusters for a bound one (its cache in caches), else a metadata informer.
-// Both report their events to onEvent, and their resource to onSynced once
-// they have synced.
+// newMountInformers starts, per resource, a full-object informer across all clusters for a bound one (its cache
+// in caches), else a metadata informer.
 func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClient kcpdynamic.ClusterInterface, caches *mountCaches,
 	limit int, shard string, onEvent func(restmapping.Resource, interface{}), onSynced func(restmapping.Resource)) *mountInformers {
 	return &mountInformers{
@@ -66,9 +60,8 @@ func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClien
 	}
 }
 
-// sync gives the wanted resources slots, in order, and returns the keys of
-// those denied one; the caller must not modify it. It starts no informer:
-// [mountInformers.run] does.
+// sync gives the wanted resources slots, in order, and returns the keys of those denied one; the caller must
+// not modify it.
 func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource) map[string]bool {
 	m.pool.lock.Lock()
 	defer m.pool.lock.Unlock()
@@ -87,9 +80,7 @@ func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource
 	return denied
 }
 
-// run runs the informer across all clusters of every watched resource in
-// needed and stops the others'. A resource whose informer cannot start
-// gives up its slot until the next sync.
+// run runs the informer across all clusters of every watched resource in needed and stops the others'.
 func (m *mountInformers) run(ctx context.Context, needed map[string]bool) {
 	m.pool.lock.Lock()
 	defer m.pool.lock.Unlock()
@@ -113,13 +104,8 @@ func (m *mountInformers) isDenied(resource restmapping.Resource) bool {
 	return m.denied[resource.Key()]
 }
 
-// informersAcrossClusters is the rule for the informers across all
-// clusters: every watched bound resource (wanted, not denied) has one, its
-// full objects read instead of a GET; a CRD resource has its metadata one
-// only while some pair of it in use has no full-object informer of its own
-// (uncovered): its events say when to read that pair's objects again. A CRD
-// resource whose every pair has its own informer needs none (each reports
-// its cluster's changes), which spares the metadata of all its objects.
+// informersAcrossClusters is the rule for the informers across all clusters: every watched bound resource
+// (wanted, not denied) has one, its full objects read instead of a GET.
 func informersAcrossClusters(wanted []restmapping.Resource, denied map[string]bool, uncovered []clusterResource) map[string]bool {
 	needed := map[string]bool{}
 	for _, resource := range wanted {
@@ -133,10 +119,7 @@ func informersAcrossClusters(wanted []restmapping.Resource, denied map[string]bo
 	return needed
 }
 
-// startMetadataInformer runs an informer of the resource's metadata across
-// all clusters (newMountInformer, runMountInformer). (client-go's
-// metadatainformer declares Unstructured as its object type, and its
-// reflector then drops every watch event.)
+// startMetadataInformer runs an informer of the resource's metadata across all clusters.
 func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterface, resource restmapping.Resource,
 	onEvent func(restmapping.Resource, interface{}), onSynced func()) (func(), error) {
 	resourceClient := client.Resource(resource.WildcardResource())
@@ -152,10 +135,8 @@ func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterf
 	return runMountInformer(ctx, informer, onSynced), nil
 }
 
-// TrimMountObject is the transform of the metadata informer of a CRD mount
-// resource across all clusters: its events only say which object to read
-// again, so only its name, namespace and cluster matter. (Exported for
-// test/bench/scale, which measures that informer.)
+// TrimMountObject is the transform of the metadata informer of a CRD mount resource across all clusters: its
+// events only say which object to read again, so only its name, namespace and cluster matter.
 func TrimMountObject(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)

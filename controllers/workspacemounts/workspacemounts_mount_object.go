@@ -27,16 +27,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// trimFullMountObject is the full-object informers' transform: it keeps of
-// a mount object only what the contract reads (statusOfMountObject) and
-// what the cache needs, in a trimmedMountObject: name, namespace, uid,
-// resourceVersion, the cluster, whether it is marked as a mount object (of
-// its annotations, mount.IsMountAnnotationKey alone, as a bool), and
-// status.phase, status.URL and, of a marked one, status.conditions, already
-// bounded as the contract bounds them, and, of every one, what the heartbeat
-// rule reads (heartbeatOf: the newest heartbeat, its field, the first field
-// that is not a time; 16 bytes, for an object that has any). A tenant's megabytes of spec or
-// status stay out of memory, and no map is kept per object.
+// trimFullMountObject is the full-object informers' transform: it keeps of a mount object only what the
+// contract reads and what the cache needs, in a trimmedMountObject.
 func trimFullMountObject(obj interface{}) (interface{}, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -70,11 +62,10 @@ func trimFullMountObject(obj interface{}) (interface{}, error) {
 	return t, nil
 }
 
-// maxQuotedPhase is how much of an unknown phase a message quotes (mount.Quote).
+// maxQuotedPhase is how much of an unknown phase a message quotes.
 const maxQuotedPhase = 64
 
-// fieldState is whether a field of a mount object's status is there, and of
-// the type the contract reads.
+// fieldState is whether a field of a mount object's status is there, and of the type the contract reads.
 type fieldState uint8
 
 const (
@@ -86,9 +77,8 @@ const (
 	fieldNotObject
 )
 
-// trimmedMountObject is what a full-object informer keeps of a mount
-// object: ObjectMeta holds only name, namespace, uid and resourceVersion,
-// cluster the cluster kcp stored it in (its annotation, for the cache key).
+// trimmedMountObject is what a full-object informer keeps of a mount object: ObjectMeta holds only name,
+// namespace, uid and resourceVersion, cluster the cluster kcp stored it in (its annotation, for the cache key).
 type trimmedMountObject struct {
 	metav1.ObjectMeta
 	cluster    logicalcluster.Name
@@ -96,17 +86,15 @@ type trimmedMountObject struct {
 	status     fieldState
 	phase      fieldState
 	phaseValue string
-	// url is status.URL, "" if absent or not a string: the contract reads
-	// all three alike.
+	// url is status.URL, "" if absent or not a string: the contract reads all three alike.
 	url        string
 	conditions []mount.Condition
-	// heartbeat is nil for an object without any (heartbeatOf): most
-	// objects pay 8 bytes for it, and the object stays in its size class.
+	// heartbeat is nil for an object without any.
 	heartbeat *heartbeat
 }
 
-// GetAnnotations is the cluster annotation, the one the cache keys and
-// event handlers read, and the mark of a mount object if it carries it.
+// GetAnnotations is the cluster annotation, the one the cache keys and event handlers read, and the mark of a
+// mount object if it carries it.
 func (t *trimmedMountObject) GetAnnotations() map[string]string {
 	annotations := map[string]string{logicalcluster.AnnotationKey: t.cluster.String()}
 	if t.marked {
@@ -129,8 +117,8 @@ func (t *trimmedMountObject) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-// unstructured rebuilds the mount object as statusOfMountObject reads it:
-// the contract answers the same for it as for the object kcp served.
+// unstructured rebuilds the mount object as statusOfMountObject reads it: the contract answers the same for it
+// as for the object kcp served.
 func (t *trimmedMountObject) unstructured() *unstructured.Unstructured {
 	annotations := map[string]interface{}{}
 	for key, value := range t.GetAnnotations() {

@@ -23,10 +23,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// boundedPool holds at most limit slots, one per wanted item of type T by
-// key, each with the stop function of what runs for it (nil while nothing
-// does). A slot stays while its item is wanted; a freed one goes to the
-// first item without one, in the order [boundedPool.allot] is given.
+// boundedPool holds at most limit slots, one per wanted item of type T by key, each with the stop function of
+// what runs for it (nil while nothing does).
 type boundedPool[T any] struct {
 	limit int
 	key   func(T) string
@@ -45,11 +43,8 @@ func newBoundedPool[T any](limit int, key func(T) string, start func(context.Con
 	return &boundedPool[T]{limit: limit, key: key, start: start, slots: map[string]*poolSlot[T]{}}
 }
 
-// allot frees the slots of items no longer wanted, stopping what runs for
-// them, and gives free slots to the wanted items in order; started, if not
-// nil, runs each new slot's item, which keeps its slot only if that works.
-// It returns the wanted items left without a slot: denied beyond the limit,
-// failed to start. The caller holds lock.
+// allot frees the slots of items no longer wanted, stopping what runs for them, and gives free slots to the
+// wanted items in order.
 func (p *boundedPool[T]) allot(ctx context.Context, wanted []T, started bool) (denied, failed []T) {
 	logger := klog.FromContext(ctx)
 	wantedKeys := make(map[string]bool, len(wanted))
@@ -86,7 +81,6 @@ func (p *boundedPool[T]) allot(ctx context.Context, wanted []T, started bool) (d
 }
 
 // run starts what runs for a slot; one that cannot start gives up its slot.
-// The caller holds lock.
 func (p *boundedPool[T]) run(ctx context.Context, key string, slot *poolSlot[T]) bool {
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("starting mount object informer", "resource", key)
