@@ -44,8 +44,7 @@ limitations under the License.
 //     printed all the same. One Workspace that fails is reported, the others
 //     go on; Run returns an error at the end.
 //
-// Every dependency is a function field (as kcp's pkg/reconciler), for table
-// tests without fake clients.
+// Every dependency is a function field (as kcp's pkg/reconciler), for table tests without fake clients.
 package cleanup
 
 import (
@@ -248,8 +247,8 @@ func Needs(ws *tenancyv1alpha1.Workspace, shard Shard) (annotations []string, co
 	return annotations, conditions, updated
 }
 
-// cleanWorkspace removes the plugin's writes from ws (with Yes) and says what it did, or would do; "" when ws
-// carries none of them.
+// cleanWorkspace removes the plugin's writes from ws (with Yes) and says what it did, or would do; "" when ws carries
+// none of them.
 func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1alpha1.Workspace) (string, error) {
 	annotations, conditions, updated := Needs(ws, shard)
 	if len(annotations) == 0 && len(conditions) == 0 {
@@ -331,8 +330,8 @@ func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1
 	return "removed " + strings.Join(what, "; "), nil
 }
 
-// StatusPatch is the merge patch of the status subresource taking current to updated: the whole remaining
-// condition list.
+// StatusPatch is the merge patch of the status subresource taking current to updated: the whole remaining condition
+// list.
 func StatusPatch(current, updated *tenancyv1alpha1.Workspace) ([]byte, error) {
 	status := map[string]interface{}{"conditions": nil}
 	if len(updated.Status.Conditions) > 0 {

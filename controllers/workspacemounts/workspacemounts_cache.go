@@ -28,8 +28,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// keptWorkspaceAnnotations are the only annotations anything here reads, and the legacy annotation where the
-// rule honours it.
+// keptWorkspaceAnnotations are the only annotations anything here reads, and the legacy annotation where the rule
+// honours it.
 var keptWorkspaceAnnotations = []string{
 	logicalcluster.AnnotationKey, mount.PhaseAnnotationKey, mount.StatusAnnotationKey,
 }
@@ -111,8 +111,8 @@ func TrimWorkspace(ws *tenancyv1alpha1.Workspace, rule mount.Rule) {
 	ws.Status = status
 }
 
-// cutBeyond cuts s to about limit bytes, on a character boundary, if it is longer: what remains is still longer
-// than limit-4 bytes.
+// cutBeyond cuts s to about limit bytes, on a character boundary, if it is longer: what remains is still longer than
+// limit-4 bytes.
 func cutBeyond(s string, limit int) string {
 	if len(s) <= limit {
 		return s

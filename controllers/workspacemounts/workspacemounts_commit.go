@@ -36,8 +36,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// commitMetadataAndSpec writes the annotations (and with --workspace-url spec.URL) when they changed, in one
-// merge patch carrying ws's resourceVersion.
+// commitMetadataAndSpec writes the annotations (and with --workspace-url spec.URL) when they changed, in one merge
+// patch carrying ws's resourceVersion.
 func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *tenancyv1alpha1.Workspace, state mountState) (*tenancyv1alpha1.Workspace, error) {
 	updated := ws.DeepCopy()
 	c.workspaces.applyMetadataAndSpec(updated, state)
@@ -61,15 +61,14 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 	}
 	c.noteWritten(key, updated, state)
 	if oldPhase != newPhase {
-		// oldPhase is whatever was written there.
 		metrics.ObservePhaseTransition(oldPhase, newPhase)
 	}
 	c.noteTransition(ws, updated)
 	return written, nil
 }
 
-// noteTransition records the transition that updated, just written over ws, holds, if it holds one: in the
-// transition histograms, and as an event regarding the Workspace.
+// noteTransition records the transition that updated, just written over ws, holds, if it holds one: in the transition
+// histograms, and as an event regarding the Workspace.
 func (c *Controller) noteTransition(ws, updated *tenancyv1alpha1.Workspace) {
 	status, found := mount.StatusOf(updated.Annotations)
 	if !found {
@@ -82,8 +81,8 @@ func (c *Controller) noteTransition(ws, updated *tenancyv1alpha1.Workspace) {
 	c.recordEvent(ws, transitionEventType(status), status.Reason, status.Message)
 }
 
-// commitStatus writes the condition (and with --workspace-url the phase) when they changed, in one merge patch
-// of the status subresource.
+// commitStatus writes the condition (and with --workspace-url the phase) when they changed, in one merge patch of the
+// status subresource.
 func (c *Controller) commitStatus(ctx context.Context, key string, ws, written *tenancyv1alpha1.Workspace, fromKCP bool, state mountState) error {
 	updated := ws.DeepCopy()
 	c.workspaces.applyStatus(updated, state)
@@ -116,8 +115,8 @@ func (c *Controller) commitStatus(ctx context.Context, key string, ws, written *
 
 type workspaceResource = committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]
 
-// commit writes the difference between oldResource and newResource, either metadata and spec or status, through
-// kcp's committer.
+// commit writes the difference between oldResource and newResource, either metadata and spec or status, through kcp's
+// committer.
 func (c *Controller) commit(ctx context.Context, key string, oldResource, newResource *workspaceResource, patches *k8smetrics.CounterVec) (*tenancyv1alpha1.Workspace, error) {
 	if c.writeFence != nil {
 		if err := c.writeFence(); err != nil {

@@ -84,11 +84,8 @@ type Clients struct {
 
 // Controller writes the mount status of every mounted Workspace as annotations.
 type Controller struct {
-	// shard is Options.Shard, "" with one shard.
-	shard string
-	// rule is Options.MountRule: which Workspaces are mounted.
-	rule mount.Rule
-	// tenantOf is the tenant a Workspace key's cluster belongs to.
+	shard           string
+	rule            mount.Rule
 	tenantOf        func(logicalcluster.Name) tenant.Name
 	mountsQueue     queue
 	workspacesQueue queue
@@ -97,17 +94,13 @@ type Controller struct {
 	workspaceLister  tenancyv1alpha1listers.WorkspaceClusterLister
 	mounts           *mountsReconciler
 	workspaces       *workspacesReconciler
-	// caches are the full-object informers' caches of mount objects.
-	caches *mountCaches
-	// breaker keeps the pairs kcp does not answer for.
-	breaker *mountBreaker
+	caches           *mountCaches
+	breaker          *mountBreaker
 	// repairs bounds, per tenant, the writes that only undo someone else's change of the annotations.
-	repairs *tenant.Limiters[tenant.Name]
-	written keyed[uint64]
-	// patchWorkspace applies a merge patch to a Workspace.
+	repairs        *tenant.Limiters[tenant.Name]
+	written        keyed[uint64]
 	patchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
 
-	// writeFence is Options.WriteFence, asked before each patch.
 	writeFence func() error
 
 	// observed holds, per Workspace key, when a change of its mount object was first seen and not yet written.
@@ -115,8 +108,7 @@ type Controller struct {
 
 	// getWorkspace reads a Workspace from kcp, bypassing the cache.
 	getWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
-	// conflicted are the keys whose last patch conflicted.
-	conflicted keyed[bool]
+	conflicted   keyed[bool]
 	// unavailable bounds the Workspaces whose condition is False (--max-unavailable); nil without a limit.
 	unavailable *unavailableGate
 
@@ -129,8 +121,8 @@ type Controller struct {
 	started  atomic.Bool
 }
 
-// InstallIndexers adds the indexes the controller needs, of the Workspaces rule says are mounted (the
-// controller's Options.MountRule must be the same); call it before the informers start.
+// InstallIndexers adds the indexes the controller needs, of the Workspaces rule says are mounted (the controller's
+// Options.MountRule must be the same); call it before the informers start.
 func InstallIndexers(informers Informers, rule mount.Rule) error {
 	if err := informers.Workspaces.AddIndexers(mountIndexers(rule)); err != nil {
 		return err
@@ -255,8 +247,8 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	return c, nil
 }
 
-// Start runs the controller until ctx is done: it adds its event handlers to the informers, which replay every
-// object they hold, so that everything is reconciled once.
+// Start runs the controller until ctx is done: it adds its event handlers to the informers, which replay every object
+// they hold, so that everything is reconciled once.
 func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	if c.started.Swap(true) {
 		return errors.New("a controller runs once; build a new one with NewController")

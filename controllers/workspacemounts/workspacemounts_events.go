@@ -39,16 +39,13 @@ const (
 	EventAction = "Reconcile"
 	// DefaultMaxWorkspaceEventsPerHour is --max-workspace-events-per-hour.
 	DefaultMaxWorkspaceEventsPerHour = 12
-	// maxEventNote is the events API's limit of a note.
-	maxEventNote = 1024
-	// maxEventReason is the events API's limit of a reason.
-	maxEventReason = 128
-	// eventWindow is the window --max-workspace-events-per-hour counts in.
-	eventWindow = time.Hour
+	maxEventNote                     = 1024
+	maxEventReason                   = 128
+	eventWindow                      = time.Hour
 )
 
-// workspaceRef is what every event of the controller is regarding: the Workspace by kind, name and UID, without
-// a resourceVersion (which every write moves: a series would never form if its key held it).
+// workspaceRef is what every event of the controller is regarding: the Workspace by kind, name and UID, without a
+// resourceVersion (which every write moves: a series would never form if its key held it).
 func workspaceRef(ws *tenancyv1alpha1.Workspace) *corev1.ObjectReference {
 	return &corev1.ObjectReference{
 		APIVersion: tenancyv1alpha1.SchemeGroupVersion.String(),
@@ -58,8 +55,8 @@ func workspaceRef(ws *tenancyv1alpha1.Workspace) *corev1.ObjectReference {
 	}
 }
 
-// transitionEventType is the type of the event of a transition into status (Controller.noteTransition; the
-// reason and note are the contract's): Normal when the mount is ready, else Warning.
+// transitionEventType is the type of the event of a transition into status (Controller.noteTransition; the reason and
+// note are the contract's): Normal when the mount is ready, else Warning.
 func transitionEventType(status mount.Status) string {
 	if status.Ready {
 		return corev1.EventTypeNormal
@@ -80,15 +77,11 @@ func (c *Controller) recordEvent(ws *tenancyv1alpha1.Workspace, eventType, reaso
 type workspaceEvents struct {
 	maxPerHour int
 	now        func() time.Time
-	// eventf hands an event of a Workspace in cluster to its series.
-	eventf func(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string)
-	// dropped counts a dropped event.
-	dropped func(reason string)
+	eventf     func(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string)
+	dropped    func(reason string)
 
-	lock sync.Mutex
-	// byKey are the Workspaces' recent events, by Workspace key.
-	byKey map[string]*recentEvents
-	// clusters are the Workspaces' logical clusters, by UID.
+	lock     sync.Mutex
+	byKey    map[string]*recentEvents
 	clusters map[types.UID]logicalcluster.Name
 }
 
@@ -109,8 +102,8 @@ func newWorkspaceEvents(maxPerHour int, eventf func(cluster logicalcluster.Name,
 	}
 }
 
-// newEventRecording returns a controller's events and their recorder, which writes each event with the events
-// client of its Workspace's cluster; both count their drops with dropped.
+// newEventRecording returns a controller's events and their recorder, which writes each event with the events client of
+// its Workspace's cluster; both count their drops with dropped.
 func newEventRecording(maxPerHour int, eventsOf func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface,
 	dropped func(reason string)) (*workspaceEvents, *eventRecorder) {
 	var recorder *eventRecorder
@@ -141,8 +134,7 @@ func countEventDrop(reason string) {
 	metrics.EventsDropped.WithLabelValues(reason).Inc()
 }
 
-// allow counts an event of the Workspace key (uid, in cluster) if it had fewer than maxPerHour within the last
-// hour.
+// allow counts an event of the Workspace key (uid, in cluster) if it had fewer than maxPerHour within the last hour.
 func (e *workspaceEvents) allow(key string, uid types.UID, cluster logicalcluster.Name) bool {
 	now := e.now().UnixNano()
 	e.lock.Lock()
@@ -171,8 +163,7 @@ func (e *workspaceEvents) allow(key string, uid types.UID, cluster logicalcluste
 	return true
 }
 
-// clusterOf returns the logical cluster of the Workspace uid, if it has an event recorded and was not deleted
-// since.
+// clusterOf returns the logical cluster of the Workspace uid, if it has an event recorded and was not deleted since.
 func (e *workspaceEvents) clusterOf(uid types.UID) (logicalcluster.Name, bool) {
 	e.lock.Lock()
 	defer e.lock.Unlock()

@@ -30,8 +30,8 @@ type breakerPolicy struct {
 
 var defaultBreakerPolicy = breakerPolicy{failures: 3, open: 30 * time.Second, maxOpen: 5 * time.Minute, forget: 10 * time.Minute}
 
-// eventBreaker is the state of a cluster's breaker: closed while fewer than breakerPolicy.failures writes in a
-// row failed; then open (every event skipped) until openUntil.
+// eventBreaker is the state of a cluster's breaker: closed while fewer than breakerPolicy.failures writes in a row
+// failed; then open (every event skipped) until openUntil.
 type eventBreaker struct {
 	failures  int
 	lastFail  time.Time
@@ -39,8 +39,7 @@ type eventBreaker struct {
 	openFor   time.Duration
 }
 
-// limit is how many writes to the cluster may be in flight at now: perCluster when closed, 1 when probing, 0
-// when open.
+// limit is how many writes to the cluster may be in flight at now: perCluster when closed, 1 when probing, 0 when open.
 func (p breakerPolicy) limit(b *eventBreaker, now time.Time, perCluster int) int {
 	switch {
 	case b.failures < p.failures:

@@ -36,20 +36,18 @@ import (
 const (
 	// seriesWindow is how long a series stays open after its last event (client-go's finishTime).
 	seriesWindow = 6 * time.Minute
-	// seriesSweep is how often the series closed are forgotten.
-	seriesSweep = time.Minute
+	seriesSweep  = time.Minute
 )
 
-// seriesKey is what makes two events one series (client-go's eventKey, less what is the same for every event of
-// the controller: action, reporting controller and instance, no related object).
+// seriesKey is what makes two events one series (client-go's eventKey, less what is the same for every event of the
+// controller: action, reporting controller and instance, no related object).
 type seriesKey struct {
 	uid       types.UID
 	eventType string
 	reason    string
 }
 
-// eventSeries is one event object in kcp: the first event of a series and the count, time and note of its
-// latest.
+// eventSeries is one event object in kcp: the first event of a series and the count, time and note of its latest.
 type eventSeries struct {
 	key       seriesKey
 	cluster   logicalcluster.Name
@@ -68,25 +66,22 @@ type eventSeries struct {
 	bounced bool
 }
 
-// eventRecorder turns the events of a controller into event objects in the Workspaces' logical clusters, in
-// place of client-go's events broadcaster (k8s.io/client-go/tools/events), keeping what users see.
+// eventRecorder turns the events of a controller into event objects in the Workspaces' logical clusters, in place of
+// client-go's events broadcaster (k8s.io/client-go/tools/events), keeping what users see.
 type eventRecorder struct {
-	// events is the events client of a logical cluster.
 	events func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface
 	// exists tells whether the Workspace uid is still there.
 	exists   func(uid types.UID) bool
 	now      func() time.Time
 	timeout  time.Duration
 	instance string
-	// dropped counts a dropped event.
-	dropped func(reason string)
+	dropped  func(reason string)
 	// perCluster bounds the writes in flight to one cluster when its breaker is closed.
 	perCluster int
 	breakers   breakerPolicy
 
-	lock sync.Mutex
-	cond *sync.Cond
-	// series are the open series, by key.
+	lock   sync.Mutex
+	cond   *sync.Cond
 	series map[seriesKey]*eventSeries
 	// clusters are the clusters with writes queued or in flight, or whose last writes failed.
 	clusters map[logicalcluster.Name]*clusterWrites
@@ -118,8 +113,8 @@ func newEventRecorder(eventsOf func(cluster logicalcluster.Path) typedeventsv1.E
 	return r
 }
 
-// StartRecordingToSinkWithContext starts the writers (at most maxEventWritesInFlight writes at once) and the
-// sweep of closed series, until ctx is done or Shutdown.
+// StartRecordingToSinkWithContext starts the writers (at most maxEventWritesInFlight writes at once) and the sweep of
+// closed series, until ctx is done or Shutdown.
 func (r *eventRecorder) StartRecordingToSinkWithContext(ctx context.Context) error {
 	r.lock.Lock()
 	defer r.lock.Unlock()
@@ -152,8 +147,8 @@ func (r *eventRecorder) StartRecordingToSinkWithContext(ctx context.Context) err
 	return nil
 }
 
-// Shutdown stops the writers, cancelling the writes under way, and returns once they ended: nothing is written
-// after it.
+// Shutdown stops the writers, cancelling the writes under way, and returns once they ended: nothing is written after
+// it.
 func (r *eventRecorder) Shutdown() {
 	r.stop()
 	r.workers.Wait()
@@ -172,8 +167,7 @@ func (r *eventRecorder) stop() {
 	r.cond.Broadcast()
 }
 
-// record adds an event regarding a Workspace of cluster to its series, or starts one, and queues the series'
-// write.
+// record adds an event regarding a Workspace of cluster to its series, or starts one, and queues the series' write.
 func (r *eventRecorder) record(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string) {
 	now := r.now()
 	key := seriesKey{uid: regarding.UID, eventType: eventType, reason: reason}

@@ -42,8 +42,7 @@ const (
 	// maxQueuedEventWritesPerCluster bounds a cluster's queue; an event beyond is dropped.
 	maxQueuedEventWritesPerCluster = 1000
 	// maxEventClusters bounds the clusters the recorder keeps.
-	maxEventClusters = 10000
-	// eventWriteTimeout bounds one event write.
+	maxEventClusters  = 10000
 	eventWriteTimeout = 5 * time.Second
 )
 
@@ -60,8 +59,8 @@ func (cw *clusterWrites) idle() bool {
 	return len(cw.queue) == 0 && cw.inFlight == 0
 }
 
-// enqueue queues the write of s (under the lock): at most once, and not while it is being written (the writer
-// queues it again when done), so a series has one write at a time, the latest state when it starts.
+// enqueue queues the write of s (under the lock): at most once, and not while it is being written (the writer queues it
+// again when done), so a series has one write at a time, the latest state when it starts.
 func (r *eventRecorder) enqueue(s *eventSeries, now time.Time) {
 	if s.writing {
 		s.dirty = true
@@ -103,16 +102,15 @@ func (r *eventRecorder) makeReady(cw *clusterWrites, limit int) {
 	r.cond.Signal()
 }
 
-// forgetIfDone forgets cw once it has nothing queued, in flight, or to remember of its breaker (under the
-// lock).
+// forgetIfDone forgets cw once it has nothing queued, in flight, or to remember of its breaker (under the lock).
 func (r *eventRecorder) forgetIfDone(cw *clusterWrites, now time.Time) {
 	if cw.idle() && !cw.inReady && cw.breaker.failures == 0 && r.clusters[cw.name] == cw {
 		delete(r.clusters, cw.name)
 	}
 }
 
-// writeQueued is a writer: it takes the next cluster in turn, writes the first series of its queue, and puts
-// the cluster back in turn, until ctx is done or the recorder stops.
+// writeQueued is a writer: it takes the next cluster in turn, writes the first series of its queue, and puts the
+// cluster back in turn, until ctx is done or the recorder stops.
 func (r *eventRecorder) writeQueued(ctx context.Context) {
 	for {
 		r.lock.Lock()
@@ -218,12 +216,11 @@ const (
 	writePatch
 	// writeFailed: refused or no answer, counted as a drop; a failure of the cluster for its breaker.
 	writeFailed
-	// writeStopped: the recorder is stopping.
 	writeStopped
 )
 
-// write writes event in cluster once, within r.timeout: a create of a new event object, else a patch of the
-// series' count and note.
+// write writes event in cluster once, within r.timeout: a create of a new event object, else a patch of the series'
+// count and note.
 func (r *eventRecorder) write(ctx context.Context, cluster logicalcluster.Name, event *eventsv1.Event, created bool) writeResult {
 	if ctx.Err() != nil {
 		return writeStopped

@@ -22,8 +22,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// fairQueue is the order in which workspacemounts-workspaces hands out its keys: one FIFO per tenant, and the
-// tenants with queued keys in turn, one key each.
+// fairQueue is the order in which workspacemounts-workspaces hands out its keys: one FIFO per tenant, and the tenants
+// with queued keys in turn, one key each.
 type fairQueue struct {
 	// tenantOf is the tenant of a key, asked once, when the key is pushed.
 	tenantOf func(key string) tenant.Name
@@ -57,8 +57,8 @@ func (q *fairQueue) Push(key string) {
 
 func (q *fairQueue) Len() int { return q.len }
 
-// Pop hands out the first key of the tenant whose turn it is; the tenant goes to the last turn if it has more,
-// and is forgotten if not.
+// Pop hands out the first key of the tenant whose turn it is; the tenant goes to the last turn if it has more, and is
+// forgotten if not.
 func (q *fairQueue) Pop() string {
 	t := q.turns.pop()
 	keys := q.keys[t]

@@ -41,8 +41,7 @@ func unavailableLimit(maxUnavailable intstr.IntOrString, mounted int) int {
 	return limit
 }
 
-// gateVerdict is what the gate decided for a Workspace whose condition would be False: the zero value lets it
-// be False.
+// gateVerdict is what the gate decided for a Workspace whose condition would be False: the zero value lets it be False.
 type gateVerdict struct {
 	// reason is mount.ReasonGateDelayed or mount.ReasonGateHeld.
 	reason string
@@ -52,8 +51,8 @@ type gateVerdict struct {
 	slot bool
 }
 
-// apply makes a False condition Unknown with the verdict's reason, the contract's message cut to leave room for
-// the note.
+// apply makes a False condition Unknown with the verdict's reason, the contract's message cut to leave room for the
+// note.
 func (v gateVerdict) apply(condition conditionsv1alpha1.Condition) conditionsv1alpha1.Condition {
 	if v.reason == "" || condition.Status != corev1.ConditionFalse {
 		return condition
@@ -92,8 +91,8 @@ func notReadySince(ws *tenancyv1alpha1.Workspace, at metav1.Time) metav1.Time {
 	return since
 }
 
-// delayRemaining is how long the condition of ws, whose mount is not ready at at, waits before it may turn
-// False, and since when the mount is not ready.
+// delayRemaining is how long the condition of ws, whose mount is not ready at at, waits before it may turn False, and
+// since when the mount is not ready.
 func delayRemaining(ws *tenancyv1alpha1.Workspace, at metav1.Time, delay time.Duration) (time.Duration, metav1.Time) {
 	if delay <= 0 {
 		return 0, at
@@ -109,8 +108,8 @@ func delayRemaining(ws *tenancyv1alpha1.Workspace, at metav1.Time, delay time.Du
 	return time.Duration(math.Ceil(remaining.Seconds())) * time.Second, since
 }
 
-// gate decides, for the Workspace of key, whether a condition that would be False is (state.gate left zero, or
-// with a slot), or is Unknown.
+// gate decides, for the Workspace of key, whether a condition that would be False is (state.gate left zero, or with a
+// slot), or is Unknown.
 func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *mountState) {
 	routing := c.workspaces.routing
 	if !c.workspaces.conditionFalse(ws, *state) {
@@ -134,19 +133,19 @@ func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *moun
 	}
 }
 
-// budgeted tells whether a False condition of ws takes a slot of --max-unavailable: its mount was ready at some
-// time its status annotation tells of (mount.Status.EverReady, since ws was created).
+// budgeted tells whether a False condition of ws takes a slot of --max-unavailable: its mount was ready at some time
+// its status annotation tells of (mount.Status.EverReady, since ws was created).
 func budgeted(ws *tenancyv1alpha1.Workspace) bool {
 	previous := priorStatus(ws)
 	return previous != nil && previous.EverReady()
 }
 
-// EventReasonGateReleased is the reason of the event of a Workspace no longer held by --max-unavailable (the
-// one of a Workspace newly held is mount.ReasonGateHeld).
+// EventReasonGateReleased is the reason of the event of a Workspace no longer held by --max-unavailable (the one of a
+// Workspace newly held is mount.ReasonGateHeld).
 const EventReasonGateReleased = "GateReleased"
 
-// noteGate is the one point where a Workspace is newly held by --max-unavailable (its condition written
-// GateHeld, where it was not), or released (written otherwise, where it was GateHeld).
+// noteGate is the one point where a Workspace is newly held by --max-unavailable (its condition written GateHeld, where
+// it was not), or released (written otherwise, where it was GateHeld).
 func (c *Controller) noteGate(logger klog.Logger, ws *tenancyv1alpha1.Workspace, before *conditionsv1alpha1.Condition, state mountState) {
 	wasHeld := before != nil && before.Reason == mount.ReasonGateHeld
 	isHeld := state.gate.reason == mount.ReasonGateHeld

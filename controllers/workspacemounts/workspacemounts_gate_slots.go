@@ -53,16 +53,14 @@ import (
 //     makes it kcp's (wrote); a write that fails gives a slot it had just
 //     taken back, and its turn.
 //
-// It remembers a key per Workspace that is False or held, and forgets it
-// with the Workspace. A nil gate has no limit.
+// It remembers a key per Workspace that is False or held, and forgets it with the Workspace. A nil gate has no limit.
 type unavailableGate struct {
 	maxUnavailable intstr.IntOrString
-	// mounted counts the mounted Workspaces of the shard.
-	mounted  func() int
-	enqueue  func(key string)
-	tenantOf func(key string) tenant.Name
-	now      func() time.Time
-	shard    string
+	mounted        func() int
+	enqueue        func(key string)
+	tenantOf       func(key string) tenant.Name
+	now            func() time.Time
+	shard          string
 
 	lock      sync.Mutex
 	entries   map[string]*gateEntry
@@ -77,8 +75,8 @@ type gateEntry struct {
 	tenant tenant.Name
 	// turn orders the Workspaces wanting a slot: the lowest, held longest, first. granted orders the slots.
 	turn, granted uint64
-	// wants: its condition is to be False; slot: the gate lets it be; pending: granted since its last write;
-	// inKCP: its last write (or the informer, at seed) has it False with a slot.
+	// wants: its condition is to be False; slot: the gate lets it be; pending: granted since its last write; inKCP: its
+	// last write (or the informer, at seed) has it False with a slot.
 	wants, slot, pending, inKCP bool
 }
 
@@ -147,8 +145,8 @@ func (g *unavailableGate) seed(workspaces []*tenancyv1alpha1.Workspace) {
 	g.settleLocked("")
 }
 
-// admit tells whether the Workspace of key, whose condition is to be False, may have it False: it has a slot,
-// or is granted one; else it is held.
+// admit tells whether the Workspace of key, whose condition is to be False, may have it False: it has a slot, or is
+// granted one; else it is held.
 func (g *unavailableGate) admit(key string) bool {
 	if g == nil {
 		return true
@@ -168,8 +166,8 @@ func (g *unavailableGate) admit(key string) bool {
 	return e.slot
 }
 
-// release tells that the condition of the Workspace of key is not to be False (its mount recovered, it is no
-// longer mounted, it is delayed, or False without a slot).
+// release tells that the condition of the Workspace of key is not to be False (its mount recovered, it is no longer
+// mounted, it is delayed, or False without a slot).
 func (g *unavailableGate) release(key string) {
 	if g == nil {
 		return
@@ -184,8 +182,8 @@ func (g *unavailableGate) release(key string) {
 	g.settleLocked(key)
 }
 
-// wrote tells how the writes of a reconcile of the Workspace of key ended, which had its condition False with a
-// slot or not.
+// wrote tells how the writes of a reconcile of the Workspace of key ended, which had its condition False with a slot or
+// not.
 func (g *unavailableGate) wrote(key string, slot bool, err error) {
 	if g == nil {
 		return
@@ -293,8 +291,8 @@ func (g *unavailableGate) settleLocked(current string) {
 	}
 }
 
-// fairShares shares limit slots between the tenants wanting demand of them, max-min fair: each gets its demand
-// or the water level, whichever is less.
+// fairShares shares limit slots between the tenants wanting demand of them, max-min fair: each gets its demand or the
+// water level, whichever is less.
 func fairShares(limit int, demand, slots map[tenant.Name]int) map[tenant.Name]int {
 	share := make(map[tenant.Name]int, len(demand))
 	open := make([]tenant.Name, 0, len(demand))
@@ -322,8 +320,8 @@ func fairShares(limit int, demand, slots map[tenant.Name]int) map[tenant.Name]in
 	return share
 }
 
-// limitLocked is the limit now: a number, or a percentage of the mounted Workspaces, counted again when the
-// last count is a second old.
+// limitLocked is the limit now: a number, or a percentage of the mounted Workspaces, counted again when the last count
+// is a second old.
 func (g *unavailableGate) limitLocked() int {
 	if g.maxUnavailable.Type == intstr.Int {
 		return g.maxUnavailable.IntValue()

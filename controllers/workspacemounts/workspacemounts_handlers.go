@@ -54,8 +54,8 @@ func handlerForAll(f func(obj interface{})) cache.ResourceEventHandler {
 	}
 }
 
-// sameResourceVersion tells whether an update is the same version of the object: what a relist reports for
-// every object that did not change.
+// sameResourceVersion tells whether an update is the same version of the object: what a relist reports for every object
+// that did not change.
 func sameResourceVersion(oldObj, newObj interface{}) bool {
 	oldMeta, err := meta.Accessor(oldObj)
 	if err != nil {
@@ -75,8 +75,8 @@ func unwrapTombstone(obj interface{}) interface{} {
 	return obj
 }
 
-// handleWorkspace enqueues a Workspace whose mount may need writing, and the kinds it referenced before and
-// after the change, whose set of users changed. oldObj is nil on add, newObj on delete.
+// handleWorkspace enqueues a Workspace whose mount may need writing, and the kinds it referenced before and after the
+// change, whose set of users changed. oldObj is nil on add, newObj on delete.
 func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 	oldWS, _ := unwrapTombstone(oldObj).(*tenancyv1alpha1.Workspace)
 	newWS, _ := newObj.(*tenancyv1alpha1.Workspace)
@@ -106,8 +106,8 @@ func (c *Controller) handled(ws *tenancyv1alpha1.Workspace) bool {
 	return c.rule.IsMounted(ws) || carriesStatus(ws) || ownCondition(ws) != nil
 }
 
-// forgetWorkspace forgets what the controller remembers of a deleted Workspace, at once: nothing enqueues a
-// Workspace that no longer exists for its own sake.
+// forgetWorkspace forgets what the controller remembers of a deleted Workspace, at once: nothing enqueues a Workspace
+// that no longer exists for its own sake.
 func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
 	if err != nil {
@@ -133,15 +133,15 @@ func (c *Controller) forget(key string) {
 	}
 }
 
-// statusChanged tells whether someone, most often this controller, changed the annotations it owns: a reconcile
-// then confirms or repairs them.
+// statusChanged tells whether someone, most often this controller, changed the annotations it owns: a reconcile then
+// confirms or repairs them.
 func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	return oldWS.Annotations[mount.PhaseAnnotationKey] != newWS.Annotations[mount.PhaseAnnotationKey] ||
 		oldWS.Annotations[mount.StatusAnnotationKey] != newWS.Annotations[mount.StatusAnnotationKey]
 }
 
-// routingChanged tells whether something changed that the controller's routing depends on, on a mounted
-// Workspace or one that carries its condition.
+// routingChanged tells whether something changed that the controller's routing depends on, on a mounted Workspace or
+// one that carries its condition.
 func (c *Controller) routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	oldCondition, newCondition := ownCondition(oldWS), ownCondition(newWS)
 	if oldCondition == nil && newCondition == nil && !c.rule.IsMounted(newWS) {

@@ -46,8 +46,8 @@ func (f heartbeatField) String() string {
 	return "no heartbeat"
 }
 
-// heartbeat is what the rule reads of a mount object: its newest heartbeat and where it is, and the first field
-// that holds something that is not a time.
+// heartbeat is what the rule reads of a mount object: its newest heartbeat and where it is, and the first field that
+// holds something that is not a time.
 type heartbeat struct {
 	// seconds and nanos are the newest heartbeat's time: 12 bytes, where a time.Time takes 24.
 	seconds int64
@@ -61,8 +61,8 @@ type heartbeat struct {
 // at is the newest heartbeat's time.
 func (h heartbeat) at() time.Time { return time.Unix(h.seconds, int64(h.nanos)).UTC() }
 
-// heartbeatOf reads the heartbeats of a mount object's status (its status field, any value):
-// status.lastHeartbeatTime, then status.lastProxyHeartbeatTime, then each condition's lastHeartbeatTime.
+// heartbeatOf reads the heartbeats of a mount object's status (its status field, any value): status.lastHeartbeatTime,
+// then status.lastProxyHeartbeatTime, then each condition's lastHeartbeatTime.
 func heartbeatOf(status interface{}) heartbeat {
 	var h heartbeat
 	fields, ok := status.(map[string]interface{})
@@ -100,8 +100,8 @@ func (h *heartbeat) read(field heartbeatField, fields map[string]interface{}, na
 	}
 }
 
-// restore writes h into a status rebuilt from a trimmed mount object, so that heartbeatOf reads h from it
-// again: the newest heartbeat in its field, and a value that is no time in the unreadable field.
+// restore writes h into a status rebuilt from a trimmed mount object, so that heartbeatOf reads h from it again: the
+// newest heartbeat in its field, and a value that is no time in the unreadable field.
 func (h heartbeat) restore(status map[string]interface{}) {
 	put := func(field heartbeatField, value interface{}) {
 		switch field {
@@ -120,7 +120,6 @@ func (h heartbeat) restore(status map[string]interface{}) {
 
 // heartbeatRule is --mount-heartbeat-timeout and the time of the judgement, the reconciler's clock.
 type heartbeatRule struct {
-	// timeout is the flag; 0 turns the rule off.
 	timeout time.Duration
 	now     time.Time
 }
@@ -153,8 +152,8 @@ func (r heartbeatRule) apply(status mount.Status, h heartbeat, what string) (mou
 	}
 }
 
-// expired is status as a mount whose heartbeat expired: Unknown, not ready, its URL and conditions kept for
-// whoever looks.
+// expired is status as a mount whose heartbeat expired: Unknown, not ready, its URL and conditions kept for whoever
+// looks.
 func expired(status mount.Status) mount.Status {
 	status.Phase, status.Ready, status.Reason = mount.PhaseUnknown, false, mount.ReasonMountHeartbeatExpired
 	return status

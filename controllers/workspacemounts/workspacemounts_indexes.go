@@ -43,8 +43,8 @@ func mountIndexers(rule mount.Rule) cache.Indexers {
 	}
 }
 
-// indexByMountKind and indexByMountObject never return an error: client-go panics on an index error, and a
-// reference that cannot be parsed now is a reason on the Workspace, not a crash.
+// indexByMountKind and indexByMountObject never return an error: client-go panics on an index error, and a reference
+// that cannot be parsed now is a reason on the Workspace, not a crash.
 func indexByMountKind(rule mount.Rule, obj interface{}) ([]string, error) {
 	_, _, gvk, ok := validReference(rule, obj)
 	if !ok {
@@ -61,8 +61,8 @@ func indexByMountObject(rule mount.Rule, obj interface{}) ([]string, error) {
 	return []string{objectKey(logicalcluster.From(ws), gvk.Group, gvk.Kind, ref.Namespace, ref.Name)}, nil
 }
 
-// validReference returns the Workspace obj is, its mount reference and the kind it names, if obj is a Workspace
-// validly mounted by rule.
+// validReference returns the Workspace obj is, its mount reference and the kind it names, if obj is a Workspace validly
+// mounted by rule.
 func validReference(rule mount.Rule, obj interface{}) (*tenancyv1alpha1.Workspace, mount.Reference, schema.GroupVersionKind, bool) {
 	ws, ok := obj.(*tenancyv1alpha1.Workspace)
 	if !ok {
@@ -90,8 +90,8 @@ func parseKindKey(key string) (schema.GroupVersionKind, bool) {
 	return schema.GroupVersionKind{Group: parts[0], Version: parts[1], Kind: parts[2]}, true
 }
 
-// objectKey names a mount object without its version, so that an event from any version's informer reaches
-// every Workspace referencing the object.
+// objectKey names a mount object without its version, so that an event from any version's informer reaches every
+// Workspace referencing the object.
 func objectKey(cluster logicalcluster.Name, group, kind, namespace, name string) string {
 	return strings.Join([]string{cluster.String(), group, kind, namespace, name}, "|")
 }

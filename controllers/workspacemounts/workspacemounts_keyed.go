@@ -18,8 +18,8 @@ package workspacemounts
 
 import "sync"
 
-// keyed is a map by key guarded by a lock: what the controller remembers of a Workspace between reconciles
-// (workers reconcile different Workspaces at once), its mount object caches.
+// keyed is a map by key guarded by a lock: what the controller remembers of a Workspace between reconciles (workers
+// reconcile different Workspaces at once), its mount object caches.
 type keyed[V any] struct {
 	lock  sync.Mutex
 	byKey map[string]V

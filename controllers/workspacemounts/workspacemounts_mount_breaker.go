@@ -31,8 +31,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// mountBreaker keeps the pairs, by mountCacheKey, whose mount objects kcp does not answer for (a conversion
-// webhook that never answers, say): a GET that timed out, or a list of the pair's informer that did.
+// mountBreaker keeps the pairs, by mountCacheKey, whose mount objects kcp does not answer for (a conversion webhook
+// that never answers, say): a GET that timed out, or a list of the pair's informer that did.
 type mountBreaker struct {
 	initialBackoff, maxBackoff time.Duration
 	now                        func() time.Time
@@ -45,9 +45,8 @@ type mountBreaker struct {
 	lock    sync.Mutex
 	pairs   map[string]*breakerPair
 	pruneAt int
-	// probes are the probes under way per tenant.
-	probes map[tenant.Name]int
-	parked map[tenant.Name]map[string]bool
+	probes  map[tenant.Name]int
+	parked  map[tenant.Name]map[string]bool
 }
 
 // maxProbesPerTenant bounds the probes of one tenant's pairs under way.
@@ -73,8 +72,8 @@ func newMountBreaker(initialBackoff, maxBackoff time.Duration, tenantOf func(log
 // minPruneAt is how many pairs the breaker holds before it first prunes.
 const minPruneAt = 64
 
-// maxBreakerBackoff caps the backoff of an open pair: its Workspaces are read again, and converge once kcp
-// answers, at least that often.
+// maxBreakerBackoff caps the backoff of an open pair: its Workspaces are read again, and converge once kcp answers, at
+// least that often.
 const maxBreakerBackoff = 2 * time.Minute
 
 // breakerVerdict is what admit says of a read.
@@ -129,8 +128,8 @@ func (b *mountBreaker) admit(pair, key string) (breakerVerdict, time.Duration) {
 	return readProbes, 0
 }
 
-// done reports the outcome of a read that admit let through (probe: with readProbes): err nil or NotFound is an
-// answer, a timeout opens the pair, any other error decides nothing.
+// done reports the outcome of a read that admit let through (probe: with readProbes): err nil or NotFound is an answer,
+// a timeout opens the pair, any other error decides nothing.
 func (b *mountBreaker) done(pair string, probe bool, err error) {
 	switch {
 	case err == nil || apierrors.IsNotFound(err):
@@ -169,8 +168,8 @@ func (b *mountBreaker) trip(p *breakerPair, probe bool) bool {
 	return false
 }
 
-// update changes pair as change says (which tells whether the pair closed); the end of a probe hands on the
-// keys that waited for it, and those its tenant parked.
+// update changes pair as change says (which tells whether the pair closed); the end of a probe hands on the keys that
+// waited for it, and those its tenant parked.
 func (b *mountBreaker) update(pair string, probe bool, change func(p *breakerPair, probe bool) (closed bool)) {
 	b.lock.Lock()
 	p := b.pairs[pair]
@@ -219,8 +218,8 @@ func (b *mountBreaker) open(pair string) bool {
 	return p != nil && p.backoff > 0
 }
 
-// prune forgets the closed pairs no probe is under way for once the map doubled since it last pruned; called
-// with the lock held.
+// prune forgets the closed pairs no probe is under way for once the map doubled since it last pruned; called with the
+// lock held.
 func (b *mountBreaker) prune() {
 	if len(b.pairs) < b.pruneAt {
 		return
@@ -233,8 +232,8 @@ func (b *mountBreaker) prune() {
 	b.pruneAt = max(minPruneAt, 2*len(b.pairs))
 }
 
-// notAnswering tells whether err says kcp did not answer in time: the request's own deadline, a network
-// timeout, or kcp's timeout status.
+// notAnswering tells whether err says kcp did not answer in time: the request's own deadline, a network timeout, or
+// kcp's timeout status.
 func notAnswering(err error) bool {
 	var netErr net.Error
 	return errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||

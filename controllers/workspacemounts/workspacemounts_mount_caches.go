@@ -34,8 +34,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// DefaultMaxClusterMountInformers is the default of --max-cluster-mount-informers: how many full-object
-// informers of a CRD resource in one cluster the controller runs.
+// DefaultMaxClusterMountInformers is the default of --max-cluster-mount-informers: how many full-object informers of a
+// CRD resource in one cluster the controller runs.
 const DefaultMaxClusterMountInformers = 500
 
 // mountCaches are the caches of full mount objects workspacemounts-workspaces reads instead of a GET.
@@ -49,14 +49,13 @@ type mountCache struct {
 	synced func() bool
 }
 
-// mountCacheKey names the cache of resource in cluster: "" for the cache across all clusters of a bound
-// resource.
+// mountCacheKey names the cache of resource in cluster: "" for the cache across all clusters of a bound resource.
 func mountCacheKey(cluster logicalcluster.Name, resource restmapping.Resource) string {
 	return cluster.String() + "|" + resource.Key()
 }
 
-// cacheOf returns the synced cache holding resource's objects in cluster, if any, and whether it is the cache
-// across all clusters, keyed with the cluster; a pair's own is keyed namespace/name.
+// cacheOf returns the synced cache holding resource's objects in cluster, if any, and whether it is the cache across
+// all clusters, keyed with the cluster; a pair's own is keyed namespace/name.
 func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.Resource) (mc mountCache, acrossClusters, found bool) {
 	mc, found = c.byKey.get(mountCacheKey(cluster, resource))
 	if !found && resource.Identity != "" {
@@ -69,15 +68,14 @@ func (c *mountCaches) cacheOf(cluster logicalcluster.Name, resource restmapping.
 	return mc, acrossClusters, true
 }
 
-// hasSynced tells whether a synced cache holds resource's objects in cluster: its own informer reports their
-// changes.
+// hasSynced tells whether a synced cache holds resource's objects in cluster: its own informer reports their changes.
 func (c *mountCaches) hasSynced(cluster logicalcluster.Name, resource restmapping.Resource) bool {
 	_, _, found := c.cacheOf(cluster, resource)
 	return found
 }
 
-// get reads a mount object from the caches, only ever in cluster, the Workspace's own (the key is the cluster
-// kcp stored the object in). cached is false when no synced cache holds the resource in cluster.
+// get reads a mount object from the caches, only ever in cluster, the Workspace's own (the key is the cluster kcp
+// stored the object in). cached is false when no synced cache holds the resource in cluster.
 func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool) {
 	mc, acrossClusters, cached := c.cacheOf(cluster, resource)
 	if !cached {
@@ -101,8 +99,8 @@ func (c *mountCaches) get(cluster logicalcluster.Name, resource restmapping.Reso
 	return t.unstructured(), true, true
 }
 
-// startFullInformer runs a full-object informer of resource, at * (cluster "") for a bound resource under its
-// identity, else in one cluster, until the returned function is called.
+// startFullInformer runs a full-object informer of resource, at * (cluster "") for a bound resource under its identity,
+// else in one cluster, until the returned function is called.
 func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, caches *mountCaches, cluster logicalcluster.Name,
 	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{}), onSynced func(), bound listBound) (func(), error) {
 	var resourceClient interface {
@@ -150,15 +148,15 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 	}, nil
 }
 
-// listBound bounds each list of a full-object informer (a page of it) to timeout, 0 for none, and reports each
-// list's outcome to listed, if not nil.
+// listBound bounds each list of a full-object informer (a page of it) to timeout, 0 for none, and reports each list's
+// outcome to listed, if not nil.
 type listBound struct {
 	timeout time.Duration
 	listed  func(err error)
 }
 
-// newClusterMountInformer is an informer of the mount objects of resource in one cluster, kept as
-// trimFullMountObject trims them, reporting every add, update and delete to onEvent.
+// newClusterMountInformer is an informer of the mount objects of resource in one cluster, kept as trimFullMountObject
+// trims them, reporting every add, update and delete to onEvent.
 func newClusterMountInformer(lw *cache.ListWatch, cluster logicalcluster.Name, resource restmapping.Resource,
 	onEvent func(restmapping.Resource, interface{})) (cache.Store, cache.Controller) {
 	return cache.NewInformerWithOptions(cache.InformerOptions{
@@ -181,8 +179,8 @@ type mountInformer interface {
 	HasSyncedChecker() cache.DoneChecker
 }
 
-// newMountInformer is an informer of mount objects of resource listed and watched by lw, objects of type
-// objType kept as transform trims them, reporting every add, update and delete to onEvent.
+// newMountInformer is an informer of mount objects of resource listed and watched by lw, objects of type objType kept
+// as transform trims them, reporting every add, update and delete to onEvent.
 func newMountInformer(lw *cache.ListWatch, objType runtime.Object, transform cache.TransformFunc,
 	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (cache.SharedIndexInformer, error) {
 	informer := kcpinformers.NewSharedIndexInformer(lw, objType, 0, cache.Indexers{})
@@ -195,8 +193,8 @@ func newMountInformer(lw *cache.ListWatch, objType runtime.Object, transform cac
 	return informer, nil
 }
 
-// runMountInformer runs a mount object informer until the returned function is called, and calls onSynced once
-// its cache has synced (never if it is stopped first).
+// runMountInformer runs a mount object informer until the returned function is called, and calls onSynced once its
+// cache has synced (never if it is stopped first).
 func runMountInformer(ctx context.Context, informer mountInformer, onSynced func()) context.CancelFunc {
 	informerCtx, cancel := context.WithCancel(ctx)
 	go informer.RunWithContext(informerCtx)

@@ -31,12 +31,11 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// clusterMountInformers runs the full-object informers of CRD resources, one per pair in use, at most limit of
-// them, those mounted by the most Workspaces first: kcp serves a CRD resource across clusters only as metadata.
+// clusterMountInformers runs the full-object informers of CRD resources, one per pair in use, at most limit of them,
+// those mounted by the most Workspaces first: kcp serves a CRD resource across clusters only as metadata.
 type clusterMountInformers struct {
-	pool  *boundedPool[clusterResource]
-	shard string
-	// overLimit is how many wanted pairs the last sync left without a slot.
+	pool      *boundedPool[clusterResource]
+	shard     string
 	overLimit int
 }
 
@@ -49,8 +48,8 @@ type clusterResource struct {
 
 func (p clusterResource) key() string { return mountCacheKey(p.cluster, p.resource) }
 
-// newClusterMountInformers reports every informer's events to onEvent, and its pair to onSynced once it has
-// synced; bound, if not nil, bounds each pair's lists.
+// newClusterMountInformers reports every informer's events to onEvent, and its pair to onSynced once it has synced;
+// bound, if not nil, bounds each pair's lists.
 func newClusterMountInformers(client kcpdynamic.ClusterInterface, caches *mountCaches, limit int, shard string,
 	onEvent func(restmapping.Resource, interface{}), onSynced func(cluster logicalcluster.Name, resource restmapping.Resource),
 	bound func(cluster logicalcluster.Name, resource restmapping.Resource) listBound) *clusterMountInformers {

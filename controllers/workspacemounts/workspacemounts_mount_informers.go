@@ -34,8 +34,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// mountInformers holds at most limit slots for the mount resources in use, and runs the informer across all
-// clusters of each watched resource that needs one ([informersAcrossClusters]).
+// mountInformers holds at most limit slots for the mount resources in use, and runs the informer across all clusters of
+// each watched resource that needs one ([informersAcrossClusters]).
 type mountInformers struct {
 	pool  *boundedPool[restmapping.Resource]
 	shard string
@@ -43,8 +43,8 @@ type mountInformers struct {
 	denied map[string]bool
 }
 
-// newMountInformers starts, per resource, a full-object informer across all clusters for a bound one (its cache
-// in caches), else a metadata informer.
+// newMountInformers starts, per resource, a full-object informer across all clusters for a bound one (its cache in
+// caches), else a metadata informer.
 func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClient kcpdynamic.ClusterInterface, caches *mountCaches,
 	limit int, shard string, onEvent func(restmapping.Resource, interface{}), onSynced func(restmapping.Resource)) *mountInformers {
 	return &mountInformers{
@@ -60,8 +60,8 @@ func newMountInformers(metadataClient kcpmetadata.ClusterInterface, dynamicClien
 	}
 }
 
-// sync gives the wanted resources slots, in order, and returns the keys of those denied one; the caller must
-// not modify it.
+// sync gives the wanted resources slots, in order, and returns the keys of those denied one; the caller must not modify
+// it.
 func (m *mountInformers) sync(ctx context.Context, wanted []restmapping.Resource) map[string]bool {
 	m.pool.lock.Lock()
 	defer m.pool.lock.Unlock()
@@ -104,8 +104,8 @@ func (m *mountInformers) isDenied(resource restmapping.Resource) bool {
 	return m.denied[resource.Key()]
 }
 
-// informersAcrossClusters is the rule for the informers across all clusters: every watched bound resource
-// (wanted, not denied) has one, its full objects read instead of a GET.
+// informersAcrossClusters is the rule for the informers across all clusters: every watched bound resource (wanted, not
+// denied) has one, its full objects read instead of a GET.
 func informersAcrossClusters(wanted []restmapping.Resource, denied map[string]bool, uncovered []clusterResource) map[string]bool {
 	needed := map[string]bool{}
 	for _, resource := range wanted {
@@ -135,8 +135,8 @@ func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterf
 	return runMountInformer(ctx, informer, onSynced), nil
 }
 
-// TrimMountObject is the transform of the metadata informer of a CRD mount resource across all clusters: its
-// events only say which object to read again, so only its name, namespace and cluster matter.
+// TrimMountObject is the transform of the metadata informer of a CRD mount resource across all clusters: its events
+// only say which object to read again, so only its name, namespace and cluster matter.
 func TrimMountObject(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
 		accessor.SetManagedFields(nil)

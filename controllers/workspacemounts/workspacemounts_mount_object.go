@@ -27,8 +27,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// trimFullMountObject is the full-object informers' transform: it keeps of a mount object only what the
-// contract reads and what the cache needs, in a trimmedMountObject.
+// trimFullMountObject is the full-object informers' transform: it keeps of a mount object only what the contract reads
+// and what the cache needs, in a trimmedMountObject.
 func trimFullMountObject(obj interface{}) (interface{}, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -71,14 +71,12 @@ type fieldState uint8
 const (
 	fieldAbsent fieldState = iota
 	fieldPresent
-	// fieldNotString is a phase that is not a string.
 	fieldNotString
-	// fieldNotObject is a status that is not an object.
 	fieldNotObject
 )
 
-// trimmedMountObject is what a full-object informer keeps of a mount object: ObjectMeta holds only name,
-// namespace, uid and resourceVersion, cluster the cluster kcp stored it in (its annotation, for the cache key).
+// trimmedMountObject is what a full-object informer keeps of a mount object: ObjectMeta holds only name, namespace, uid
+// and resourceVersion, cluster the cluster kcp stored it in (its annotation, for the cache key).
 type trimmedMountObject struct {
 	metav1.ObjectMeta
 	cluster    logicalcluster.Name
@@ -93,8 +91,8 @@ type trimmedMountObject struct {
 	heartbeat *heartbeat
 }
 
-// GetAnnotations is the cluster annotation, the one the cache keys and event handlers read, and the mark of a
-// mount object if it carries it.
+// GetAnnotations is the cluster annotation, the one the cache keys and event handlers read, and the mark of a mount
+// object if it carries it.
 func (t *trimmedMountObject) GetAnnotations() map[string]string {
 	annotations := map[string]string{logicalcluster.AnnotationKey: t.cluster.String()}
 	if t.marked {
@@ -117,8 +115,8 @@ func (t *trimmedMountObject) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-// unstructured rebuilds the mount object as statusOfMountObject reads it: the contract answers the same for it
-// as for the object kcp served.
+// unstructured rebuilds the mount object as statusOfMountObject reads it: the contract answers the same for it as for
+// the object kcp served.
 func (t *trimmedMountObject) unstructured() *unstructured.Unstructured {
 	annotations := map[string]interface{}{}
 	for key, value := range t.GetAnnotations() {

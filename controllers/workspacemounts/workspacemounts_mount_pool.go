@@ -23,8 +23,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// boundedPool holds at most limit slots, one per wanted item of type T by key, each with the stop function of
-// what runs for it (nil while nothing does).
+// boundedPool holds at most limit slots, one per wanted item of type T by key, each with the stop function of what runs
+// for it (nil while nothing does).
 type boundedPool[T any] struct {
 	limit int
 	key   func(T) string
@@ -43,8 +43,8 @@ func newBoundedPool[T any](limit int, key func(T) string, start func(context.Con
 	return &boundedPool[T]{limit: limit, key: key, start: start, slots: map[string]*poolSlot[T]{}}
 }
 
-// allot frees the slots of items no longer wanted, stopping what runs for them, and gives free slots to the
-// wanted items in order.
+// allot frees the slots of items no longer wanted, stopping what runs for them, and gives free slots to the wanted
+// items in order.
 func (p *boundedPool[T]) allot(ctx context.Context, wanted []T, started bool) (denied, failed []T) {
 	logger := klog.FromContext(ctx)
 	wantedKeys := make(map[string]bool, len(wanted))

@@ -39,8 +39,8 @@ type Options struct {
 	// MountRule says which Workspaces are mounted (--legacy-mount-annotation).
 	MountRule mount.Rule
 	// MaxClusterMountInformers bounds the full-object informers of CRD resources in one cluster each
-	// (--max-cluster-mount-informers), one per pair in use: workspacemounts-workspaces reads a pair's mount
-	// objects from it instead of a GET.
+	// (--max-cluster-mount-informers), one per pair in use: workspacemounts-workspaces reads a pair's mount objects
+	// from it instead of a GET.
 	MaxClusterMountInformers int
 	// MaxWorkspaceEventsPerHour bounds the events regarding one Workspace in any hour
 	// (--max-workspace-events-per-hour): its transitions and the controller's other events.
@@ -63,8 +63,8 @@ const DefaultMaxRepairsPerSecond = 1
 
 // RoutingOptions are what the controller keeps on a Workspace, beside the annotations, for kcp to route by.
 type RoutingOptions struct {
-	// WorkspaceCondition (--workspace-condition) keeps the condition mount.ConditionType on every mounted
-	// Workspace: True when the mount is ready, else False (Unknown where the controller cannot tell).
+	// WorkspaceCondition (--workspace-condition) keeps the condition mount.ConditionType on every mounted Workspace:
+	// True when the mount is ready, else False (Unknown where the controller cannot tell).
 	WorkspaceCondition bool
 	// WorkspaceURL (--workspace-url) keeps spec.URL, the phase out of Scheduling and kcp's condition
 	// WorkspaceMountReady of every Workspace with spec.mount, as kcp's in-tree mounts controller does.
@@ -73,8 +73,8 @@ type RoutingOptions struct {
 	URLs mount.URLRule
 	// InTreeMountsController tells that kcp's in-tree mounts controller runs on the shard.
 	InTreeMountsController bool
-	// ConditionDelay (--workspace-condition-delay) is how long a mount must be not ready before the condition
-	// turns False; meanwhile it is Unknown, reason mount.ReasonGateDelayed.
+	// ConditionDelay (--workspace-condition-delay) is how long a mount must be not ready before the condition turns
+	// False; meanwhile it is Unknown, reason mount.ReasonGateDelayed.
 	ConditionDelay time.Duration
 	// MaxUnavailable (--max-unavailable) bounds the Workspaces of the shard whose condition is False; nil: no limit.
 	MaxUnavailable *intstr.IntOrString
@@ -111,12 +111,12 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// MinMountHeartbeatTimeout is the smallest --mount-heartbeat-timeout other than 0: heartbeats are written to
-// the second.
+// MinMountHeartbeatTimeout is the smallest --mount-heartbeat-timeout other than 0: heartbeats are written to the
+// second.
 const MinMountHeartbeatTimeout = time.Second
 
-// ParseMaxUnavailable parses --max-unavailable: a number of Workspaces (0 or more), or a percentage of the
-// mounted Workspaces of a shard (0% to 100%); "" is no limit.
+// ParseMaxUnavailable parses --max-unavailable: a number of Workspaces (0 or more), or a percentage of the mounted
+// Workspaces of a shard (0% to 100%); "" is no limit.
 func ParseMaxUnavailable(value string) (*intstr.IntOrString, error) {
 	if value == "" {
 		return nil, nil

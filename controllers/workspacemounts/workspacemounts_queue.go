@@ -26,8 +26,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// QueueName is the one name of a queue of the controller of a shard: the workqueue's (its workqueue_* series),
-// the queue of its log lines and the queue label of workspacemounts_reconcile_*.
+// QueueName is the one name of a queue of the controller of a shard: the workqueue's (its workqueue_* series), the
+// queue of its log lines and the queue label of workspacemounts_reconcile_*.
 func QueueName(queue, shard string) string {
 	if shard == "" {
 		return queue
@@ -41,8 +41,8 @@ type queue struct {
 	name string
 }
 
-// newQueue is a work queue named name, in FIFO order, retrying with retryRateLimiter: workspacemounts-mounts,
-// whose keys are kinds that any tenant may share.
+// newQueue is a work queue named name, in FIFO order, retrying with retryRateLimiter: workspacemounts-mounts, whose
+// keys are kinds that any tenant may share.
 func newQueue(name string) queue {
 	return queue{
 		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
@@ -63,12 +63,11 @@ func newTenantQueue(name string, tenantOf func(key string) tenant.Name) queue {
 	}
 }
 
-// RetryBaseDelay is how long a key that failed once waits before its next try; each further failure doubles it,
-// up to MaxRetryDelay.
+// RetryBaseDelay is how long a key that failed once waits before its next try; each further failure doubles it, up to
+// MaxRetryDelay.
 const RetryBaseDelay = 5 * time.Millisecond
 
-// MaxRetryDelay caps how long a key that keeps failing waits before its next try. client-go's default goes to
-// 1000s.
+// MaxRetryDelay caps how long a key that keeps failing waits before its next try. client-go's default goes to 1000s.
 const MaxRetryDelay = 10 * time.Second
 
 // retryRate and retryBurst are client-go's overall limit of retries.
@@ -77,8 +76,7 @@ const (
 	retryBurst = 100
 )
 
-// retryRateLimiter is client-go's default controller rate limiter with the per-key backoff capped at
-// MaxRetryDelay.
+// retryRateLimiter is client-go's default controller rate limiter with the per-key backoff capped at MaxRetryDelay.
 func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryBaseDelay, MaxRetryDelay),
@@ -86,8 +84,8 @@ func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 	)
 }
 
-// tenantRetryRateLimiter is retryRateLimiter with client-go's overall bucket kept per tenant: a tenant whose
-// keys keep failing spends its own retries, not every tenant's.
+// tenantRetryRateLimiter is retryRateLimiter with client-go's overall bucket kept per tenant: a tenant whose keys keep
+// failing spends its own retries, not every tenant's.
 func tenantRetryRateLimiter(tenantOf func(key string) tenant.Name) workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryBaseDelay, MaxRetryDelay),

@@ -37,43 +37,32 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// workspacesReconciler is the logic of workspacemounts-workspaces: it reads a Workspace's mount object and sets
-// what the controller owns on the Workspace.
+// workspacesReconciler is the logic of workspacemounts-workspaces: it reads a Workspace's mount object and sets what
+// the controller owns on the Workspace.
 type workspacesReconciler struct {
-	// rule says which Workspaces are mounted.
-	rule mount.Rule
-	// resolve maps the referenced kind to its resource in the Workspace's cluster.
+	rule    mount.Rule
 	resolve func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	// getMountObject reads the mount object from kcp; a NotFound error means it does not exist.
-	getMountObject func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error)
-	// cachedMountObject reads the mount object from a synced full-object cache.
+	getMountObject    func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error)
 	cachedMountObject func(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool)
-	// reads are the last reads per Workspace.
-	reads lastReads
-	// refusals are the spec.URL values kcp refused, per Workspace.
-	refusals urlRefusals
-	// breaker keeps the pairs whose reads time out.
-	breaker        *mountBreaker
-	requestTimeout time.Duration
-	// informerDenied tells whether a resource was refused a mount object informer because maxMountInformers
-	// others run: its mount objects are not read until a slot frees (workspacemounts-mounts then sends its
-	// Workspaces here).
-	informerDenied func(resource restmapping.Resource) bool
-	// maxMountInformers is --max-mount-informers, for messages.
+	reads             lastReads
+	refusals          urlRefusals
+	breaker           *mountBreaker
+	requestTimeout    time.Duration
+	// informerDenied tells whether a resource was refused a mount object informer because maxMountInformers others run:
+	// its mount objects are not read until a slot frees (workspacemounts-mounts then sends its Workspaces here).
+	informerDenied    func(resource restmapping.Resource) bool
 	maxMountInformers int
-	// routing is what the controller keeps beside the annotations.
-	routing RoutingOptions
-	// heartbeatTimeout is --mount-heartbeat-timeout.
-	heartbeatTimeout time.Duration
-	now              func() time.Time
+	routing           RoutingOptions
+	heartbeatTimeout  time.Duration
+	now               func() time.Time
 }
 
 // mountState is what the reconciler found out about a Workspace's mount.
 type mountState struct {
 	status  mount.Status
 	mounted bool
-	// at is the time of the finding, for lastTransitionTimes.
-	at metav1.Time
+	at      metav1.Time
 	// recheckAfter, when positive, is how soon the state changes with time alone.
 	recheckAfter time.Duration
 	// gate is what the gate of --workspace-condition decided for a condition that would be False.
@@ -102,8 +91,8 @@ func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alph
 	return state, nil
 }
 
-// applyMetadataAndSpec sets what the controller owns in ws's metadata and spec, the part of a Workspace one
-// patch writes: the annotations, and with --workspace-url spec.URL.
+// applyMetadataAndSpec sets what the controller owns in ws's metadata and spec, the part of a Workspace one patch
+// writes: the annotations, and with --workspace-url spec.URL.
 func (r *workspacesReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspace, state mountState) {
 	r.applyAnnotations(ws, state)
 	if r.routing.WorkspaceURL {
@@ -138,15 +127,15 @@ func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state 
 	}
 }
 
-// keepsCondition tells what applyStatus does with the condition of ws: keep it (set it from state), remove it,
-// or neither (leave it as it is).
+// keepsCondition tells what applyStatus does with the condition of ws: keep it (set it from state), remove it, or
+// neither (leave it as it is).
 func (r *workspacesReconciler) keepsCondition(ws *tenancyv1alpha1.Workspace, state mountState) (keep, remove bool) {
 	switch {
 	case !r.routing.WorkspaceCondition || !state.mounted:
 		return false, true
 	case ws.Spec.Mount == nil && !kcpIsDone(ws):
-		// A Workspace mounted by the legacy annotation is an ordinary one that kcp schedules and initializes
-		// first: a False condition now would make it Unavailable, where kcp stops initializing it.
+		// A Workspace mounted by the legacy annotation is an ordinary one that kcp schedules and initializes first: a
+		// False condition now would make it Unavailable, where kcp stops initializing it.
 		return false, false
 	default:
 		return true, false
@@ -177,8 +166,8 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 	ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
 }
 
-// priorStatus is the status ws's annotation holds, nil where none can be read, without what precedes ws's
-// creation: the one the controller carries on, observes transitions from and gates by.
+// priorStatus is the status ws's annotation holds, nil where none can be read, without what precedes ws's creation: the
+// one the controller carries on, observes transitions from and gates by.
 func priorStatus(ws *tenancyv1alpha1.Workspace) *mount.Status {
 	written, found := mount.StatusOf(ws.Annotations)
 	if !found {

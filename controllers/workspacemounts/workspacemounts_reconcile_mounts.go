@@ -38,15 +38,12 @@ type mountsReconciler struct {
 	workspacesOfKind func(key string) ([]*tenancyv1alpha1.Workspace, error)
 	resolve          func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	enqueueWorkspace func(ws *tenancyv1alpha1.Workspace)
-	// enqueueKind sends another kind to workspacemounts-mounts.
-	enqueueKind func(key string)
-	// syncInformers makes the watched resources the wanted ones, as far as the limit allows.
-	syncInformers func(ctx context.Context, wanted []restmapping.Resource) (denied map[string]bool)
-	// syncClusterInformers makes the running full-object informers of CRD resources in one cluster those of the
-	// pairs given, as far as its limit allows, and returns the pairs left without one; nil runs none.
+	enqueueKind      func(key string)
+	syncInformers    func(ctx context.Context, wanted []restmapping.Resource) (denied map[string]bool)
+	// syncClusterInformers makes the running full-object informers of CRD resources in one cluster those of the pairs
+	// given, as far as its limit allows, and returns the pairs left without one; nil runs none.
 	syncClusterInformers func(ctx context.Context, wanted []clusterResource) (uncovered []clusterResource)
-	// runInformers runs the informers across all clusters of the watched resources given.
-	runInformers func(ctx context.Context, needed map[string]bool)
+	runInformers         func(ctx context.Context, needed map[string]bool)
 
 	lock  sync.Mutex
 	kinds map[string]kindResolution
@@ -112,9 +109,9 @@ func (r *mountsReconciler) reconcile(ctx context.Context, key string) error {
 	wanted := r.wantedResourcesLocked()
 	r.lock.Unlock()
 
-	// Informers first, so that a Workspace sent to workspacemounts-workspaces below is already covered by the
-	// informer that will report its mount object's changes: the resources watched, the informers of their
-	// pairs, then the informers across all clusters.
+	// Informers first, so that a Workspace sent to workspacemounts-workspaces below is already covered by the informer
+	// that will report its mount object's changes: the resources watched, the informers of their pairs, then the
+	// informers across all clusters.
 	denied := r.syncInformers(ctx, wanted)
 
 	current.denied = deniedOf(current.resources, denied)
@@ -160,8 +157,8 @@ func deniedOf(resources map[string]restmapping.Resource, denied map[string]bool)
 	return out
 }
 
-// enqueueWorkspacesUsing sends to workspacemounts-workspaces every Workspace whose kind resolved to the
-// resource resourceKey at its last reconcile, in cluster, or in every cluster for "".
+// enqueueWorkspacesUsing sends to workspacemounts-workspaces every Workspace whose kind resolved to the resource
+// resourceKey at its last reconcile, in cluster, or in every cluster for "".
 func (r *mountsReconciler) enqueueWorkspacesUsing(resourceKey string, cluster logicalcluster.Name) {
 	r.lock.Lock()
 	clustersOfKind := map[string]map[logicalcluster.Name]bool{}
@@ -191,8 +188,8 @@ func (r *mountsReconciler) enqueueWorkspacesUsing(resourceKey string, cluster lo
 	}
 }
 
-// wantedClusterResourcesLocked is every (CRD resource, cluster) pair in use whose resource is watched (not
-// denied), with how many Workspaces mount it there.
+// wantedClusterResourcesLocked is every (CRD resource, cluster) pair in use whose resource is watched (not denied),
+// with how many Workspaces mount it there.
 func (r *mountsReconciler) wantedClusterResourcesLocked(denied map[string]bool) []clusterResource {
 	var pairs []clusterResource
 	for served := range r.served {
@@ -208,8 +205,8 @@ func (r *mountsReconciler) wantedClusterResourcesLocked(denied map[string]bool) 
 	return pairs
 }
 
-// wantedResourcesLocked is the union of the resources all kinds need, those referenced from the most clusters
-// first, then by key.
+// wantedResourcesLocked is the union of the resources all kinds need, those referenced from the most clusters first,
+// then by key.
 func (r *mountsReconciler) wantedResourcesLocked() []restmapping.Resource {
 	clusters := map[string]int{}
 	resources := map[string]restmapping.Resource{}

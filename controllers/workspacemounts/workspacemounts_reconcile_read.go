@@ -32,20 +32,20 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// readVersion is what a Workspace's last read of its mount object found: which object (a hash of its
-// objectKey), whether it existed, and its resourceVersion.
+// readVersion is what a Workspace's last read of its mount object found: which object (a hash of its objectKey),
+// whether it existed, and its resourceVersion.
 type readVersion struct {
 	object          uint64
 	found           bool
 	resourceVersion uint64
 }
 
-// lastReads remembers, per Workspace key, the mount object version its last reconcile read, so that a cache
-// behind it is never written over it.
+// lastReads remembers, per Workspace key, the mount object version its last reconcile read, so that a cache behind it
+// is never written over it.
 type lastReads = keyed[readVersion]
 
-// readMountObject reads the mount object namespace/name of resource in cluster, the Workspace's own, for the
-// Workspace key wsKey: from a synced full-object cache when there is one (no request), else with a GET.
+// readMountObject reads the mount object namespace/name of resource in cluster, the Workspace's own, for the Workspace
+// key wsKey: from a synced full-object cache when there is one (no request), else with a GET.
 func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string, cluster logicalcluster.Name, resource restmapping.Resource,
 	namespace, name string) (*unstructured.Unstructured, error) {
 	object := objectHash(objectKey(cluster, resource.Group, resource.Kind, namespace, name))
@@ -94,8 +94,8 @@ func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string
 	return obj, err
 }
 
-// errReadWaits: another read of the same pair is under way and decides for this one; the Workspace is enqueued
-// again when it ends, and nothing is written now.
+// errReadWaits: another read of the same pair is under way and decides for this one; the Workspace is enqueued again
+// when it ends, and nothing is written now.
 var errReadWaits = errors.New("waiting for another read of the same mount resource and cluster")
 
 // breakerOpenError: the pair's breaker is open, or opened with this read: the Workspace is Unknown, reason
@@ -123,8 +123,8 @@ func notAnsweringFor(err error) (time.Duration, bool) {
 	return 0, false
 }
 
-// notOlder tells whether a read from the cache may follow the last read: both found the object and the cache's
-// is not older, or neither found it.
+// notOlder tells whether a read from the cache may follow the last read: both found the object and the cache's is not
+// older, or neither found it.
 func notOlder(cached, last readVersion) bool {
 	if !cached.found || !last.found {
 		return !cached.found && !last.found

@@ -58,8 +58,8 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 // inTreeNote says why a mount without a routable URL is Unknown rather than False.
 const inTreeNote = " Not False: kcp's in-tree mounts controller runs on this shard and marks the Workspace Ready whenever the mount object's status.phase is Ready."
 
-// severityOf classifies a mount that is not ready: Info while its controller is getting it ready, Warning when
-// it does not know, Error when someone has to act.
+// severityOf classifies a mount that is not ready: Info while its controller is getting it ready, Warning when it does
+// not know, Error when someone has to act.
 func severityOf(status mount.Status) conditionsv1alpha1.ConditionSeverity {
 	switch {
 	case status.Reason == mount.ReasonMountNotReady && status.Phase == mount.PhaseUnknown,
@@ -72,14 +72,14 @@ func severityOf(status mount.Status) conditionsv1alpha1.ConditionSeverity {
 	}
 }
 
-// setCondition puts condition on ws, in place of an earlier one of its type, whose lastTransitionTime it keeps
-// if the status is the same.
+// setCondition puts condition on ws, in place of an earlier one of its type, whose lastTransitionTime it keeps if the
+// status is the same.
 func setCondition(ws *tenancyv1alpha1.Workspace, condition conditionsv1alpha1.Condition) {
 	putCondition(ws, condition, func(existing conditionsv1alpha1.Condition) bool { return existing.Status == condition.Status })
 }
 
-// putCondition puts condition on ws, in place of an earlier one of its type, whose lastTransitionTime it keeps
-// where unchanged says so.
+// putCondition puts condition on ws, in place of an earlier one of its type, whose lastTransitionTime it keeps where
+// unchanged says so.
 func putCondition(ws *tenancyv1alpha1.Workspace, condition conditionsv1alpha1.Condition, unchanged func(existing conditionsv1alpha1.Condition) bool) {
 	for i := range ws.Status.Conditions {
 		existing := &ws.Status.Conditions[i]
@@ -108,8 +108,7 @@ func applyURL(ws *tenancyv1alpha1.Workspace, state mountState, urls mount.URLRul
 	ws.Spec.URL = state.status.URL
 }
 
-// kcpIsDone tells whether kcp has finished scheduling and initializing a Workspace: its phase is Ready or
-// Unavailable.
+// kcpIsDone tells whether kcp has finished scheduling and initializing a Workspace: its phase is Ready or Unavailable.
 func kcpIsDone(ws *tenancyv1alpha1.Workspace) bool {
 	return ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady || ws.Status.Phase == corev1alpha1.LogicalClusterPhaseUnavailable
 }
@@ -132,14 +131,14 @@ func kcpPhaseRule(ws *tenancyv1alpha1.Workspace) {
 	}
 }
 
-// makesUnavailable tells whether kcp's phase rule makes a Workspace with condition c Unavailable: a False
-// condition whose type starts with "Workspace".
+// makesUnavailable tells whether kcp's phase rule makes a Workspace with condition c Unavailable: a False condition
+// whose type starts with "Workspace".
 func makesUnavailable(c conditionsv1alpha1.Condition) bool {
 	return c.Status == corev1.ConditionFalse && strings.HasPrefix(string(c.Type), "Workspace")
 }
 
-// applyPhase moves a Workspace with spec.mount from Scheduling to Ready once its mount is ready, as kcp's
-// in-tree controller does.
+// applyPhase moves a Workspace with spec.mount from Scheduling to Ready once its mount is ready, as kcp's in-tree
+// controller does.
 func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 	if ws.Spec.Mount == nil || !state.mounted || !state.status.Ready {
 		return
@@ -149,8 +148,8 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 	}
 }
 
-// applyKCPMountCondition keeps kcp's own condition WorkspaceMountReady on a Workspace with spec.mount as kcp's
-// in-tree mounts controller writes it.
+// applyKCPMountCondition keeps kcp's own condition WorkspaceMountReady on a Workspace with spec.mount as kcp's in-tree
+// mounts controller writes it.
 func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, gate gateVerdict, now metav1.Time) {
 	ref := ws.Spec.Mount.Reference
 	var refused error
@@ -186,8 +185,8 @@ func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, 
 	})
 }
 
-// kcpMountObjectInvalidURLReason is the reason of kcp's condition WorkspaceMountReady for a Ready mount whose
-// URL kcp refuses, from kcp v0.33.
+// kcpMountObjectInvalidURLReason is the reason of kcp's condition WorkspaceMountReady for a Ready mount whose URL kcp
+// refuses, from kcp v0.33.
 const kcpMountObjectInvalidURLReason = "MountObjectInvalidURL"
 
 // kcpRefusesURL is kcp v0.33's verdict on a mount URL: its form alone.
@@ -195,8 +194,8 @@ func kcpRefusesURL(rawURL string) error {
 	return mount.URLRule{Form: mount.URLFormHTTPS}.Check(rawURL)
 }
 
-// RemoveOwned removes from ws what the controller keeps on it, as the controller itself does for a Workspace
-// that is not mounted, or without --workspace-condition and --workspace-url.
+// RemoveOwned removes from ws what the controller keeps on it, as the controller itself does for a Workspace that is
+// not mounted, or without --workspace-condition and --workspace-url.
 func RemoveOwned(ws *tenancyv1alpha1.Workspace, inTreeMountsController bool) (metadata bool, removed []conditionsv1alpha1.ConditionType) {
 	_, hadPhase := ws.Annotations[mount.PhaseAnnotationKey]
 	_, hadStatus := ws.Annotations[mount.StatusAnnotationKey]

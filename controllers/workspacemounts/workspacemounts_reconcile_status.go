@@ -79,8 +79,8 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, ur
 	return status.Bounded(), recheck
 }
 
-// StatusOfMountObject is the status the controller gives a Workspace whose mount object is obj, under the URL
-// rule urls, without --mount-heartbeat-timeout.
+// StatusOfMountObject is the status the controller gives a Workspace whose mount object is obj, under the URL rule
+// urls, without --mount-heartbeat-timeout.
 func StatusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, urls mount.URLRule) mount.Status {
 	status, _ := statusOfMountObject(ref, obj, urls, heartbeatRule{})
 	return status
@@ -97,8 +97,7 @@ func describe(ref mount.Reference) string {
 	return fmt.Sprintf("%s %s (%s)", ref.Kind, ref.Name, ref.APIVersion)
 }
 
-// conditionsOf copies the mount object's status.conditions: at most mount.MaxConditions, each field cut to its
-// limit.
+// conditionsOf copies the mount object's status.conditions: at most mount.MaxConditions, each field cut to its limit.
 func conditionsOf(obj *unstructured.Unstructured) []mount.Condition {
 	items, found, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	if err != nil || !found {
@@ -127,8 +126,8 @@ func conditionsOf(obj *unstructured.Unstructured) []mount.Condition {
 	return conditions
 }
 
-// failingConditionQuote quotes the first False condition, else the first that is not True: when a mount is not
-// ready, its own failing condition is usually the answer.
+// failingConditionQuote quotes the first False condition, else the first that is not True: when a mount is not ready,
+// its own failing condition is usually the answer.
 func failingConditionQuote(conditions []mount.Condition) string {
 	var failing *mount.Condition
 	for i := range conditions {

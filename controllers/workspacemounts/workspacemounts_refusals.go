@@ -28,8 +28,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// URLRefusalRecheck is how long a spec.URL kcp refused is not written again while the mount's URL stays the
-// same.
+// URLRefusalRecheck is how long a spec.URL kcp refused is not written again while the mount's URL stays the same.
 const URLRefusalRecheck = 30 * MaxRetryDelay
 
 // maxRefusalMessage bounds kcp's message quoted in the status.
@@ -42,12 +41,12 @@ type urlRefusal struct {
 	at      time.Time
 }
 
-// urlRefusals remembers, per Workspace key, the last spec.URL kcp refused (at most one each): forgotten when
-// the mount's URL changes, the recheck is due, the Workspace is unmounted or deleted.
+// urlRefusals remembers, per Workspace key, the last spec.URL kcp refused (at most one each): forgotten when the
+// mount's URL changes, the recheck is due, the Workspace is unmounted or deleted.
 type urlRefusals = keyed[urlRefusal]
 
-// urlRefusedError is a patch that changed spec.URL and that kcp refused with Invalid or Forbidden (its
-// admission, a ValidatingAdmissionPolicy, kcp v0.33's rule for mount URLs).
+// urlRefusedError is a patch that changed spec.URL and that kcp refused with Invalid or Forbidden (its admission, a
+// ValidatingAdmissionPolicy, kcp v0.33's rule for mount URLs).
 type urlRefusedError struct {
 	url string
 	err error
@@ -59,8 +58,8 @@ func (e *urlRefusedError) Error() string {
 
 func (e *urlRefusedError) Unwrap() error { return e.err }
 
-// asURLRefused tells whether err, the answer to a patch of ws's metadata and spec to updated, is kcp refusing
-// updated's spec.URL: Invalid or Forbidden, of a patch that changed it.
+// asURLRefused tells whether err, the answer to a patch of ws's metadata and spec to updated, is kcp refusing updated's
+// spec.URL: Invalid or Forbidden, of a patch that changed it.
 func asURLRefused(ws, updated *tenancyv1alpha1.Workspace, err error) (*urlRefusedError, bool) {
 	if ws.Spec.URL == updated.Spec.URL || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 		return nil, false
@@ -79,8 +78,8 @@ func (r *workspacesReconciler) recordRefusal(key string, refused *urlRefusedErro
 	r.refusals.put(key, urlRefusal{url: refused.url, message: message, at: now})
 }
 
-// applyRefusal keeps a spec.URL kcp refused for the Workspace key out of state (state.urlRefused: applyURL
-// writes none) while the mount's URL is the refused one and the recheck is not due.
+// applyRefusal keeps a spec.URL kcp refused for the Workspace key out of state (state.urlRefused: applyURL writes none)
+// while the mount's URL is the refused one and the recheck is not due.
 func (r *workspacesReconciler) applyRefusal(key string, ws *tenancyv1alpha1.Workspace, state *mountState, now time.Time) {
 	refusal, found := r.refusals.get(key)
 	if !found {

@@ -26,8 +26,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// repairLimitedError: the write is a repair, and the tenant's repairs are used up; the key is reconciled again
-// in retryIn.
+// repairLimitedError: the write is a repair, and the tenant's repairs are used up; the key is reconciled again in
+// retryIn.
 type repairLimitedError struct{ retryIn time.Duration }
 
 func (e *repairLimitedError) Error() string {

@@ -25,8 +25,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// tenantBucketRateLimiter is client-go's overall bucket of retries per tenant: a tenant whose keys keep failing
-// waits for its own tokens; the others' retries are not delayed.
+// tenantBucketRateLimiter is client-go's overall bucket of retries per tenant: a tenant whose keys keep failing waits
+// for its own tokens; the others' retries are not delayed.
 type tenantBucketRateLimiter struct {
 	tenantOf func(key string) tenant.Name
 	buckets  *tenant.Limiters[tenant.Name]

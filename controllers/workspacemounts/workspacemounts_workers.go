@@ -140,6 +140,6 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	return err
 }
 
-// reconcileTimeout bounds one reconcile of workspacemounts-workspaces, all its requests to kcp included (a read
-// of the mount object and at most two patches, or a read of the Workspace).
+// reconcileTimeout bounds one reconcile of workspacemounts-workspaces, all its requests to kcp included (a read of the
+// mount object and at most two patches, or a read of the Workspace).
 const reconcileTimeout = time.Minute
