@@ -14,37 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package cleanup removes what the plugin wrote from every Workspace of
-// every shard (`workspacemounts cleanup`), once no plugin runs.
-//
-// Design:
-//   - It refuses to run while a plugin holds the leader Lease (CheckLease): a
-//     running controller would write everything again. A plugin stopped with
-//     SIGTERM releases the Lease (no holder), one killed leaves it to expire.
-//     Then it takes the Lease itself for the whole run (Hold: the plugin's
-//     own leader election), so that no plugin started meanwhile writes
-//     until it is done, and releases it at the end. If the Lease cannot be
-//     renewed, or the run is interrupted (SIGINT, SIGTERM), it stops before
-//     the next Workspace and says what it did and what it left.
-//   - What is removed is the controller's own rule for an unmounted Workspace
-//     (workspacemounts.RemoveOwned): the two annotations, the condition, kcp's
-//     condition WorkspaceMountReady that --workspace-url keeps (not on a shard
-//     where kcp's in-tree mounts controller runs, or may: there it is kcp's),
-//     and the phase kcp's rule then gives. spec.URL stays: kcp refuses to
-//     unset it.
-//   - Each shard's Workspaces are listed across all clusters (wildcard), in
-//     pages of 500. The annotations go in one merge patch without a
-//     resourceVersion (setting them to null is right whatever kcp writes
-//     meanwhile: its workspace controller writes the status, which would only
-//     make a versioned patch conflict). The status is a merge patch of the
-//     status subresource with the whole remaining condition list and the
-//     resourceVersion of the Workspace it was made from, so a concurrent
-//     change conflicts, and is made again from a fresh read.
-//   - Without Yes nothing is written: each Workspace that would change is
-//     printed all the same. One Workspace that fails is reported, the others
-//     go on; Run returns an error at the end.
-//
-// Every dependency is a function field (as kcp's pkg/reconciler), for table tests without fake clients.
+// Package cleanup removes what the plugin wrote from every Workspace of every shard (`workspacemounts cleanup`),
+// once no plugin runs, holding the leader Lease meanwhile; see docs/design/controller-cleanup.md.
 package cleanup
 
 import (

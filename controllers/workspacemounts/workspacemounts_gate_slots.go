@@ -33,27 +33,9 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// unavailableGate bounds the Workspaces of one shard whose condition is
-// False (--max-unavailable), safely for workers reconciling at once. Its
-// invariants, kept under its lock by settleLocked:
-//   - Counted are the Workspaces with a slot, and those kcp may still have
-//     False (a slot taken back or given up, until a write of theirs says
-//     otherwise): a slot is granted only while fewer than the limit are
-//     counted, so kcp never has more False than the limit (seeded ones
-//     beyond a lowered limit keep theirs).
-//   - A tenant's share is its max-min fair part of the limit (fairShares):
-//     as many as it wants, or the water level, whichever is less. While a
-//     tenant below its share waits, no tenant holds more than its share:
-//     the slots taken last of a tenant above it are taken back (its
-//     Workspaces held again). A tenant alone may take every slot.
-//   - A free slot goes to the Workspace held longest that its tenant's
-//     share allows, not to whichever is reconciled first: it is granted
-//     at once and the Workspace enqueued.
-//   - A slot granted counts from then, and its Workspace's write of False
-//     makes it kcp's (wrote); a write that fails gives a slot it had just
-//     taken back, and its turn.
-//
-// It remembers a key per Workspace that is False or held, and forgets it with the Workspace. A nil gate has no limit.
+// unavailableGate bounds the Workspaces of one shard whose condition is False (--max-unavailable), fair between
+// tenants, for workers reconciling at once; its invariants are in docs/design/controller-gate.md. A nil gate has no
+// limit.
 type unavailableGate struct {
 	maxUnavailable intstr.IntOrString
 	mounted        func() int
