@@ -35,7 +35,7 @@ var keptWorkspaceAnnotations = []string{
 }
 
 // Bounds of what the cache keeps of a Workspace, whatever a tenant writes there (besides the labels:
-// mount.BoundedLabels).
+// [mount.BoundedLabels]).
 const (
 	maxCachedPhase    = mount.MaxPhase + 4
 	maxCachedStatus   = mount.MaxStatusAnnotationBytes + 4
@@ -71,7 +71,7 @@ func TrimWorkspace(ws *tenancyv1alpha1.Workspace, rule mount.Rule) {
 	}
 	labels, cut := mount.BoundedLabels(ws.Labels)
 	if cut == 0 {
-		// Trimmed before: the count stays (TrimWorkspace is idempotent).
+		// Trimmed before: the count stays ([TrimWorkspace] is idempotent).
 		cut = mount.LabelsCut(ws.Annotations)
 	}
 	if cut > 0 {

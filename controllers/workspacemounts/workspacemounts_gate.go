@@ -43,7 +43,7 @@ func unavailableLimit(maxUnavailable intstr.IntOrString, mounted int) int {
 
 // gateVerdict is what the gate decided for a Workspace whose condition would be False: the zero value lets it be False.
 type gateVerdict struct {
-	// reason is mount.ReasonGateDelayed or mount.ReasonGateHeld.
+	// reason is [mount.ReasonGateDelayed] or [mount.ReasonGateHeld].
 	reason string
 	// note says why the condition is not False, after the contract's message.
 	note string
@@ -134,14 +134,14 @@ func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *moun
 }
 
 // budgeted tells whether a False condition of ws takes a slot of --max-unavailable: its mount was ready at some time
-// its status annotation tells of (mount.Status.EverReady, since ws was created).
+// its status annotation tells of ([mount.Status.EverReady], since ws was created).
 func budgeted(ws *tenancyv1alpha1.Workspace) bool {
 	previous := priorStatus(ws)
 	return previous != nil && previous.EverReady()
 }
 
 // EventReasonGateReleased is the reason of the event of a Workspace no longer held by --max-unavailable (the one of a
-// Workspace newly held is mount.ReasonGateHeld).
+// Workspace newly held is [mount.ReasonGateHeld]).
 const EventReasonGateReleased = "GateReleased"
 
 // noteGate is the one point where a Workspace is newly held by --max-unavailable (its condition written GateHeld, where

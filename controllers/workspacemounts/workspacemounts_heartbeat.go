@@ -100,7 +100,7 @@ func (h *heartbeat) read(field heartbeatField, fields map[string]interface{}, na
 	}
 }
 
-// restore writes h into a status rebuilt from a trimmed mount object, so that heartbeatOf reads h from it again: the
+// restore writes h into a status rebuilt from a trimmed mount object, so that [heartbeatOf] reads h from it again: the
 // newest heartbeat in its field, and a value that is no time in the unreadable field.
 func (h heartbeat) restore(status map[string]interface{}) {
 	put := func(field heartbeatField, value interface{}) {

@@ -31,7 +31,7 @@ import (
 const (
 	// WorkspacesByMountKind indexes mounted Workspaces by the kind their reference names.
 	WorkspacesByMountKind = "workspacemounts-by-mount-kind"
-	// WorkspacesByMountObject indexes mounted Workspaces by the object their reference names (see objectKey).
+	// WorkspacesByMountObject indexes mounted Workspaces by the object their reference names (see [objectKey]).
 	WorkspacesByMountObject = "workspacemounts-by-mount-object"
 )
 
@@ -43,7 +43,7 @@ func mountIndexers(rule mount.Rule) cache.Indexers {
 	}
 }
 
-// indexByMountKind and indexByMountObject never return an error: client-go panics on an index error, and a reference
+// indexByMountKind and [indexByMountObject] never return an error: client-go panics on an index error, and a reference
 // that cannot be parsed now is a reason on the Workspace, not a crash.
 func indexByMountKind(rule mount.Rule, obj interface{}) ([]string, error) {
 	_, _, gvk, ok := validReference(rule, obj)
@@ -81,7 +81,7 @@ func kindKey(gvk schema.GroupVersionKind) string {
 	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
 }
 
-// parseKindKey reverses kindKey.
+// parseKindKey reverses [kindKey].
 func parseKindKey(key string) (schema.GroupVersionKind, bool) {
 	parts := strings.Split(key, "/")
 	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {

@@ -31,7 +31,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// mountBreaker keeps the pairs, by mountCacheKey, whose mount objects kcp does not answer for (a conversion webhook
+// mountBreaker keeps the pairs, by [mountCacheKey], whose mount objects kcp does not answer for (a conversion webhook
 // that never answers, say): a GET that timed out, or a list of the pair's informer that did.
 type mountBreaker struct {
 	initialBackoff, maxBackoff time.Duration

@@ -155,7 +155,7 @@ type listBound struct {
 	listed  func(err error)
 }
 
-// newClusterMountInformer is an informer of the mount objects of resource in one cluster, kept as trimFullMountObject
+// newClusterMountInformer is an informer of the mount objects of resource in one cluster, kept as [trimFullMountObject]
 // trims them, reporting every add, update and delete to onEvent.
 func newClusterMountInformer(lw *cache.ListWatch, cluster logicalcluster.Name, resource restmapping.Resource,
 	onEvent func(restmapping.Resource, interface{})) (cache.Store, cache.Controller) {
@@ -173,7 +173,7 @@ func newClusterMountInformer(lw *cache.ListWatch, cluster logicalcluster.Name, r
 	})
 }
 
-// mountInformer is what runMountInformer runs: a shared informer or a plain one.
+// mountInformer is what [runMountInformer] runs: a shared informer or a plain one.
 type mountInformer interface {
 	RunWithContext(ctx context.Context)
 	HasSyncedChecker() cache.DoneChecker

@@ -28,7 +28,7 @@ import (
 )
 
 // trimFullMountObject is the full-object informers' transform: it keeps of a mount object only what the contract reads
-// and what the cache needs, in a trimmedMountObject.
+// and what the cache needs, in a [trimmedMountObject].
 func trimFullMountObject(obj interface{}) (interface{}, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -115,7 +115,7 @@ func (t *trimmedMountObject) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-// unstructured rebuilds the mount object as statusOfMountObject reads it: the contract answers the same for it as for
+// unstructured rebuilds the mount object as [statusOfMountObject] reads it: the contract answers the same for it as for
 // the object kcp served.
 func (t *trimmedMountObject) unstructured() *unstructured.Unstructured {
 	annotations := map[string]interface{}{}

@@ -63,7 +63,7 @@ const DefaultMaxRepairsPerSecond = 1
 
 // RoutingOptions are what the controller keeps on a Workspace, beside the annotations, for kcp to route by.
 type RoutingOptions struct {
-	// WorkspaceCondition (--workspace-condition) keeps the condition mount.ConditionType on every mounted Workspace:
+	// WorkspaceCondition (--workspace-condition) keeps the condition [mount.ConditionType] on every mounted Workspace:
 	// True when the mount is ready, else False (Unknown where the controller cannot tell).
 	WorkspaceCondition bool
 	// WorkspaceURL (--workspace-url) keeps spec.URL, the phase out of Scheduling and kcp's condition
@@ -74,7 +74,7 @@ type RoutingOptions struct {
 	// InTreeMountsController tells that kcp's in-tree mounts controller runs on the shard.
 	InTreeMountsController bool
 	// ConditionDelay (--workspace-condition-delay) is how long a mount must be not ready before the condition turns
-	// False; meanwhile it is Unknown, reason mount.ReasonGateDelayed.
+	// False; meanwhile it is Unknown, reason [mount.ReasonGateDelayed].
 	ConditionDelay time.Duration
 	// MaxUnavailable (--max-unavailable) bounds the Workspaces of the shard whose condition is False; nil: no limit.
 	MaxUnavailable *intstr.IntOrString

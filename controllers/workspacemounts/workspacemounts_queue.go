@@ -41,7 +41,7 @@ type queue struct {
 	name string
 }
 
-// newQueue is a work queue named name, in FIFO order, retrying with retryRateLimiter: workspacemounts-mounts, whose
+// newQueue is a work queue named name, in FIFO order, retrying with [retryRateLimiter]: workspacemounts-mounts, whose
 // keys are kinds that any tenant may share.
 func newQueue(name string) queue {
 	return queue{
@@ -52,7 +52,7 @@ func newQueue(name string) queue {
 }
 
 // newTenantQueue is a work queue named name whose keys are handed out fair per tenant and retried with
-// tenantRetryRateLimiter.
+// [tenantRetryRateLimiter].
 func newTenantQueue(name string, tenantOf func(key string) tenant.Name) queue {
 	fifo := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: name, Queue: newFairQueue(tenantOf)})
 	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: name, Queue: fifo})
@@ -64,7 +64,7 @@ func newTenantQueue(name string, tenantOf func(key string) tenant.Name) queue {
 }
 
 // RetryBaseDelay is how long a key that failed once waits before its next try; each further failure doubles it, up to
-// MaxRetryDelay.
+// [MaxRetryDelay].
 const RetryBaseDelay = 5 * time.Millisecond
 
 // MaxRetryDelay caps how long a key that keeps failing waits before its next try. client-go's default goes to 1000s.
@@ -76,7 +76,7 @@ const (
 	retryBurst = 100
 )
 
-// retryRateLimiter is client-go's default controller rate limiter with the per-key backoff capped at MaxRetryDelay.
+// retryRateLimiter is client-go's default controller rate limiter with the per-key backoff capped at [MaxRetryDelay].
 func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryBaseDelay, MaxRetryDelay),
@@ -84,7 +84,7 @@ func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 	)
 }
 
-// tenantRetryRateLimiter is retryRateLimiter with client-go's overall bucket kept per tenant: a tenant whose keys keep
+// tenantRetryRateLimiter is [retryRateLimiter] with client-go's overall bucket kept per tenant: a tenant whose keys keep
 // failing spends its own retries, not every tenant's.
 func tenantRetryRateLimiter(tenantOf func(key string) tenant.Name) workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(

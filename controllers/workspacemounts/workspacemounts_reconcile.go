@@ -67,7 +67,7 @@ type mountState struct {
 	recheckAfter time.Duration
 	// gate is what the gate of --workspace-condition decided for a condition that would be False.
 	gate gateVerdict
-	// urlRefused tells that kcp refused the mount's URL as spec.URL: applyURL leaves spec.URL as it is.
+	// urlRefused tells that kcp refused the mount's URL as spec.URL: [applyURL] leaves spec.URL as it is.
 	urlRefused bool
 }
 

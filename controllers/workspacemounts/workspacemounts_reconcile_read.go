@@ -32,7 +32,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// readVersion is what a Workspace's last read of its mount object found: which object (a hash of its objectKey),
+// readVersion is what a Workspace's last read of its mount object found: which object (a hash of its [objectKey]),
 // whether it existed, and its resourceVersion.
 type readVersion struct {
 	object          uint64
@@ -99,7 +99,7 @@ func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string
 var errReadWaits = errors.New("waiting for another read of the same mount resource and cluster")
 
 // breakerOpenError: the pair's breaker is open, or opened with this read: the Workspace is Unknown, reason
-// mount.ReasonMountKindNotAnswering, and is reconciled again in retryIn.
+// [mount.ReasonMountKindNotAnswering], and is reconciled again in retryIn.
 type breakerOpenError struct {
 	retryIn time.Duration
 	err     error
@@ -114,7 +114,7 @@ func (e *breakerOpenError) Error() string {
 
 func (e *breakerOpenError) Unwrap() error { return e.err }
 
-// notAnsweringFor tells whether err is a breakerOpenError, and when to read again.
+// notAnsweringFor tells whether err is a [breakerOpenError], and when to read again.
 func notAnsweringFor(err error) (time.Duration, bool) {
 	var open *breakerOpenError
 	if errors.As(err, &open) {

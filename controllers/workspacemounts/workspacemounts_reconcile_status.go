@@ -28,7 +28,7 @@ import (
 )
 
 // statusOfMountObject applies the contract to a mount object that exists: only status.phase, status.URL,
-// status.conditions and the annotation mount.IsMountAnnotationKey are read, the URL by the rule urls.
+// status.conditions and the annotation [mount.IsMountAnnotationKey] are read, the URL by the rule urls.
 func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, urls mount.URLRule, heartbeats heartbeatRule) (status mount.Status, recheck time.Duration) {
 	marked := mount.IsMarked(obj.GetAnnotations())
 	status = mount.Status{MountRef: ref}
@@ -97,7 +97,7 @@ func describe(ref mount.Reference) string {
 	return fmt.Sprintf("%s %s (%s)", ref.Kind, ref.Name, ref.APIVersion)
 }
 
-// conditionsOf copies the mount object's status.conditions: at most mount.MaxConditions, each field cut to its limit.
+// conditionsOf copies the mount object's status.conditions: at most [mount.MaxConditions], each field cut to its limit.
 func conditionsOf(obj *unstructured.Unstructured) []mount.Condition {
 	items, found, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	if err != nil || !found {

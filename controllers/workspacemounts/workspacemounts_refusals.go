@@ -78,7 +78,7 @@ func (r *workspacesReconciler) recordRefusal(key string, refused *urlRefusedErro
 	r.refusals.put(key, urlRefusal{url: refused.url, message: message, at: now})
 }
 
-// applyRefusal keeps a spec.URL kcp refused for the Workspace key out of state (state.urlRefused: applyURL writes none)
+// applyRefusal keeps a spec.URL kcp refused for the Workspace key out of state (state.urlRefused: [applyURL] writes none)
 // while the mount's URL is the refused one and the recheck is not due.
 func (r *workspacesReconciler) applyRefusal(key string, ws *tenancyv1alpha1.Workspace, state *mountState, now time.Time) {
 	refusal, found := r.refusals.get(key)
