@@ -23,8 +23,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// boundedPool holds at most limit slots, one per wanted item of type T by key, each with the stop function of what runs
-// for it (nil while nothing does).
+// boundedPool holds at most limit slots, one per wanted item by key, each with the stop function of what runs for it
+// (nil while nothing does); a slot stays while its item is wanted, a freed one goes to the first item without one.
 type boundedPool[T any] struct {
 	limit int
 	key   func(T) string
@@ -43,8 +43,8 @@ func newBoundedPool[T any](limit int, key func(T) string, start func(context.Con
 	return &boundedPool[T]{limit: limit, key: key, start: start, slots: map[string]*poolSlot[T]{}}
 }
 
-// allot frees the slots of items no longer wanted, stopping what runs for them, and gives free slots to the wanted
-// items in order.
+// allot frees the slots of items no longer wanted and gives free ones to the wanted items in order, running each new
+// one's item if started; it returns the items beyond the limit and those that failed to start. The caller holds lock.
 func (p *boundedPool[T]) allot(ctx context.Context, wanted []T, started bool) (denied, failed []T) {
 	logger := klog.FromContext(ctx)
 	wantedKeys := make(map[string]bool, len(wanted))
@@ -80,7 +80,7 @@ func (p *boundedPool[T]) allot(ctx context.Context, wanted []T, started bool) (d
 	return denied, failed
 }
 
-// run starts what runs for a slot; one that cannot start gives up its slot.
+// run starts what runs for a slot; one that cannot start gives up its slot. The caller holds lock.
 func (p *boundedPool[T]) run(ctx context.Context, key string, slot *poolSlot[T]) bool {
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("starting mount object informer", "resource", key)
