@@ -45,7 +45,8 @@ type readVersion struct {
 type lastReads = keyed[readVersion]
 
 // readMountObject reads the mount object namespace/name of resource in cluster, the Workspace's own, for the Workspace
-// key wsKey: from a synced full-object cache when there is one (no request), else with a GET.
+// key wsKey: from a synced cache not behind the key's last read ([notOlder]), else with a GET. See "A cached read never
+// goes back" in docs/design/controller-mount-informers.md.
 func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string, cluster logicalcluster.Name, resource restmapping.Resource,
 	namespace, name string) (*unstructured.Unstructured, error) {
 	object := objectHash(objectKey(cluster, resource.Group, resource.Kind, namespace, name))
