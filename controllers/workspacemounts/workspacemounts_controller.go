@@ -100,22 +100,17 @@ type Controller struct {
 	repairs        *tenant.Limiters[tenant.Name]
 	written        keyed[uint64]
 	patchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
-
-	writeFence func() error
-
+	writeFence     func() error
 	// observed holds, per Workspace key, when a change of its mount object was first seen and not yet written.
 	observed keyed[time.Time]
-
 	// getWorkspace reads a Workspace from kcp, bypassing the cache.
 	getWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
 	conflicted   keyed[bool]
 	// unavailable bounds the Workspaces whose condition is False (--max-unavailable); nil without a limit.
 	unavailable *unavailableGate
-
 	// events records events regarding Workspaces, nil with Options.MaxWorkspaceEventsPerHour 0.
 	events      *workspaceEvents
 	broadcaster *eventRecorder
-
 	// handlers are added to the shared informers by Start and removed when it returns.
 	handlers []informerHandler
 	started  atomic.Bool
