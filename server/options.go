@@ -259,16 +259,9 @@ func (o *Options) Validate() error {
 	if o.WorkspaceWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--workspace-workers must be at least 1, not %d", o.WorkspaceWorkers))
 	}
-	if o.MaxMountInformers < 1 {
-		errs = append(errs, fmt.Errorf("--max-mount-informers must be at least 1, not %d", o.MaxMountInformers))
-	}
-	if o.MaxClusterMountInformers < 0 {
-		errs = append(errs, fmt.Errorf("--max-cluster-mount-informers must not be negative, not %d", o.MaxClusterMountInformers))
-	}
-	if o.WorkspaceEventsPerHour < 0 {
-		errs = append(errs, fmt.Errorf("--max-workspace-events-per-hour must not be negative (0 records no events), not %d", o.WorkspaceEventsPerHour))
-	}
-	if err := workspacemounts.ValidateMountHeartbeatTimeout(o.MountHeartbeatTimeout); err != nil {
+	if err := (workspacemounts.Options{MaxMountInformers: o.MaxMountInformers, MaxClusterMountInformers: o.MaxClusterMountInformers,
+		MaxWorkspaceEventsPerHour: o.WorkspaceEventsPerHour, MountHeartbeatTimeout: o.MountHeartbeatTimeout,
+		Routing: workspacemounts.RoutingOptions{ConditionDelay: o.WorkspaceConditionDelay}}).Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := mount.ParseAllowedHosts(o.WorkspaceURLAllowedHosts); err != nil {
@@ -279,9 +272,6 @@ func (o *Options) Validate() error {
 	}
 	if err := validateMountURLContract(o.MountURLContract); err != nil {
 		errs = append(errs, err)
-	}
-	if o.WorkspaceConditionDelay < 0 {
-		errs = append(errs, fmt.Errorf("--workspace-condition-delay must not be negative, not %s", o.WorkspaceConditionDelay))
 	}
 	if _, err := workspacemounts.ParseMaxUnavailable(o.MaxUnavailable); err != nil {
 		errs = append(errs, fmt.Errorf("--max-unavailable: %w", err))

@@ -271,18 +271,14 @@ func pair(cluster string, kind string, workspaces int) clusterResource {
 func TestClusterMountInformersLimit(t *testing.T) {
 	t.Parallel()
 	running := map[string]bool{}
-	m := &clusterMountInformers{
-		limit: 2,
-		start: func(_ context.Context, p clusterResource) (func(), error) {
-			key := mountCacheKey(p.cluster, p.resource)
-			if p.cluster == "broken" {
-				return nil, errors.New("cannot watch")
-			}
-			running[key] = true
-			return func() { delete(running, key) }, nil
-		},
-		running: map[string]func(){},
-	}
+	m := &clusterMountInformers{pool: newBoundedPool(2, clusterResource.key, func(_ context.Context, p clusterResource) (func(), error) {
+		key := mountCacheKey(p.cluster, p.resource)
+		if p.cluster == "broken" {
+			return nil, errors.New("cannot watch")
+		}
+		running[key] = true
+		return func() { delete(running, key) }, nil
+	})}
 	key := func(cluster, kind string) string {
 		return mountCacheKey(logicalcluster.Name(cluster), resourceOf(kind))
 	}
@@ -309,7 +305,7 @@ func TestClusterMountInformersLimit(t *testing.T) {
 		require.Equal(t, step.wantOverLimit, m.overLimit, step.name)
 		require.ElementsMatch(t, step.wantUncovered, uncovered, step.name)
 		require.ElementsMatch(t, step.wantRunning, sortedKeys(running), step.name)
-		require.Len(t, m.running, len(step.wantRunning), step.name)
+		require.Len(t, m.pool.slots, len(step.wantRunning), step.name)
 	}
 }
 

@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the retries' buckets per tenant: a tenant's retries
-// wait for its own bucket (tenant.Limiters), never for one all tenants share.
-
 package workspacemounts
 
 import (
@@ -28,9 +25,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// tenantBucketRateLimiter is client-go's overall bucket of retries
-// (workqueue.TypedBucketRateLimiter) per tenant: a tenant whose keys keep
-// failing waits for its own tokens; the others' retries are not delayed.
+// tenantBucketRateLimiter is client-go's overall bucket of retries per tenant: a tenant whose keys keep failing waits
+// for its own tokens; the others' retries are not delayed.
 type tenantBucketRateLimiter struct {
 	tenantOf func(key string) tenant.Name
 	buckets  *tenant.Limiters[tenant.Name]
@@ -44,9 +40,7 @@ func (r *tenantBucketRateLimiter) Forget(string) {}
 
 func (r *tenantBucketRateLimiter) NumRequeues(string) int { return 0 }
 
-// keyTenant is the tenant of a workspacemounts-workspaces key
-// (cluster|workspace): of its cluster, by tenantOf. A key that does not
-// parse is a tenant of its own, "".
+// keyTenant is the tenant of a workspacemounts-workspaces key (cluster|workspace): of its cluster, by tenantOf.
 func keyTenant(tenantOf func(logicalcluster.Name) tenant.Name) func(key string) tenant.Name {
 	return func(key string) tenant.Name {
 		cluster, _, _, err := kcpcache.SplitMetaClusterNamespaceKey(key)

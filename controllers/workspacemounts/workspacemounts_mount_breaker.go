@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the circuit breaker of mount object reads: a (resource,
-// cluster) pair whose reads time out is read at most once per backoff.
-
 package workspacemounts
 
 import (
@@ -34,40 +31,22 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// mountBreaker keeps the (resource, cluster) pairs, by mountCacheKey,
-// whose mount objects kcp does not answer for (a conversion webhook that
-// never answers, say): a GET that timed out, or a list of the pair's
-// informer that did. Such a pair is open: its Workspaces are Unknown,
-// reason mount.ReasonMountKindNotAnswering, with no request, and come
-// back when its backoff ends; then one read of the pair is let through
-// (half-open), the others wait for it. That probe closes the pair when
-// kcp answers (its Workspaces are read again: onClose), and doubles the
-// backoff up to maxBackoff when it times out again. A pair never read yet
-// lets one read through at a time too, so a pair that hangs from the start
-// holds one worker, not all; one that answered is read by any number.
-// Probes are bounded per tenant (maxProbesPerTenant, by tenantOf of the
-// pair's cluster): a tenant with many pairs that hang holds that many
-// workers at most, whatever the number of its pairs. A closed pair is
-// forgotten once the map doubled since it last pruned, so the map holds
-// the pairs in trouble and recent ones.
+// mountBreaker keeps the pairs, by [mountCacheKey], whose mount objects kcp does not answer for (a conversion webhook
+// that never answers, say): a GET that timed out, or a list of the pair's informer that did.
 type mountBreaker struct {
 	initialBackoff, maxBackoff time.Duration
 	now                        func() time.Time
-	// tenantOf is the tenant of a pair's cluster; nil: probes are not
-	// bounded per tenant.
+	// tenantOf is the tenant of a pair's cluster; nil: probes are not bounded per tenant.
 	tenantOf func(cluster logicalcluster.Name) tenant.Name
-	// onClose is called, without the lock, with a pair that was open and
-	// answered; enqueue with each key that waited for a probe that ended.
+	// onClose is called, without the lock, with a pair that was open and answered.
 	onClose func(pair string)
 	enqueue func(key string)
 
 	lock    sync.Mutex
 	pairs   map[string]*breakerPair
 	pruneAt int
-	// probes are the probes under way per tenant; parked the keys that
-	// wait because their tenant has maxProbesPerTenant under way.
-	probes map[tenant.Name]int
-	parked map[tenant.Name]map[string]bool
+	probes  map[tenant.Name]int
+	parked  map[tenant.Name]map[string]bool
 }
 
 // maxProbesPerTenant bounds the probes of one tenant's pairs under way.
@@ -79,8 +58,7 @@ type breakerPair struct {
 	// backoff is the current backoff of an open pair (0: closed), until the end of it.
 	backoff time.Duration
 	until   time.Time
-	// probing: a read is under way that decides for the others (half-open,
-	// or never answered), which wait in waiting.
+	// probing: a read is under way that decides for the others.
 	probing bool
 	waiting map[string]bool
 }
@@ -94,8 +72,8 @@ func newMountBreaker(initialBackoff, maxBackoff time.Duration, tenantOf func(log
 // minPruneAt is how many pairs the breaker holds before it first prunes.
 const minPruneAt = 64
 
-// maxBreakerBackoff caps the backoff of an open pair: its Workspaces are
-// read again, and converge once kcp answers, at least that often.
+// maxBreakerBackoff caps the backoff of an open pair: its Workspaces are read again, and converge once kcp answers, at
+// least that often.
 const maxBreakerBackoff = 2 * time.Minute
 
 // breakerVerdict is what admit says of a read.
@@ -104,16 +82,11 @@ type breakerVerdict int
 const (
 	// readAllowed: read, and report the outcome with done.
 	readAllowed breakerVerdict = iota
-	// readProbes: read, and report the outcome with done: the read
-	// decides for the pair's other reads.
+	// readProbes: read, and report the outcome with done: the read decides for the pair's other reads.
 	readProbes
-	// readWaits: another read decides first (of the same pair, or the
-	// tenant's probes are all under way); the key is enqueued again when
-	// it ends. Do nothing now.
+	// readWaits: another read decides first (of the same pair, or the tenant's probes are all under way).
 	readWaits
-	// readRefused: the pair is open: the Workspace is Unknown
-	// (mount.ReasonMountKindNotAnswering), to be reconciled again after
-	// the returned duration.
+	// readRefused: the pair is open.
 	readRefused
 )
 
@@ -155,9 +128,8 @@ func (b *mountBreaker) admit(pair, key string) (breakerVerdict, time.Duration) {
 	return readProbes, 0
 }
 
-// done reports the outcome of a read that admit let through (probe: with
-// readProbes): err nil or NotFound is an answer, a timeout (notAnswering)
-// opens the pair, any other error decides nothing.
+// done reports the outcome of a read that admit let through (probe: with readProbes): err nil or NotFound is an answer,
+// a timeout opens the pair, any other error decides nothing.
 func (b *mountBreaker) done(pair string, probe bool, err error) {
 	switch {
 	case err == nil || apierrors.IsNotFound(err):
@@ -196,9 +168,8 @@ func (b *mountBreaker) trip(p *breakerPair, probe bool) bool {
 	return false
 }
 
-// update changes pair as change says (which tells whether the pair
-// closed); the end of a probe hands on the keys that waited for it, and
-// those its tenant parked.
+// update changes pair as change says (which tells whether the pair closed); the end of a probe hands on the keys that
+// waited for it, and those its tenant parked.
 func (b *mountBreaker) update(pair string, probe bool, change func(p *breakerPair, probe bool) (closed bool)) {
 	b.lock.Lock()
 	p := b.pairs[pair]
@@ -247,8 +218,8 @@ func (b *mountBreaker) open(pair string) bool {
 	return p != nil && p.backoff > 0
 }
 
-// prune forgets the closed pairs no probe is under way for once the map
-// doubled since it last pruned; called with the lock held.
+// prune forgets the closed pairs no probe is under way for once the map doubled since it last pruned; called with the
+// lock held.
 func (b *mountBreaker) prune() {
 	if len(b.pairs) < b.pruneAt {
 		return
@@ -261,8 +232,8 @@ func (b *mountBreaker) prune() {
 	b.pruneAt = max(minPruneAt, 2*len(b.pairs))
 }
 
-// notAnswering tells whether err says kcp did not answer in time: the
-// request's own deadline, a network timeout, or kcp's timeout status.
+// notAnswering tells whether err says kcp did not answer in time: the request's own deadline, a network timeout, or
+// kcp's timeout status.
 func notAnswering(err error) bool {
 	var netErr net.Error
 	return errors.Is(err, context.DeadlineExceeded) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||

@@ -51,18 +51,13 @@ import (
 // fakeInformers are mountInformers whose informers only record that they run.
 func fakeInformers(limit int, failing map[string]bool) (*mountInformers, map[string]bool) {
 	running := map[string]bool{}
-	m := &mountInformers{
-		limit: limit,
-		start: func(_ context.Context, resource restmapping.Resource) (func(), error) {
-			if failing[resource.Key()] {
-				return nil, errors.New("cannot watch")
-			}
-			running[resource.Key()] = true
-			return func() { delete(running, resource.Key()) }, nil
-		},
-		watched: map[string]*watchedResource{},
-		denied:  map[string]bool{},
-	}
+	m := &mountInformers{denied: map[string]bool{}, pool: newBoundedPool(limit, restmapping.Resource.Key, func(_ context.Context, resource restmapping.Resource) (func(), error) {
+		if failing[resource.Key()] {
+			return nil, errors.New("cannot watch")
+		}
+		running[resource.Key()] = true
+		return func() { delete(running, resource.Key()) }, nil
+	})}
 	return m, running
 }
 
@@ -125,7 +120,7 @@ func TestMountInformersLimit(t *testing.T) {
 		m.run(ctx, needed)
 		require.Equal(t, step.wantRunning, sortedKeys(running), step.name)
 		require.Equal(t, step.wantDenied, sortedKeys(denied), step.name)
-		require.Len(t, m.watched, len(step.wantRunning), step.name)
+		require.Len(t, m.pool.slots, len(step.wantRunning), step.name)
 		for _, resource := range step.wanted {
 			require.Equal(t, denied[resource.Key()], m.isDenied(resource), step.name)
 		}
@@ -330,14 +325,11 @@ func TestMetadataInformerOnlyForPairsWithoutTheirOwn(t *testing.T) {
 			}
 			perCluster := map[string]bool{}
 			if tc.clusterLimit > 0 {
-				r.syncClusterInformers = (&clusterMountInformers{
-					limit: tc.clusterLimit,
-					start: func(_ context.Context, p clusterResource) (func(), error) {
+				r.syncClusterInformers = (&clusterMountInformers{pool: newBoundedPool(tc.clusterLimit, clusterResource.key,
+					func(_ context.Context, p clusterResource) (func(), error) {
 						perCluster[string(p.cluster)] = true
 						return func() { delete(perCluster, string(p.cluster)) }, nil
-					},
-					running: map[string]func(){},
-				}).sync
+					})}).sync
 			}
 			for _, step := range tc.steps {
 				workspaces = nil
