@@ -34,6 +34,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -55,6 +56,11 @@ func golden(t *testing.T, name, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test -update to write it")
 	require.Equal(t, string(want), got, "%s (go test -update rewrites it)", path)
+}
+
+// tablePrinter is tree's printer without -o, or with -o wide.
+func tablePrinter(wide bool) printers.ResourcePrinter {
+	return printers.NewTablePrinter(printers.PrintOptions{Wide: wide})
 }
 
 // now is the tests' fixed present.
@@ -149,7 +155,7 @@ func treeOutput(t *testing.T, b TreeBuilder, all, wide bool) string {
 	root, cut := b.Build(context.Background(), logicalcluster.NewPath("root:org"))
 	AttachMounts(root, hierarchyMounts)
 	var out bytes.Buffer
-	require.NoError(t, PrintTree(&out, root, all, wide, cut, now))
+	require.NoError(t, PrintTree(&out, &out, tablePrinter(wide), root, all, cut, now))
 	return out.String()
 }
 
@@ -252,7 +258,7 @@ func TestPruneNothingLeft(t *testing.T) {
 	root, cut := b.Build(context.Background(), logicalcluster.NewPath("root:org"))
 	AttachMounts(root, hierarchyMounts)
 	var out bytes.Buffer
-	require.NoError(t, PrintTree(&out, root, false, false, cut, now))
+	require.NoError(t, PrintTree(&out, &out, tablePrinter(false), root, false, cut, now))
 	require.Equal(t, "1 mounted workspaces, all ready (-A shows them).\n", out.String())
 }
 
@@ -353,7 +359,7 @@ func TestReadMounts(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"", "", "mount not read: --max-mounts=22 reached", "mount not read: --max-mounts=22 reached"}, notes)
 	var out bytes.Buffer
-	require.NoError(t, PrintTree(&out, root, true, false, cut, now))
+	require.NoError(t, PrintTree(&out, &out, tablePrinter(false), root, true, cut, now))
 	require.Contains(t, out.String(), "(mount not read: --max-mounts=22 reached)")
 	require.Contains(t, out.String(), "--max-mounts to see more")
 
