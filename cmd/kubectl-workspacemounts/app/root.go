@@ -25,11 +25,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/unstructuredscheme"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
@@ -151,11 +151,11 @@ func (o *Options) vwClient(cluster string, unstructured bool) (*rest.RESTClient,
 	c := rest.CopyConfig(o.Config)
 	c.Host = o.Target.URL(cluster)
 	c.APIPath = "/apis"
-	c.GroupVersion = &wsmv1alpha1.SchemeGroupVersion
 	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
 	if unstructured {
-		c.NegotiatedSerializer = unstructuredscheme.NewUnstructuredNegotiatedSerializer()
+		c.ContentConfig = resource.UnstructuredPlusDefaultContentConfig()
 	}
+	c.GroupVersion = &wsmv1alpha1.SchemeGroupVersion
 	if c.UserAgent == "" {
 		c.UserAgent = "kubectl-workspacemounts/" + version.Get().Version
 	}
