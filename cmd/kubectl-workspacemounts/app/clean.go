@@ -34,11 +34,6 @@ func clean(s string) string {
 	return mount.Sanitize(s)
 }
 
-// Clean is clean, for what main prints of an error.
-func Clean(s string) string {
-	return clean(s)
-}
-
 // shown is clean, cut to maxShown bytes.
 func shown(s string) string {
 	return mount.Truncate(clean(s), maxShown)

@@ -27,6 +27,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -137,13 +138,11 @@ https://<host>/services/workspacemounts/clusters/<path> (--all: at *,
 }
 
 // scheme decodes the virtual workspace's objects.
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := wsmv1alpha1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}()
+var scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(wsmv1alpha1.AddToScheme(scheme))
+}
 
 // vwClient is a REST client of the virtual workspace at one cluster segment, with the context's credentials;
 // unstructured decodes as served, for get's printers.

@@ -125,14 +125,6 @@ func MountedNodes(root *Node) []*Node {
 	return out
 }
 
-// AttachMounts sets each mounted node's Mount from mounts, by cluster and name; other mounts are ignored.
-func AttachMounts(root *Node, mounts []wsmv1alpha1.WorkspaceMount) {
-	index := newMountIndex(root)
-	for i := range mounts {
-		index.attach(&mounts[i])
-	}
-}
-
 // mountIndex finds the tree's mounted nodes by their mount's key; missing counts those without a Mount.
 type mountIndex struct {
 	byKey   map[string]*Node
