@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,9 +67,16 @@ func row(m *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
 	return metav1.TableRow{Cells: []any{m.Name, s.WorkspacePath, m.Spec.MountRef.Kind, m.Spec.MountRef.Name, s.Phase, s.Ready, s.WorkspacePhase, s.Shard, s.URL, s.Reason}}
 }
 
+// watched is the resourceVersion of each watch asked for.
+func (s *vwServer) watched() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.asked...)
+}
+
 func (s *vwServer) answer(w http.ResponseWriter, r *http.Request, obj any) {
 	w.Header().Set("Content-Type", "application/json")
-	require.NoError(s.t, json.NewEncoder(w).Encode(obj))
+	assert.NoError(s.t, json.NewEncoder(w).Encode(obj))
 }
 
 // table is obj as a Table, when the request asks for one.
@@ -96,8 +104,8 @@ func (s *vwServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				obj = table(r, m.ResourceVersion, m)
 			}
 			raw, err := json.Marshal(obj)
-			require.NoError(s.t, err)
-			require.NoError(s.t, json.NewEncoder(w).Encode(metav1.WatchEvent{Type: "MODIFIED", Object: runtime.RawExtension{Raw: raw}}))
+			assert.NoError(s.t, err)
+			assert.NoError(s.t, json.NewEncoder(w).Encode(metav1.WatchEvent{Type: "MODIFIED", Object: runtime.RawExtension{Raw: raw}}))
 		}
 		w.(http.Flusher).Flush()
 		if i >= len(s.watches)-1 {
@@ -244,9 +252,7 @@ func TestGetWatchResumes(t *testing.T) {
 			}
 			stdout, _ := runCommand(t, kubeconfig, func(out string) bool { return strings.Count(out, "\n") == tc.lines }, tc.args...)
 			golden(t, tc.file, stdout)
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			require.Equal(t, []string{"10", "11"}, s.asked[:2], "the watch after the server closed the first resumes at its last event")
+			require.Equal(t, []string{"10", "11"}, s.watched()[:2], "the watch after the server closed the first resumes at its last event")
 		})
 	}
 }
@@ -261,7 +267,5 @@ func TestWhyWatchResumes(t *testing.T) {
 	}
 	stdout, _ := runCommand(t, kubeconfig, func(out string) bool { return strings.Count(out, "\n--- ") == 2 }, "why", "connecting", "-w")
 	require.Equal(t, 3, strings.Count(stdout, "Workspace:     root:org:connecting"), stdout)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	require.Equal(t, []string{"10", "11"}, s.asked[:2])
+	require.Equal(t, []string{"10", "11"}, s.watched()[:2])
 }
