@@ -183,6 +183,7 @@ func (c config) run(ctx context.Context) error {
 	}
 	vars := map[string]string{
 		"BIN_DIR":         filepath.Dir(plugins),
+		"PATH":            "$PATH", // as printed, for the shell
 		"DEMO_KUBECONFIG": demoKubeconfig,
 		"MOUNT_PROVIDER":  mountProviderText(provider != nil && c.shards == 1, kcp.kubeconfig, kcp.url),
 		"KCP_URL":         kcp.url,
