@@ -127,7 +127,8 @@ func (o *GetOptions) Run(ctx context.Context) error {
 		rv = l.GetResourceVersion()
 	}
 	return watchFrom(ctx, rv, func(ctx context.Context, w metav1.ListOptions) (watch.Interface, error) {
-		opts.Watch, opts.ResourceVersion, opts.AllowWatchBookmarks = true, w.ResourceVersion, w.AllowWatchBookmarks
+		// A Table watch asks for no bookmarks, as kubectl get -w: the server would make a Table of each.
+		opts.Watch, opts.ResourceVersion, opts.AllowWatchBookmarks = true, w.ResourceVersion, w.AllowWatchBookmarks && !o.table
 		return list(opts).Watch(ctx)
 	}, func(e watch.Event) error {
 		obj, err := o.printable(e.Object)
