@@ -103,11 +103,7 @@ func newCommand(cmd *cobra.Command, o command) *cobra.Command {
 		if err := o.Validate(); err != nil {
 			return err
 		}
-		ctx := cmd.Context()
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		return o.Run(ctx)
+		return o.Run(cmd.Context()) // cobra's Execute sets one
 	}
 	o.BindFlags(cmd)
 	return cmd
@@ -128,12 +124,12 @@ https://<host>/services/workspacemounts/clusters/<path> (--all: at *,
 		SilenceErrors: true,
 	}
 	o.BindFlags(root)
-	version := &cobra.Command{Use: "version", Short: "Print the version", Args: cobra.NoArgs,
+	versionCmd := &cobra.Command{Use: "version", Short: "Print the version", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintln(o.Out, "kubectl-"+version.Get().String())
 			return err
 		}}
-	root.AddCommand(newGetCommand(o), newTreeCommand(o), newWhyCommand(o), version)
+	root.AddCommand(newGetCommand(o), newTreeCommand(o), newWhyCommand(o), versionCmd)
 	return root
 }
 
