@@ -25,30 +25,26 @@ import (
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/utils/clock"
+
+	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
-// errNoTokenReviewTurn is what a token fails with when no TokenReview turn
-// came free in time: the request is answered 401, as for a bad token.
+// errNoTokenReviewTurn fails a token that found no TokenReview turn within its wait: a 401, as for a bad token.
 var errNoTokenReviewTurn = errors.New("too many TokenReviews under way")
 
-// tokenReviews bounds the TokenReviews of tokens not known yet, apart from
-// the users kcp already authenticated (whose tokens are in the cache in
-// front of it, and never wait here): at most concurrency reviews under way,
-// a request waiting at most wait for a turn. A token kcp did not
-// authenticate is remembered for ttl in a cache of size entries (a hash
-// of the token, least recently used first out), so that sending it again
-// costs no review, and a flood of made-up tokens costs a bounded memory.
+// tokenReviews bounds the TokenReviews of tokens the cache in front of it does not hold: at most concurrency
+// under way in turns of one [authorization.Limiter] key, a request waiting at most wait for one; a token kcp
+// refused is remembered by its hash for ttl in a bounded LRU, so that a flood of made-up tokens costs bounded memory.
 type tokenReviews struct {
-	delegate authenticator.Token
-	turns    chan struct{}
-	wait     time.Duration
-	ttl      time.Duration
-	failed   *utilcache.LRUExpireCache // [sha256.Size]byte, for ttl
+	delegate  authenticator.Token
+	turns     *authorization.Limiter
+	wait, ttl time.Duration
+	failed    *utilcache.LRUExpireCache // [sha256.Size]byte, for ttl
 }
 
 func newTokenReviews(delegate authenticator.Token, concurrency, size int, wait, ttl time.Duration, clk clock.PassiveClock) *tokenReviews {
 	return &tokenReviews{
-		delegate: delegate, turns: make(chan struct{}, concurrency),
+		delegate: delegate, turns: authorization.NewLimiter(concurrency, concurrency),
 		wait: wait, ttl: ttl, failed: utilcache.NewLRUExpireCacheWithClock(size, clk),
 	}
 }
@@ -59,16 +55,16 @@ func (t *tokenReviews) AuthenticateToken(ctx context.Context, token string) (*au
 	if _, found := t.failed.Get(key); found {
 		return nil, false, nil
 	}
-	timer := time.NewTimer(t.wait)
-	defer timer.Stop()
-	select {
-	case t.turns <- struct{}{}:
-		defer func() { <-t.turns }()
-	case <-timer.C:
+	waitCtx, cancel := context.WithTimeout(ctx, t.wait)
+	defer cancel()
+	release, _, err := t.turns.Acquire(waitCtx, authorization.UserKey{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
 		return nil, false, errNoTokenReviewTurn
-	case <-ctx.Done():
-		return nil, false, ctx.Err()
 	}
+	defer release()
 	resp, ok, err := t.delegate.AuthenticateToken(ctx, token)
 	if !ok && err == nil && t.ttl > 0 {
 		t.failed.Add(key, struct{}{}, t.ttl)
