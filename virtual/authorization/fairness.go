@@ -21,7 +21,6 @@ import (
 	"encoding/binary"
 	"hash"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
@@ -32,35 +31,15 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// UserKey is who a share is counted against (FairnessKey): a SHA-256, so
-// that a key is 32 bytes whatever the user's name and groups.
+// UserKey is who a share is counted against, hashed so that a key is 32 bytes whatever the user's name and groups.
 type UserKey [sha256.Size]byte
 
-// serviceAccountClusterKeys are the extras in which kcp names the logical
-// cluster a service account belongs to: authentication.kubernetes.io/cluster-name
-// up to kcp v0.28 (its fork's serviceaccount.ClusterNameKey), and
-// authentication.kcp.io/cluster-name since (this fork's).
+// serviceAccountClusterKeys are the extras in which kcp up to v0.28, and since, names a ServiceAccount's cluster.
 var serviceAccountClusterKeys = []string{"authentication.kubernetes.io/cluster-name", serviceaccount.ClusterNameKey}
 
-// FairnessKey is who a user's shares (review turns, requests in flight,
-// watches, new review subjects) are counted against. A ServiceAccount is
-// the tenant of the logical cluster kcp says it belongs to (tenant.Of with
-// pathOf): its org, so that every ServiceAccount of an org and of all the
-// workspaces below it holds one share, since whoever may create workspaces
-// and ServiceAccounts (and their tokens) in an org may create a thousand;
-// a cluster whose path pathOf does not know (nil knows none) is a tenant of
-// its own until it does. Any other user is the identity kcp knows: the
-// user name and the groups (a set: their order does not matter), not an
-// org, since a kcp user is bound to none. Never the UID or any other
-// extra: kcp gives each token its own credential id
-// (authentication.kubernetes.io/credential-id), and K tokens of one
-// identity must be one user, not K. A name with the ServiceAccount prefix
-// but no cluster (a plain Kubernetes ServiceAccount) is keyed as any other
-// user.
-//
-// The answers a review gives are another matter: the SubjectAccessReview
-// carries the name, the UID and every extra, and kcp may answer differently
-// for them, so Reviews keeps answers by a hash of everything (subjectOf).
+// FairnessKey is who a user's shares are counted against: a kcp ServiceAccount's tenant ([tenant.Of] its cluster
+// with pathOf), any other user's name and set of groups, never the UID or another extra, so that K tokens of one
+// identity are one user. Why: docs/design/virtual-authorization.md.
 func FairnessKey(u user.Info, pathOf tenant.PathOf) UserKey {
 	h := sha256.New()
 	if clusters := serviceAccountClusters(u); len(clusters) > 0 {
@@ -82,9 +61,7 @@ func FairnessKey(u user.Info, pathOf tenant.PathOf) UserKey {
 	return k
 }
 
-// serviceAccountClusters are the logical clusters kcp names for a
-// ServiceAccount, under either key (one value from an honest kcp, the same
-// under both when both are set), without duplicates; none for any other user.
+// serviceAccountClusters are the distinct clusters kcp names for a ServiceAccount under either key; none for any other user.
 func serviceAccountClusters(u user.Info) []string {
 	if !strings.HasPrefix(u.GetName(), serviceaccount.ServiceAccountUsernamePrefix) {
 		return nil
@@ -100,23 +77,16 @@ func serviceAccountClusters(u user.Info) []string {
 	return clusters
 }
 
-// writeLengthPrefixed writes s with its length before it, so that no two
-// sequences of strings write the same bytes.
+// writeLengthPrefixed writes s after its length, so that no two sequences of strings write the same bytes.
 func writeLengthPrefixed(h hash.Hash, s string) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(s))))
 	h.Write([]byte(s))
 }
 
 // writeSet writes the strings sorted, after their number.
 func writeSet(h hash.Hash, values []string) {
-	sorted := append([]string(nil), values...)
-	sort.Strings(sorted)
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(sorted)))
-	h.Write(n[:])
-	for _, v := range sorted {
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(values))))
+	for _, v := range slices.Sorted(slices.Values(values)) {
 		writeLengthPrefixed(h, v)
 	}
 }

@@ -17,30 +17,50 @@ limitations under the License.
 package authorization
 
 import (
-	"errors"
+	"crypto/sha256"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/utils/clock"
 
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// ErrSubjectRate is what a review fails with when the user's tenant
-// (FairnessKey) brought more new subjects than its rate allows: a fresh
-// token per request is a new subject each time, whose answers no cache
-// holds. It is a kind of ErrUserShare: the request is answered 429, and
-// no one else's reviews are touched.
+// ErrSubjectRate fails a review whose tenant brought more new subjects than its rate allows: a kind of
+// [ErrUserShare], answered 429, touching no one else's reviews.
 var ErrSubjectRate = fmt.Errorf("%w: new subjects of the tenant over their rate", ErrUserShare)
 
-// newSubjects bounds, per tenant, the rate of review subjects (subjectOf)
-// not seen lately: a token bucket per FairnessKey (tenant.Limiters),
-// charged once per subject, which is then known for ttl (as long as its
-// answers may serve), in a bounded LRU cache: a subject forgotten early is
-// charged again, to its own tenant only.
+// subject is a user as a review sees them: a hash of name, UID, groups and extra.
+type subject [sha256.Size]byte
+
+// subjectOf hashes everything a review depends on of a user, each part length-prefixed.
+func subjectOf(u user.Info) subject {
+	h := sha256.New()
+	writeLengthPrefixed(h, u.GetName())
+	writeLengthPrefixed(h, u.GetUID())
+	writeSet(h, u.GetGroups())
+	extra := u.GetExtra()
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		writeLengthPrefixed(h, k)
+		writeLengthPrefixed(h, fmt.Sprint(len(extra[k])))
+		for _, v := range extra[k] {
+			writeLengthPrefixed(h, v)
+		}
+	}
+	var s subject
+	h.Sum(s[:0])
+	return s
+}
+
+// newSubjects bounds, per tenant, the rate of review subjects not seen lately: a token bucket per [FairnessKey]
+// charged once per subject, which is then known for ttl in a bounded LRU (one forgotten early is charged again,
+// to its own tenant only).
 type newSubjects struct {
 	buckets *tenant.Limiters[UserKey]
 	known   *utilcache.LRUExpireCache // subject -> struct{}, for ttl
@@ -54,8 +74,7 @@ func newNewSubjects(limit rate.Limit, burst, size int, ttl time.Duration, clk cl
 	}
 }
 
-// admit tells whether a review of s may be asked: s is known, or the
-// tenant's bucket has a token for it (s is known from then on).
+// admit tells whether a review of s may be asked: s is known, or the tenant's bucket has a token for it.
 func (n *newSubjects) admit(s subject, fair UserKey) bool {
 	if _, found := n.known.Get(s); found {
 		return true
@@ -65,12 +84,4 @@ func (n *newSubjects) admit(s subject, fair UserKey) bool {
 	}
 	n.known.Add(s, struct{}{}, n.ttl)
 	return true
-}
-
-// validateSubjectRate tells what is wrong with the rate options.
-func validateSubjectRate(qps float64, burst int) error {
-	if qps <= 0 || burst < 1 {
-		return errors.New("--authorization-new-subjects-per-tenant-qps and --authorization-new-subjects-per-tenant-burst must be positive")
-	}
-	return nil
 }
