@@ -25,20 +25,13 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 )
 
-// responseBufferSize is how much of a get or list response is gathered
-// before it goes to the connection. The JSON encoders write a list item by
-// item (and gzip in pieces of a few hundred bytes), and net/http's HTTP/2
-// server hands each 4 KiB of small writes to its connection's serve loop
-// and waits for it: a 6 MB list is 1,500 such hand-overs, 100 of 64 KiB.
-// The buffers are pooled; there is at most one per request in flight.
+// responseBufferSize is how much of a get or list answer is gathered before it goes to the connection, in pooled
+// buffers: docs/design/virtual-apiserver.md.
 const responseBufferSize = 64 << 10
 
 var responseBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, responseBufferSize) }}
 
-// withBufferedResponses buffers the responses of get and list requests of
-// the resource in responseBufferSize pieces, flushed when the handler
-// returns or flushes. Watches and everything else are written as they come:
-// a watch event must not wait for the next.
+// withBufferedResponses writes the answers of gets and lists in [responseBufferSize] pieces; watches as they come.
 func withBufferedResponses(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		info, ok := genericapirequest.RequestInfoFrom(req.Context())
@@ -49,16 +42,14 @@ func withBufferedResponses(handler http.Handler) http.Handler {
 		buffer := responseBuffers.Get().(*bufio.Writer)
 		buffer.Reset(w)
 		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(&bufferedResponseWriter{ResponseWriter: w, buffer: buffer}), req)
-		// Not deferred: after a panic the buffer may be half written, and
-		// the panic's handler answers on w.
+		// Not deferred: after a panic the handler of the panic answers on w.
 		_ = buffer.Flush() // an error is the client's going away: nothing to tell
 		buffer.Reset(nil)
 		responseBuffers.Put(buffer)
 	})
 }
 
-// bufferedResponseWriter writes the body through buffer. Flush empties the
-// buffer first, so http.Flusher keeps its meaning.
+// bufferedResponseWriter writes the body through buffer; Flush empties it first.
 type bufferedResponseWriter struct {
 	http.ResponseWriter
 	buffer *bufio.Writer

@@ -25,40 +25,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 )
 
-// A refused request ends its connection. Whatever answers 401 (no
-// credential kcp accepts: the authentication filter's failure handler, a
-// token of the failed-token cache, no TokenReview turn in time) or 429 (over
-// a share: tooMany, the review turns in withAuthorization, the generic
-// requests in flight) answers with "Connection: close":
-//
-//   - HTTP/1.1: net/http closes the connection after the answer.
-//   - HTTP/2: golang.org/x/net/http2's server (the generic server's, and
-//     net/http's bundled copy) takes the header of a handler for a graceful
-//     GOAWAY (NO_ERROR) of the connection and removes it from the answer:
-//     the streams already open on the connection run to their end, the
-//     client opens a new connection for its next request (client-go and
-//     kubectl do), and the server closes this one a second after its last
-//     stream.
-//
-// k8s.io/apiserver does the same for a 401 over HTTP/2 already (its
-// Unauthorized handler, feature UnauthenticatedHTTP2DOSMitigation, on by
-// default); this adds HTTP/1.1 and the 429s. So a refused client holds no
-// connection it has nothing open on: without this, a connection answered 429
-// stayed open for the generic server's idle timeout (90 s), and a tenant
-// refused N times held N connections.
-//
-// A 429 on the front-proxy's connection leaves it open: a connection whose
-// client certificate is the request-header authenticator's (kcp-front-proxy's,
-// verified as that authenticator verifies it: its CA and
-// --requestheader-allowed-names) carries the requests of every user behind
-// the proxy, and closing it would cost the proxy a TLS handshake per refusal
-// of any of them, without freeing anything of the refused tenant's (their
-// connection is to the proxy). A 401 there (the proxy named no user) closes
-// it, as the library does over HTTP/2.
-
-// withClosingRefusals answers "Connection: close" with every 401, and every
-// 429 but on the front-proxy's connections (requestHeader, nil without
-// --requestheader-client-ca-file).
+// withClosingRefusals answers "Connection: close" with every 401, and every 429 but on the front-proxy's connections
+// (requestHeader's, nil without one), so that a refused client holds no idle connection: docs/design/virtual-apiserver.md.
 func withClosingRefusals(handler http.Handler, requestHeader *authenticatorfactory.RequestHeaderConfig) http.Handler {
 	frontProxy := func(*http.Request) bool { return false }
 	if requestHeader != nil {
@@ -73,14 +41,12 @@ func withClosingRefusals(handler http.Handler, requestHeader *authenticatorfacto
 	})
 }
 
-// verified is what the front-proxy's certificate check delegates to once the
-// certificate verified: nothing more to check.
+// verified accepts what the front-proxy's certificate check verified.
 func verified(*http.Request) (*authenticator.Response, bool, error) {
 	return &authenticator.Response{}, true, nil
 }
 
-// closingWriter sets "Connection: close" on a 401 answer, and on a 429 one
-// unless the request came on a front-proxy's connection.
+// closingWriter sets "Connection: close" on a refusal.
 type closingWriter struct {
 	http.ResponseWriter
 	req        *http.Request
