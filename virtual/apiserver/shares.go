@@ -24,10 +24,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/audit"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 	"k8s.io/klog/v2"
 
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
@@ -150,4 +154,45 @@ func withAuthorization(handler http.Handler, a authorizer.Authorizer, s runtime.
 			responsewriters.Forbidden(attributes, w, req, reason, s)
 		}
 	})
+}
+
+// withClosingRefusals answers "Connection: close" with every 401, and every 429 but on the front-proxy's connections
+// (requestHeader's, nil without one), so that a refused client holds no idle connection: docs/design/virtual-apiserver.md.
+func withClosingRefusals(handler http.Handler, requestHeader *authenticatorfactory.RequestHeaderConfig) http.Handler {
+	frontProxy := func(*http.Request) bool { return false }
+	if requestHeader != nil {
+		verifier := x509request.NewDynamicCAVerifier(requestHeader.CAContentProvider.VerifyOptions, authenticator.RequestFunc(verified), requestHeader.AllowedClientNames)
+		frontProxy = func(req *http.Request) bool {
+			_, ok, _ := verifier.AuthenticateRequest(req)
+			return ok
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(&closingWriter{ResponseWriter: w, req: req, frontProxy: frontProxy}), req)
+	})
+}
+
+// verified accepts what the front-proxy's certificate check verified.
+func verified(*http.Request) (*authenticator.Response, bool, error) {
+	return &authenticator.Response{}, true, nil
+}
+
+// closingWriter sets "Connection: close" on a refusal.
+type closingWriter struct {
+	http.ResponseWriter
+	req        *http.Request
+	frontProxy func(*http.Request) bool
+}
+
+var _ responsewriter.UserProvidedDecorator = &closingWriter{}
+
+// Unwrap is the writer this one wraps.
+func (w *closingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// WriteHeader closes the connection after a refusal.
+func (w *closingWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized || (code == http.StatusTooManyRequests && !w.frontProxy(w.req)) {
+		w.Header().Set("Connection", "close")
+	}
+	w.ResponseWriter.WriteHeader(code)
 }

@@ -19,12 +19,19 @@ package authorization
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
+	"golang.org/x/time/rate"
+
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/utils/clock"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
@@ -89,4 +96,58 @@ func writeSet(h hash.Hash, values []string) {
 	for _, v := range slices.Sorted(slices.Values(values)) {
 		writeLengthPrefixed(h, v)
 	}
+}
+
+// ErrSubjectRate fails a review whose tenant brought more new subjects than its rate allows: a kind of
+// [ErrUserShare], answered 429, touching no one else's reviews.
+var ErrSubjectRate = fmt.Errorf("%w: new subjects of the tenant over their rate", ErrUserShare)
+
+// subject is a user as a review sees them: a hash of name, UID, groups and extra.
+type subject [sha256.Size]byte
+
+// subjectOf hashes everything a review depends on of a user, each part length-prefixed.
+func subjectOf(u user.Info) subject {
+	h := sha256.New()
+	writeLengthPrefixed(h, u.GetName())
+	writeLengthPrefixed(h, u.GetUID())
+	writeSet(h, u.GetGroups())
+	extra := u.GetExtra()
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		writeLengthPrefixed(h, k)
+		writeLengthPrefixed(h, fmt.Sprint(len(extra[k])))
+		for _, v := range extra[k] {
+			writeLengthPrefixed(h, v)
+		}
+	}
+	var s subject
+	h.Sum(s[:0])
+	return s
+}
+
+// newSubjects bounds, per tenant, the rate of review subjects not seen lately: a token bucket per [FairnessKey]
+// charged once per subject, which is then known for ttl in a bounded LRU (one forgotten early is charged again,
+// to its own tenant only).
+type newSubjects struct {
+	buckets *tenant.Limiters[UserKey]
+	known   *utilcache.LRUExpireCache // subject -> struct{}, for ttl
+	ttl     time.Duration
+}
+
+func newNewSubjects(limit rate.Limit, burst, size int, ttl time.Duration, clk clock.PassiveClock) *newSubjects {
+	return &newSubjects{
+		buckets: tenant.NewLimiters[UserKey](limit, burst, clk.Now),
+		known:   utilcache.NewLRUExpireCacheWithClock(size, clk), ttl: ttl,
+	}
+}
+
+// admit tells whether a review of s may be asked: s is known, or the tenant's bucket has a token for it.
+func (n *newSubjects) admit(s subject, fair UserKey) bool {
+	if _, found := n.known.Get(s); found {
+		return true
+	}
+	if ok, _ := n.buckets.Allow(fair); !ok {
+		return false
+	}
+	n.known.Add(s, struct{}{}, n.ttl)
+	return true
 }
