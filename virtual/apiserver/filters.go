@@ -60,6 +60,8 @@ func withMountHopsRefused(handler http.Handler) http.Handler {
 	})
 }
 
+// withClusterPath accepts only [clusterpath.Prefix] and the health endpoints, and moves the cluster from the path to
+// the context, so that the rest of the chain sees /apis, /openapi/v3 and so on.
 func withClusterPath(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		target, rest, ok, err := clusterpath.Parse(req.URL.Path)
