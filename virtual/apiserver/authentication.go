@@ -51,7 +51,7 @@ import (
 // tokenReviewWait is how long a request with a token not known yet waits for a TokenReview turn.
 const tokenReviewWait = 5 * time.Second
 
-// applyAuthentication is DelegatingAuthenticationOptions.ApplyTo without anonymous requests, with kcp's TokenReview
+// applyAuthentication is [genericapiserveroptions.DelegatingAuthenticationOptions.ApplyTo] without anonymous requests, with kcp's TokenReview
 // reached through a logical cluster in turns of [tokenReviews], and request-header users through
 // [frontProxyGroupFilter].
 func applyAuthentication(o *Options, info *genericapiserver.AuthenticationInfo, serving *genericapiserver.SecureServingInfo, tokenReviewConfig *clientrest.Config) error {
@@ -198,7 +198,7 @@ type frontProxyGroupFilter struct {
 
 var _ authenticator.Request = frontProxyGroupFilter{}
 
-// AuthenticateRequest implements authenticator.Request.
+// AuthenticateRequest implements [authenticator.Request].
 func (f frontProxyGroupFilter) AuthenticateRequest(req *http.Request) (*authenticator.Response, bool, error) {
 	resp, ok, err := f.requestHeader.AuthenticateRequest(req)
 	if !ok || resp == nil || resp.User == nil {

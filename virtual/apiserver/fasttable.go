@@ -174,7 +174,7 @@ type tableJSON struct {
 
 var _ runtime.CacheableObject = &tableJSON{}
 
-// CacheEncode implements runtime.CacheableObject.
+// CacheEncode implements [runtime.CacheableObject].
 func (t *tableJSON) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	if id == t.encoder {
 		return t.write(w)
@@ -182,7 +182,7 @@ func (t *tableJSON) CacheEncode(id runtime.Identifier, encode func(runtime.Objec
 	return encode(t.GetObject(), w)
 }
 
-// GetObject implements runtime.CacheableObject: the Table.
+// GetObject implements [runtime.CacheableObject]: the Table.
 func (t *tableJSON) GetObject() runtime.Object {
 	var written bytes.Buffer
 	table := &metav1.Table{}
@@ -196,10 +196,10 @@ func (t *tableJSON) GetObject() runtime.Object {
 	return table
 }
 
-// DeepCopyObject implements runtime.Object.
+// DeepCopyObject implements [runtime.Object].
 func (t *tableJSON) DeepCopyObject() runtime.Object { return t.GetObject() }
 
-// GetObjectKind implements runtime.Object.
+// GetObjectKind implements [runtime.Object].
 func (t *tableJSON) GetObjectKind() schema.ObjectKind {
 	return &metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: tableV1.Kind}
 }

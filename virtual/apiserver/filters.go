@@ -206,7 +206,7 @@ var _ responsewriter.UserProvidedDecorator = &bufferedResponseWriter{}
 
 func (w *bufferedResponseWriter) Write(p []byte) (int, error) { return w.buffer.Write(p) }
 
-// Flush implements http.Flusher.
+// Flush implements [http.Flusher].
 func (w *bufferedResponseWriter) Flush() {
 	if w.buffer.Flush() != nil {
 		return
@@ -216,5 +216,5 @@ func (w *bufferedResponseWriter) Flush() {
 	}
 }
 
-// Unwrap implements responsewriter.UserProvidedDecorator.
+// Unwrap implements [responsewriter.UserProvidedDecorator].
 func (w *bufferedResponseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -123,7 +123,7 @@ func tooMany(w http.ResponseWriter, req *http.Request, message string) {
 // unavailableMessage is all a client learns of a review that failed; the detail stays in the log.
 const unavailableMessage = "the authorization service is unavailable, try again later"
 
-// withAuthorization is genericapifilters.WithAuthorization but for the errors: [authorization.ErrUserShare] is 429,
+// withAuthorization is [genericapifilters.WithAuthorization] but for the errors: [authorization.ErrUserShare] is 429,
 // any other 503 with a generic message, where the generic filter answers 500 naming kcp's URL and the cluster.
 func withAuthorization(handler http.Handler, a authorizer.Authorizer, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -186,7 +186,7 @@ type closingWriter struct {
 
 var _ responsewriter.UserProvidedDecorator = &closingWriter{}
 
-// Unwrap is the writer this one wraps.
+// Unwrap implements [responsewriter.UserProvidedDecorator].
 func (w *closingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // WriteHeader closes the connection after a refusal.
