@@ -51,9 +51,9 @@ import (
 // tokenReviewWait is how long a request with a token not known yet waits for a TokenReview turn.
 const tokenReviewWait = 5 * time.Second
 
-// applyAuthentication is [genericapiserveroptions.DelegatingAuthenticationOptions.ApplyTo] without anonymous requests, with kcp's TokenReview
-// reached through a logical cluster in turns of [tokenReviews], and request-header users through
-// [frontProxyGroupFilter].
+// applyAuthentication is [genericapiserveroptions.DelegatingAuthenticationOptions.ApplyTo] without anonymous
+// requests, with kcp's TokenReview reached through a logical cluster in turns of [tokenReviews], and request-header
+// users through [frontProxyGroupFilter].
 func applyAuthentication(o *Options, info *genericapiserver.AuthenticationInfo, serving *genericapiserver.SecureServingInfo, tokenReviewConfig *clientrest.Config) error {
 	authnConfig := authenticatorfactory.DelegatingAuthenticatorConfig{
 		Anonymous:                &apiserver.AnonymousAuthConfig{Enabled: false},
