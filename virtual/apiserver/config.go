@@ -78,8 +78,7 @@ func (completed CompletedOptions) Config(deps Dependencies) (*Config, error) {
 			apiHandler = tables.ahead(apiHandler)
 		}
 		handler := withBufferedResponses(apiHandler)
-		handler = withStaleWarning(handler, deps.KCPLastContact) // after authorization: on answers the user may read
-		handler = withStaleShardWarnings(handler, deps.Shards)
+		handler = withStaleWarnings(handler, deps.KCPLastContact, deps.Shards) // after authorization: on answers the user may read
 		handler = filterlatency.TrackCompleted(handler)
 		handler = withAuthorization(handler, c.Authorization.Authorizer, c.Serializer)
 		handler = filterlatency.TrackStarted(handler, c.TracerProvider, "authorization")

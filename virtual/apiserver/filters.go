@@ -140,26 +140,16 @@ func withClusterResolution(handler http.Handler, getWorkspace clusterpath.Worksp
 	})
 }
 
-// withStaleWarning warns on every answer while kcp has not answered for [wsmregistry.StaleAfter].
-func withStaleWarning(handler http.Handler, lastContact func() (time.Duration, bool)) http.Handler {
-	if lastContact == nil {
-		return handler
-	}
+// withStaleWarnings warns on every answer while kcp, or of each shard that, has not answered for
+// [wsmregistry.StaleAfter]: the answer is the last known state.
+func withStaleWarnings(handler http.Handler, lastContact func() (time.Duration, bool), shards wsmregistry.ShardContacts) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if since, ok := lastContact(); ok && since >= wsmregistry.StaleAfter {
-			warning.AddWarning(r.Context(), "", fmt.Sprintf("kcp has not answered for %s: this is the last known state", since.Round(time.Second)))
+		if lastContact != nil {
+			if since, ok := lastContact(); ok && since >= wsmregistry.StaleAfter {
+				warning.AddWarning(r.Context(), "", fmt.Sprintf("kcp has not answered for %s: this is the last known state", since.Round(time.Second)))
+			}
 		}
-		handler.ServeHTTP(w, r)
-	})
-}
-
-// withStaleShardWarnings warns of each shard that has not answered for [wsmregistry.StaleAfter].
-func withStaleShardWarnings(handler http.Handler, shards wsmregistry.ShardContacts) http.Handler {
-	if shards == nil {
-		return handler
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for _, name := range shards.Names() {
+		for _, name := range shardNames(shards) {
 			if since, unreachable := wsmregistry.UnreachableShard(shards, name); unreachable {
 				silence := "has not answered yet"
 				if since > 0 {
@@ -170,6 +160,13 @@ func withStaleShardWarnings(handler http.Handler, shards wsmregistry.ShardContac
 		}
 		handler.ServeHTTP(w, r)
 	})
+}
+
+func shardNames(shards wsmregistry.ShardContacts) []string {
+	if shards == nil {
+		return nil
+	}
+	return shards.Names()
 }
 
 // responseBufferSize is how much of a get or list answer is gathered before it goes to the connection, in pooled
