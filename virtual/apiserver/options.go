@@ -94,16 +94,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.ClientCert.AddFlags(fs)
 	o.RequestHeader.AddFlags(fs)
 	fs.BoolVar(&o.RequestHeaderDedicatedCA, "requestheader-dedicated-ca", o.RequestHeaderDedicatedCA,
-		"Trust every client certificate of --requestheader-client-ca-file to assert any user and group in the --requestheader-*-headers, "+
-			"instead of those named by --requestheader-allowed-names (which it replaces): only for a CA that signs kcp's proxy certificates and nothing else "+
-			"(kcp-dev/helm-charts' kcp chart, whose front-proxy certificate has no common name). A warning is logged at start.")
+		"Trust every client certificate of --requestheader-client-ca-file, whatever its name, for a CA that signs kcp's proxy certificates only.")
 	fs.StringVar(&o.AuthenticationKubeconfig, "authentication-kubeconfig", o.AuthenticationKubeconfig,
-		"Kubeconfig reaching kcp to review bearer tokens (TokenReview); the --kubeconfig if empty. "+
-			"A server URL without a /clusters/<name> path gets /clusters/root.")
+		"Kubeconfig reaching kcp to review bearer tokens, in /clusters/root unless its URL names a cluster; the --kubeconfig if empty.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long to remember a TokenReview answer.")
 	fs.IntVar(&o.TokenReviewConcurrency, "authentication-token-review-concurrency", o.TokenReviewConcurrency,
-		"TokenReviews of tokens not remembered under way at once, apart from authenticated users (whose tokens are remembered); "+
-			"a request waits at most "+tokenReviewWait.String()+" for a turn, then is answered 401.")
+		"TokenReviews of tokens not remembered under way at once; a request waits at most "+tokenReviewWait.String()+" for a turn, then is answered 401.")
 	fs.IntVar(&o.FailedTokenCacheSize, "authentication-failed-token-cache-size", o.FailedTokenCacheSize,
 		"Tokens kcp did not authenticate remembered at most (for --authentication-token-webhook-cache-ttl), least recently used first out.")
 	a := &o.Authorization
@@ -112,22 +108,19 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&a.DenyTTL, "authorization-webhook-cache-unauthorized-ttl", a.DenyTTL,
 		"How long to remember that kcp denied a user to see a workspace; a granted access shows within this.")
 	fs.DurationVar(&a.StaleGrace, "authorization-stale-grace", a.StaleGrace,
-		"How long past its TTL an answer may still be used, while it is asked again, when kcp does not answer within "+a.StaleWait.String()+
-			" (under load, or unreachable): a revocation shows within TTL + grace when kcp is slow.")
+		"How long past its TTL an answer may still be used while kcp does not answer within "+a.StaleWait.String()+" to asking it again.")
 	fs.IntVar(&a.CacheSize, "authorization-cache-size", a.CacheSize, "Answers remembered at most, one per user, logical cluster and verb (least recently used first out).")
 	fs.IntVar(&a.Concurrency, "authorization-concurrency", a.Concurrency, "SubjectAccessReviews under way towards kcp at once, for all users.")
 	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency,
 		"SubjectAccessReviews under way at once for one user (every ServiceAccount of an org and its workspaces is one).")
 	fs.Float64Var(&a.NewSubjectsPerTenantQPS, "authorization-new-subjects-per-tenant-qps", a.NewSubjectsPerTenantQPS,
-		"Users (by name, UID, groups and extra: each token of a ServiceAccount is one) not seen lately that one user or org may bring "+
-			"to SubjectAccessReviews per second; more are answered 429.")
+		"Users not seen lately that one user or org may bring to SubjectAccessReviews per second; more are answered 429.")
 	fs.IntVar(&a.NewSubjectsPerTenantBurst, "authorization-new-subjects-per-tenant-burst", a.NewSubjectsPerTenantBurst,
 		"Burst of new users above --authorization-new-subjects-per-tenant-qps, per user or org.")
 	fs.Float32Var(&o.AuthorizationQPS, "authorization-qps", o.AuthorizationQPS, "SubjectAccessReviews per second to kcp, for all users together (a client of their own).")
 	fs.IntVar(&o.AuthorizationBurst, "authorization-burst", o.AuthorizationBurst, "Burst of SubjectAccessReviews above --authorization-qps.")
 	fs.DurationVar(&o.MaxWatchTimeout, "max-watch-timeout", o.MaxWatchTimeout,
-		"The longest a watch lasts. A watch whose timeoutSeconds is not above it ends then; any other (none, or more) after a random "+
-			"time between half of it and it (kube-apiserver's jitter of --min-request-timeout); its client then lists and watches again, authorized anew.")
+		"The longest a watch lasts; one asking for no timeoutSeconds, or more, ends at a random time between half of it and it.")
 	fs.IntVar(&o.Shares.PerUserInFlight, "max-requests-inflight-per-user", o.Shares.PerUserInFlight,
 		"Requests of one user (name and groups, whatever the token) served at once, watches excepted; more are answered 429 with Retry-After.")
 	fs.IntVar(&o.Shares.PerUserWatches, "max-watches-per-user", o.Shares.PerUserWatches,
