@@ -35,7 +35,6 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	"github.com/workspacemounts/workspacemounts/pkg/retry"
 )
 
 // routingAttemptTimeout bounds one reading of a shard's /metrics: the first
@@ -89,16 +88,15 @@ func routingOf(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (work
 // shardRouting is routingOf, asked again with backoff while the shard does
 // not answer, until ctx is done; logged once known.
 func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
-	logger := klog.FromContext(ctx)
 	var routing workspacemounts.RoutingOptions
 	var answer error
-	if _, err := retry.Until(ctx, func(ctx context.Context) error {
+	if _, err := retryUntil(ctx, func(ctx context.Context) error {
 		routing, answer = routingOf(ctx, o, cfg)
 		if errors.Is(answer, errNotAnswered) {
 			return answer
 		}
 		return nil
-	}, logRetry(logger, "waiting for kcp's /metrics", "server", cfg.Host)); err != nil {
+	}, "waiting for kcp's /metrics", "server", cfg.Host); err != nil {
 		return routing, err
 	}
 	if answer == nil {
@@ -109,7 +107,7 @@ func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (w
 			return routing, err
 		}
 		routing.URLs.Form = mountURLForm(ctx, o.MountURLContract, shard)
-		logRouting(logger, routing)
+		logRouting(klog.FromContext(ctx), routing)
 	}
 	return routing, answer
 }

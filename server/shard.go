@@ -39,7 +39,6 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	"github.com/workspacemounts/workspacemounts/pkg/retry"
 	"github.com/workspacemounts/workspacemounts/pkg/shards"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
@@ -142,7 +141,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 		go contact.Run(ctx, contactProbeInterval, probe)
 	}
 
-	if _, err := retry.Until(ctx, shardConfig.ResolveIdentities, logRetry(logger, "cannot read the tenancy identity in root for the shard yet")); err != nil {
+	if _, err := retryUntil(ctx, shardConfig.ResolveIdentities, "cannot read the tenancy identity in root for the shard yet"); err != nil {
 		return nil // it fails only when ctx is done: stopping
 	}
 	workspaces := shardConfig.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
@@ -198,13 +197,6 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 		return controller.run(ctx, s.controllerOptions(target.Name, routing), s.Options.WorkspaceWorkers)
 	})
 	return nil
-}
-
-// logRetry logs a failed try of pkg/retry with message.
-func logRetry(logger klog.Logger, message string, keysAndValues ...interface{}) func(err error, attempt int, retryIn time.Duration) {
-	return func(err error, attempt int, retryIn time.Duration) {
-		logger.Error(err, message+", retrying", append(keysAndValues, "attempt", attempt, "retryIn", retryIn.Round(100*time.Millisecond))...)
-	}
 }
 
 // shardConfig is what reads and writes one kcp shard: its clients and
