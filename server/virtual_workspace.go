@@ -27,13 +27,8 @@ import (
 )
 
 // installVirtualWorkspace installs the virtual workspace over the store
-// every shard joins once synced (runShard), looking paths, clusters and
-// access up on the shard holding them. It serves from its start (once kcp
-// has answered): until a shard has synced, its /readyz fails and reads get
-// 503. The server itself is built then, with its serving certificate (a
-// self-signed one is written to --cert-dir and logged), so that a refused
-// start writes nothing; the process is not ready before it is built and
-// listening.
+// every shard joins once synced; it is built when it starts, so that a
+// refused start writes no serving certificate.
 func (s *Server) installVirtualWorkspace() part {
 	s.store = wsmregistry.NewStore(s.Options.mountRule())
 	deps := apiserver.Dependencies{
