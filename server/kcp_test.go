@@ -33,7 +33,8 @@ func TestRetryUntil(t *testing.T) {
 	tries := 0
 	began := time.Now()
 	attempts, err := retryUntil(t.Context(), func(context.Context) error {
-		if tries++; tries == 1 {
+		tries++
+		if tries == 1 {
 			return failure
 		}
 		return nil
