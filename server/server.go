@@ -181,3 +181,39 @@ func (s *Server) ready() error {
 	}
 	return nil
 }
+
+// installVirtualWorkspace installs the virtual workspace over the store
+// every shard joins once synced; it is built when it starts, so that a
+// refused start writes no serving certificate.
+func (s *Server) installVirtualWorkspace() part {
+	s.store = wsmregistry.NewStore(s.Options.mountRule())
+	deps := apiserver.Dependencies{
+		Store:             s.store,
+		Authorizer:        s.Authorizer,
+		TokenReviewConfig: s.TokenReviewConfig,
+		KCPLastContact:    s.Contact.Since,
+		GetWorkspace:      s.Shards.GetWorkspace,
+		ClustersSynced:    s.Shards.Synced,
+		Shards:            s.Shards,
+		PathOf:            s.Shards.PathOf,
+	}
+	var listening atomic.Bool
+	return part{
+		name:     apiserver.Name,
+		afterKCP: true,
+		start: func(ctx context.Context) error {
+			completed, err := s.Options.VirtualWorkspace.Complete()
+			if err != nil {
+				return err
+			}
+			server, err := apiserver.New(completed, deps) // binds the port
+			if err != nil {
+				return err
+			}
+			listening.Store(true)
+			s.store.StopWatchesWhenDone(ctx)
+			return apiserver.Run(ctx, server)
+		},
+		hasSynced: []cache.InformerSynced{listening.Load},
+	}
+}
