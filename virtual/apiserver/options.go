@@ -78,7 +78,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.ClientCert.AddFlags(fs)
 	o.RequestHeader.AddFlags(fs)
 	fs.BoolVar(&o.RequestHeaderDedicatedCA, "requestheader-dedicated-ca", o.RequestHeaderDedicatedCA,
-		"Trust every client certificate of --requestheader-client-ca-file, instead of --requestheader-allowed-names, for a CA that signs kcp's proxy certificates only.")
+		"Trust every client certificate of --requestheader-client-ca-file, whatever its name, for a CA that signs kcp's proxy certificates only.")
 	fs.StringVar(&o.AuthenticationKubeconfig, "authentication-kubeconfig", o.AuthenticationKubeconfig,
 		"Kubeconfig reaching kcp for TokenReviews, /clusters/root unless its URL names a cluster; the --kubeconfig if empty.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long to remember a TokenReview answer.")
