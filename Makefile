@@ -59,6 +59,9 @@ OPENAPI_GEN := $(BIN)/openapi-gen
 HELM := $(BIN)/helm
 ACTIONLINT := $(BIN)/actionlint
 CRANE := $(BIN)/crane
+KO := $(BIN)/ko
+KREW := $(BIN)/krew
+CYCLONEDX_GOMOD := $(BIN)/cyclonedx-gomod
 # The version is set in one place, the VERSION file (the release, v0.1.0);
 # hack/version.sh makes v0.1.0-N-g<sha> of a commit N past the one that set it.
 # Both, and the commit, are linked into the binary (pkg/version).
@@ -70,8 +73,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 REVISION := $(REVISION)
 VERSION_PKG := github.com/workspacemounts/workspacemounts/pkg/version
 LDFLAGS := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
-# make image: the multi-architecture image (hack/image), of the binaries
-# built into _output/bin/<os>_<arch>; bin/workspacemounts is the host's one.
+# make image: the multi-architecture image, built by ko (.ko.yaml, hack/image).
 IMAGE_REPOSITORY ?= ghcr.io/workspacemounts/workspacemounts
 IMAGE_TAG ?= $(RELEASE)
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
@@ -169,9 +171,9 @@ $(sort $(HOST_PLUGIN) $(RELEASE_PLUGINS)): _output/bin/%/kubectl-workspacemounts
 image-binaries: $(IMAGE_BINARIES) ## Build the image's binaries, _output/bin/<os>_<arch>/workspacemounts (what the Dockerfile copies).
 
 .PHONY: image
-image: image-binaries $(WORKSPACEMOUNTS) ## Build the multi-architecture image into _output/image (OCI layout and tarballs; no container daemon).
-	$(GO) run ./hack/image --binaries _output/bin --platforms $(IMAGE_PLATFORMS) --repository $(IMAGE_REPOSITORY) --tag $(IMAGE_TAG) \
-	  --version $(VERSION) --revision $(REVISION) --created $(IMAGE_CREATED) --out $(IMAGE_DIR)
+image: $(WORKSPACEMOUNTS) $(KO) $(CRANE) ## Build the multi-architecture image with ko into _output/image (OCI layout and tarballs; no container daemon).
+	CRANE=$(CRANE) KO=$(KO) VERSION=$(VERSION) REVISION=$(REVISION) SOURCE_DATE_EPOCH=$$(date -d $(IMAGE_CREATED) +%s) \
+	  hack/image/build.sh $(IMAGE_DIR) $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(IMAGE_PLATFORMS)
 
 # The release: make release-dry-run is what a tag's workflow
 # (.github/workflows/release.yaml) does but the pushes, which is
@@ -298,10 +300,15 @@ $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 $(ACTIONLINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ github.com/rhysd/actionlint/cmd/actionlint
 
-# crane of the go-containerregistry that hack/image builds the image with
-# (this module's go.mod; hack/release/tools.go keeps it there).
-$(CRANE): go.mod go.sum
-	$(GO) build -o $@ github.com/google/go-containerregistry/cmd/crane
+# The release's tools, in a module of their own (hack/tools/release).
+$(CRANE): hack/tools/release/go.mod hack/tools/release/go.sum
+	cd hack/tools/release && $(GO) build -o $@ github.com/google/go-containerregistry/cmd/crane
+$(KO): hack/tools/release/go.mod hack/tools/release/go.sum
+	cd hack/tools/release && $(GO) build -o $@ github.com/google/ko
+$(KREW): hack/tools/release/go.mod hack/tools/release/go.sum
+	cd hack/tools/release && $(GO) build -o $@ sigs.k8s.io/krew/cmd/krew
+$(CYCLONEDX_GOMOD): hack/tools/release/go.mod hack/tools/release/go.sum
+	cd hack/tools/release && $(GO) build -o $@ github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
 
 # helm v4.3.2, in a module of its own (hack/tools/helm): its Kubernetes
 # libraries would move those of hack/tools.
