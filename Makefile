@@ -104,9 +104,11 @@ endif
 RELEASE_EXTRA_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 RELEASE_PLATFORMS := $(sort $(subst $(comma), ,$(IMAGE_PLATFORMS)) $(RELEASE_EXTRA_PLATFORMS))
 RELEASE_BINARIES := $(foreach p,$(RELEASE_PLATFORMS),_output/bin/$(subst /,_,$(p))/workspacemounts)
-# The kubectl plugin's, archived per platform with the LICENSE for krew (hack/release plugin).
+# The kubectl plugin's, archived per platform with the LICENSE for krew (hack/release/artifacts.sh).
 RELEASE_PLUGINS := $(foreach p,$(RELEASE_PLATFORMS),_output/bin/$(subst /,_,$(p))/kubectl-workspacemounts)
 RELEASE_CHART := $(RELEASE_ASSETS)/workspacemounts-$(patsubst v%,%,$(RELEASE)).tgz
+RELEASE_ENV = TAG=$(RELEASE) VERSION=$(VERSION) PLATFORMS="$(RELEASE_PLATFORMS)" IMAGE_DIR=$(IMAGE_DIR) \
+  SOURCE_DATE_EPOCH=$$(date -d $(IMAGE_CREATED) +%s)
 # Where a tag publishes the image and the chart (the names the chart's values,
 # deploy/base and the docs use).
 CHART_REPOSITORY ?= oci://ghcr.io/workspacemounts/charts
@@ -198,27 +200,17 @@ release-publish-local: release-verify release-tools
 release-binaries: $(RELEASE_BINARIES) $(RELEASE_PLUGINS) ## Build the released binaries, _output/bin/<os>_<arch>/workspacemounts and kubectl-workspacemounts: the image's platforms and darwin.
 
 .PHONY: release-artifacts
-release-artifacts: image release-binaries $(HELM) ## Write the release into _output/release: assets/ (binaries, the kubectl plugin's archives and krew manifest, image archive, chart, SBOM, SHA256SUMS) and notes.md.
+release-artifacts: image release-binaries $(HELM) $(CYCLONEDX_GOMOD) ## Write the release into _output/release: assets/ (binaries, the kubectl plugin's archives and krew manifest, image archive, chart, SBOMs, SHA256SUMS) and notes.md.
 	rm -rf $(RELEASE_DIR)
 	mkdir -p $(RELEASE_ASSETS)
-	$(GO) run ./hack/release notes --changelog CHANGELOG.md --tag $(RELEASE) $(RELEASE_NOTES_FLAGS) > $(RELEASE_DIR)/notes.md
-	@set -e; for p in $(subst /,_,$(RELEASE_PLATFORMS)); do \
-	  ln -f _output/bin/$$p/workspacemounts $(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$${p/_/-} 2>/dev/null || \
-	    cp -f _output/bin/$$p/workspacemounts $(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$${p/_/-}; \
-	done
-	ln -f $(IMAGE_DIR)/workspacemounts-$(IMAGE_TAG).oci.tar $(RELEASE_ASSETS)/ 2>/dev/null || cp -f $(IMAGE_DIR)/workspacemounts-$(IMAGE_TAG).oci.tar $(RELEASE_ASSETS)/
 	$(HELM) package deploy/charts/workspacemounts --destination $(RELEASE_ASSETS)
-	$(GO) run ./hack/release plugin --tag $(RELEASE) --created $(IMAGE_CREATED) --bin-dir _output/bin --license LICENSE \
-	  --manifest deploy/krew/workspacemounts.yaml --platforms $(subst $(space),$(comma),$(RELEASE_PLATFORMS)) --out $(RELEASE_ASSETS)
-	$(GO) run ./hack/release sbom --version $(VERSION) --created $(IMAGE_CREATED) --out $(RELEASE_ASSETS)/workspacemounts-$(RELEASE).cdx.json \
-	  $(foreach p,$(RELEASE_PLATFORMS),$(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$(subst /,-,$(p)))
-	$(GO) run ./hack/release checksums $(RELEASE_ASSETS)
+	$(RELEASE_ENV) CYCLONEDX_GOMOD=$(CYCLONEDX_GOMOD) NOTES_FLAGS=$(RELEASE_NOTES_FLAGS) \
+	  hack/release/artifacts.sh $(RELEASE_ASSETS) $(RELEASE_DIR)/notes.md
 	@ls -l $(RELEASE_DIR) $(RELEASE_ASSETS)
 
 .PHONY: release-verify
-release-verify: release-artifacts $(HELM) ## Check _output/release: checksums, the SBOM against the binaries, the plugin's archives against its krew manifest, the notes, the chart package (helm lint).
-	$(GO) run ./hack/release verify --dir $(RELEASE_ASSETS) --tag $(RELEASE) --version $(VERSION) --notes $(RELEASE_DIR)/notes.md \
-	  --platforms $(subst $(space),$(comma),$(RELEASE_PLATFORMS))
+release-verify: release-artifacts $(HELM) $(KREW) ## Check _output/release: checksums, the SBOMs against the binaries, krew installs the plugin from its manifest, the notes, the chart package (helm lint).
+	$(RELEASE_ENV) KREW=$(KREW) hack/release/verify.sh $(RELEASE_ASSETS) $(RELEASE_DIR)/notes.md
 	$(HELM) lint --strict $(RELEASE_CHART)
 	@test "$$($(HELM) show chart $(RELEASE_CHART) | sed -n 's/^appVersion: //p' | tr -d '"')" = $(RELEASE) || { echo "$(RELEASE_CHART): appVersion is not $(RELEASE)"; exit 1; }
 
