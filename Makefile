@@ -92,7 +92,7 @@ IMAGE_BINARIES := $(foreach p,$(subst $(comma), ,$(IMAGE_PLATFORMS)),_output/bin
 # into _output/release: the image's binaries and these others, the kubectl
 # plugin's archives (kubectl-workspacemounts-<tag>-<os>-<arch>.tar.gz) and its
 # krew manifest (workspacemounts.yaml, from deploy/krew), the image's OCI
-# archive, the chart's package, the SBOM, SHA256SUMS and the release notes.
+# archive, the chart's package, an SBOM per binary, SHA256SUMS and the release notes.
 RELEASE_DIR := _output/release
 RELEASE_ASSETS := $(RELEASE_DIR)/assets
 # The binaries of darwin cost a cold build each (about 4 CPU-minutes), little once cached.
