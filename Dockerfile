@@ -1,6 +1,7 @@
 # The workspacemounts image for those who build with docker or podman: the
-# same files, user, entrypoint and labels as `make image` (hack/image), which
-# needs neither. Nothing is pulled (FROM scratch); the binaries come from the
+# files, user and labels of `make image` (ko, hack/image/build.sh), which
+# needs neither; the binary is at /workspacemounts, which make image links to
+# ko's /ko-app/workspacemounts. Nothing is pulled (FROM scratch); the binaries come from the
 # build context, so build them first:
 #
 #   make image-binaries     # _output/bin/linux_amd64 and linux_arm64
@@ -13,10 +14,10 @@ ARG TARGETOS=linux
 ARG TARGETARCH=amd64
 ARG VERSION=v0.0.0-dev
 ARG REVISION=unknown
-COPY hack/image/oci/rootfs/etc/passwd hack/image/oci/rootfs/etc/group /etc/
+COPY hack/image/rootfs/etc/passwd hack/image/rootfs/etc/group /etc/
 COPY --chmod=0755 _output/bin/${TARGETOS}_${TARGETARCH}/workspacemounts /workspacemounts
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-# The one difference from make image: no /tmp directory (make image's is
+# Another difference from make image: no /tmp directory (make image's is
 # 1777). FROM scratch has no RUN to make it, and podman 4.3 (buildah 1.28)
 # writes neither an empty directory's COPY --chmod nor a WORKDIR into a layer.
 # The manifests and the chart mount an emptyDir at /tmp (--cert-dir), which

@@ -59,6 +59,9 @@ OPENAPI_GEN := $(BIN)/openapi-gen
 HELM := $(BIN)/helm
 ACTIONLINT := $(BIN)/actionlint
 CRANE := $(BIN)/crane
+KO := $(BIN)/ko
+KREW := $(BIN)/krew
+CYCLONEDX_GOMOD := $(BIN)/cyclonedx-gomod
 # The version is set in one place, the VERSION file (the release, v0.1.0);
 # hack/version.sh makes v0.1.0-N-g<sha> of a commit N past the one that set it.
 # Both, and the commit, are linked into the binary (pkg/version).
@@ -70,8 +73,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 REVISION := $(REVISION)
 VERSION_PKG := github.com/workspacemounts/workspacemounts/pkg/version
 LDFLAGS := -s -w -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).revision=$(REVISION)
-# make image: the multi-architecture image (hack/image), of the binaries
-# built into _output/bin/<os>_<arch>; bin/workspacemounts is the host's one.
+# make image: the multi-architecture image, built by ko (.ko.yaml, hack/image).
 IMAGE_REPOSITORY ?= ghcr.io/workspacemounts/workspacemounts
 IMAGE_TAG ?= $(RELEASE)
 IMAGE_PLATFORMS ?= linux/amd64,linux/arm64
@@ -90,7 +92,7 @@ IMAGE_BINARIES := $(foreach p,$(subst $(comma), ,$(IMAGE_PLATFORMS)),_output/bin
 # into _output/release: the image's binaries and these others, the kubectl
 # plugin's archives (kubectl-workspacemounts-<tag>-<os>-<arch>.tar.gz) and its
 # krew manifest (workspacemounts.yaml, from deploy/krew), the image's OCI
-# archive, the chart's package, the SBOM, SHA256SUMS and the release notes.
+# archive, the chart's package, an SBOM per binary, SHA256SUMS and the release notes.
 RELEASE_DIR := _output/release
 RELEASE_ASSETS := $(RELEASE_DIR)/assets
 # The binaries of darwin cost a cold build each (about 4 CPU-minutes), little once cached.
@@ -102,9 +104,11 @@ endif
 RELEASE_EXTRA_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 RELEASE_PLATFORMS := $(sort $(subst $(comma), ,$(IMAGE_PLATFORMS)) $(RELEASE_EXTRA_PLATFORMS))
 RELEASE_BINARIES := $(foreach p,$(RELEASE_PLATFORMS),_output/bin/$(subst /,_,$(p))/workspacemounts)
-# The kubectl plugin's, archived per platform with the LICENSE for krew (hack/release plugin).
+# The kubectl plugin's, archived per platform with the LICENSE for krew (hack/release/artifacts.sh).
 RELEASE_PLUGINS := $(foreach p,$(RELEASE_PLATFORMS),_output/bin/$(subst /,_,$(p))/kubectl-workspacemounts)
 RELEASE_CHART := $(RELEASE_ASSETS)/workspacemounts-$(patsubst v%,%,$(RELEASE)).tgz
+RELEASE_ENV = TAG=$(RELEASE) VERSION=$(VERSION) PLATFORMS="$(RELEASE_PLATFORMS)" IMAGE_DIR=$(IMAGE_DIR) \
+  SOURCE_DATE_EPOCH=$$(date -d $(IMAGE_CREATED) +%s)
 # Where a tag publishes the image and the chart (the names the chart's values,
 # deploy/base and the docs use).
 CHART_REPOSITORY ?= oci://ghcr.io/workspacemounts/charts
@@ -169,9 +173,9 @@ $(sort $(HOST_PLUGIN) $(RELEASE_PLUGINS)): _output/bin/%/kubectl-workspacemounts
 image-binaries: $(IMAGE_BINARIES) ## Build the image's binaries, _output/bin/<os>_<arch>/workspacemounts (what the Dockerfile copies).
 
 .PHONY: image
-image: image-binaries $(WORKSPACEMOUNTS) ## Build the multi-architecture image into _output/image (OCI layout and tarballs; no container daemon).
-	$(GO) run ./hack/image --binaries _output/bin --platforms $(IMAGE_PLATFORMS) --repository $(IMAGE_REPOSITORY) --tag $(IMAGE_TAG) \
-	  --version $(VERSION) --revision $(REVISION) --created $(IMAGE_CREATED) --out $(IMAGE_DIR)
+image: $(WORKSPACEMOUNTS) $(KO) $(CRANE) ## Build the multi-architecture image with ko into _output/image (OCI layout and tarballs; no container daemon).
+	CRANE=$(CRANE) KO=$(KO) VERSION=$(VERSION) REVISION=$(REVISION) SOURCE_DATE_EPOCH=$$(date -d $(IMAGE_CREATED) +%s) \
+	  hack/image/build.sh $(IMAGE_DIR) $(IMAGE_REPOSITORY) $(IMAGE_TAG) $(IMAGE_PLATFORMS)
 
 # The release: make release-dry-run is what a tag's workflow
 # (.github/workflows/release.yaml) does but the pushes, which is
@@ -196,27 +200,17 @@ release-publish-local: release-verify release-tools
 release-binaries: $(RELEASE_BINARIES) $(RELEASE_PLUGINS) ## Build the released binaries, _output/bin/<os>_<arch>/workspacemounts and kubectl-workspacemounts: the image's platforms and darwin.
 
 .PHONY: release-artifacts
-release-artifacts: image release-binaries $(HELM) ## Write the release into _output/release: assets/ (binaries, the kubectl plugin's archives and krew manifest, image archive, chart, SBOM, SHA256SUMS) and notes.md.
+release-artifacts: image release-binaries $(HELM) $(CYCLONEDX_GOMOD) ## Write the release into _output/release: assets/ (binaries, the kubectl plugin's archives and krew manifest, image archive, chart, SBOMs, SHA256SUMS) and notes.md.
 	rm -rf $(RELEASE_DIR)
 	mkdir -p $(RELEASE_ASSETS)
-	$(GO) run ./hack/release notes --changelog CHANGELOG.md --tag $(RELEASE) $(RELEASE_NOTES_FLAGS) > $(RELEASE_DIR)/notes.md
-	@set -e; for p in $(subst /,_,$(RELEASE_PLATFORMS)); do \
-	  ln -f _output/bin/$$p/workspacemounts $(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$${p/_/-} 2>/dev/null || \
-	    cp -f _output/bin/$$p/workspacemounts $(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$${p/_/-}; \
-	done
-	ln -f $(IMAGE_DIR)/workspacemounts-$(IMAGE_TAG).oci.tar $(RELEASE_ASSETS)/ 2>/dev/null || cp -f $(IMAGE_DIR)/workspacemounts-$(IMAGE_TAG).oci.tar $(RELEASE_ASSETS)/
 	$(HELM) package deploy/charts/workspacemounts --destination $(RELEASE_ASSETS)
-	$(GO) run ./hack/release plugin --tag $(RELEASE) --created $(IMAGE_CREATED) --bin-dir _output/bin --license LICENSE \
-	  --manifest deploy/krew/workspacemounts.yaml --platforms $(subst $(space),$(comma),$(RELEASE_PLATFORMS)) --out $(RELEASE_ASSETS)
-	$(GO) run ./hack/release sbom --version $(VERSION) --created $(IMAGE_CREATED) --out $(RELEASE_ASSETS)/workspacemounts-$(RELEASE).cdx.json \
-	  $(foreach p,$(RELEASE_PLATFORMS),$(RELEASE_ASSETS)/workspacemounts-$(RELEASE)-$(subst /,-,$(p)))
-	$(GO) run ./hack/release checksums $(RELEASE_ASSETS)
+	$(RELEASE_ENV) CYCLONEDX_GOMOD=$(CYCLONEDX_GOMOD) NOTES_FLAGS=$(RELEASE_NOTES_FLAGS) \
+	  hack/release/artifacts.sh $(RELEASE_ASSETS) $(RELEASE_DIR)/notes.md
 	@ls -l $(RELEASE_DIR) $(RELEASE_ASSETS)
 
 .PHONY: release-verify
-release-verify: release-artifacts $(HELM) ## Check _output/release: checksums, the SBOM against the binaries, the plugin's archives against its krew manifest, the notes, the chart package (helm lint).
-	$(GO) run ./hack/release verify --dir $(RELEASE_ASSETS) --tag $(RELEASE) --version $(VERSION) --notes $(RELEASE_DIR)/notes.md \
-	  --platforms $(subst $(space),$(comma),$(RELEASE_PLATFORMS))
+release-verify: release-artifacts $(HELM) $(KREW) ## Check _output/release: checksums, the SBOMs against the binaries, krew installs the plugin from its manifest, the notes, the chart package (helm lint).
+	$(RELEASE_ENV) KREW=$(KREW) hack/release/verify.sh $(RELEASE_ASSETS) $(RELEASE_DIR)/notes.md
 	$(HELM) lint --strict $(RELEASE_CHART)
 	@test "$$($(HELM) show chart $(RELEASE_CHART) | sed -n 's/^appVersion: //p' | tr -d '"')" = $(RELEASE) || { echo "$(RELEASE_CHART): appVersion is not $(RELEASE)"; exit 1; }
 
@@ -298,10 +292,15 @@ $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 $(ACTIONLINT): hack/tools/go.mod hack/tools/go.sum
 	cd hack/tools && $(GO) build -o $@ github.com/rhysd/actionlint/cmd/actionlint
 
-# crane of the go-containerregistry that hack/image builds the image with
-# (this module's go.mod; hack/release/tools.go keeps it there).
-$(CRANE): go.mod go.sum
-	$(GO) build -o $@ github.com/google/go-containerregistry/cmd/crane
+# The release's tools, in a module of their own (hack/tools/release).
+$(CRANE): hack/tools/release/go.mod hack/tools/release/go.sum
+	cd hack/tools/release && $(GO) build -o $@ github.com/google/go-containerregistry/cmd/crane
+$(KO): hack/tools/release/go.mod hack/tools/release/go.sum
+	cd hack/tools/release && $(GO) build -o $@ github.com/google/ko
+$(KREW): hack/tools/release/go.mod hack/tools/release/go.sum
+	cd hack/tools/release && $(GO) build -o $@ sigs.k8s.io/krew/cmd/krew
+$(CYCLONEDX_GOMOD): hack/tools/release/go.mod hack/tools/release/go.sum
+	cd hack/tools/release && $(GO) build -o $@ github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
 
 # helm v4.3.2, in a module of its own (hack/tools/helm): its Kubernetes
 # libraries would move those of hack/tools.

@@ -9,27 +9,17 @@ cd "$(dirname "$0")/../.."
 version=$1 tag=$2 chart=$3
 : "${CRANE:?}" "${HELM:?}" "${MAKE:=make}"
 
-log=$(mktemp)
+source hack/image/registry.sh
+start_registry
 tmp=$(mktemp -d)
-"$CRANE" registry serve --address 127.0.0.1:0 2>"$log" &
-registry_pid=$!
-trap 'kill "$registry_pid" 2>/dev/null || true; wait "$registry_pid" 2>/dev/null || true; rm -rf "$log" "$tmp"' EXIT
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's/.*serving on port \([0-9]*\).*/\1/p' "$log")
-  [[ -n $port ]] && break
-  kill -0 "$registry_pid" 2>/dev/null || { cat "$log" >&2; echo "publish-local: crane registry serve exited" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n $port ]] || { cat "$log" >&2; echo "publish-local: crane registry serve did not say its port" >&2; exit 1; }
-registry=127.0.0.1:$port
+trap 'kill "$registry_pid" 2>/dev/null || true; wait "$registry_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 image=$registry/workspacemounts/workspacemounts
 charts=oci://$registry/workspacemounts/charts
 
 $MAKE --no-print-directory release-publish VERSION="$version" IMAGE_REPOSITORY="$image" CHART_REPOSITORY="$charts" \
   CRANE_FLAGS=--insecure HELM_PUSH_FLAGS=--plain-http RELEASE_GITHUB=false
 
-# index.json has one manifest, the index tagged IMAGE_TAG (hack/image).
+# index.json has one manifest, the index tagged IMAGE_TAG (hack/image/build.sh).
 want=$(grep -o '"digest": *"sha256:[0-9a-f]*"' _output/image/oci/index.json | grep -o 'sha256:[0-9a-f]*')
 got=$("$CRANE" digest --insecure "$image:$tag")
 if [[ $got != "$want" ]]; then

@@ -19,10 +19,13 @@ limitations under the License.
 package e2e
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -37,26 +40,92 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
 	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
-	"github.com/workspacemounts/workspacemounts/hack/image/oci"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
-// imageEnv is the OCI layout make image writes (_output/image/oci), which
-// the Makefile exports for make test-e2e.
-const imageEnv = "WORKSPACEMOUNTS_IMAGE"
+const (
+	// imageEnv is the OCI layout make image writes (_output/image/oci), which
+	// the Makefile exports for make test-e2e.
+	imageEnv = "WORKSPACEMOUNTS_IMAGE"
+	// imageBinary is where ko puts the binary, the image's entrypoint;
+	// /workspacemounts links to it.
+	imageBinary = "ko-app/workspacemounts"
+)
 
-// TestImage reads back the image make image built: both platforms, their
-// entrypoint, user and labels, the files of the layer; the host's binary in
-// it is bin/workspacemounts byte for byte (the binary every other e2e test
-// runs), and, run from the image, it says its version and serves the
-// virtual workspace to kubectl. The index is then pushed to a registry (in
-// process) and read back by its tag, as crane push and a pull would.
+// imageFile is one entry of an image's layers.
+type imageFile struct {
+	mode fs.FileMode
+	uid  int
+	link string
+}
+
+// readImageLayout returns the index that the layout at dir names tag.
+func readImageLayout(t *testing.T, dir, tag string) v1.ImageIndex {
+	t.Helper()
+	p, err := layout.FromPath(dir)
+	require.NoError(t, err)
+	outer, err := p.ImageIndex()
+	require.NoError(t, err)
+	manifest, err := outer.IndexManifest()
+	require.NoError(t, err)
+	for _, desc := range manifest.Manifests {
+		if desc.Annotations["org.opencontainers.image.ref.name"] == tag && desc.MediaType.IsIndex() {
+			index, err := outer.ImageIndex(desc.Digest)
+			require.NoError(t, err)
+			return index
+		}
+	}
+	require.FailNow(t, "no index named "+tag, "%s/index.json: %+v", dir, manifest.Manifests)
+	return nil
+}
+
+// platformImage returns the image of p in index.
+func platformImage(t *testing.T, index v1.ImageIndex, p v1.Platform) v1.Image {
+	t.Helper()
+	manifest, err := index.IndexManifest()
+	require.NoError(t, err)
+	for _, desc := range manifest.Manifests {
+		if desc.Platform != nil && desc.Platform.Equals(p) {
+			img, err := index.Image(desc.Digest)
+			require.NoError(t, err)
+			return img
+		}
+	}
+	require.FailNow(t, "no image for "+p.String())
+	return nil
+}
+
+// imageFiles lists the files of img's filesystem and returns the binary's content.
+func imageFiles(t *testing.T, img v1.Image) (map[string]imageFile, []byte) {
+	t.Helper()
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	files := map[string]imageFile{}
+	var binary []byte
+	tr := tar.NewReader(rc)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, binary
+		}
+		require.NoError(t, err)
+		name := strings.Trim(hdr.Name, "/")
+		files[name] = imageFile{mode: hdr.FileInfo().Mode(), uid: hdr.Uid, link: hdr.Linkname}
+		if name == imageBinary {
+			binary, err = io.ReadAll(tr)
+			require.NoError(t, err)
+		}
+	}
+}
+
 func TestImage(t *testing.T) {
 	t.Parallel()
 	dir := os.Getenv(imageEnv)
@@ -65,8 +134,7 @@ func TestImage(t *testing.T) {
 	require.NoError(t, err)
 	tag := strings.TrimSpace(string(release))
 
-	index, err := oci.ReadLayout(dir, tag)
-	require.NoError(t, err, "make image writes the index named %s", tag)
+	index := readImageLayout(t, dir, tag)
 
 	// The version the tested binary reports is the image's.
 	binary, err := framework.PluginBinary()
@@ -83,29 +151,30 @@ func TestImage(t *testing.T) {
 	host := v1.Platform{OS: runtime.GOOS, Architecture: runtime.GOARCH}
 	var fromImage []byte
 	for _, platform := range []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}} {
-		img, err := oci.PlatformImage(index, platform)
-		require.NoError(t, err)
+		img := platformImage(t, index, platform)
 		config, err := img.ConfigFile()
 		require.NoError(t, err)
 		require.Equal(t, platform.OS, config.OS)
 		require.Equal(t, platform.Architecture, config.Architecture)
-		require.Equal(t, []string{oci.Entrypoint}, config.Config.Entrypoint, platform.String())
+		require.Equal(t, []string{"/" + imageBinary}, config.Config.Entrypoint, platform.String())
 		require.Empty(t, config.Config.Cmd, platform.String())
-		require.Equal(t, oci.User, config.Config.User, platform.String())
+		require.Equal(t, "65532:65532", config.Config.User, platform.String())
 		labels := config.Config.Labels
-		require.Equal(t, built.Version, labels[oci.LabelVersion], platform.String())
-		require.Equal(t, built.Revision, labels[oci.LabelRevision], platform.String())
-		require.Equal(t, oci.Source, labels[oci.LabelSource], platform.String())
-		require.Equal(t, oci.Licenses, labels[oci.LabelLicenses], platform.String())
+		require.Equal(t, built.Version, labels["org.opencontainers.image.version"], platform.String())
+		require.Equal(t, built.Revision, labels["org.opencontainers.image.revision"], platform.String())
+		require.Equal(t, "https://github.com/workspacemounts/workspacemounts", labels["org.opencontainers.image.source"], platform.String())
+		require.Equal(t, "Apache-2.0", labels["org.opencontainers.image.licenses"], platform.String())
 
-		files, content, err := oci.LayerFiles(img, oci.BinaryName)
-		require.NoError(t, err)
+		files, content := imageFiles(t, img)
 		var names []string
-		for _, f := range files {
-			names = append(names, f.Name)
-			require.Zero(t, f.UID, "%s: %s is root's", platform, f.Name)
+		for n, f := range files {
+			names = append(names, n)
+			require.Zero(t, f.uid, "%s: %s is root's", platform, n)
 		}
-		require.ElementsMatch(t, []string{"etc/", "etc/group", "etc/passwd", "tmp/", oci.BinaryName}, names, platform.String())
+		require.ElementsMatch(t, []string{"etc", "etc/group", "etc/passwd", "tmp", "workspacemounts",
+			"var", "var/run", "var/run/ko", "ko-app", imageBinary}, names, platform.String())
+		require.Equal(t, fs.ModeDir|fs.ModeSticky|0o777, files["tmp"].mode, "%s: /tmp for --cert-dir", platform)
+		require.Equal(t, imageBinary, files["workspacemounts"].link, "%s: /workspacemounts, the command deploy/kcp-operator names", platform)
 		require.NotEmpty(t, content, "%s: the binary", platform)
 		if platform.Equals(host) {
 			fromImage = content
@@ -115,7 +184,7 @@ func TestImage(t *testing.T) {
 	require.True(t, bytes.Equal(hostBinary, fromImage), "the image's %s binary is %s, byte for byte", host, binary)
 
 	// Run from the image: version, then the virtual workspace on the shared kcp.
-	extracted := filepath.Join(t.TempDir(), oci.BinaryName)
+	extracted := filepath.Join(t.TempDir(), "workspacemounts")
 	require.NoError(t, os.WriteFile(extracted, fromImage, 0o755))
 	out, err = exec.CommandContext(t.Context(), extracted, "version").Output()
 	require.NoError(t, err)
@@ -156,9 +225,6 @@ func TestImage(t *testing.T) {
 	got, err := pulled.Digest()
 	require.NoError(t, err)
 	require.Equal(t, want, got, "the index pulled by its tag")
-	img, err := oci.PlatformImage(pulled, host)
-	require.NoError(t, err)
-	_, content, err := oci.LayerFiles(img, oci.BinaryName)
-	require.NoError(t, err)
+	_, content := imageFiles(t, platformImage(t, pulled, host))
 	require.True(t, bytes.Equal(hostBinary, content), "the pulled image's binary")
 }
