@@ -17,28 +17,23 @@ limitations under the License.
 package mount
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 )
 
-// The labels of a Workspace the plugin keeps: a tenant may put any number
-// on its Workspaces, and what the plugin keeps of them is its memory, which
-// every tenant shares. BoundedLabels keeps, in the order of their keys,
-// every label that still fits within MaxLabels labels and MaxLabelBytes
-// bytes (key and value); a label selector of the virtual workspace sees only
-// those. LabelsCutAnnotationKey counts the others.
+// The labels the plugin keeps of a Workspace, whose tenant may put any number
+// on it: [BoundedLabels] keeps those that fit within MaxLabels and
+// MaxLabelBytes, and LabelsCutAnnotationKey, on the cached Workspace and its
+// WorkspaceMount, counts the others. A label selector sees only those kept.
 const (
-	MaxLabels     = 64
-	MaxLabelBytes = 4 << 10
-	// LabelsCutAnnotationKey is set, on a Workspace as the plugin caches it
-	// and on its WorkspaceMount, to the number of labels BoundedLabels did
-	// not keep, where it kept fewer than the Workspace has.
+	MaxLabels              = 64
+	MaxLabelBytes          = 4 << 10
 	LabelsCutAnnotationKey = "workspacemounts.io/labels-cut"
 )
 
-// BoundedLabels returns the labels the plugin keeps of labels, and how many
-// it did not keep. It returns labels itself, not a copy, when it keeps them
-// all. It is deterministic and idempotent.
+// BoundedLabels returns the labels kept, in the order of their keys, and how
+// many were not; labels itself when all are kept. It is idempotent.
 func BoundedLabels(labels map[string]string) (map[string]string, int) {
 	size := 0
 	for k, v := range labels {
@@ -47,11 +42,7 @@ func BoundedLabels(labels map[string]string) (map[string]string, int) {
 	if len(labels) <= MaxLabels && size <= MaxLabelBytes {
 		return labels, 0
 	}
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(labels))
 	kept := make(map[string]string, MaxLabels)
 	size = 0
 	for _, k := range keys {
@@ -66,8 +57,7 @@ func BoundedLabels(labels map[string]string) (map[string]string, int) {
 	return kept, len(labels) - len(kept)
 }
 
-// LabelsCut is the number LabelsCutAnnotationKey holds in annotations, 0
-// if none (or not a count).
+// LabelsCut is the count [LabelsCutAnnotationKey] holds, 0 if none.
 func LabelsCut(annotations map[string]string) int {
 	n, err := strconv.Atoi(annotations[LabelsCutAnnotationKey])
 	if err != nil || n < 0 {
