@@ -26,19 +26,15 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// The phase label values beside the contract's phases (mount.Phases).
+// The phase labels beside [mount.Phases]: PhaseNone for no phase annotation,
+// PhaseOther for a value that is none of the contract's, which anyone who may
+// annotate a Workspace can write.
 const (
-	// PhaseNone is the phase label of no workspacemounts.io/phase
-	// annotation: a Workspace's first status, or one no longer mounted.
-	PhaseNone = "None"
-	// PhaseOther is the phase label of an annotation value that is none of
-	// the contract's phases. The controller never writes one; anyone who may
-	// annotate a Workspace may, and what they write is no label value.
+	PhaseNone  = "None"
 	PhaseOther = "Other"
 )
 
-// PhaseLabels are every value PhaseLabel returns: PhaseNone, the
-// contract's phases, PhaseOther.
+// PhaseLabels are every value [PhaseLabel] returns.
 var PhaseLabels = func() []string {
 	labels := []string{PhaseNone}
 	for _, phase := range mount.Phases {
@@ -47,10 +43,7 @@ var PhaseLabels = func() []string {
 	return append(labels, PhaseOther)
 }()
 
-// PhaseLabel is the label value of a workspacemounts.io/phase annotation
-// value ("" where there is none): the phase itself if it is one of the
-// contract's (exactly, as the controller writes it), PhaseNone for "",
-// else PhaseOther.
+// PhaseLabel is the label of a phase annotation value ("" for none).
 func PhaseLabel(phase string) string {
 	switch {
 	case phase == "":
@@ -62,38 +55,29 @@ func PhaseLabel(phase string) string {
 	}
 }
 
-// ObservePhaseTransition counts a phase change the controller wrote, from
-// and to the annotation's values ("" for none), each as PhaseLabel maps it.
+// ObservePhaseTransition counts a phase change the controller wrote, from and
+// to the annotation's values.
 func ObservePhaseTransition(from, to string) {
 	PhaseTransitions.WithLabelValues(PhaseLabel(from), PhaseLabel(to)).Inc()
 }
 
-// requestPathMetrics are the series of k8s.io/apiserver that take group,
-// version, resource and subresource from the path a client sent (its
-// RequestInfo; for a path that names no resource, the path itself as
-// subresource) instead of from the route that served the request: those
-// of a request its timeout filter answered with a 504, its max-in-flight
-// filter with a 429 (apiserver_request_total too), or a handler aborted.
-// Any path a client sends would be a label value.
+// requestPathMetrics are k8s.io/apiserver's series that take group, version,
+// resource and subresource from the path a client sent rather than the route
+// that served it (docs/metrics.md, "apiserver_*"): any path would be a label.
 var requestPathMetrics = []string{"apiserver_request_total", "apiserver_request_terminations_total", "apiserver_request_aborts_total"}
 
-// routeSubresources are the subresource values of the virtual workspace's
-// own routes: none for its resource, the path for the health endpoints and
-// the aggregated discovery (k8s.io/apiserver's InstrumentHandlerFunc).
+// routeSubresources are the subresources of the virtual workspace's routes.
 var routeSubresources = []string{"", "/healthz", "/livez", "/readyz", "/api", "/apis"}
 
-// UnexpectedLabel is the value component-base gives a label value outside
-// its allow list.
+// UnexpectedLabel is component-base's value for a label outside its allow list.
 const UnexpectedLabel = "unexpected"
 
 var boundRequestPathLabelsOnce sync.Once
 
-// BoundRequestPathLabels gives requestPathMetrics component-base's label
-// allow lists (as kube components' --allow-metric-labels): the one resource
-// the server serves (group, version, resource), or none, and the
-// subresources of its routes; any other value is UnexpectedLabel. A vector
-// reads its allow list when it is first used, so the server calls this
-// before it serves any request; later calls do nothing.
+// BoundRequestPathLabels gives requestPathMetrics component-base's allow
+// lists: the one resource served, or none, and [routeSubresources]. A vector
+// reads its allow list when first used, so the server calls this before it
+// serves; later calls do nothing.
 func BoundRequestPathLabels(group, version, resource string) {
 	boundRequestPathLabelsOnce.Do(func() {
 		allowed := map[string][]string{

@@ -24,38 +24,19 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// spellBuckets are the buckets of the transition histograms: from a second
-// to a week.
+// spellBuckets run from a second to a week.
 var spellBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 43200, 86400, 172800, 604800}
 
+// The transition histograms, which [ObserveTransition] records.
 var (
-	// NotReadyDuration is the length of the not-ready spells that ended, per
-	// mount kind (transitionKind) and shard.
-	NotReadyDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Namespace: namespace, Name: "not_ready_duration_seconds",
-		Help: "How long a mount that had been ready was not ready, observed when it became ready again (once per such transition written), " +
-			"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).",
-		Buckets:        spellBuckets,
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"kind", "shard"})
-	// TimeToReady is, per mount kind and shard, the time from the
-	// controller's first sight of a mount, not ready, to its first ready
-	// state.
-	TimeToReady = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Namespace: namespace, Name: "time_to_ready_seconds",
-		Help: "Time from the controller first seeing a mount not ready to its first ready state, observed then (a mount ready when first seen is not), " +
-			"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).",
-		Buckets:        spellBuckets,
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"kind", "shard"})
+	NotReadyDuration = histogramVec("not_ready_duration_seconds", spellBuckets, "How long a mount that had been ready was not ready, observed when it became ready again (once per such transition written), "+
+		"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).", "kind", "shard")
+	TimeToReady = histogramVec("time_to_ready_seconds", spellBuckets, "Time from the controller first seeing a mount not ready to its first ready state, observed then (a mount ready when first seen is not), "+
+		"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).", "kind", "shard")
 )
 
-// ObserveTransition records a transition the controller of shard ("" with
-// one shard) wrote: status is the status written, with its history
-// (mount.Status.WithHistory). A mount ready again is a not-ready spell
-// (mount.Status.NotReadySpell), a mount ready for the first time a time to
-// ready (mount.Status.TimeToReady); any other transition records nothing.
-// The caller calls it once per transition, after the write succeeded.
+// ObserveTransition records, once per transition written by shard's
+// controller, status' [mount.Status.NotReadySpell] or [mount.Status.TimeToReady].
 func ObserveTransition(shard string, status mount.Status) {
 	if spell, ok := status.NotReadySpell(); ok {
 		NotReadyDuration.WithLabelValues(transitionKinds.label(status), shard).Observe(spell.Seconds())
@@ -65,14 +46,10 @@ func ObserveTransition(shard string, status mount.Status) {
 	}
 }
 
-// transitionKinds bounds the kind label of the transition histograms as the
-// mount gauges' is bounded (mountCollector), but for series that
-// accumulate and cannot be folded at a scrape: a status' kind is a label
-// value only if the controller's status says it resolved to a served,
-// watched resource (mount.Status.KindResolved), and only the first
-// kindLimit() kinds seen take a value of their own, for the life of the
-// process; every other status is KindUnresolved. So the histograms have at
-// most kindLimit()+1 kind values per shard, whatever tenants define.
+// transitionKinds bounds the kind label of series that accumulate: only a
+// resolved kind ([mount.Status.KindResolved]) among the first kindLimit()
+// seen is a value of its own, for the life of the process; docs/metrics.md
+// says why.
 var transitionKinds = &kindSet{kindLimit: MountInformerLimit, seen: map[string]bool{}}
 
 type kindSet struct {
@@ -82,7 +59,6 @@ type kindSet struct {
 	seen map[string]bool
 }
 
-// label is the kind label value of status.
 func (k *kindSet) label(status mount.Status) string {
 	kind := status.MountRef.Kind
 	if !status.KindResolved() || kind == "" {
@@ -99,7 +75,6 @@ func (k *kindSet) label(status mount.Status) string {
 	return kind
 }
 
-// forgetTransitionShard drops the transition histograms' series of a shard.
 func forgetTransitionShard(shard string) {
 	for _, histogram := range []*metrics.HistogramVec{NotReadyDuration, TimeToReady} {
 		if histogram.IsCreated() {
