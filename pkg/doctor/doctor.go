@@ -15,32 +15,33 @@ limitations under the License.
 */
 
 // Package doctor judges a workspacemounts installation: `workspacemounts
-// doctor` gathers Facts (kcp's shards, the plugin's leader Lease, what the
-// front-proxy answers, the serving certificate; gather.go and the command)
-// and Judge turns them into one Result per check, each with its fix. Judging
-// asks nothing of anyone: every verdict follows from the Facts alone, so
-// that the tests give Facts and read verdicts.
+// doctor` gathers [Facts] (kcp's shards, the plugin's leader Lease, the
+// front-proxy's answers, the serving certificate) and [Judge] turns them into
+// one [Result] per check, with its fix. Judging asks nothing of anyone, so
+// tests give Facts and read verdicts.
 package doctor
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 )
 
-// Status is a check's verdict.
+// Status is a check's verdict: Fail means the installation does not work as
+// documented, or is unsafe, until the fix is applied; Warn that it holds for
+// now or cannot be told; Skip that a flag of doctor's was not given.
 type Status string
 
+// The verdicts.
 const (
-	// OK: the check holds.
-	OK Status = "OK"
-	// Fail: it does not; the installation does not work as documented (or
-	// is unsafe) until the fix is applied.
+	OK   Status = "OK"
 	Fail Status = "FAIL"
-	// Warn: it holds for now, or cannot be told for sure; the detail says
-	// which.
 	Warn Status = "WARN"
-	// Skip: not checked, for want of an input (a flag of doctor's).
 	Skip Status = "SKIP"
 )
 
@@ -52,8 +53,7 @@ type Result struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-// Failures counts the results that are FAIL: doctor's exit status is 1
-// when there is any, else 0 (WARN and SKIP do not fail).
+// Failures counts the results that are [Fail]: doctor exits 1 when there is any.
 func Failures(results []Result) int {
 	n := 0
 	for _, r := range results {
@@ -64,89 +64,70 @@ func Failures(results []Result) int {
 	return n
 }
 
-// Facts are what doctor found.
+// Facts are what doctor found at Now. Each Err field says why its facts are
+// unknown; FrontProxy is nil without --front-proxy-url, ServingCertificate
+// without --virtual-workspace-url.
 type Facts struct {
-	// Now is when the facts were gathered (expiries are judged against it).
-	Now time.Time
-	// Shards are kcp's shards (the --kubeconfig's one, or every Shard in
-	// root); ShardsErr is why they could not be listed.
-	Shards    []ShardFacts
-	ShardsErr error
-	Lease     LeaseFacts
-	// FrontProxy is nil without --front-proxy-url.
-	FrontProxy *FrontProxyFacts
-	// ServingCertificate is nil without --virtual-workspace-url.
+	Now                time.Time
+	Shards             []ShardFacts
+	ShardsErr          error
+	Lease              LeaseFacts
+	FrontProxy         *FrontProxyFacts
 	ServingCertificate *CertificateFacts
 }
 
-// ShardFacts are one shard's.
+// ShardFacts are one shard's: its Name (empty for --kubeconfig's one shard),
+// its /version gitVersion (v1.31.6+kcp-v0.28.1), and whether its /metrics
+// say the feature gate WorkspaceMounts, kcp's in-tree mounts controller, is on.
 type ShardFacts struct {
-	// Name is the Shard's name, empty for the one shard of --kubeconfig.
-	Name    string
-	BaseURL string
-	// GitVersion is the shard's GET /version gitVersion
-	// (v1.31.6+kcp-v0.28.1); VersionErr why it is unknown.
+	Name       string
+	BaseURL    string
 	GitVersion string
 	VersionErr error
-	// Gate is whether kcp's in-tree mounts controller runs (the feature
-	// gate WorkspaceMounts is on), from the shard's /metrics; GateErr why
-	// it is unknown.
-	Gate    bool
-	GateErr error
+	Gate       bool
+	GateErr    error
 }
 
-// LeaseFacts are the plugin's leader Lease.
+// LeaseFacts are the plugin's leader Lease, Name being cluster/namespace/name:
+// whether it was Found, its holder and until when it holds, and the
+// [leaderfacts.Facts] a leader Published on it.
 type LeaseFacts struct {
-	// Name is cluster/namespace/name.
-	Name string
-	// Found is false when the Lease does not exist; Err is any other
-	// failure to read it.
-	Found bool
-	Err   error
-	// Holder is spec.holderIdentity; Renewed and Duration say until when it
-	// holds.
-	Holder   string
-	Renewed  time.Time
-	Duration time.Duration
-	// Published tells whether a leader published Facts (pkg/leaderfacts);
-	// FactsErr is why they could not be read.
+	Name      string
+	Found     bool
+	Err       error
+	Holder    string
+	Renewed   time.Time
+	Duration  time.Duration
 	Published bool
 	Facts     leaderfacts.Facts
 	FactsErr  error
 }
 
-// FrontProxyFacts are the front-proxy's answers.
+// FrontProxyFacts are the front-proxy's answers: to the list at [MappingPath],
+// to the [ProbePath] probe (and whether the shard behind it took the probe
+// user for the caller), and to /version. Token tells whether a tenant's
+// token was sent.
 type FrontProxyFacts struct {
-	URL string
-	// Token tells whether a tenant's token was sent.
-	Token bool
-	// Mapping is its answer to a list of workspacemounts at
-	// MappingPath.
-	Mapping Answer
-	// Probe is its answer to ProbePath with the probe headers
-	// (ProbeUser, ProbeGroup); ProbeBelieved tells whether the shard
-	// behind it took the probe user for the caller.
+	URL           string
+	Token         bool
+	Mapping       Answer
 	Probe         Answer
 	ProbeBelieved bool
-	// GitVersion is its answer to GET /version; VersionErr why there is
-	// none.
-	GitVersion string
-	VersionErr error
+	GitVersion    string
+	VersionErr    error
 }
 
-// Answer is an HTTP answer, as far as doctor reads it.
+// Answer is an HTTP answer as far as doctor reads it: Err when none came, the
+// Kind and APIVersion of a JSON object, a Status's details.group and message,
+// and the start of the Body.
 type Answer struct {
-	// Err is set when no answer came.
-	Err  error
-	Code int
-	// Kind and APIVersion are those of a JSON object answered; Group is a
-	// Status's details.group; Message a Status's message.
+	Err        error
+	Code       int
 	Kind       string
 	APIVersion string
 	Group      string
 	Message    string
-	// Body is the start of the body, for the detail.
-	Body string
+	Body       string
 }
 
 // CertificateFacts are the serving certificate the plugin presents.
@@ -156,4 +137,33 @@ type CertificateFacts struct {
 	Subject   string
 	NotBefore time.Time
 	NotAfter  time.Time
+}
+
+// Print writes results as a table, a row per check and a "fix:" row under it,
+// or with format "json" as a JSON array.
+func Print(w io.Writer, results []Result, format string) error {
+	switch format {
+	case "json":
+		data, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, string(data))
+		return err
+	case "", "table":
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL / FIX")
+		for _, r := range results {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Check, r.Status, oneLine(r.Detail))
+			if r.Fix != "" {
+				fmt.Fprintf(tw, "\t\tfix: %s\n", oneLine(r.Fix))
+			}
+		}
+		return tw.Flush()
+	}
+	return fmt.Errorf("--output must be table or json, not %q", format)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -40,12 +41,9 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 )
 
-// The gathering of facts: each function asks one thing of one server and
-// writes nothing. The shards and the Lease are found by the command, with
-// the plugin's own code (server.Config), which a leaf cannot import.
-
-// ShardVersion is the gitVersion of GET /version of the shard client
-// talks to.
+// ShardVersion is the gitVersion the shard client talks to answers. Each
+// gathering function asks one thing of one server and writes nothing; the
+// command finds the shards and the Lease with the plugin's own code.
 func ShardVersion(ctx context.Context, client rest.Interface) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -63,7 +61,7 @@ func ShardVersion(ctx context.Context, client rest.Interface) (string, error) {
 	return info.GitVersion, nil
 }
 
-// LeaseFactsOf is what the Lease read (lease, err) tells.
+// LeaseFactsOf is what a read of the Lease tells.
 func LeaseFactsOf(name string, lease *coordinationv1.Lease, err error) LeaseFacts {
 	f := LeaseFacts{Name: name}
 	switch {
@@ -87,10 +85,9 @@ func LeaseFactsOf(name string, lease *coordinationv1.Lease, err error) LeaseFact
 	return f
 }
 
-// FrontProxy asks the front-proxy at baseURL, with client (which trusts its
-// serving certificate and presents no credential) and token (a tenant's
-// bearer token, or none): the mapping (MappingPath), the identity header
-// probe (ProbePath) and its /version.
+// FrontProxy asks the front-proxy at baseURL for the mapping, the identity
+// header probe and its /version, with client, which presents no credential,
+// and a tenant's bearer token if any.
 func FrontProxy(ctx context.Context, client *http.Client, baseURL, token string) *FrontProxyFacts {
 	baseURL = strings.TrimSuffix(baseURL, "/")
 	f := &FrontProxyFacts{URL: baseURL, Token: token != ""}
@@ -118,11 +115,9 @@ func FrontProxy(ctx context.Context, client *http.Client, baseURL, token string)
 }
 
 // probeBelieved tells whether kcp took a probe header for the caller's: the
-// review says the probe user or group (200, 201: a front-proxy before v0.32.1
-// that authenticated the token itself sets the user and adds its groups to
-// the client's), or the refusal names the probe user (403: one that passed
-// the token on kept the client's headers, which the shard believes from the
-// front-proxy's connection).
+// review names the probe user or group (a front-proxy before v0.32.1 that
+// authenticated the token added its headers to the client's), or a 403 names
+// the probe user (one that passed the token on kept the client's headers).
 func probeBelieved(a Answer, review authenticationv1.SelfSubjectReview) bool {
 	switch a.Code {
 	case http.StatusOK, http.StatusCreated:
@@ -133,14 +128,13 @@ func probeBelieved(a Answer, review authenticationv1.SelfSubjectReview) bool {
 	return false
 }
 
-// ask sends one request and reads its answer; into, if given, receives the
-// JSON body of a 2xx answer.
+// ask sends one request; into receives the JSON body of a 2xx answer.
 func ask(ctx context.Context, client *http.Client, method, url, token string, header http.Header, body []byte, into ...any) Answer {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var reader io.Reader = http.NoBody
 	if body != nil {
-		reader = strings.NewReader(string(body))
+		reader = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, reader)
 	if err != nil {
@@ -185,7 +179,6 @@ func ask(ctx context.Context, client *http.Client, method, url, token string, he
 	return a
 }
 
-// excerpt is the start of a body, for a detail.
 func excerpt(data []byte) string {
 	const most = 200
 	s := strings.TrimSpace(string(data))
@@ -195,9 +188,8 @@ func excerpt(data []byte) string {
 	return s
 }
 
-// ServingCertificate is the certificate the server at rawURL presents,
-// read in a TLS handshake that verifies nothing (doctor reads only its
-// dates; the front-proxy's backend_server_ca is what verifies it).
+// ServingCertificate is the certificate the server at rawURL presents, read
+// without verifying it: doctor reads its dates, the front-proxy verifies it.
 func ServingCertificate(ctx context.Context, rawURL string) *CertificateFacts {
 	f := &CertificateFacts{URL: rawURL}
 	u, err := url.Parse(rawURL)

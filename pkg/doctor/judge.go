@@ -25,10 +25,10 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/kcprelease"
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// The checks, in the order of the table; a shard's checks carry the shard's
-// name after theirs.
+// The checks, in the order of the table; a shard's carry its name after theirs.
 const (
 	CheckKCPVersion         = "kcp-version"
 	CheckMountsRelease      = "kcp-mounts-release"
@@ -40,8 +40,7 @@ const (
 	CheckServingCertificate = "serving-certificate"
 )
 
-// CertificateWarning is how long before its expiry the serving certificate
-// is a WARN.
+// CertificateWarning is how long before its expiry the serving certificate is a WARN.
 const CertificateWarning = 30 * 24 * time.Hour
 
 // StripsIdentityHeaders is the first kcp-front-proxy that deletes client-sent
@@ -65,7 +64,6 @@ func Judge(f Facts) []Result {
 		judgeServingCertificate(f.ServingCertificate, f.Now))
 }
 
-// shardCheck names a shard's check.
 func shardCheck(check string, shard ShardFacts) string {
 	if shard.Name == "" {
 		return check
@@ -73,8 +71,7 @@ func shardCheck(check string, shard ShardFacts) string {
 	return check + " (shard " + shard.Name + ")"
 }
 
-// currentLeaderFacts are the facts the Lease's current holder published,
-// and whether there are any.
+// currentLeaderFacts are the facts the Lease's holder published, if any.
 func currentLeaderFacts(lease LeaseFacts) (leaderfacts.Facts, bool) {
 	if !lease.Found || lease.Err != nil || !lease.Published || lease.FactsErr != nil || lease.Facts.Identity != lease.Holder {
 		return leaderfacts.Facts{}, false
@@ -85,14 +82,14 @@ func currentLeaderFacts(lease LeaseFacts) (leaderfacts.Facts, bool) {
 func judgeVersion(shard ShardFacts) Result {
 	r := Result{Check: shardCheck(CheckKCPVersion, shard)}
 	if shard.VersionErr != nil {
-		r.Status, r.Detail = Fail, fmt.Sprintf("GET %s/version: %v", shard.BaseURL, shard.VersionErr)
-		r.Fix = "the shard must be reachable with the kubeconfig's credentials (for a sharded kcp, --shards-kubeconfig's, at the Shard's spec.baseURL)"
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("GET %s/version: %v", shard.BaseURL, shard.VersionErr),
+			"the shard must be reachable with the kubeconfig's credentials (for a sharded kcp, --shards-kubeconfig's, at the Shard's spec.baseURL)"
 		return r
 	}
 	release, err := kcprelease.Parse(shard.GitVersion)
 	if err != nil {
-		r.Status, r.Detail = Warn, "cannot tell kcp's release: "+err.Error()
-		r.Fix = "run a released kcp (docs/compatibility.md lists those tested)"
+		r.Status, r.Detail, r.Fix = Warn, "cannot tell kcp's release: "+err.Error(),
+			"run a released kcp (docs/compatibility.md lists those tested)"
 		return r
 	}
 	r.Status, r.Detail = OK, fmt.Sprintf("kcp v%s (%s) at %s", release, shard.GitVersion, shard.BaseURL)
@@ -106,7 +103,7 @@ var brokenMounts = []struct{ first, fixed *version.Version }{
 	{version.MustParseGeneric("v0.32.1"), version.MustParseGeneric("v0.32.3")},
 }
 
-// mountProxyFlags are what a shard needs, from v0.31.6 and v0.32.3 on, for
+// mountProxyFlags are what a shard of v0.31.6, v0.32.3 and later needs for
 // its mounts to work through the front-proxy.
 const mountProxyFlags = "--mount-proxy-client-cert-file and --mount-proxy-client-key-file (a client certificate signed by the front-proxy's request-header CA)"
 
@@ -119,9 +116,8 @@ func judgeMountsRelease(shard ShardFacts) Result {
 	}
 	for _, broken := range brokenMounts {
 		if release.AtLeast(broken.first) && release.LessThan(broken.fixed) {
-			r.Status = Fail
-			r.Detail = fmt.Sprintf("kcp v%s answers 401 for a mounted workspace reached through the front-proxy (kcp-dev/kcp#4237, #4238)", release)
-			r.Fix = fmt.Sprintf("upgrade the shards to v%s (or a later release) and give each shard %s", broken.fixed, mountProxyFlags)
+			r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("kcp v%s answers 401 for a mounted workspace reached through the front-proxy (kcp-dev/kcp#4237, #4238)", release),
+				fmt.Sprintf("upgrade the shards to v%s (or a later release) and give each shard %s", broken.fixed, mountProxyFlags)
 			return r
 		}
 	}
@@ -134,11 +130,58 @@ func judgeMountsRelease(shard ShardFacts) Result {
 	return r
 }
 
+// contractOf says in words what kcp routes with a form.
+func contractOf(form mount.URLForm) string {
+	if form == mount.URLFormLegacy {
+		return "routes http and https mount URLs with a host and no user information (the legacy form)"
+	}
+	return "routes only https mount URLs with a host and no user information, query or fragment (the https form)"
+}
+
+// judgeMountURLContract compares the form the shard's kcp routes
+// ([kcprelease.Release.MountURLForm]) with the plugin's --mount-url-contract,
+// which levels 1 and 2 follow (level 3 writes https everywhere): WARN when
+// the plugin calls routable what kcp refuses, OK when it is stricter.
+func judgeMountURLContract(shard ShardFacts, leader leaderfacts.Facts, leaderKnown bool) Result {
+	r := Result{Check: shardCheck(CheckMountURLContract, shard)}
+	release, err := kcprelease.Parse(shard.GitVersion)
+	if shard.VersionErr != nil || err != nil {
+		r.Status, r.Detail = Skip, "kcp's release is unknown ("+CheckKCPVersion+"); with --mount-url-contract=auto the plugin takes the https form"
+		return r
+	}
+	kcpForm := release.MountURLForm()
+	kcp := fmt.Sprintf("kcp v%s %s", release, contractOf(kcpForm))
+	if !leaderKnown || leader.MountURLContract == "" {
+		r.Status, r.Detail = OK, kcp+"; the plugin's --mount-url-contract is unknown ("+CheckLease+")"
+		return r
+	}
+	form := kcpForm
+	if leader.MountURLContract != "auto" {
+		form = mount.URLForm(leader.MountURLContract)
+	}
+	plugin := fmt.Sprintf("--mount-url-contract=%s: levels 1 and 2 take the %s form", leader.MountURLContract, form)
+	if leader.WorkspaceURL {
+		plugin += "; level 3 writes spec.URL in the https form"
+	}
+	switch {
+	case form == mount.URLFormLegacy && kcpForm == mount.URLFormHTTPS:
+		r.Status = Warn
+		r.Detail = kcp + "; " + plugin + ": http mounts, and those with a query or fragment, are called routable though kcp refuses them"
+		r.Fix = "run the plugin with --mount-url-contract=auto (or https)"
+	case form == mount.URLFormHTTPS && kcpForm == mount.URLFormLegacy:
+		r.Status = OK
+		r.Detail = kcp + "; " + plugin + ", stricter than kcp: http mounts are MountURLInvalid though kcp routes them"
+	default:
+		r.Status, r.Detail = OK, kcp+"; "+plugin
+	}
+	return r
+}
+
 func judgeGate(shard ShardFacts, leader leaderfacts.Facts, leaderKnown bool) Result {
 	r := Result{Check: shardCheck(CheckGate, shard)}
 	if shard.GateErr != nil {
-		r.Status, r.Detail = Warn, "cannot tell whether the feature gate WorkspaceMounts is on: "+shard.GateErr.Error()
-		r.Fix = "let the kubeconfig's user GET /metrics on every shard (system:masters, or a ClusterRole with nonResourceURLs [/metrics], verbs [get])"
+		r.Status, r.Detail, r.Fix = Warn, "cannot tell whether the feature gate WorkspaceMounts is on: "+shard.GateErr.Error(),
+			"let the kubeconfig's user GET /metrics on every shard (system:masters, or a ClusterRole with nonResourceURLs [/metrics], verbs [get])"
 		return r
 	}
 	if !shard.Gate {
@@ -147,16 +190,13 @@ func judgeGate(shard ShardFacts, leader leaderfacts.Facts, leaderKnown bool) Res
 	}
 	switch {
 	case !leaderKnown:
-		r.Status = Warn
-		r.Detail = "the feature gate WorkspaceMounts is on (kcp's in-tree mounts controller runs, writing spec.URL) and the plugin's level is unknown (" + CheckLease + ")"
-		r.Fix = "do not run the plugin with --workspace-url here: it refuses to start beside the gate"
+		r.Status, r.Detail, r.Fix = Warn, "the feature gate WorkspaceMounts is on (kcp's in-tree mounts controller runs, writing spec.URL) and the plugin's level is unknown ("+CheckLease+")",
+			"do not run the plugin with --workspace-url here: it refuses to start beside the gate"
 	case leader.WorkspaceURL:
-		r.Status = Fail
-		r.Detail = "the feature gate WorkspaceMounts is on (kcp's in-tree mounts controller runs and writes spec.URL) while the plugin runs with --workspace-url (level 3): two writers of spec.URL; the plugin refuses to start on this shard"
-		r.Fix = "turn the gate off on the shard (--feature-gates=WorkspaceMounts=false), or drop --workspace-url from the plugin (--workspace-condition works beside the gate)"
+		r.Status, r.Detail, r.Fix = Fail, "the feature gate WorkspaceMounts is on (kcp's in-tree mounts controller runs and writes spec.URL) while the plugin runs with --workspace-url (level 3): two writers of spec.URL; the plugin refuses to start on this shard",
+			"turn the gate off on the shard (--feature-gates=WorkspaceMounts=false), or drop --workspace-url from the plugin (--workspace-condition works beside the gate)"
 	default:
-		r.Status = OK
-		r.Detail = fmt.Sprintf("the feature gate WorkspaceMounts is on (kcp's in-tree mounts controller runs); the plugin is at level %d, without --workspace-url, and writes beside it", leader.Level())
+		r.Status, r.Detail = OK, fmt.Sprintf("the feature gate WorkspaceMounts is on (kcp's in-tree mounts controller runs); the plugin is at level %d, without --workspace-url, and writes beside it", leader.Level())
 	}
 	return r
 }
@@ -166,62 +206,49 @@ func judgeLease(lease LeaseFacts, now time.Time) Result {
 	where := "the Lease " + lease.Name
 	switch {
 	case lease.Err != nil:
-		r.Status, r.Detail = Fail, "cannot read "+where+": "+lease.Err.Error()
-		r.Fix = "pass doctor the plugin's --leader-election-cluster, --leader-election-namespace and --leader-election-id; the kubeconfig's user must get leases there"
-		return r
+		r.Status, r.Detail, r.Fix = Fail, "cannot read "+where+": "+lease.Err.Error(),
+			"pass doctor the plugin's --leader-election-cluster, --leader-election-namespace and --leader-election-id; the kubeconfig's user must get leases there"
 	case !lease.Found:
-		r.Status, r.Detail = Fail, where+" does not exist: no plugin has led there"
-		r.Fix = "start the plugin (with --run-controller and --leader-elect, the defaults), or pass doctor the plugin's --leader-election-cluster, --leader-election-namespace and --leader-election-id"
-		return r
+		r.Status, r.Detail, r.Fix = Fail, where+" does not exist: no plugin has led there",
+			"start the plugin (with --run-controller and --leader-elect, the defaults), or pass doctor the plugin's --leader-election-cluster, --leader-election-namespace and --leader-election-id"
 	case lease.Holder == "":
-		r.Status, r.Detail = Fail, where+" has no holder: the last leader released it, and no plugin leads"
-		r.Fix = "start the plugin; if it runs, see its log (kubectl logs deployment/workspacemounts)"
-		return r
+		r.Status, r.Detail, r.Fix = Fail, where+" has no holder: the last leader released it, and no plugin leads",
+			"start the plugin; if it runs, see its log (kubectl logs deployment/workspacemounts)"
 	case lease.Renewed.Add(lease.Duration).Before(now):
-		r.Status = Fail
-		r.Detail = fmt.Sprintf("%s expired %s ago (held by %s, last renewed %s): no plugin leads", where, now.Sub(lease.Renewed.Add(lease.Duration)).Round(time.Second), lease.Holder, lease.Renewed.UTC().Format(time.RFC3339))
-		r.Fix = "the plugin is not running or cannot reach kcp: see its log (kubectl logs deployment/workspacemounts)"
-		return r
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("%s expired %s ago (held by %s, last renewed %s): no plugin leads", where, now.Sub(lease.Renewed.Add(lease.Duration)).Round(time.Second), lease.Holder, lease.Renewed.UTC().Format(time.RFC3339)),
+			"the plugin is not running or cannot reach kcp: see its log (kubectl logs deployment/workspacemounts)"
 	case strings.HasPrefix(lease.Holder, "cleanup_"):
-		r.Status, r.Detail = Warn, where+" is held by workspacemounts cleanup ("+lease.Holder+"): no plugin writes meanwhile"
-		r.Fix = "let cleanup finish, then start the plugin"
-		return r
+		r.Status, r.Detail, r.Fix = Warn, where+" is held by workspacemounts cleanup ("+lease.Holder+"): no plugin writes meanwhile",
+			"let cleanup finish, then start the plugin"
 	case lease.FactsErr != nil:
-		r.Status, r.Detail = Warn, fmt.Sprintf("%s is held by %s, whose published facts cannot be read: %v", where, lease.Holder, lease.FactsErr)
-		r.Fix = "upgrade the plugin: the leader rewrites its facts when it leads"
-		return r
+		r.Status, r.Detail, r.Fix = Warn, fmt.Sprintf("%s is held by %s, whose published facts cannot be read: %v", where, lease.Holder, lease.FactsErr),
+			"upgrade the plugin: the leader rewrites its facts when it leads"
 	case !lease.Published:
-		r.Status, r.Detail = Warn, where+" is held by "+lease.Holder+", which publishes no version and settings (a plugin older than doctor)"
-		r.Fix = "upgrade the plugin"
-		return r
+		r.Status, r.Detail, r.Fix = Warn, where+" is held by "+lease.Holder+", which publishes no version and settings (a plugin older than doctor)",
+			"upgrade the plugin"
 	case lease.Facts.Identity != lease.Holder:
-		r.Status = Warn
-		r.Detail = fmt.Sprintf("%s is held by %s; the version and settings on it are a former leader's (%s, %s)", where, lease.Holder, lease.Facts.Identity, lease.Facts.Version)
-		r.Fix = "upgrade the plugin: every replica must be of a release that publishes them"
-		return r
+		r.Status, r.Detail, r.Fix = Warn, fmt.Sprintf("%s is held by %s; the version and settings on it are a former leader's (%s, %s)", where, lease.Holder, lease.Facts.Identity, lease.Facts.Version),
+			"upgrade the plugin: every replica must be of a release that publishes them"
+	default:
+		f := lease.Facts
+		r.Status, r.Detail = OK, fmt.Sprintf("held by %s, workspacemounts %s, level %d (--workspace-condition=%t, --workspace-url=%t), believes request headers: %t; renewed %s ago",
+			lease.Holder, f.Version, f.Level(), f.WorkspaceCondition, f.WorkspaceURL, f.TrustsRequestHeaders, now.Sub(lease.Renewed).Round(time.Second))
 	}
-	f := lease.Facts
-	r.Status = OK
-	r.Detail = fmt.Sprintf("held by %s, workspacemounts %s, level %d (--workspace-condition=%t, --workspace-url=%t), believes request headers: %t; renewed %s ago",
-		lease.Holder, f.Version, f.Level(), f.WorkspaceCondition, f.WorkspaceURL, f.TrustsRequestHeaders, now.Sub(lease.Renewed).Round(time.Second))
 	return r
 }
 
-// MappingPath is what doctor lists through the front-proxy: the plugin's
-// WorkspaceMounts in root.
+// MappingPath is what doctor lists through the front-proxy.
 const MappingPath = "/services/workspacemounts/clusters/root/apis/workspacemounts.io/v1alpha1/workspacemounts"
 
-// mappingFix is how the front-proxy is told where the plugin is.
 const mappingFix = "map /services/workspacemounts/ to the plugin's Service (https://<service>.<namespace>.svc:<port>/services/workspacemounts): " +
 	"kcp-front-proxy's --mapping-file entry {path: /services/workspacemounts/, backend: ..., backend_server_ca: ..., proxy_client_cert: ..., proxy_client_key: ...}, " +
 	"kcp-operator's FrontProxy spec.additionalPathMappings, or the kcp chart's kcpFrontProxy.additionalPathMappings (docs/deployment.md)"
 
-// unresolvedPath is in kcp's answer to a /services/ path that nothing is
-// mapped to (kcp's own virtual workspaces' router, a 403 there).
+// unresolvedPath is in kcp's 403 for a /services/ path nothing is mapped to.
 const unresolvedPath = "Path not resolved to a valid virtual workspace"
 
-// fromPlugin tells whether a answers from the plugin's virtual workspace:
-// its list, its discovery, or its refusal, naming its group.
+// fromPlugin tells whether the plugin's virtual workspace answered: its list,
+// its discovery, or its refusal naming its group.
 func (a Answer) fromPlugin() bool {
 	const group = "workspacemounts.io"
 	switch a.Code {
@@ -243,36 +270,31 @@ func judgeMapping(fp *FrontProxyFacts) Result {
 	url := fp.URL + MappingPath
 	switch {
 	case a.Err != nil:
-		r.Status, r.Detail = Fail, fmt.Sprintf("GET %s: %v", url, a.Err)
-		r.Fix = "check --front-proxy-url (and --front-proxy-ca-file): the front-proxy must answer there"
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("GET %s: %v", url, a.Err),
+			"check --front-proxy-url (and --front-proxy-ca-file): the front-proxy must answer there"
 	case a.fromPlugin() && a.Code == 200:
 		r.Status, r.Detail = OK, fmt.Sprintf("GET %s: the plugin's virtual workspace answered (%s)", url, a.Kind)
 	case a.fromPlugin():
 		r.Status, r.Detail = OK, fmt.Sprintf("GET %s: the plugin's virtual workspace answered 403 (%s): the mapping reaches it", url, a.Message)
 	case a.Code == 401:
-		r.Status = Warn
-		r.Detail = fmt.Sprintf("GET %s: 401: the credential was refused, and who refused it cannot be told", url)
-		r.Fix = "pass a tenant's token (--token or --token-file) that kcp accepts"
+		r.Status, r.Detail, r.Fix = Warn, fmt.Sprintf("GET %s: 401: the credential was refused, and who refused it cannot be told", url),
+			"pass a tenant's token (--token or --token-file) that kcp accepts"
 		if fp.Token {
 			r.Fix = "pass a token kcp accepts: the plugin reviews bearer tokens with kcp's TokenReview"
 		}
 	case a.Code == 404 || strings.Contains(a.Message, unresolvedPath):
-		r.Status = Fail
-		r.Detail = fmt.Sprintf("GET %s: %d (%s), not the plugin's answer: the front-proxy maps no /services/workspacemounts/ to this plugin", url, a.Code, a.describe())
-		r.Fix = mappingFix
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("GET %s: %d (%s), not the plugin's answer: the front-proxy maps no /services/workspacemounts/ to this plugin", url, a.Code, a.describe()),
+			mappingFix
 	case a.Code == 502 || a.Code == 503:
-		r.Status = Fail
-		r.Detail = fmt.Sprintf("GET %s: %d (%s): the front-proxy does not reach the mapping's backend", url, a.Code, a.describe())
-		r.Fix = "the mapping's backend must be the plugin's Service and port, its backend_server_ca the CA of the plugin's serving certificate; check that the plugin runs. " + mappingFix
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("GET %s: %d (%s): the front-proxy does not reach the mapping's backend", url, a.Code, a.describe()),
+			"the mapping's backend must be the plugin's Service and port, its backend_server_ca the CA of the plugin's serving certificate; check that the plugin runs. "+mappingFix
 	default:
-		r.Status = Fail
-		r.Detail = fmt.Sprintf("GET %s: %d (%s), not the plugin's answer: the path does not reach this plugin", url, a.Code, a.describe())
-		r.Fix = mappingFix
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("GET %s: %d (%s), not the plugin's answer: the path does not reach this plugin", url, a.Code, a.describe()),
+			mappingFix
 	}
 	return r
 }
 
-// describe is what a says, in a few words, for a detail.
 func (a Answer) describe() string {
 	switch {
 	case a.Message != "":
@@ -285,10 +307,9 @@ func (a Answer) describe() string {
 	return "an empty body"
 }
 
-// The probe doctor sends through the front-proxy, with the tenant's token,
-// to tell whether a client's X-Remote-* headers reach kcp: a user and a
-// group no one grants anything to, asking kcp who the caller is
-// (SelfSubjectReview, which stores nothing).
+// The probe doctor sends through the front-proxy with the tenant's token, to
+// tell whether a client's X-Remote-* headers reach kcp: a SelfSubjectReview,
+// which stores nothing, as a user and group no one grants anything to.
 const (
 	ProbePath  = "/clusters/root/apis/authentication.k8s.io/v1/selfsubjectreviews"
 	ProbeUser  = "workspacemounts-doctor:probe"
@@ -314,32 +335,27 @@ func judgeIdentityHeaders(fp *FrontProxyFacts, leader leaderfacts.Facts, leaderK
 		}
 	}
 	if !known {
-		r.Status = Warn
-		r.Detail = "cannot tell whether the front-proxy deletes client-sent X-Remote-User, X-Remote-Group and X-Remote-Extra-* (" + advisory + "): kcp did not take the probe headers, and the front-proxy's /version names no kcp release"
-		r.Fix = "run kcp-front-proxy v0.32.1 or later; until then, leave --requestheader-client-ca-file out of the plugin's flags"
+		r.Status, r.Detail, r.Fix = Warn, "cannot tell whether the front-proxy deletes client-sent X-Remote-User, X-Remote-Group and X-Remote-Extra-* ("+advisory+"): kcp did not take the probe headers, and the front-proxy's /version names no kcp release",
+			"run kcp-front-proxy v0.32.1 or later; until then, leave --requestheader-client-ca-file out of the plugin's flags"
 		if fp.VersionErr != nil {
 			r.Detail += " (" + fp.VersionErr.Error() + ")"
 		}
 		return r
 	}
 	if strips {
-		r.Status = OK
-		r.Detail = "the front-proxy deletes client-sent X-Remote-* headers (v0.32.1 and later, " + advisory + "): " + how
+		r.Status, r.Detail = OK, "the front-proxy deletes client-sent X-Remote-* headers (v0.32.1 and later, "+advisory+"): "+how
 		return r
 	}
 	doesNot := "the front-proxy passes client-sent X-Remote-User, X-Remote-Group and X-Remote-Extra-* on (" + advisory + "; kcp-front-proxy v0.32.1 is the first that deletes them): " + how
 	switch {
 	case !leaderKnown:
-		r.Status = Warn
-		r.Detail = doesNot + "; whether the plugin believes request headers is unknown (" + CheckLease + ")"
-		r.Fix = "leave --requestheader-client-ca-file out of the plugin's flags (tenants reach it with bearer tokens only), or upgrade kcp-front-proxy to v0.32.1 or later"
+		r.Status, r.Detail, r.Fix = Warn, doesNot+"; whether the plugin believes request headers is unknown ("+CheckLease+")",
+			"leave --requestheader-client-ca-file out of the plugin's flags (tenants reach it with bearer tokens only), or upgrade kcp-front-proxy to v0.32.1 or later"
 	case leader.TrustsRequestHeaders:
-		r.Status = Fail
-		r.Detail = doesNot + "; the plugin believes request headers (--requestheader-client-ca-file): any tenant can claim any user and group to it"
-		r.Fix = "upgrade kcp-front-proxy to v0.32.1 or later, or remove --requestheader-client-ca-file from the plugin's flags (the chart's frontProxy.requestHeaderCA): tenants then reach it with bearer tokens only"
+		r.Status, r.Detail, r.Fix = Fail, doesNot+"; the plugin believes request headers (--requestheader-client-ca-file): any tenant can claim any user and group to it",
+			"upgrade kcp-front-proxy to v0.32.1 or later, or remove --requestheader-client-ca-file from the plugin's flags (the chart's frontProxy.requestHeaderCA): tenants then reach it with bearer tokens only"
 	default:
-		r.Status = OK
-		r.Detail = doesNot + "; the plugin does not believe request headers (no --requestheader-client-ca-file): keep it so until the front-proxy is v0.32.1 or later"
+		r.Status, r.Detail = OK, doesNot+"; the plugin does not believe request headers (no --requestheader-client-ca-file): keep it so until the front-proxy is v0.32.1 or later"
 	}
 	return r
 }
@@ -353,17 +369,17 @@ func judgeServingCertificate(cert *CertificateFacts, now time.Time) Result {
 	const renew = "renew the plugin's serving certificate (--tls-cert-file and --tls-private-key-file; the chart's and kcp-operator's come from cert-manager, which renews them itself when its Certificate is Ready); the plugin reloads the files as they change"
 	switch left := cert.NotAfter.Sub(now); {
 	case cert.Err != nil:
-		r.Status, r.Detail = Fail, fmt.Sprintf("TLS handshake with %s: %v", cert.URL, cert.Err)
-		r.Fix = "check --virtual-workspace-url: the plugin's own HTTPS address (its Service, port 6443)"
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("TLS handshake with %s: %v", cert.URL, cert.Err),
+			"check --virtual-workspace-url: the plugin's own HTTPS address (its Service, port 6443)"
 	case now.Before(cert.NotBefore):
-		r.Status, r.Detail = Fail, fmt.Sprintf("%s presents %q, not valid before %s", cert.URL, cert.Subject, cert.NotBefore.UTC().Format(time.RFC3339))
-		r.Fix = "check the clocks of the issuer and of this machine; " + renew
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("%s presents %q, not valid before %s", cert.URL, cert.Subject, cert.NotBefore.UTC().Format(time.RFC3339)),
+			"check the clocks of the issuer and of this machine; "+renew
 	case left <= 0:
-		r.Status, r.Detail = Fail, fmt.Sprintf("%s presents %q, expired %s ago (%s)", cert.URL, cert.Subject, (-left).Round(time.Minute), cert.NotAfter.UTC().Format(time.RFC3339))
-		r.Fix = renew
+		r.Status, r.Detail, r.Fix = Fail, fmt.Sprintf("%s presents %q, expired %s ago (%s)", cert.URL, cert.Subject, (-left).Round(time.Minute), cert.NotAfter.UTC().Format(time.RFC3339)),
+			renew
 	case left < CertificateWarning:
-		r.Status, r.Detail = Warn, fmt.Sprintf("%s presents %q, expiring in %s (%s)", cert.URL, cert.Subject, left.Round(time.Hour), cert.NotAfter.UTC().Format(time.RFC3339))
-		r.Fix = renew
+		r.Status, r.Detail, r.Fix = Warn, fmt.Sprintf("%s presents %q, expiring in %s (%s)", cert.URL, cert.Subject, left.Round(time.Hour), cert.NotAfter.UTC().Format(time.RFC3339)),
+			renew
 	default:
 		r.Status, r.Detail = OK, fmt.Sprintf("%s presents %q, valid until %s (%d days)", cert.URL, cert.Subject, cert.NotAfter.UTC().Format(time.RFC3339), int(left.Hours()/24))
 	}
