@@ -23,11 +23,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Limiters are token buckets (rate.Limiter), one per key (a tenant, or
-// what a part counts shares by), created full on first use. A bucket that
-// is full again behaves as a new one, so the map forgets those once it has
-// doubled since it last did: it holds the keys that spent tokens recently,
-// not every key ever seen. The one limiter type of per-tenant rates.
+// Limiters are token buckets, one per key, created full on first use: the one
+// limiter type of per-tenant rates. A full bucket behaves as a new one, so
+// the map forgets those whenever it has doubled since it last did.
 type Limiters[K comparable] struct {
 	limit rate.Limit
 	burst int
@@ -38,11 +36,10 @@ type Limiters[K comparable] struct {
 	pruneAt int
 }
 
-// minPruneAt is how many keys the map holds before it first prunes.
 const minPruneAt = 64
 
-// NewLimiters are buckets of limit tokens a second, burst at most; now is
-// the clock (time.Now if nil).
+// NewLimiters are buckets of limit tokens a second, burst at most, on the
+// clock now (time.Now if nil).
 func NewLimiters[K comparable](limit rate.Limit, burst int, now func() time.Time) *Limiters[K] {
 	if now == nil {
 		now = time.Now
@@ -50,8 +47,7 @@ func NewLimiters[K comparable](limit rate.Limit, burst int, now func() time.Time
 	return &Limiters[K]{limit: limit, burst: burst, now: now, byKey: map[K]*rate.Limiter{}, pruneAt: minPruneAt}
 }
 
-// Reserve takes a token of k's bucket, and returns how long to wait until
-// it is due (0 if at once).
+// Reserve takes a token of k's bucket and returns how long until it is due.
 func (l *Limiters[K]) Reserve(k K) time.Duration {
 	l.lock.Lock()
 	defer l.lock.Unlock()
@@ -59,8 +55,7 @@ func (l *Limiters[K]) Reserve(k K) time.Duration {
 	return l.limiterOf(k, now).ReserveN(now, 1).DelayFrom(now)
 }
 
-// Allow takes a token of k's bucket if one is there now; otherwise it
-// takes none, and returns how long until one is.
+// Allow takes a token of k's bucket if one is there, else says how long until one is.
 func (l *Limiters[K]) Allow(k K) (bool, time.Duration) {
 	l.lock.Lock()
 	defer l.lock.Unlock()
@@ -81,7 +76,6 @@ func (l *Limiters[K]) Len() int {
 	return len(l.byKey)
 }
 
-// limiterOf is k's bucket; called with the lock held.
 func (l *Limiters[K]) limiterOf(k K, now time.Time) *rate.Limiter {
 	if limiter, found := l.byKey[k]; found {
 		return limiter

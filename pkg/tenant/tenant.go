@@ -14,12 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 // Package retry is the process's one way of trying again while kcp, or one
-// Package tenant names who a share of the plugin is counted against: the
-// org a logical cluster belongs to, its first workspace under root
-// (root:org for root:org:team:dev). The plugin resolves it from the
-// cluster's LogicalCluster, whose kcp.io/path kcp's path admission keeps
-// from every user but system:masters: a tenant cannot claim another's org.
-// A cluster whose path is not known yet is a tenant of its own.
+// Package tenant names who a share of the plugin is counted against: the org
+// of a logical cluster, its first workspace under root, read from its
+// LogicalCluster's kcp.io/path, which kcp's admission keeps from tenants. A
+// cluster whose path is not known yet is a tenant of its own.
 package tenant
 
 import (
@@ -33,15 +31,14 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 )
 
-// Name is a tenant: "root", "root:<org>", or "cluster:<name>" for a
-// cluster whose path is not known.
+// Name is a tenant: "root", "root:<org>", or "cluster:<name>".
 type Name string
 
 // Root is the tenant of root itself and of the Workspaces in it.
 const Root Name = "root"
 
-// OfPath is the tenant of a workspace path: root's for root, root:org for
-// root:org and every path below it; "" for an empty path.
+// OfPath is the tenant of a workspace path: root:org for root:org and every
+// path below it, root for root, "" for none.
 func OfPath(path logicalcluster.Path) Name {
 	s := path.String()
 	if s == "" {
@@ -60,8 +57,7 @@ func OfPath(path logicalcluster.Path) Name {
 // PathOf gives a logical cluster's path, empty when not known.
 type PathOf func(logicalcluster.Name) logicalcluster.Path
 
-// Of is the tenant of cluster: by its path, or the cluster alone when
-// pathOf does not know it (nil pathOf knows none).
+// Of is the tenant of cluster, by its path if pathOf (which may be nil) knows it.
 func Of(cluster logicalcluster.Name, pathOf PathOf) Name {
 	if cluster == core.RootCluster {
 		return Root
@@ -74,8 +70,7 @@ func Of(cluster logicalcluster.Name, pathOf PathOf) Name {
 	return Name("cluster:" + cluster.String())
 }
 
-// PathsFrom reads paths from LogicalCluster caches (one per shard), each
-// keyed as kcp's informers key them.
+// PathsFrom reads paths from LogicalCluster caches, one per shard.
 func PathsFrom(logicalClusters ...cache.Indexer) PathOf {
 	return func(cluster logicalcluster.Name) logicalcluster.Path {
 		key := kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName)
