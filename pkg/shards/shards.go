@@ -14,14 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package shards keeps one runner going per kcp shard. It watches the Shard
-// objects in root, as kcp's front-proxy does (pkg/proxy/index), and runs,
-// for each Shard, a function with a rest config made from the credentials
-// every shard accepts (--shards-kubeconfig), the server replaced by the
-// Shard's spec.baseURL, https only ([BaseURL]). A Shard added starts a runner, one deleted stops it,
-// a changed baseURL restarts it. A runner that fails is started again with
-// backoff and never stops the others; one shard never has two runners at
-// once: a new one starts only once the old one has returned.
+// Package shards keeps one runner going per kcp Shard in root, as kcp's
+// front-proxy follows them, with the --shards-kubeconfig credentials sent to
+// the Shard's [BaseURL]. A changed baseURL restarts the runner, a failed one
+// starts again with backoff, and a shard's new runner waits for its old one.
 package shards
 
 import (
@@ -41,16 +37,14 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/retry"
 )
 
-// Shard is one kcp shard as a runner sees it.
+// Shard is one kcp shard as a runner sees it; Config reaches its BaseURL.
 type Shard struct {
 	Name    string
 	BaseURL string
-	// Config reaches the shard's base URL with the shards' credentials.
-	Config *rest.Config
+	Config  *rest.Config
 }
 
-// RunFunc runs the work of one shard until ctx is done; an error has it
-// started again after a backoff.
+// RunFunc runs one shard's work until ctx is done; an error restarts it.
 type RunFunc func(ctx context.Context, shard Shard) error
 
 // Runners keeps a RunFunc going per Shard.
@@ -60,21 +54,17 @@ type Runners struct {
 
 	lock    sync.Mutex
 	running map[string]*runner
-	// last is each shard's newest runner, also once it was told to stop:
-	// the next one for that shard starts after it has returned.
-	last map[string]*runner
-	wg   sync.WaitGroup
+	last    map[string]*runner // each shard's newest, until it returned
+	wg      sync.WaitGroup
 }
 
-// runner is one shard's RunFunc, started as a goroutine.
 type runner struct {
 	baseURL string
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
-// New returns runners of run, one per shard, with credentials (their server
-// is replaced per shard).
+// New returns runners of run with credentials whose server each shard replaces.
 func New(credentials *rest.Config, run RunFunc) *Runners {
 	return &Runners{
 		credentials: credentials,
@@ -84,8 +74,8 @@ func New(credentials *rest.Config, run RunFunc) *Runners {
 	}
 }
 
-// Follow runs a runner per Shard of the informer (which the caller starts)
-// until ctx is done, then stops every runner; Wait waits for them.
+// Follow runs a runner per Shard of the informer, which the caller starts,
+// until ctx is done; [Runners.Wait] waits for them to return.
 func (r *Runners) Follow(ctx context.Context, shards cache.SharedIndexInformer) error {
 	registration, err := shards.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { r.upsert(ctx, obj) },
@@ -141,10 +131,9 @@ func (r *Runners) upsert(ctx context.Context, obj interface{}) {
 	r.Add(ctx, shard.Name, baseURL)
 }
 
-// BaseURL is where a Shard object says its shard is (spec.baseURL, without
-// a trailing slash), or why it is not reached: it has no base URL, or one
-// that is not https://host (the shards' credentials go to it, and only
-// over TLS). Every discovery of shards from Shard objects takes it.
+// BaseURL is a Shard's spec.baseURL without a trailing slash, or why it is
+// not reached: none, or not https://host, since the credentials go only
+// over TLS.
 func BaseURL(shard *corev1alpha1.Shard) (string, error) {
 	baseURL := strings.TrimSuffix(shard.Spec.BaseURL, "/")
 	if baseURL == "" {
@@ -157,10 +146,9 @@ func BaseURL(shard *corev1alpha1.Shard) (string, error) {
 	return baseURL, nil
 }
 
-// Add starts the runner of a shard at baseURL, or restarts it if it runs at
-// another one; a shard without baseURL is stopped. Follow calls it for
-// every Shard object whose BaseURL is reached; the caller of a fixed set
-// of shards calls it once per shard. The runner stops when ctx is done.
+// Add starts a shard's runner at baseURL until ctx is done, restarting it if
+// it runs at another, and stops it for an empty baseURL; a fixed set of
+// shards is Added once each.
 func (r *Runners) Add(ctx context.Context, name, baseURL string) {
 	if ctx.Err() != nil {
 		return
@@ -210,7 +198,6 @@ func (r *Runners) runUntilDone(ctx context.Context, shard Shard) {
 	})
 }
 
-// forget drops a runner that has returned, unless a newer one took its place.
 func (r *Runners) forget(name string, done *runner) {
 	r.lock.Lock()
 	defer r.lock.Unlock()
