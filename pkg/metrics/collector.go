@@ -201,3 +201,32 @@ func clusterKey(ws *tenancyv1alpha1.Workspace) string {
 	key, _ := kcpcache.MetaClusterNamespaceKeyFunc(ws)
 	return key
 }
+
+// transitionKinds bounds the kind label of series that accumulate: only a
+// resolved kind ([mount.Status.KindResolved]) among the first kindLimit()
+// seen is a value of its own, for the life of the process; docs/metrics.md
+// says why.
+var transitionKinds = &kindSet{kindLimit: MountInformerLimit, seen: map[string]bool{}}
+
+type kindSet struct {
+	kindLimit func() int
+
+	lock sync.Mutex
+	seen map[string]bool
+}
+
+func (k *kindSet) label(status mount.Status) string {
+	kind := status.MountRef.Kind
+	if !status.KindResolved() || kind == "" {
+		return KindUnresolved
+	}
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	if !k.seen[kind] {
+		if len(k.seen) >= k.kindLimit() {
+			return KindUnresolved
+		}
+		k.seen[kind] = true
+	}
+	return kind
+}

@@ -143,7 +143,14 @@ var (
 		"unreachable (no answer), workspace_deleted. A dropped event never fails or delays a reconcile.", "reason")
 	AuthorizationReviews = counterVec("authorization_reviews_total", "SubjectAccessReviews the virtual workspace sent to kcp (answers it keeps are not counted), by result: "+
 		"allowed, denied, error (kcp failed or did not answer within the review timeout).", "result")
+	NotReadyDuration = histogramVec("not_ready_duration_seconds", spellBuckets, "How long a mount that had been ready was not ready, observed when it became ready again (once per such transition written), "+
+		"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).", "kind", "shard")
+	TimeToReady = histogramVec("time_to_ready_seconds", spellBuckets, "Time from the controller first seeing a mount not ready to its first ready state, observed then (a mount ready when first seen is not), "+
+		"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).", "kind", "shard")
 )
+
+// spellBuckets run from a second to a week.
+var spellBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 43200, 86400, 172800, 604800}
 
 var registerOnce sync.Once
 
@@ -251,4 +258,23 @@ func SetGateHeld(shard string, held int) {
 func ObserveReconcile(queue, result string, began time.Time) {
 	ReconcileTotal.WithLabelValues(queue, result).Inc()
 	ReconcileDuration.WithLabelValues(queue).Observe(time.Since(began).Seconds())
+}
+
+// ObserveTransition records, once per transition written by shard's
+// controller, status' [mount.Status.NotReadySpell] or [mount.Status.TimeToReady].
+func ObserveTransition(shard string, status mount.Status) {
+	if spell, ok := status.NotReadySpell(); ok {
+		NotReadyDuration.WithLabelValues(transitionKinds.label(status), shard).Observe(spell.Seconds())
+	}
+	if took, ok := status.TimeToReady(); ok {
+		TimeToReady.WithLabelValues(transitionKinds.label(status), shard).Observe(took.Seconds())
+	}
+}
+
+func forgetTransitionShard(shard string) {
+	for _, histogram := range []*metrics.HistogramVec{NotReadyDuration, TimeToReady} {
+		if histogram.IsCreated() {
+			histogram.DeletePartialMatch(map[string]string{"shard": shard})
+		}
+	}
 }
