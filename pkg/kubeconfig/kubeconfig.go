@@ -31,7 +31,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,27 +203,10 @@ func (l *Loader) readConfig() (*rest.Config, error) {
 // fingerprintOf hashes what a client's requests depend on: the server, the
 // TLS settings and every kind of credential.
 func fingerprintOf(config *rest.Config) ([sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
 	tls := config.TLSClientConfig
-	fields := [][]byte{
-		[]byte(config.Host), []byte(config.APIPath), []byte(tls.ServerName), []byte(strconv.FormatBool(tls.Insecure)),
-		tls.CAData, tls.CertData, tls.KeyData, []byte(strings.Join(tls.NextProtos, ",")),
-		[]byte(config.BearerToken), []byte(config.Username), []byte(config.Password),
-	}
-	for _, structured := range []any{config.Impersonate, config.ExecProvider, config.AuthProvider} {
-		field, err := json.Marshal(structured)
-		if err != nil {
-			return sum, err
-		}
-		fields = append(fields, field)
-	}
-	h := sha256.New()
-	for _, field := range fields {
-		fmt.Fprintf(h, "%d:", len(field))
-		h.Write(field)
-	}
-	copy(sum[:], h.Sum(nil))
-	return sum, nil
+	data, err := json.Marshal([]any{config.Host, config.APIPath, tls.ServerName, tls.Insecure, tls.CAData, tls.CertData, tls.KeyData, tls.NextProtos,
+		config.BearerToken, config.Username, config.Password, config.Impersonate, config.ExecProvider, config.AuthProvider})
+	return sha256.Sum256(data), err
 }
 
 // build makes a generation's transport, with a dialer of its own so that its

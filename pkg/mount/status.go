@@ -20,7 +20,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -303,4 +305,48 @@ func Sanitize(s string) string {
 
 func needsReplacing(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+}
+
+// The labels the plugin keeps of a Workspace, whose tenant may put any number
+// on it: [BoundedLabels] keeps those that fit within MaxLabels and
+// MaxLabelBytes, and LabelsCutAnnotationKey, on the cached Workspace and its
+// WorkspaceMount, counts the others. A label selector sees only those kept.
+const (
+	MaxLabels              = 64
+	MaxLabelBytes          = 4 << 10
+	LabelsCutAnnotationKey = "workspacemounts.io/labels-cut"
+)
+
+// BoundedLabels returns the labels kept, in the order of their keys, and how
+// many were not; labels itself when all are kept. It is idempotent.
+func BoundedLabels(labels map[string]string) (map[string]string, int) {
+	size := 0
+	for k, v := range labels {
+		size += len(k) + len(v)
+	}
+	if len(labels) <= MaxLabels && size <= MaxLabelBytes {
+		return labels, 0
+	}
+	keys := slices.Sorted(maps.Keys(labels))
+	kept := make(map[string]string, MaxLabels)
+	size = 0
+	for _, k := range keys {
+		if len(kept) == MaxLabels {
+			break
+		}
+		if n := len(k) + len(labels[k]); size+n <= MaxLabelBytes {
+			kept[k] = labels[k]
+			size += n
+		}
+	}
+	return kept, len(labels) - len(kept)
+}
+
+// LabelsCut is the count [LabelsCutAnnotationKey] holds, 0 if none.
+func LabelsCut(annotations map[string]string) int {
+	n, err := strconv.Atoi(annotations[LabelsCutAnnotationKey])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }

@@ -23,7 +23,9 @@ package shards
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,11 +112,7 @@ func (r *Runners) Wait() { r.wg.Wait() }
 func (r *Runners) Names() []string {
 	r.lock.Lock()
 	defer r.lock.Unlock()
-	names := make([]string, 0, len(r.running))
-	for name := range r.running {
-		names = append(names, name)
-	}
-	return names
+	return slices.Collect(maps.Keys(r.running))
 }
 
 func (r *Runners) upsert(ctx context.Context, obj interface{}) {

@@ -22,6 +22,10 @@ package tenant
 
 import (
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	"k8s.io/client-go/tools/cache"
 
@@ -87,4 +91,74 @@ func PathsFrom(logicalClusters ...cache.Indexer) PathOf {
 		}
 		return logicalcluster.Path{}
 	}
+}
+
+// Limiters are token buckets, one per key, created full on first use: the one
+// limiter type of per-tenant rates. A full bucket behaves as a new one, so
+// the map forgets those whenever it has doubled since it last did.
+type Limiters[K comparable] struct {
+	limit rate.Limit
+	burst int
+	now   func() time.Time
+
+	lock    sync.Mutex
+	byKey   map[K]*rate.Limiter
+	pruneAt int
+}
+
+const minPruneAt = 64
+
+// NewLimiters are buckets of limit tokens a second, burst at most, on the
+// clock now (time.Now if nil).
+func NewLimiters[K comparable](limit rate.Limit, burst int, now func() time.Time) *Limiters[K] {
+	if now == nil {
+		now = time.Now
+	}
+	return &Limiters[K]{limit: limit, burst: burst, now: now, byKey: map[K]*rate.Limiter{}, pruneAt: minPruneAt}
+}
+
+// Reserve takes a token of k's bucket and returns how long until it is due.
+func (l *Limiters[K]) Reserve(k K) time.Duration {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	now := l.now()
+	return l.limiterOf(k, now).ReserveN(now, 1).DelayFrom(now)
+}
+
+// Allow takes a token of k's bucket if one is there, else says how long until one is.
+func (l *Limiters[K]) Allow(k K) (bool, time.Duration) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	now := l.now()
+	limiter := l.limiterOf(k, now)
+	if limiter.AllowN(now, 1) {
+		return true, 0
+	}
+	r := limiter.ReserveN(now, 1)
+	defer r.CancelAt(now)
+	return false, r.DelayFrom(now)
+}
+
+// Len is how many keys' buckets are kept.
+func (l *Limiters[K]) Len() int {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	return len(l.byKey)
+}
+
+func (l *Limiters[K]) limiterOf(k K, now time.Time) *rate.Limiter {
+	if limiter, found := l.byKey[k]; found {
+		return limiter
+	}
+	if len(l.byKey) >= l.pruneAt {
+		for other, limiter := range l.byKey {
+			if limiter.TokensAt(now) >= float64(l.burst) {
+				delete(l.byKey, other)
+			}
+		}
+		l.pruneAt = max(minPruneAt, 2*len(l.byKey))
+	}
+	limiter := rate.NewLimiter(l.limit, l.burst)
+	l.byKey[k] = limiter
+	return limiter
 }
