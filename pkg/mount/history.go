@@ -25,14 +25,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// MaxTransitions is how many transitions a status tells: the current state
-// and at most MaxTransitions-1 before it in History.
+// MaxTransitions is how many transitions a status tells, the current one
+// included.
 const MaxTransitions = 5
 
-// Transition is a state a mount entered at Time, with the last reason it had
-// there. Its JSON is an array, ["Connecting",false,"MountNotReady","2026-12-06T07:35:00Z"],
-// since every cached Workspace carries a few; docs/design/pkg-mount.md says
-// how the history moves.
+// Transition is a state a mount entered at Time, with its last reason there;
+// docs/design/pkg-mount.md says how the history moves.
 type Transition struct {
 	Phase  Phase
 	Ready  bool
@@ -40,12 +38,11 @@ type Transition struct {
 	Time   metav1.Time
 }
 
-// MarshalJSON writes [phase, ready, reason, time] without HTML escaping.
+// MarshalJSON writes the array [phase, ready, reason, time].
 func (t Transition) MarshalJSON() ([]byte, error) {
 	return marshal([]any{t.Phase, t.Ready, t.Reason, t.Time}), nil
 }
 
-// UnmarshalJSON reads [phase, ready, reason, time].
 func (t *Transition) UnmarshalJSON(data []byte) error {
 	var fields []json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
@@ -74,7 +71,7 @@ func (s Status) current() Transition {
 	return Transition{Phase: s.Phase, Ready: s.Ready, Reason: s.Reason, Time: s.LastTransitionTime}
 }
 
-// Transitions are History and then the current state, oldest first.
+// Transitions are History and the current state, oldest first.
 func (s Status) Transitions() []Transition {
 	return append(slices.Clip(s.History), s.current())
 }
@@ -87,23 +84,19 @@ func (s Status) FirstSeen() metav1.Time {
 	return s.LastTransitionTime
 }
 
-// ObservedSeconds are the seconds from [Status.FirstSeen] to
-// LastTransitionTime, of which ReadySeconds are a part.
+// ObservedSeconds are the seconds from [Status.FirstSeen] to LastTransitionTime.
 func (s Status) ObservedSeconds() int64 {
 	return s.LastTransitionTime.Unix() - s.FirstSeen().Unix()
 }
 
-// TransitionFrom tells whether s is a transition from previous (nil: no
-// readable status): a first status, or a change of phase or readiness. A
-// change of reason, message or URL is none.
+// TransitionFrom tells whether s changes phase or readiness from previous, nil
+// for none.
 func (s Status) TransitionFrom(previous *Status) bool {
 	return previous == nil || s.Phase != previous.Phase || s.Ready != previous.Ready
 }
 
-// WithHistory returns s, found at at, with LastTransitionTime and history
-// carried on from previous: unchanged without a transition, else previous'
-// state appended and its seconds counted. A previous status without a time,
-// or from after at, is not the controller's, and s starts over.
+// WithHistory returns s, found at at, with the history carried on from previous,
+// moved only at a transition; a previous status from after at is not believed.
 func (s Status) WithHistory(previous *Status, at metav1.Time) Status {
 	s.LastTransitionTime, s.History, s.Since, s.ReadySeconds = at, nil, nil, 0
 	if previous == nil || previous.LastTransitionTime.IsZero() || previous.LastTransitionTime.After(at.Time) {
@@ -153,9 +146,8 @@ func (s Status) checkHistory() error {
 	return nil
 }
 
-// notReadySpell is, of a transition to ready from not ready, when the
-// not-ready spell began (its oldest state kept, at worst) and whether the
-// mount was ready before it; ok is false for any other status.
+// notReadySpell is, of a transition to ready, when the not-ready spell began and
+// whether the mount was ready before it.
 func (s Status) notReadySpell() (began metav1.Time, wasReady, ok bool) {
 	n := len(s.History)
 	if !s.Ready || n == 0 || s.History[n-1].Ready {
@@ -168,8 +160,7 @@ func (s Status) notReadySpell() (began metav1.Time, wasReady, ok bool) {
 	return s.History[i].Time, i > 0 || s.ReadySeconds > 0, true
 }
 
-// NotReadySpell is, of a mount ready again, how long it was not ready: at
-// least that long when the history no longer keeps its last ready state.
+// NotReadySpell is, of a mount ready again, how long it was not ready, at least.
 func (s Status) NotReadySpell() (time.Duration, bool) {
 	began, wasReady, ok := s.notReadySpell()
 	if !ok || !wasReady {
@@ -178,9 +169,8 @@ func (s Status) NotReadySpell() (time.Duration, bool) {
 	return s.LastTransitionTime.Sub(began.Time), true
 }
 
-// TimeToReady is, of a mount ready for the first time after the controller
-// saw it not ready, how long after [Status.FirstSeen]. A mount ready when
-// first seen has none.
+// TimeToReady is, of a mount first ready after being seen not ready, how long
+// since [Status.FirstSeen].
 func (s Status) TimeToReady() (time.Duration, bool) {
 	_, wasReady, ok := s.notReadySpell()
 	if !ok || wasReady {
@@ -189,10 +179,8 @@ func (s Status) TimeToReady() (time.Duration, bool) {
 	return s.LastTransitionTime.Sub(s.FirstSeen().Time), true
 }
 
-// NotBefore returns s without what it cannot tell of a Workspace created at
-// created: earlier transitions dropped, Since and ReadySeconds bounded. A
-// status from before created is not believed (ok false); a zero created
-// changes nothing.
+// NotBefore returns s without what predates the Workspace's creation, and ok
+// false if its current state does; a zero created changes nothing.
 func (s Status) NotBefore(created metav1.Time) (status Status, ok bool) {
 	if created.IsZero() {
 		return s, true

@@ -14,11 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package mount is the contract between the workspacemounts controller, which
-// writes a mounted Workspace's state as two annotations, and its readers (the
-// virtual workspace, the metrics, kubectl users): which Workspaces are
-// mounted and what they reference ([Rule]), the annotation keys and the
-// [Status] JSON. docs/design/pkg-mount.md explains its limits and choices.
+// Package mount is the contract between the controller, which writes a mounted
+// Workspace's state as two annotations, and its readers: which Workspaces are
+// mounted ([Rule]) and the [Status] JSON. docs/design/pkg-mount.md explains its
+// choices.
 package mount
 
 import (
@@ -36,16 +35,13 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 )
 
-// LegacyAnnotationKey is the JSON annotation kcp up to v0.27 mounted a
-// Workspace with, honoured only with --legacy-mount-annotation.
+// LegacyAnnotationKey is kcp v0.27's mount annotation, read with
+// --legacy-mount-annotation.
 const LegacyAnnotationKey = tenancyv1alpha1.ExperimentalWorkspaceMountAnnotationKey
 
-// MaxLegacyAnnotationBytes bounds the legacy annotation; a longer one is
-// refused and not cached.
 const MaxLegacyAnnotationBytes = 8 << 10
 
-// Reference names a mount object in the Workspace's own logical cluster; its
-// JSON is that of Workspace.spec.mount.ref.
+// Reference names a mount object in the Workspace's own logical cluster.
 type Reference struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -53,7 +49,6 @@ type Reference struct {
 	Namespace  string `json:"namespace,omitempty"`
 }
 
-// GroupVersionKind parses the apiVersion; [Reference.Validate] says more.
 func (r Reference) GroupVersionKind() (schema.GroupVersionKind, error) {
 	gv, err := schema.ParseGroupVersion(r.APIVersion)
 	if err != nil {
@@ -62,15 +57,13 @@ func (r Reference) GroupVersionKind() (schema.GroupVersionKind, error) {
 	return gv.WithKind(r.Kind), nil
 }
 
-// The longest name and kind a valid reference carries, as Kubernetes limits them.
 const (
 	MaxReferenceName = validation.DNS1123SubdomainMaxLength
 	MaxReferenceKind = validation.DNS1035LabelMaxLength
 )
 
-// Validate tells why a reference cannot name an object, or nil. A valid
-// reference can go into a request path as it is and is left as it is by
-// [Reference.Bounded]; the error quotes values cut by [Quote].
+// Validate tells why a reference cannot name an object; a valid one fits a
+// request path as it is.
 func (r Reference) Validate() error {
 	var missing []string
 	for _, field := range []struct{ name, value string }{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"name", r.Name}} {
@@ -115,8 +108,7 @@ func (r Reference) Validate() error {
 	return nil
 }
 
-// Bounded returns r with each field bounded to [MaxReferenceField], as a
-// reader shows a reference a tenant wrote.
+// Bounded returns r as readers show it, each field bounded.
 func (r Reference) Bounded() Reference {
 	return Reference{
 		APIVersion: bound(r.APIVersion, MaxReferenceField),
@@ -126,12 +118,11 @@ func (r Reference) Bounded() Reference {
 	}
 }
 
-// Quote quotes a value a tenant wrote, cut at 64 bytes, for a message.
+// Quote quotes a value a tenant wrote, cut at 64 bytes.
 func Quote(value string) string {
 	return strconv.Quote(Truncate(value, 64))
 }
 
-// ErrNotMounted is returned by [Rule.ReferenceOf] for a Workspace that is not mounted.
 var ErrNotMounted = errors.New("workspace is not mounted")
 
 type legacyMount struct {
@@ -140,19 +131,14 @@ type legacyMount struct {
 	} `json:"spec"`
 }
 
-// Rule decides which Workspaces are mounted and what they mount: the one rule
-// of a process, so that the controller, the virtual workspace and the metrics
-// never disagree. The zero Rule reads spec.mount alone; LegacyAnnotation
-// (--legacy-mount-annotation) also honours [LegacyAnnotationKey] on a
-// Workspace without spec.mount.
+// Rule decides which Workspaces are mounted, the same for every part of a
+// process; LegacyAnnotation is --legacy-mount-annotation.
 type Rule struct {
 	LegacyAnnotation bool
 }
 
-// ReferenceOf returns what a Workspace mounts: spec.mount.ref, else the legacy
-// annotation if r honours it. The error is [ErrNotMounted] without either,
-// wraps [ErrKindNotAllowed] for a kind that is never a mount kind, and is
-// another for an unusable reference, returned as far as it was read.
+// ReferenceOf returns what a Workspace mounts, or [ErrNotMounted], an error
+// wrapping [ErrKindNotAllowed], or why the reference is unusable.
 func (r Rule) ReferenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	ref, err := r.referenceOf(ws)
 	if err != nil {
@@ -183,22 +169,19 @@ func (r Rule) referenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	return *legacy.Spec.Reference, legacy.Spec.Reference.Validate()
 }
 
-// IsMounted tells whether a Workspace is mounted, validly or not.
 func (r Rule) IsMounted(ws *tenancyv1alpha1.Workspace) bool {
 	_, found := r.legacyAnnotation(ws)
 	return ws.Spec.Mount != nil || found
 }
 
-// MountChanged tells whether what a Workspace mounts changed between two
-// versions of it, as far as r reads it.
+// MountChanged tells whether what a Workspace mounts changed, as r reads it.
 func (r Rule) MountChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	oldValue, oldFound := r.legacyAnnotation(oldWS)
 	newValue, newFound := r.legacyAnnotation(newWS)
 	return !reflect.DeepEqual(oldWS.Spec.Mount, newWS.Spec.Mount) || oldFound != newFound || oldValue != newValue
 }
 
-// legacyAnnotation is the legacy annotation where it counts: r honours it and
-// spec.mount, which wins, is not set.
+// legacyAnnotation counts only if r honours it and spec.mount is not set.
 func (r Rule) legacyAnnotation(ws *tenancyv1alpha1.Workspace) (string, bool) {
 	if !r.LegacyAnnotation || ws.Spec.Mount != nil {
 		return "", false
@@ -207,16 +190,13 @@ func (r Rule) legacyAnnotation(ws *tenancyv1alpha1.Workspace) (string, bool) {
 	return value, found
 }
 
-// IsMountAnnotationKey with IsMountAnnotationValue is kcp's documented mark
-// of a mount object, which kcp v0.28 to v0.32 do not check; the controller
-// publishes a mount object's conditions only when it is there ([IsMarked]).
+// kcp's documented mark of a mount object, which the controller needs to publish
+// its conditions.
 const (
 	IsMountAnnotationKey   = "experimental.tenancy.kcp.io/is-mount"
 	IsMountAnnotationValue = "true"
 )
 
-// IsMarked tells whether annotations carry [IsMountAnnotationKey] with
-// exactly [IsMountAnnotationValue].
 func IsMarked(annotations map[string]string) bool {
 	return annotations[IsMountAnnotationKey] == IsMountAnnotationValue
 }
@@ -225,25 +205,18 @@ func IsMarked(annotations map[string]string) bool {
 const UnmarkedNote = "Its conditions are not shown: it is not marked as a mount object; " +
 	"its owner shows them by annotating it " + IsMountAnnotationKey + `: "` + IsMountAnnotationValue + `".`
 
-// ErrKindNotAllowed is wrapped by [Rule.ReferenceOf]'s error for a kind of a
-// group [GroupAllowed] refuses.
 var ErrKindNotAllowed = errors.New("not a mount kind")
 
 var kcpGroups = map[string]bool{"tenancy.kcp.io": true, "core.kcp.io": true, "apis.kcp.io": true, "topology.kcp.io": true, "cache.kcp.io": true}
 
-// kubernetesUnsuffixedGroups are Kubernetes' built-in groups without the
-// k8s.io suffix, besides the core group.
 var kubernetesUnsuffixedGroups = map[string]bool{"apps": true, "autoscaling": true, "batch": true, "extensions": true, "policy": true}
 
-// GroupAllowed tells whether the kinds of a group may be mount kinds: not
-// those kcp serves itself, nor Kubernetes' own (the core group, the built-in
-// unsuffixed groups, k8s.io and *.k8s.io). docs/design/pkg-mount.md says why.
+// GroupAllowed tells whether a group's kinds may be mount kinds: not kcp's, nor
+// Kubernetes' own (docs/design/pkg-mount.md).
 func GroupAllowed(group string) bool {
 	return group != "" && !kcpGroups[group] && !kubernetesUnsuffixedGroups[group] && group != "k8s.io" && !strings.HasSuffix(group, ".k8s.io")
 }
 
-// checkKindAllowed wraps [ErrKindNotAllowed] for a valid reference whose
-// group [GroupAllowed] refuses.
 func (r Reference) checkKindAllowed() error {
 	gv, err := r.GroupVersionKind()
 	if err != nil || GroupAllowed(gv.Group) {

@@ -30,24 +30,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The two annotations the controller writes on a mounted Workspace: the
-// [Phase] alone, for selectors and columns, and the [Status] as compact JSON.
+// The annotations the controller writes on a mounted Workspace.
 const (
 	PhaseAnnotationKey  = "workspacemounts.io/phase"
 	StatusAnnotationKey = "workspacemounts.io/status"
 )
 
-// ConditionType is the Workspace condition of --workspace-condition: True when
-// the mount is ready, else False (which kcp reads as Unavailable) or Unknown.
-// It is not kcp's own WorkspaceMountReady.
+// ConditionType is the Workspace condition of --workspace-condition, not kcp's
+// own WorkspaceMountReady.
 const ConditionType = "WorkspaceMountAvailable"
 
 // Phase is the state of a Workspace's mount.
 type Phase string
 
-// The four phases a mount object reports, and two for one that cannot be
-// read: NotFound (no such object) and Invalid (an unusable reference, or a
-// kind that is not served or never a mount kind).
+// The four phases a mount object reports, and two for one that cannot be read.
 const (
 	PhaseReady        Phase = "Ready"
 	PhaseInitializing Phase = "Initializing"
@@ -60,8 +56,8 @@ const (
 // Phases lists every [Phase], in a stable order.
 var Phases = []Phase{PhaseReady, PhaseInitializing, PhaseConnecting, PhaseUnknown, PhaseNotFound, PhaseInvalid}
 
-// The reasons of the contract, one per situation; docs/design/pkg-mount.md
-// says when each is written.
+// The reasons of the contract; docs/design/pkg-mount.md says when each is
+// written.
 const (
 	ReasonMountReady                = "MountReady"
 	ReasonMountURLMissing           = "MountURLMissing"
@@ -75,14 +71,11 @@ const (
 	ReasonMountInformerLimitReached = "MountInformerLimitReached"
 	ReasonMountKindNotAnswering     = "MountKindNotAnswering"
 	ReasonMountHeartbeatExpired     = "MountHeartbeatExpired"
-	// ReasonPending is a mounted Workspace the controller has not reached yet.
-	ReasonPending = "Pending"
+	ReasonPending                   = "Pending"
 )
 
-// The reasons of [ConditionType], never of the status annotation, while the
-// gate of --workspace-condition holds it Unknown instead of False: the mount
-// has not been not ready for --workspace-condition-delay yet, or
-// --max-unavailable Workspaces of the shard already have it False.
+// The reasons of [ConditionType], never of the annotation, while the gate of
+// --workspace-condition holds it Unknown, not False.
 const (
 	ReasonGateDelayed = "GateDelayed"
 	ReasonGateHeld    = "GateHeld"
@@ -94,8 +87,8 @@ var pending = Status{
 	Message: "The workspacemounts controller has not reached this Workspace yet.",
 }
 
-// CurrentStatus is the status every reader shows of a mounted Workspace: the
-// one [StatusOf] reads, or phase Unknown with [ReasonPending].
+// CurrentStatus is what readers show: the status [StatusOf] reads, or
+// [ReasonPending].
 func CurrentStatus(annotations map[string]string) Status {
 	if status, found := StatusOf(annotations); found {
 		return status
@@ -103,9 +96,8 @@ func CurrentStatus(annotations map[string]string) Status {
 	return pending
 }
 
-// KindResolved tells whether the reason says the reference's kind resolved to
-// a served, watched resource: the object was read or found missing. Any other
-// reason, a later one included, says no.
+// KindResolved tells whether the reason says the kind resolved to a served,
+// watched resource.
 func (s Status) KindResolved() bool {
 	switch s.Reason {
 	case ReasonMountReady, ReasonMountURLMissing, ReasonMountURLInvalid, ReasonMountNotReady, ReasonMountPhaseUnrecognized, ReasonMountObjectNotFound,
@@ -115,15 +107,11 @@ func (s Status) KindResolved() bool {
 	return false
 }
 
-// DefaultMaxMountInformers is the default of --max-mount-informers, which also
-// bounds the kind values of the mount gauges.
+// DefaultMaxMountInformers is the default of --max-mount-informers.
 const DefaultMaxMountInformers = 100
 
-// Limits, in bytes, of what the controller copies from a tenant's mount
-// object into the status annotation, so that no mount object makes a
-// Workspace's annotations too large to write; [Encode] stays below
-// MaxStatusAnnotationBytes. MaxReferenceField is longer than any field of a
-// valid reference, so only an invalid one is cut.
+// Limits, in bytes, of what the controller copies from a tenant's mount object,
+// so that none makes a Workspace's annotations too large to write.
 const (
 	MaxStatusAnnotationBytes = 16 << 10
 	MaxConditions            = 8 // conditions, not bytes
@@ -141,7 +129,7 @@ const (
 // TruncationMarker ends a string [Truncate] cut.
 const TruncationMarker = "..."
 
-// Condition is one of the mount object's own status.conditions.
+// Condition is one of the mount object's status.conditions.
 type Condition struct {
 	Type    string `json:"type"`
 	Status  string `json:"status"`
@@ -149,12 +137,8 @@ type Condition struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Status is the value of [StatusAnnotationKey]. History, Since and
-// ReadySeconds are the mount's history before the current state, which
-// [Status.WithHistory] moves only at a transition: History the states before
-// the current one, oldest first; Since when the controller first saw the
-// mount (nil: at LastTransitionTime); ReadySeconds the seconds ready from
-// Since to LastTransitionTime.
+// Status is the value of [StatusAnnotationKey]; History, Since and ReadySeconds
+// move only at a transition ([Status.WithHistory]).
 type Status struct {
 	Phase              Phase        `json:"phase"`
 	Ready              bool         `json:"ready"`
@@ -169,9 +153,8 @@ type Status struct {
 	ReadySeconds       int64        `json:"readySeconds,omitempty"`
 }
 
-// Bounded returns s with every string made one line by [Sanitize] and cut by
-// [Truncate] to its limit, and at most [MaxConditions] conditions. It is
-// idempotent.
+// Bounded returns s within every limit, each string made one line by [Sanitize];
+// it is idempotent.
 func (s Status) Bounded() Status {
 	b := s
 	b.Phase = Phase(bound(string(s.Phase), MaxPhase))
@@ -193,7 +176,7 @@ func (s Status) Bounded() Status {
 	return b
 }
 
-// BoundedCondition returns c within its limits, as [Status.Bounded] does.
+// BoundedCondition returns c within its limits.
 func BoundedCondition(c Condition) Condition {
 	return Condition{
 		Type:    bound(c.Type, MaxConditionType),
@@ -203,9 +186,9 @@ func BoundedCondition(c Condition) Condition {
 	}
 }
 
-// Encode returns the compact JSON of [Status.Bounded], dropping conditions from
-// the end until it is shorter than [MaxStatusAnnotationBytes]; TestEncodeWorstCase
-// proves that always suffices.
+// Encode returns the compact JSON of [Status.Bounded], shorter than
+// [MaxStatusAnnotationBytes] by dropping conditions, which TestEncodeWorstCase
+// proves enough.
 func (s Status) Encode() string {
 	b := s.Bounded()
 	data := marshal(b)
@@ -219,7 +202,7 @@ func (s Status) Encode() string {
 	return string(data)
 }
 
-// marshal is JSON without HTML escaping; a Status holds nothing that fails.
+// marshal is JSON without HTML escaping.
 func marshal(v any) []byte {
 	var buf bytes.Buffer
 	encoder := json.NewEncoder(&buf)
@@ -231,8 +214,7 @@ func marshal(v any) []byte {
 }
 
 // ParseStatus reads the status annotation, refusing what the controller cannot
-// have written (too long, not JSON, an unknown phase, a history that does not
-// add up), and bounds it as [Status.Bounded] does.
+// have written, and bounds it.
 func ParseStatus(value string) (Status, error) {
 	if len(value) >= MaxStatusAnnotationBytes {
 		return Status{}, fmt.Errorf("the annotation %s is not a mount status: %d bytes, at most %d", StatusAnnotationKey, len(value), MaxStatusAnnotationBytes-1)
@@ -250,7 +232,7 @@ func ParseStatus(value string) (Status, error) {
 	return s.Bounded(), nil
 }
 
-// StatusOf returns the status the annotations carry, and whether it can be read.
+// StatusOf returns the readable status the annotations carry.
 func StatusOf(annotations map[string]string) (Status, bool) {
 	value, found := annotations[StatusAnnotationKey]
 	if !found {
@@ -260,8 +242,8 @@ func StatusOf(annotations map[string]string) (Status, bool) {
 	return s, err == nil
 }
 
-// Truncate cuts s to at most limit bytes on a character boundary, ending a cut
-// string with [TruncationMarker]; limit must exceed the marker's length.
+// Truncate cuts s to limit bytes on a character boundary, ending with
+// [TruncationMarker].
 func Truncate(s string, limit int) string {
 	if len(s) <= limit {
 		return s
@@ -277,10 +259,8 @@ func bound(s string, limit int) string {
 	return Truncate(Sanitize(s), limit)
 }
 
-// Sanitize replaces by a space each control or format character, U+2028 and
-// U+2029, and invalid UTF-8 by U+FFFD, so that a string a tenant wrote cannot
-// change how readers see a line; docs/design/pkg-mount.md lists why each.
-// It never lengthens a valid string.
+// Sanitize replaces by a space what would change how a tenant's string shows
+// (docs/design/pkg-mount.md), and invalid UTF-8 by U+FFFD.
 func Sanitize(s string) string {
 	clean := utf8.ValidString(s)
 	for i := 0; clean && i < len(s); {
@@ -307,18 +287,15 @@ func needsReplacing(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }
 
-// The labels the plugin keeps of a Workspace, whose tenant may put any number
-// on it: [BoundedLabels] keeps those that fit within MaxLabels and
-// MaxLabelBytes, and LabelsCutAnnotationKey, on the cached Workspace and its
-// WorkspaceMount, counts the others. A label selector sees only those kept.
+// The labels kept of a Workspace, whose tenant may put any number on it;
+// LabelsCutAnnotationKey counts the others.
 const (
 	MaxLabels              = 64
 	MaxLabelBytes          = 4 << 10
 	LabelsCutAnnotationKey = "workspacemounts.io/labels-cut"
 )
 
-// BoundedLabels returns the labels kept, in the order of their keys, and how
-// many were not; labels itself when all are kept. It is idempotent.
+// BoundedLabels returns the labels kept, by key order, and how many were not.
 func BoundedLabels(labels map[string]string) (map[string]string, int) {
 	size := 0
 	for k, v := range labels {
@@ -342,7 +319,6 @@ func BoundedLabels(labels map[string]string) (map[string]string, int) {
 	return kept, len(labels) - len(kept)
 }
 
-// LabelsCut is the count [LabelsCutAnnotationKey] holds, 0 if none.
 func LabelsCut(annotations map[string]string) int {
 	n, err := strconv.Atoi(annotations[LabelsCutAnnotationKey])
 	if err != nil || n < 0 {

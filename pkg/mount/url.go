@@ -27,14 +27,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// URLRule is the one rule for a mount object's status.URL, which its tenant
-// writes: whether it is routable (reason MountReady) and, with
-// --workspace-url, may become the Workspace's spec.URL, where kcp sends that
-// workspace's requests with its own credentials. Every URL must have the
-// Form; with CheckHosts its host must also not be internal ([InternalHost],
-// a shard's) unless AllowInternalHosts, and must be Allowed when that is not
-// empty. Hosts are judged as written, never resolved:
-// docs/design/pkg-mount.md says why. ShardHosts are asked at every check.
+// URLRule is the one rule for a mount object's status.URL, which may become the
+// Workspace's spec.URL with --workspace-url: every URL must have the Form, and
+// with CheckHosts a host neither internal unless AllowInternalHosts nor a
+// shard's, and Allowed when that is set. Hosts are never resolved:
+// docs/design/pkg-mount.md says why.
 type URLRule struct {
 	Form               URLForm
 	CheckHosts         bool
@@ -43,8 +40,7 @@ type URLRule struct {
 	ShardHosts         func() []string
 }
 
-// Check returns nil for a routable URL, else why not, in a few words for a
-// message ("... is not routable: loopback host").
+// Check returns nil for a routable URL, else why not, in a few words.
 func (r URLRule) Check(rawURL string) error {
 	if err := r.Form.check(rawURL); err != nil {
 		return err
@@ -84,9 +80,7 @@ func (r URLRule) Check(rawURL string) error {
 }
 
 // InternalHost tells which kind of internal host a [canonicalHost] is:
-// "loopback" (127.0.0.0/8, ::1, localhost, *.localhost, ip6-localhost,
-// ip6-loopback), "link-local" (169.254.0.0/16, fe80::/10), "unspecified"
-// (0.0.0.0, ::), or "" for none.
+// "loopback", "link-local", "unspecified", or "" for none.
 func InternalHost(host string) string {
 	if addr, isIP := parseIP(host); isIP {
 		switch {
@@ -105,8 +99,7 @@ func InternalHost(host string) string {
 	return ""
 }
 
-// canonicalHost is a host as compared: lower case, no trailing dot, an IP
-// address in its standard form.
+// canonicalHost is lower case, without a trailing dot, an IP in standard form.
 func canonicalHost(host string) string {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if addr, isIP := parseIP(host); isIP {
@@ -115,7 +108,6 @@ func canonicalHost(host string) string {
 	return host
 }
 
-// parseIP parses an IP address literal, unmapped and without zone.
 func parseIP(host string) (netip.Addr, bool) {
 	addr, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	if err != nil {
@@ -124,8 +116,8 @@ func parseIP(host string) (netip.Addr, bool) {
 	return addr.Unmap().WithZone(""), true
 }
 
-// endsInNumber tells whether a host's last label is a decimal or 0x number,
-// which the WHATWG URL standard reads as an IPv4 address.
+// endsInNumber tells whether the last label is a number, which WHATWG URL
+// parsers read as IPv4.
 func endsInNumber(host string) bool {
 	last := host[strings.LastIndex(host, ".")+1:]
 	if hex, ok := strings.CutPrefix(last, "0x"); ok {
@@ -134,16 +126,14 @@ func endsInNumber(host string) bool {
 	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
-// AllowedHosts are the CIDRs and name suffixes of
-// --workspace-url-allowed-hosts; a suffix allows itself and the names under
-// it on a label boundary. The zero value is empty.
+// AllowedHosts are the CIDRs and name suffixes of --workspace-url-allowed-hosts.
 type AllowedHosts struct {
 	prefixes []netip.Prefix
 	suffixes []string
 }
 
-// ParseAllowedHosts parses entries that are each a CIDR, an IP address or a
-// DNS name suffix written without a leading "*." or ".".
+// ParseAllowedHosts parses CIDRs, IP addresses and DNS name suffixes, written
+// without "*.".
 func ParseAllowedHosts(entries []string) (AllowedHosts, error) {
 	var allowed AllowedHosts
 	var errs []error
@@ -181,10 +171,9 @@ func ParseAllowedHosts(entries []string) (AllowedHosts, error) {
 	return allowed, errors.Join(errs...)
 }
 
-// Empty tells whether nothing was given: then no host is refused for it.
+// Empty tells whether nothing was given.
 func (a AllowedHosts) Empty() bool { return len(a.prefixes) == 0 && len(a.suffixes) == 0 }
 
-// String lists the entries as they are compared, comma-separated.
 func (a AllowedHosts) String() string {
 	entries := make([]string, 0, len(a.prefixes)+len(a.suffixes))
 	for _, prefix := range a.prefixes {
@@ -200,14 +189,12 @@ func (a AllowedHosts) allows(host string, addr netip.Addr, isIP bool) bool {
 	return slices.ContainsFunc(a.suffixes, func(suffix string) bool { return host == suffix || strings.HasSuffix(host, "."+suffix) })
 }
 
-// URLForm is the form of mount URL one kcp release line routes, the first
-// part of [URLRule].
+// URLForm is the form of mount URL one kcp release line routes.
 type URLForm string
 
-// URLFormHTTPS is kcp v0.33 and later's form (https, a host, no user
-// information, query or fragment), a little stricter than kcp where its
-// words leave room; URLFormLegacy is kcp v0.27 to v0.32's (http or https, a
-// host, no user information).
+// The forms of kcp v0.33 and later (https, a host, no user information, query or
+// fragment) and of kcp v0.27 to v0.32 (http or https, a host, no user
+// information).
 const (
 	URLFormHTTPS  URLForm = "https"
 	URLFormLegacy URLForm = "legacy"
@@ -224,7 +211,6 @@ func ParseURLForm(name string) (URLForm, error) {
 	return "", fmt.Errorf("unknown mount URL form %q: want %s or %s", name, URLFormHTTPS, URLFormLegacy)
 }
 
-// String is the form's name; the zero value's is "https".
 func (f URLForm) String() string {
 	if f == "" {
 		return string(URLFormHTTPS)
