@@ -39,8 +39,8 @@ const (
 	readyHelp = "Mounted Workspaces whose mount is ready (traffic can flow), per mount kind, from the Workspace cache at scrape time."
 )
 
-// KindUnresolved is the kind label of a kind not known to resolve to a served,
-// watched resource, or beyond the limit on kind values.
+// KindUnresolved is the kind label of a kind not known to resolve, or beyond the
+// limit.
 const KindUnresolved = "(unresolved)"
 
 var (
@@ -49,9 +49,8 @@ var (
 )
 
 // mountCollector computes the mount gauges from the Workspace cache at each
-// scrape, parsing a Workspace again only when its resourceVersion changed.
-// Its kind label takes at most kindLimit()+1 values whatever tenants write
-// ([foldKinds], docs/metrics.md "Cardinality").
+// scrape, its kind label bounded by [foldKinds] (docs/metrics.md,
+// "Cardinality").
 type mountCollector struct {
 	metrics.BaseStableCollector
 	store     WorkspaceLister
@@ -77,21 +76,19 @@ type WorkspaceLister interface {
 	List() []interface{}
 }
 
-// RegisterMountCollector registers the mounted and ready gauges over the
-// Workspaces of store rule says are mounted; only the first call counts.
+// RegisterMountCollector registers the mounted and ready gauges once per
+// process.
 func RegisterMountCollector(store WorkspaceLister, rule mount.Rule) {
 	collectorOnce.Do(func() {
 		legacyregistry.CustomMustRegister(&mountCollector{store: store, rule: rule, kindLimit: MountInformerLimit, parsed: map[string]parsedMount{}})
 	})
 }
 
-// DescribeWithStability implements metrics.StableCollector.
 func (c *mountCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 	ch <- mountedDesc
 	ch <- readyDesc
 }
 
-// CollectWithStability implements metrics.StableCollector.
 func (c *mountCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	mounted := map[phaseKind]int{}
 	ready := map[string]int{}
@@ -145,8 +142,8 @@ type phaseKind struct {
 	kind  string
 }
 
-// foldKinds keeps the limit kinds with the most Workspaces (ties by name) and
-// counts every other one, and "", as [KindUnresolved].
+// foldKinds keeps the limit kinds of the most Workspaces and counts the others
+// as [KindUnresolved].
 func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[phaseKind]int, map[string]int) {
 	perKind := map[string]int{}
 	for pk, n := range mounted {
@@ -181,8 +178,8 @@ func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[
 	return foldedMounted, foldedReady
 }
 
-// parse reads what the gauges need of a Workspace; its kind counts only if the
-// status says it resolved for this very reference.
+// parse counts a Workspace's kind only if its status says it resolved for this
+// very reference.
 func parse(rule mount.Rule, ws *tenancyv1alpha1.Workspace) parsedMount {
 	p := parsedMount{resourceVersion: ws.ResourceVersion}
 	if !rule.IsMounted(ws) {
@@ -202,10 +199,9 @@ func clusterKey(ws *tenancyv1alpha1.Workspace) string {
 	return key
 }
 
-// transitionKinds bounds the kind label of series that accumulate: only a
-// resolved kind ([mount.Status.KindResolved]) among the first kindLimit()
-// seen is a value of its own, for the life of the process; docs/metrics.md
-// says why.
+// transitionKinds bounds the kind label of series that accumulate: the first
+// kindLimit() resolved kinds seen keep a value of their own for the life of the
+// process.
 var transitionKinds = &kindSet{kindLimit: MountInformerLimit, seen: map[string]bool{}}
 
 type kindSet struct {

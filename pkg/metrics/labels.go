@@ -26,15 +26,13 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// The phase labels beside [mount.Phases]: PhaseNone for no phase annotation,
-// PhaseOther for a value that is none of the contract's, which anyone who may
-// annotate a Workspace can write.
+// The phase labels beside [mount.Phases], for no annotation and for a value that
+// is none of them.
 const (
 	PhaseNone  = "None"
 	PhaseOther = "Other"
 )
 
-// PhaseLabels are every value [PhaseLabel] returns.
 var PhaseLabels = func() []string {
 	labels := []string{PhaseNone}
 	for _, phase := range mount.Phases {
@@ -43,7 +41,7 @@ var PhaseLabels = func() []string {
 	return append(labels, PhaseOther)
 }()
 
-// PhaseLabel is the label of a phase annotation value ("" for none).
+// PhaseLabel is the label of a phase annotation value.
 func PhaseLabel(phase string) string {
 	switch {
 	case phase == "":
@@ -55,18 +53,15 @@ func PhaseLabel(phase string) string {
 	}
 }
 
-// ObservePhaseTransition counts a phase change the controller wrote, from and
-// to the annotation's values.
+// ObservePhaseTransition counts a phase change the controller wrote.
 func ObservePhaseTransition(from, to string) {
 	PhaseTransitions.WithLabelValues(PhaseLabel(from), PhaseLabel(to)).Inc()
 }
 
-// requestPathMetrics are k8s.io/apiserver's series that take group, version,
-// resource and subresource from the path a client sent rather than the route
-// that served it (docs/metrics.md, "apiserver_*"): any path would be a label.
+// requestPathMetrics are the apiserver series that take their resource labels
+// from the path a client sent.
 var requestPathMetrics = []string{"apiserver_request_total", "apiserver_request_terminations_total", "apiserver_request_aborts_total"}
 
-// routeSubresources are the subresources of the virtual workspace's routes.
 var routeSubresources = []string{"", "/healthz", "/livez", "/readyz", "/api", "/apis"}
 
 // UnexpectedLabel is component-base's value for a label outside its allow list.
@@ -74,10 +69,8 @@ const UnexpectedLabel = "unexpected"
 
 var boundRequestPathLabelsOnce sync.Once
 
-// BoundRequestPathLabels gives requestPathMetrics component-base's allow
-// lists: the one resource served, or none, and [routeSubresources]. A vector
-// reads its allow list when first used, so the server calls this before it
-// serves; later calls do nothing.
+// BoundRequestPathLabels allows requestPathMetrics only the one resource served
+// and [routeSubresources]; call it once, before serving.
 func BoundRequestPathLabels(group, version, resource string) {
 	boundRequestPathLabelsOnce.Do(func() {
 		allowed := map[string][]string{

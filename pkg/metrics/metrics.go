@@ -14,11 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package metrics defines the Prometheus metrics of workspacemounts, in
-// component-base's legacy registry beside k8s.io/apiserver's and the
-// workqueue's, so that one /metrics endpoint has everything. No label takes a
-// per-Workspace value, a URL, a message or a name: docs/metrics.md says how
-// each label is bounded.
+// Package metrics defines the metrics of workspacemounts, in component-base's
+// legacy registry beside k8s.io/apiserver's; docs/metrics.md says how each label
+// is bounded.
 package metrics
 
 import (
@@ -44,15 +42,14 @@ const (
 	ResultRequeue = "requeue"
 )
 
-// SubjectAccessReview results of authorization_reviews_total.
+// SubjectAccessReview results.
 const (
 	ReviewAllowed = "allowed"
 	ReviewDenied  = "denied"
 	ReviewError   = "error"
 )
 
-// The reasons of events_dropped_total, all fixed; docs/metrics.md says when
-// each is counted.
+// The reasons of events_dropped_total (docs/metrics.md).
 const (
 	EventDropRateLimited      = "rate_limited"
 	EventDropQueueFull        = "queue_full"
@@ -62,7 +59,6 @@ const (
 	EventDropClusterSuspended = "cluster_suspended"
 )
 
-// EventDropReasons are every reason label of events_dropped_total.
 var EventDropReasons = []string{EventDropRateLimited, EventDropQueueFull, EventDropRefused, EventDropUnreachable, EventDropWorkspaceDeleted, EventDropClusterSuspended}
 
 // Annotation patch results.
@@ -103,8 +99,7 @@ func histogramVec(name string, buckets []float64, help string, labels ...string)
 	return metrics.NewHistogramVec(histogramOpts(name, buckets, help), labels)
 }
 
-// The metrics; each one's Help says what it counts, and docs/metrics.md
-// lists them with their labels.
+// The metrics, each described by its Help.
 var (
 	ReconcileTotal = counterVec("reconcile_total", "Reconciles per queue (the work queue's name: workspacemounts-mounts, keyed by mount kind; workspacemounts-workspaces, keyed by Workspace; "+
 		"with /<shard> for a shard's controller) and result (success, error, requeue).", "queue", "result")
@@ -149,13 +144,11 @@ var (
 		"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).", "kind", "shard")
 )
 
-// spellBuckets run from a second to a week.
 var spellBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 43200, 86400, 172800, 604800}
 
 var registerOnce sync.Once
 
-// Register registers the metrics, each result and reason series at 0 (the
-// patch errors alert sums both patch counters); later calls do nothing.
+// Register registers the metrics once, each result and reason at 0.
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
@@ -184,20 +177,17 @@ func init() {
 }
 
 // SetMountInformerLimit records --max-mount-informers, which also bounds the
-// kind values of the mount gauges; a process that never calls it keeps
-// [mount.DefaultMaxMountInformers].
+// kind labels.
 func SetMountInformerLimit(limit int) {
 	mountInformerLimit.Store(int64(limit))
 	MountInformersLimit.Set(float64(limit))
 }
 
-// MountInformerLimit returns what [SetMountInformerLimit] recorded.
 func MountInformerLimit() int {
 	return int(mountInformerLimit.Load())
 }
 
-// ForgetShard drops the series of a shard no longer served, and its
-// controller's informers from the sums.
+// ForgetShard drops the series of a shard no longer served.
 func ForgetShard(shard string) {
 	ShardLastContact.DeleteLabelValues(shard)
 	ShardSynced.DeleteLabelValues(shard)
@@ -206,8 +196,8 @@ func ForgetShard(shard string) {
 	updateMountInformers(func(byShard map[string][4]int) { delete(byShard, shard) })
 }
 
-// mountInformers are each shard controller's informer counts, summed into
-// the four gauges of updateMountInformers in their order.
+// mountInformers are each shard's informer counts, summed by
+// updateMountInformers.
 var mountInformers = struct {
 	sync.Mutex
 	byShard map[string][4]int
@@ -228,8 +218,7 @@ func updateMountInformers(update func(byShard map[string][4]int)) {
 	}
 }
 
-// SetMountInformers records the mount informers of shard's controller ("" with
-// one shard): running, and denied by --max-mount-informers.
+// SetMountInformers records shard's mount informers, running and denied.
 func SetMountInformers(shard string, watched, denied int) {
 	updateMountInformers(func(byShard map[string][4]int) {
 		counts := byShard[shard]
@@ -238,8 +227,8 @@ func SetMountInformers(shard string, watched, denied int) {
 	})
 }
 
-// SetClusterMountInformers records the per-cluster informers of CRD resources
-// of shard's controller: running, and pairs beyond --max-cluster-mount-informers.
+// SetClusterMountInformers records shard's per-cluster informers, running and
+// over the limit.
 func SetClusterMountInformers(shard string, running, overLimit int) {
 	updateMountInformers(func(byShard map[string][4]int) {
 		counts := byShard[shard]
@@ -248,8 +237,7 @@ func SetClusterMountInformers(shard string, running, overLimit int) {
 	})
 }
 
-// SetGateHeld records the Workspaces shard's controller holds from a False
-// condition by --max-unavailable.
+// SetGateHeld records the Workspaces shard's gate holds from False.
 func SetGateHeld(shard string, held int) {
 	GateHeldWorkspaces.WithLabelValues(shard).Set(float64(held))
 }
@@ -260,8 +248,8 @@ func ObserveReconcile(queue, result string, began time.Time) {
 	ReconcileDuration.WithLabelValues(queue).Observe(time.Since(began).Seconds())
 }
 
-// ObserveTransition records, once per transition written by shard's
-// controller, status' [mount.Status.NotReadySpell] or [mount.Status.TimeToReady].
+// ObserveTransition records a written transition's [mount.Status.NotReadySpell]
+// or [mount.Status.TimeToReady].
 func ObserveTransition(shard string, status mount.Status) {
 	if spell, ok := status.NotReadySpell(); ok {
 		NotReadyDuration.WithLabelValues(transitionKinds.label(status), shard).Observe(spell.Seconds())
