@@ -15,9 +15,8 @@ limitations under the License.
 */
 
 // Package clients builds what the plugin needs to read a kcp shard across all
-// logical clusters, where kcp serves a resource an APIExport provides (the
-// Workspaces of tenancy.kcp.io in root) only under the export's identity:
-// requests to /clusters/* are rewritten to name it.
+// logical clusters, where kcp serves an APIExport's resources only under its
+// identity.
 package clients
 
 import (
@@ -40,8 +39,7 @@ import (
 
 var apiExportsResource = schema.GroupVersionResource{Group: "apis.kcp.io", Version: "v1alpha1", Resource: "apiexports"}
 
-// APIExportIdentity reads the identity hash of an APIExport in root through
-// cfg, a shard's base URL.
+// APIExportIdentity reads the identity hash of an APIExport in root.
 func APIExportIdentity(ctx context.Context, cfg *rest.Config, exportName string) (string, error) {
 	rootCfg := rest.CopyConfig(cfg)
 	rootCfg.Host = strings.TrimSuffix(cfg.Host, "/") + core.RootCluster.Path().RequestPath()
@@ -60,13 +58,12 @@ func APIExportIdentity(ctx context.Context, cfg *rest.Config, exportName string)
 	return identity, nil
 }
 
-// TenancyIdentity reads the identity of the tenancy.kcp.io APIExport.
 func TenancyIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
 	return APIExportIdentity(ctx, cfg, tenancyv1alpha1.SchemeGroupVersion.Group)
 }
 
-// WithWildcardIdentities returns a copy of cfg whose requests across all
-// clusters name the identity given for their group.
+// WithWildcardIdentities returns a copy of cfg that names each group's identity
+// in requests across all clusters.
 func WithWildcardIdentities(cfg *rest.Config, identities map[string]string) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -76,10 +73,8 @@ func WithWildcardIdentities(cfg *rest.Config, identities map[string]string) *res
 }
 
 // NewConfigWithWildcardIdentities is [WithWildcardIdentities] with the
-// identities read later, as kcp's bootstrap.NewConfigWithWildcardIdentities:
-// exports names each group's APIExport in root, which root reaches. Clients
-// can be built at once; until resolve has read the identities, a request
-// across all clusters to one of the groups fails without reaching kcp.
+// identities of the exports in root read by resolve, as kcp's bootstrap does;
+// until then such requests fail without reaching kcp.
 func NewConfigWithWildcardIdentities(cfg, root *rest.Config, exports map[string]string) (identityConfig *rest.Config, resolve func(ctx context.Context) error) {
 	var ids atomic.Pointer[map[string]string]
 	get := func() map[string]string {
@@ -109,8 +104,6 @@ func NewConfigWithWildcardIdentities(cfg, root *rest.Config, exports map[string]
 	}
 }
 
-// wildcardIdentityRoundTripper names the identities in requests across all
-// clusters, refusing those to groups it has no identity for yet.
 type wildcardIdentityRoundTripper struct {
 	delegate   http.RoundTripper
 	identities func() map[string]string
@@ -133,7 +126,7 @@ func (rt *wildcardIdentityRoundTripper) RoundTrip(req *http.Request) (*http.Resp
 }
 
 // splitWildcard splits .../clusters/*/apis/<group>/<version>/<resource>[/...]
-// after its prefix into group, version, resource and the rest.
+// after the prefix.
 func splitWildcard(path string) (prefix string, parts []string, ok bool) {
 	marker := "/clusters/" + logicalcluster.Wildcard.String() + "/apis/"
 	i := strings.Index(path, marker)
@@ -144,8 +137,6 @@ func splitWildcard(path string) (prefix string, parts []string, ok bool) {
 	return path[:i+len(marker)], parts, len(parts) >= 3
 }
 
-// withIdentity names the group's identity after the resource of a request
-// across all clusters.
 func withIdentity(path string, identities map[string]string) (string, bool) {
 	prefix, parts, ok := splitWildcard(path)
 	if !ok || strings.Contains(parts[2], ":") {

@@ -14,11 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package doctor judges a workspacemounts installation: `workspacemounts
-// doctor` gathers [Facts] (kcp's shards, the plugin's leader Lease, the
-// front-proxy's answers, the serving certificate) and [Judge] turns them into
-// one [Result] per check, with its fix. Judging asks nothing of anyone, so
-// tests give Facts and read verdicts.
+// Package doctor judges a workspacemounts installation: `workspacemounts doctor`
+// gathers [Facts], and [Judge], which asks nothing of anyone, turns them into
+// one [Result] per check with its fix.
 package doctor
 
 import (
@@ -33,11 +31,9 @@ import (
 )
 
 // Status is a check's verdict: Fail means the installation does not work as
-// documented, or is unsafe, until the fix is applied; Warn that it holds for
-// now or cannot be told; Skip that a flag of doctor's was not given.
+// documented, or is unsafe, until the fix is applied.
 type Status string
 
-// The verdicts.
 const (
 	OK   Status = "OK"
 	Fail Status = "FAIL"
@@ -53,7 +49,7 @@ type Result struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-// Failures counts the results that are [Fail]: doctor exits 1 when there is any.
+// Failures counts the results that fail doctor.
 func Failures(results []Result) int {
 	n := 0
 	for _, r := range results {
@@ -64,9 +60,8 @@ func Failures(results []Result) int {
 	return n
 }
 
-// Facts are what doctor found at Now. Each Err field says why its facts are
-// unknown; FrontProxy is nil without --front-proxy-url, ServingCertificate
-// without --virtual-workspace-url.
+// Facts are what doctor found at Now; an Err says why some are unknown, a nil
+// pointer that a flag was not given.
 type Facts struct {
 	Now                time.Time
 	Shards             []ShardFacts
@@ -76,9 +71,8 @@ type Facts struct {
 	ServingCertificate *CertificateFacts
 }
 
-// ShardFacts are one shard's: its Name (empty for --kubeconfig's one shard),
-// its /version gitVersion (v1.31.6+kcp-v0.28.1), and whether its /metrics
-// say the feature gate WorkspaceMounts, kcp's in-tree mounts controller, is on.
+// ShardFacts are one shard's, Name empty for --kubeconfig's; Gate is the feature
+// gate WorkspaceMounts.
 type ShardFacts struct {
 	Name       string
 	BaseURL    string
@@ -88,9 +82,7 @@ type ShardFacts struct {
 	GateErr    error
 }
 
-// LeaseFacts are the plugin's leader Lease, Name being cluster/namespace/name:
-// whether it was Found, its holder and until when it holds, and the
-// [leaderfacts.Facts] a leader Published on it.
+// LeaseFacts are the plugin's leader Lease, Name being cluster/namespace/name.
 type LeaseFacts struct {
 	Name      string
 	Found     bool
@@ -103,9 +95,7 @@ type LeaseFacts struct {
 	FactsErr  error
 }
 
-// FrontProxyFacts are the front-proxy's answers: to the list at [MappingPath],
-// to the [ProbePath] probe (and whether the shard behind it took the probe
-// user for the caller), and to /version. Token tells whether a tenant's
+// FrontProxyFacts are the front-proxy's answers; Token tells whether a tenant's
 // token was sent.
 type FrontProxyFacts struct {
 	URL           string
@@ -117,9 +107,7 @@ type FrontProxyFacts struct {
 	VersionErr    error
 }
 
-// Answer is an HTTP answer as far as doctor reads it: Err when none came, the
-// Kind and APIVersion of a JSON object, a Status's details.group and message,
-// and the start of the Body.
+// Answer is an HTTP answer as far as doctor reads it.
 type Answer struct {
 	Err        error
 	Code       int
@@ -130,7 +118,6 @@ type Answer struct {
 	Body       string
 }
 
-// CertificateFacts are the serving certificate the plugin presents.
 type CertificateFacts struct {
 	URL       string
 	Err       error
@@ -139,8 +126,7 @@ type CertificateFacts struct {
 	NotAfter  time.Time
 }
 
-// Print writes results as a table, a row per check and a "fix:" row under it,
-// or with format "json" as a JSON array.
+// Print writes results as a table, or with format "json" as a JSON array.
 func Print(w io.Writer, results []Result, format string) error {
 	switch format {
 	case "json":

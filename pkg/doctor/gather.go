@@ -41,9 +41,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 )
 
-// ShardVersion is the gitVersion the shard client talks to answers. Each
-// gathering function asks one thing of one server and writes nothing; the
-// command finds the shards and the Lease with the plugin's own code.
+// ShardVersion is the gitVersion of the shard client talks to. Gathering asks
+// one thing of one server and writes nothing.
 func ShardVersion(ctx context.Context, client rest.Interface) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -61,7 +60,6 @@ func ShardVersion(ctx context.Context, client rest.Interface) (string, error) {
 	return info.GitVersion, nil
 }
 
-// LeaseFactsOf is what a read of the Lease tells.
 func LeaseFactsOf(name string, lease *coordinationv1.Lease, err error) LeaseFacts {
 	f := LeaseFacts{Name: name}
 	switch {
@@ -85,9 +83,8 @@ func LeaseFactsOf(name string, lease *coordinationv1.Lease, err error) LeaseFact
 	return f
 }
 
-// FrontProxy asks the front-proxy at baseURL for the mapping, the identity
-// header probe and its /version, with client, which presents no credential,
-// and a tenant's bearer token if any.
+// FrontProxy asks the front-proxy at baseURL for the mapping, the probe and
+// /version, with a tenant's token if any.
 func FrontProxy(ctx context.Context, client *http.Client, baseURL, token string) *FrontProxyFacts {
 	baseURL = strings.TrimSuffix(baseURL, "/")
 	f := &FrontProxyFacts{URL: baseURL, Token: token != ""}
@@ -114,10 +111,8 @@ func FrontProxy(ctx context.Context, client *http.Client, baseURL, token string)
 	return f
 }
 
-// probeBelieved tells whether kcp took a probe header for the caller's: the
-// review names the probe user or group (a front-proxy before v0.32.1 that
-// authenticated the token added its headers to the client's), or a 403 names
-// the probe user (one that passed the token on kept the client's headers).
+// probeBelieved tells whether kcp took the probe headers for the caller's, in a
+// review or in a refusal.
 func probeBelieved(a Answer, review authenticationv1.SelfSubjectReview) bool {
 	switch a.Code {
 	case http.StatusOK, http.StatusCreated:
@@ -128,7 +123,6 @@ func probeBelieved(a Answer, review authenticationv1.SelfSubjectReview) bool {
 	return false
 }
 
-// ask sends one request; into receives the JSON body of a 2xx answer.
 func ask(ctx context.Context, client *http.Client, method, url, token string, header http.Header, body []byte, into ...any) Answer {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -188,8 +182,8 @@ func excerpt(data []byte) string {
 	return s
 }
 
-// ServingCertificate is the certificate the server at rawURL presents, read
-// without verifying it: doctor reads its dates, the front-proxy verifies it.
+// ServingCertificate is the certificate the server at rawURL presents, read but
+// not verified.
 func ServingCertificate(ctx context.Context, rawURL string) *CertificateFacts {
 	f := &CertificateFacts{URL: rawURL}
 	u, err := url.Parse(rawURL)

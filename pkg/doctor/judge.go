@@ -44,7 +44,7 @@ const (
 const CertificateWarning = 30 * 24 * time.Hour
 
 // StripsIdentityHeaders is the first kcp-front-proxy that deletes client-sent
-// X-Remote-* headers (GHSA-c8w2-fgvx-vhv4; docs/compatibility.md).
+// X-Remote-* headers (GHSA-c8w2-fgvx-vhv4).
 var StripsIdentityHeaders = version.MustParseSemantic("v0.32.1")
 
 // Judge gives the verdict of every check on f.
@@ -71,7 +71,6 @@ func shardCheck(check string, shard ShardFacts) string {
 	return check + " (shard " + shard.Name + ")"
 }
 
-// currentLeaderFacts are the facts the Lease's holder published, if any.
 func currentLeaderFacts(lease LeaseFacts) (leaderfacts.Facts, bool) {
 	if !lease.Found || lease.Err != nil || !lease.Published || lease.FactsErr != nil || lease.Facts.Identity != lease.Holder {
 		return leaderfacts.Facts{}, false
@@ -96,15 +95,13 @@ func judgeVersion(shard ShardFacts) Result {
 	return r
 }
 
-// brokenMounts are the kcp releases whose mounted workspaces answer 401
-// through the front-proxy (kcp-dev/kcp#4237, #4238): [first, fixed).
+// brokenMounts are the [first, fixed) kcp releases whose mounts answer 401
+// through the front-proxy (kcp-dev/kcp#4237, #4238).
 var brokenMounts = []struct{ first, fixed *version.Version }{
 	{version.MustParseGeneric("v0.31.3"), version.MustParseGeneric("v0.31.6")},
 	{version.MustParseGeneric("v0.32.1"), version.MustParseGeneric("v0.32.3")},
 }
 
-// mountProxyFlags are what a shard of v0.31.6, v0.32.3 and later needs for
-// its mounts to work through the front-proxy.
 const mountProxyFlags = "--mount-proxy-client-cert-file and --mount-proxy-client-key-file (a client certificate signed by the front-proxy's request-header CA)"
 
 func judgeMountsRelease(shard ShardFacts) Result {
@@ -130,7 +127,6 @@ func judgeMountsRelease(shard ShardFacts) Result {
 	return r
 }
 
-// contractOf says in words what kcp routes with a form.
 func contractOf(form mount.URLForm) string {
 	if form == mount.URLFormLegacy {
 		return "routes http and https mount URLs with a host and no user information (the legacy form)"
@@ -138,10 +134,9 @@ func contractOf(form mount.URLForm) string {
 	return "routes only https mount URLs with a host and no user information, query or fragment (the https form)"
 }
 
-// judgeMountURLContract compares the form the shard's kcp routes
-// ([kcprelease.Release.MountURLForm]) with the plugin's --mount-url-contract,
-// which levels 1 and 2 follow (level 3 writes https everywhere): WARN when
-// the plugin calls routable what kcp refuses, OK when it is stricter.
+// judgeMountURLContract compares the form kcp routes with the plugin's
+// --mount-url-contract, which levels 1 and 2 follow: WARN when the plugin is
+// laxer.
 func judgeMountURLContract(shard ShardFacts, leader leaderfacts.Facts, leaderKnown bool) Result {
 	r := Result{Check: shardCheck(CheckMountURLContract, shard)}
 	release, err := kcprelease.Parse(shard.GitVersion)
@@ -244,11 +239,10 @@ const mappingFix = "map /services/workspacemounts/ to the plugin's Service (http
 	"kcp-front-proxy's --mapping-file entry {path: /services/workspacemounts/, backend: ..., backend_server_ca: ..., proxy_client_cert: ..., proxy_client_key: ...}, " +
 	"kcp-operator's FrontProxy spec.additionalPathMappings, or the kcp chart's kcpFrontProxy.additionalPathMappings (docs/deployment.md)"
 
-// unresolvedPath is in kcp's 403 for a /services/ path nothing is mapped to.
 const unresolvedPath = "Path not resolved to a valid virtual workspace"
 
-// fromPlugin tells whether the plugin's virtual workspace answered: its list,
-// its discovery, or its refusal naming its group.
+// fromPlugin tells whether the plugin answered: its list, its discovery or its
+// refusal.
 func (a Answer) fromPlugin() bool {
 	const group = "workspacemounts.io"
 	switch a.Code {
@@ -307,9 +301,9 @@ func (a Answer) describe() string {
 	return "an empty body"
 }
 
-// The probe doctor sends through the front-proxy with the tenant's token, to
-// tell whether a client's X-Remote-* headers reach kcp: a SelfSubjectReview,
-// which stores nothing, as a user and group no one grants anything to.
+// The probe doctor sends through the front-proxy to tell whether a client's
+// X-Remote-* headers reach kcp: a SelfSubjectReview, as a user no one grants
+// anything to.
 const (
 	ProbePath  = "/clusters/root/apis/authentication.k8s.io/v1/selfsubjectreviews"
 	ProbeUser  = "workspacemounts-doctor:probe"

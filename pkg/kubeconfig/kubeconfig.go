@@ -15,10 +15,7 @@ limitations under the License.
 */
 
 // Package kubeconfig loads a kubeconfig as a rest.Config whose credentials
-// follow the files on disk: every client built from it shares one transport,
-// which [Loader.Reload] rebuilds when the context's server or credentials
-// change, closing the old one's connections. docs/design/pkg-kubeconfig.md
-// says what counts as a change and why.
+// follow the files on disk (docs/design/pkg-kubeconfig.md).
 package kubeconfig
 
 import (
@@ -43,12 +40,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// DefaultReloadInterval is how often Run looks at the files.
 const DefaultReloadInterval = 10 * time.Second
 
-// Loader is a kubeconfig context and the transport built from its current
-// content; Config hands it, an http.RoundTripper, to every client. host is
-// the server of the first load, the one the clients were built for.
+// Loader is the transport of a kubeconfig context's current content; host is the
+// server the clients were built for.
 type Loader struct {
 	path, context string
 	current       atomic.Pointer[generation]
@@ -58,7 +53,6 @@ type Loader struct {
 	lastError string     // logged once
 }
 
-// generation is one content of the files and the transport built from it.
 type generation struct {
 	transport   http.RoundTripper
 	connections *connrotation.Dialer
@@ -67,8 +61,7 @@ type generation struct {
 	config      *rest.Config
 }
 
-// Load reads the context (the current one if empty) of the kubeconfig at
-// path; it fails if the kubeconfig or a file it names cannot be read.
+// Load reads the context, the current one if empty, of the kubeconfig at path.
 func Load(path, context string) (*Loader, error) {
 	l := &Loader{path: path, context: context}
 	config, fingerprint, err := l.read()
@@ -84,17 +77,13 @@ func Load(path, context string) (*Loader, error) {
 	return l, nil
 }
 
-// Config returns a rest.Config for the context with the loader as its
-// transport and no credentials of its own; QPS, Burst, UserAgent and
-// wrappers may be set on it.
+// Config returns a rest.Config whose transport is the loader.
 func (l *Loader) Config() *rest.Config {
 	g := l.current.Load()
 	return &rest.Config{Host: g.config.Host, APIPath: g.config.APIPath, Timeout: g.config.Timeout, Transport: l}
 }
 
-// CredentialsConfig is [Loader.Config] for clients that replace the server
-// (--shards-kubeconfig): requests go to the host they name, with the current
-// credentials.
+// CredentialsConfig is [Loader.Config] for clients that replace the server.
 func (l *Loader) CredentialsConfig() *rest.Config {
 	config := l.Config()
 	config.Transport = credentialsOnly{l}
@@ -107,8 +96,7 @@ func (c credentialsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.loader.current.Load().transport.RoundTrip(req)
 }
 
-// RoundTrip sends the request with the current credentials, to the current
-// server when the kubeconfig has moved it.
+// RoundTrip sends the request with the current credentials and server.
 func (l *Loader) RoundTrip(req *http.Request) (*http.Response, error) {
 	g := l.current.Load()
 	if g.host.Scheme != l.host.Scheme || g.host.Host != l.host.Host {
@@ -118,15 +106,12 @@ func (l *Loader) RoundTrip(req *http.Request) (*http.Response, error) {
 	return g.transport.RoundTrip(req)
 }
 
-// Run calls [Loader.Reload] every interval until ctx is done.
 func (l *Loader) Run(ctx context.Context, interval time.Duration) {
 	wait.UntilWithContext(ctx, func(ctx context.Context) { l.Reload(ctx) }, interval)
 }
 
-// Reload reads the files again and, when the context's credentials or server
-// changed into a valid config, switches every client to them and closes the
-// old connections; it tells whether it switched. On an error it keeps the
-// last good credentials.
+// Reload switches every client to the files' credentials and server if they
+// changed, and tells whether it did; on an error it keeps the last good ones.
 func (l *Loader) Reload(ctx context.Context) bool {
 	logger := klog.FromContext(ctx).WithValues("path", l.path)
 	l.lock.Lock()
@@ -159,8 +144,7 @@ func (l *Loader) Reload(ctx context.Context) bool {
 	return true
 }
 
-// read parses the context and reads the files it names into it, so that the
-// fingerprint and the credentials in use come from the same reading.
+// read takes the fingerprint and the credentials from the same reading.
 func (l *Loader) read() (*rest.Config, [sha256.Size]byte, error) {
 	config, err := l.readConfig()
 	if err != nil {
@@ -200,8 +184,7 @@ func (l *Loader) readConfig() (*rest.Config, error) {
 	return config, err
 }
 
-// fingerprintOf hashes what a client's requests depend on: the server, the
-// TLS settings and every kind of credential.
+// fingerprintOf hashes what a client's requests depend on.
 func fingerprintOf(config *rest.Config) ([sha256.Size]byte, error) {
 	tls := config.TLSClientConfig
 	data, err := json.Marshal([]any{config.Host, config.APIPath, tls.ServerName, tls.Insecure, tls.CAData, tls.CertData, tls.KeyData, tls.NextProtos,
@@ -209,8 +192,8 @@ func fingerprintOf(config *rest.Config) ([sha256.Size]byte, error) {
 	return sha256.Sum256(data), err
 }
 
-// build makes a generation's transport, with a dialer of its own so that its
-// connections can be closed, which also keeps it out of client-go's cache.
+// build gives each generation a dialer of its own, so that its connections can
+// be closed.
 func (l *Loader) build(config *rest.Config, fingerprint [sha256.Size]byte) (*generation, error) {
 	host, err := serverOf(config.Host)
 	if err != nil {

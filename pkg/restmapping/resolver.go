@@ -14,11 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package restmapping maps the kind a mount reference names to the resource
-// that serves it in one logical cluster, from informer caches of CRDs,
-// APIBindings and APIResourceSchemas across all clusters: no discovery call
-// per lookup, and a kind served later is found as soon as the caches see it.
-// docs/design/pkg-restmapping.md says how bound kinds are found.
+// Package restmapping maps the kind a mount reference names to the resource that
+// serves it in a logical cluster, from informer caches
+// (docs/design/pkg-restmapping.md).
 package restmapping
 
 import (
@@ -37,8 +35,7 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 )
 
-// The indexes [AddIndexers] installs: CRDs by cluster|group|kind, APIBindings
-// by cluster, APIResourceSchemas by the UID a binding's boundResources name.
+// The indexes [AddIndexers] installs.
 const (
 	CRDsByClusterGroupKind  = "restmapping-crds-by-cluster-group-kind"
 	APIBindingsByCluster    = "restmapping-apibindings-by-cluster"
@@ -48,12 +45,12 @@ const (
 // ErrKindNotServed is wrapped when no CRD or binding serves a kind in a cluster.
 var ErrKindNotServed = errors.New("kind not served")
 
-// BoundCRDsCluster is where kcp keeps, on every shard, a CRD named by the UID
-// of each APIResourceSchema bound there.
+// BoundCRDsCluster holds, on every shard, a CRD per APIResourceSchema bound
+// there.
 const BoundCRDsCluster = logicalcluster.Name("system:bound-crds")
 
-// Resource is where a kind is served in one cluster; Identity is the
-// APIExport's identity hash of a bound kind, empty for a CRD's.
+// Resource is where a kind is served in one cluster; Identity is a bound kind's
+// APIExport identity.
 type Resource struct {
 	schema.GroupVersionResource
 	Kind       string
@@ -61,8 +58,7 @@ type Resource struct {
 	Namespaced bool
 }
 
-// WildcardResource is the GroupVersionResource to list and watch across all
-// clusters: kcp serves a bound resource there only under resource:identity.
+// WildcardResource is the resource to list and watch across all clusters.
 func (r Resource) WildcardResource() schema.GroupVersionResource {
 	gvr := r.GroupVersionResource
 	if r.Identity != "" {
@@ -71,8 +67,7 @@ func (r Resource) WildcardResource() schema.GroupVersionResource {
 	return gvr
 }
 
-// Key identifies the resource across clusters, as one informer serves it:
-// resource.version.group, with :identity for a bound one.
+// Key identifies the resource across clusters, as one informer serves it.
 func (r Resource) Key() string {
 	key := r.Resource + "." + r.Version + "." + r.Group
 	if r.Identity != "" {
@@ -81,20 +76,18 @@ func (r Resource) Key() string {
 	return key
 }
 
-// Resolver answers from three informers' indexers.
 type Resolver struct {
 	crds       cache.Indexer
 	bindings   cache.Indexer
 	apiSchemas cache.Indexer
 }
 
-// NewResolver returns a resolver over indexers that carry the indexes AddIndexers installs.
 func NewResolver(crds, bindings, apiSchemas cache.Indexer) *Resolver {
 	return &Resolver{crds: crds, bindings: bindings, apiSchemas: apiSchemas}
 }
 
-// Resolve returns the resource that serves gvk in cluster, a CRD's before a
-// binding's, or an error wrapping [ErrKindNotServed].
+// Resolve returns the resource that serves gvk in cluster, or an error wrapping
+// [ErrKindNotServed].
 func (r *Resolver) Resolve(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (Resource, error) {
 	if res, found, err := r.fromCRDs(cluster, gvk); err != nil || found {
 		return res, err
@@ -153,8 +146,8 @@ func (r *Resolver) fromBindings(cluster logicalcluster.Name, gvk schema.GroupVer
 	return Resource{}, false, nil
 }
 
-// boundSchema returns the kind and scope of the bound schema uid and whether
-// it serves version: from the APIResourceSchema, else from its bound CRD.
+// boundSchema reads the bound schema uid from the APIResourceSchema, else from
+// its bound CRD.
 func (r *Resolver) boundSchema(uid, version string) (kind string, scope apiextensionsv1.ResourceScope, served, found bool, err error) {
 	apiSchema, err := r.schemaByUID(uid)
 	if err != nil {
@@ -188,7 +181,7 @@ func clusterGroupKindKey(cluster logicalcluster.Name, group, kind string) string
 	return cluster.String() + "|" + group + "|" + kind
 }
 
-// AddIndexers installs the resolver's indexes; call it before the informers start.
+// AddIndexers installs the resolver's indexes before the informers start.
 func AddIndexers(crds, bindings, apiSchemas cache.SharedIndexInformer) error {
 	if err := crds.AddIndexers(cache.Indexers{CRDsByClusterGroupKind: indexCRDByClusterGroupKind}); err != nil {
 		return err
@@ -215,9 +208,8 @@ func indexByUID(obj interface{}) ([]string, error) {
 	return []string{string(m.GetUID())}, nil
 }
 
-// TrimForResolver is an informer transform that keeps of CRDs and
-// APIResourceSchemas only what the resolver reads, dropping their OpenAPI
-// schemas, webhook CA bundles and last-applied annotations.
+// TrimForResolver is an informer transform that keeps only what the resolver
+// reads.
 func TrimForResolver(obj interface{}) (interface{}, error) {
 	switch o := obj.(type) {
 	case *apiextensionsv1.CustomResourceDefinition:
