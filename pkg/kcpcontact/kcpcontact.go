@@ -14,10 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kcpcontact tells when kcp last answered this process: any answer
-// below 500 to any of its clients, or a probe when nothing else reached kcp
-// for an interval. It logs once when kcp stops answering and once when it
-// answers again, and keeps workspacemounts_kcp_last_contact_timestamp_seconds.
+// Package kcpcontact tells when kcp last answered this process, any client's
+// answer below 500 or a probe's, and logs when it stops and starts answering.
 package kcpcontact
 
 import (
@@ -31,7 +29,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 )
 
-// Tracker remembers the last answer of kcp, or of one shard (what the logs name).
+// Tracker remembers the last answer of kcp, or of one shard.
 type Tracker struct {
 	last  atomic.Int64 // unix nanoseconds; 0 until the first answer
 	now   func() time.Time
@@ -39,12 +37,10 @@ type Tracker struct {
 	what  string
 }
 
-// New returns a tracker that has not seen kcp yet.
 func New() *Tracker {
 	return &Tracker{now: time.Now, gauge: metrics.KCPLastContact, what: "kcp"}
 }
 
-// NewForShard returns a tracker of one shard of a sharded kcp.
 func NewForShard(shard string) *Tracker {
 	return &Tracker{now: time.Now, gauge: metrics.ShardLastContact.WithLabelValues(shard), what: "the shard"}
 }
@@ -57,7 +53,6 @@ func (t *Tracker) LastContact() time.Time {
 	return time.Time{}
 }
 
-// Since is how long ago kcp last answered, and false if it never did.
 func (t *Tracker) Since() (time.Duration, bool) {
 	last := t.LastContact()
 	if last.IsZero() {
@@ -86,8 +81,7 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// Run probes kcp whenever it has not answered for interval, until ctx is
-// done; probe is one cheap request, bounded by the context it gets.
+// Run probes kcp whenever it has not answered for interval, until ctx is done.
 func (t *Tracker) Run(ctx context.Context, interval time.Duration, probe func(context.Context) error) {
 	logger := klog.FromContext(ctx)
 	ticker := time.NewTicker(interval)

@@ -14,8 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kcprelease reads which kcp release a kcp answers or was built
-// from, and what the plugin makes of a release.
+// Package kcprelease reads which kcp release a kcp answers or was built from.
 package kcprelease
 
 import (
@@ -36,8 +35,8 @@ type Release struct {
 // built is what git describe adds past a tag: "-12-gabcdef0", "-dirty".
 var built = regexp.MustCompile(`(-\d+-g[0-9a-f]+)?(-dirty)?$`)
 
-// Parse reads the kcp release in a gitVersion (v1.31.6+kcp-v0.28.1) or a kcp
-// command's --version; a build past a release, or -dirty, is that release.
+// Parse reads the kcp release in a gitVersion (v1.31.6+kcp-v0.28.1) or a
+// --version, a build past it included.
 func Parse(s string) (Release, error) {
 	i := strings.Index(s, "kcp-v")
 	if i < 0 {
@@ -55,8 +54,7 @@ func Parse(s string) (Release, error) {
 // (kcp-dev/kcp pkg/reconciler/tenancy/workspacemounts @3f4358ca).
 var HTTPSMounts = version.MustParseSemantic("v0.33.0")
 
-// MountURLForm is the form of mount URLs the release routes: https from
-// [HTTPSMounts] on, its pre-releases included, legacy before.
+// MountURLForm is the form of mount URLs the release routes.
 func (r Release) MountURLForm() mount.URLForm {
 	if r.Major() > HTTPSMounts.Major() || (r.Major() == HTTPSMounts.Major() && r.Minor() >= HTTPSMounts.Minor()) {
 		return mount.URLFormHTTPS

@@ -14,11 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package leaderfacts is what the plugin's leader publishes on its leader
-// Lease, the one object every deployment has and an operator can read, for
-// `workspacemounts doctor`: its version and the settings that decide whether
-// the kcp around it fits. Replicas share their flags and only the leader
-// writes; one without --run-controller or --leader-elect publishes nothing.
+// Package leaderfacts is what the plugin's leader publishes on its Lease for
+// `workspacemounts doctor`: its version and the settings that decide whether the
+// kcp around it fits.
 package leaderfacts
 
 import (
@@ -26,12 +24,8 @@ import (
 	"strconv"
 )
 
-// The annotations of the leader Lease, rewritten by each new leader: the
-// identity that published them (a former leader's when it is not the
-// holder's), `workspacemounts version -o short`, and the flags
-// --workspace-condition, --workspace-url, --requestheader-client-ca-file
-// (whether the virtual workspace believes X-Remote-* headers) and
-// --mount-url-contract, which a release before that flag does not write.
+// The annotations of the leader Lease, rewritten by each new leader; facts whose
+// identity is not the holder's are a former leader's.
 const (
 	IdentityAnnotation             = "workspacemounts.io/leader-identity"
 	VersionAnnotation              = "workspacemounts.io/leader-version"
@@ -51,8 +45,7 @@ type Facts struct {
 	MountURLContract     string // "": a release before the flag
 }
 
-// Level is the plugin's level: 1 annotations only, 2 with the condition, 3
-// with spec.URL as well.
+// Level is 1 for annotations only, 2 with the condition, 3 with spec.URL.
 func (f Facts) Level() int {
 	switch {
 	case f.WorkspaceURL:
@@ -64,7 +57,6 @@ func (f Facts) Level() int {
 	}
 }
 
-// Annotations are the facts as the Lease's annotations.
 func (f Facts) Annotations() map[string]string {
 	return map[string]string{
 		IdentityAnnotation:             f.Identity,
@@ -76,9 +68,7 @@ func (f Facts) Annotations() map[string]string {
 	}
 }
 
-// Parse reads the facts from a Lease's annotations; ok is false when no
-// leader published any, and an annotation [Facts.Annotations] would not
-// write is an error.
+// Parse reads the facts, ok false when no leader published any.
 func Parse(annotations map[string]string) (facts Facts, ok bool, err error) {
 	identity, ok := annotations[IdentityAnnotation]
 	if !ok {

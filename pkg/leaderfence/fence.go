@@ -15,10 +15,7 @@ limitations under the License.
 */
 
 // Package leaderfence keeps a leader from writing once its Lease may be
-// another's: a replica frozen past its Lease (SIGSTOP, a stalled VM) resumes
-// with old caches before client-go's elector notices. A [Fence] refuses
-// writes once the last renewal is older than the renew deadline, by the
-// monotonic clock, which goes on while the process is frozen.
+// another's, as after a freeze past its Lease, by the monotonic clock.
 package leaderfence
 
 import (
@@ -31,12 +28,10 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// ErrFenced is the error of a write refused by a Fence.
 var ErrFenced = errors.New("not written: the leader Lease was not renewed within the renew deadline, another replica may lead")
 
-// Fence tells whether the leader may still write: within renewDeadline of
-// the start of its last successful renewal, which [Fence.Lock] records, and
-// so before any other replica can take the Lease over.
+// Fence allows writes within renewDeadline of the start of the last renewal
+// [Fence.Lock] recorded, before another replica can lead.
 type Fence struct {
 	renewDeadline time.Duration
 	now           func() time.Time
@@ -45,13 +40,13 @@ type Fence struct {
 	renewed time.Time // zero while the Lease is not held
 }
 
-// New is a Fence for a renew deadline, closed until a renewal succeeds.
+// New is a Fence closed until a renewal succeeds.
 func New(renewDeadline time.Duration) *Fence {
 	return &Fence{renewDeadline: renewDeadline, now: time.Now}
 }
 
-// Allow returns nil while the last renewal began within the renew deadline,
-// else an error wrapping [ErrFenced]; a nil Fence allows every write.
+// Allow returns nil or an error wrapping [ErrFenced]; a nil Fence allows every
+// write.
 func (f *Fence) Allow() error {
 	if f == nil {
 		return nil
@@ -82,9 +77,8 @@ func (f *Fence) close() {
 	f.renewed = time.Time{}
 }
 
-// Lock wraps the Lease's lock: a write that succeeds with this replica as
-// holder opens the fence as of when it began, one with another holder (a
-// release) closes it, and a failed one changes nothing. A nil Fence returns inner.
+// Lock wraps the Lease's lock so that each successful write opens or closes the
+// fence.
 func (f *Fence) Lock(inner resourcelock.Interface) resourcelock.Interface {
 	if f == nil {
 		return inner

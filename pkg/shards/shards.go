@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package shards keeps one runner going per kcp Shard in root, as kcp's
-// front-proxy follows them, with the --shards-kubeconfig credentials sent to
-// the Shard's [BaseURL]. A changed baseURL restarts the runner, a failed one
-// starts again with backoff, and a shard's new runner waits for its old one.
+// Package shards keeps one runner going per kcp Shard in root, with the
+// --shards-kubeconfig credentials sent to its [BaseURL]; a failed runner starts
+// again, and a shard's new runner waits for its old one.
 package shards
 
 import (
@@ -49,7 +48,6 @@ type Shard struct {
 // RunFunc runs one shard's work until ctx is done; an error restarts it.
 type RunFunc func(ctx context.Context, shard Shard) error
 
-// Runners keeps a RunFunc going per Shard.
 type Runners struct {
 	credentials *rest.Config
 	run         RunFunc
@@ -66,7 +64,6 @@ type runner struct {
 	done    chan struct{}
 }
 
-// New returns runners of run with credentials whose server each shard replaces.
 func New(credentials *rest.Config, run RunFunc) *Runners {
 	return &Runners{
 		credentials: credentials,
@@ -76,8 +73,7 @@ func New(credentials *rest.Config, run RunFunc) *Runners {
 	}
 }
 
-// Follow runs a runner per Shard of the informer, which the caller starts,
-// until ctx is done; [Runners.Wait] waits for them to return.
+// Follow runs a runner per Shard of the informer until ctx is done.
 func (r *Runners) Follow(ctx context.Context, shards cache.SharedIndexInformer) error {
 	registration, err := shards.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { r.upsert(ctx, obj) },
@@ -105,10 +101,9 @@ func (r *Runners) Follow(ctx context.Context, shards cache.SharedIndexInformer) 
 	return nil
 }
 
-// Wait returns once every runner has returned; call it after ctx is done.
+// Wait returns once every runner has returned.
 func (r *Runners) Wait() { r.wg.Wait() }
 
-// Names are the shards with a runner, for logs and metrics.
 func (r *Runners) Names() []string {
 	r.lock.Lock()
 	defer r.lock.Unlock()
@@ -129,9 +124,8 @@ func (r *Runners) upsert(ctx context.Context, obj interface{}) {
 	r.Add(ctx, shard.Name, baseURL)
 }
 
-// BaseURL is a Shard's spec.baseURL without a trailing slash, or why it is
-// not reached: none, or not https://host, since the credentials go only
-// over TLS.
+// BaseURL is a Shard's spec.baseURL, or why it is not reached: the credentials
+// go only to https://host.
 func BaseURL(shard *corev1alpha1.Shard) (string, error) {
 	baseURL := strings.TrimSuffix(shard.Spec.BaseURL, "/")
 	if baseURL == "" {
@@ -144,9 +138,8 @@ func BaseURL(shard *corev1alpha1.Shard) (string, error) {
 	return baseURL, nil
 }
 
-// Add starts a shard's runner at baseURL until ctx is done, restarting it if
-// it runs at another, and stops it for an empty baseURL; a fixed set of
-// shards is Added once each.
+// Add starts, or restarts at a new baseURL, a shard's runner until ctx is done;
+// an empty baseURL stops it.
 func (r *Runners) Add(ctx context.Context, name, baseURL string) {
 	if ctx.Err() != nil {
 		return

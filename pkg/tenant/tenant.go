@@ -13,11 +13,10 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package retry is the process's one way of trying again while kcp, or one
-// Package tenant names who a share of the plugin is counted against: the org
-// of a logical cluster, its first workspace under root, read from its
-// LogicalCluster's kcp.io/path, which kcp's admission keeps from tenants. A
-// cluster whose path is not known yet is a tenant of its own.
+
+// Package tenant names who a share of the plugin is counted against: the org of
+// a logical cluster, by its LogicalCluster's kcp.io/path, which tenants cannot
+// write; a cluster whose path is unknown is a tenant of its own.
 package tenant
 
 import (
@@ -38,11 +37,10 @@ import (
 // Name is a tenant: "root", "root:<org>", or "cluster:<name>".
 type Name string
 
-// Root is the tenant of root itself and of the Workspaces in it.
 const Root Name = "root"
 
-// OfPath is the tenant of a workspace path: root:org for root:org and every
-// path below it, root for root, "" for none.
+// OfPath is the tenant of a workspace path: root:org for root:org and below,
+// root for root.
 func OfPath(path logicalcluster.Path) Name {
 	s := path.String()
 	if s == "" {
@@ -58,10 +56,10 @@ func OfPath(path logicalcluster.Path) Name {
 	return Name(parts[0] + ":" + parts[1])
 }
 
-// PathOf gives a logical cluster's path, empty when not known.
 type PathOf func(logicalcluster.Name) logicalcluster.Path
 
-// Of is the tenant of cluster, by its path if pathOf (which may be nil) knows it.
+// Of is the tenant of cluster, by its path if pathOf, which may be nil, knows
+// it.
 func Of(cluster logicalcluster.Name, pathOf PathOf) Name {
 	if cluster == core.RootCluster {
 		return Root
@@ -93,9 +91,8 @@ func PathsFrom(logicalClusters ...cache.Indexer) PathOf {
 	}
 }
 
-// Limiters are token buckets, one per key, created full on first use: the one
-// limiter type of per-tenant rates. A full bucket behaves as a new one, so
-// the map forgets those whenever it has doubled since it last did.
+// Limiters are token buckets, one per key, created full on first use; the map
+// forgets full ones whenever it has doubled since it last did.
 type Limiters[K comparable] struct {
 	limit rate.Limit
 	burst int
@@ -108,8 +105,8 @@ type Limiters[K comparable] struct {
 
 const minPruneAt = 64
 
-// NewLimiters are buckets of limit tokens a second, burst at most, on the
-// clock now (time.Now if nil).
+// NewLimiters are buckets of limit tokens a second, burst at most; now may be
+// nil.
 func NewLimiters[K comparable](limit rate.Limit, burst int, now func() time.Time) *Limiters[K] {
 	if now == nil {
 		now = time.Now
@@ -139,7 +136,6 @@ func (l *Limiters[K]) Allow(k K) (bool, time.Duration) {
 	return false, r.DelayFrom(now)
 }
 
-// Len is how many keys' buckets are kept.
 func (l *Limiters[K]) Len() int {
 	l.lock.Lock()
 	defer l.lock.Unlock()

@@ -14,10 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package version says which build of workspacemounts is running, for
-// `workspacemounts version`, the start-up log, the virtual workspace's
-// /version and workspacemounts_build_info: the version and commit the
-// Makefile sets, the Go and kcp library versions the binary was built with.
+// Package version says which build of workspacemounts is running.
 package version
 
 import (
@@ -38,9 +35,8 @@ var (
 
 const kcpModule = "github.com/kcp-dev/kcp"
 
-// Info is what [Get] reports. Version is the VERSION file's release,
-// v0.1.0-N-g<sha> past it (-dirty for uncommitted changes) or v0.0.0-dev;
-// Revision the full commit; KcpVersion that of github.com/kcp-dev/kcp.
+// Info is what [Get] reports; Version is the VERSION file's release,
+// v0.1.0-N-g<sha> past it, or v0.0.0-dev.
 type Info struct {
 	Version    string `json:"version"`
 	Revision   string `json:"revision"`
@@ -49,7 +45,6 @@ type Info struct {
 	Platform   string `json:"platform"`
 }
 
-// Get reports this binary's build.
 func Get() Info {
 	info := Info{
 		Version:    version,
@@ -64,7 +59,6 @@ func Get() Info {
 	return info
 }
 
-// moduleVersion is the version of module path in build, after any replacement.
 func moduleVersion(build *debug.BuildInfo, path string) string {
 	for _, dep := range build.Deps {
 		if dep.Path != path {
@@ -88,8 +82,7 @@ func (i Info) String() string {
 
 var semver = regexp.MustCompile(`^v(\d+)\.(\d+)\.`)
 
-// APIServer is the Info as an API server's /version answers it, for
-// `kubectl version`.
+// APIServer is the Info as an API server's /version answers it.
 func (i Info) APIServer() apimachineryversion.Info {
 	major, minor := "", ""
 	if m := semver.FindStringSubmatch(i.Version); m != nil {
