@@ -20,12 +20,27 @@ limitations under the License.
 package doctor
 
 import (
+	"bytes"
+	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/rest"
 
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 )
@@ -152,4 +167,176 @@ func Print(w io.Writer, results []Result, format string) error {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// ShardVersion is the gitVersion of the shard client talks to. Gathering asks
+// one thing of one server and writes nothing.
+func ShardVersion(ctx context.Context, client rest.Interface) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	body, err := client.Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return "", err
+	}
+	var info apimachineryversion.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return "", fmt.Errorf("GET /version: %w", err)
+	}
+	if info.GitVersion == "" {
+		return "", fmt.Errorf("GET /version answered no gitVersion: %s", excerpt(body))
+	}
+	return info.GitVersion, nil
+}
+
+func LeaseFactsOf(name string, lease *coordinationv1.Lease, err error) LeaseFacts {
+	f := LeaseFacts{Name: name}
+	switch {
+	case apierrors.IsNotFound(err):
+		return f
+	case err != nil:
+		f.Err = err
+		return f
+	}
+	f.Found = true
+	if lease.Spec.HolderIdentity != nil {
+		f.Holder = *lease.Spec.HolderIdentity
+	}
+	if lease.Spec.RenewTime != nil {
+		f.Renewed = lease.Spec.RenewTime.Time
+	}
+	if lease.Spec.LeaseDurationSeconds != nil {
+		f.Duration = time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second
+	}
+	f.Facts, f.Published, f.FactsErr = leaderfacts.Parse(lease.Annotations)
+	return f
+}
+
+// FrontProxy asks the front-proxy at baseURL for the mapping, the probe and
+// /version, with a tenant's token if any.
+func FrontProxy(ctx context.Context, client *http.Client, baseURL, token string) *FrontProxyFacts {
+	baseURL = strings.TrimSuffix(baseURL, "/")
+	f := &FrontProxyFacts{URL: baseURL, Token: token != ""}
+	f.Mapping = ask(ctx, client, http.MethodGet, baseURL+MappingPath+"?limit=1", token, nil, nil)
+
+	review := []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`)
+	probe := http.Header{"X-Remote-User": {ProbeUser}, "X-Remote-Group": {ProbeGroup}}
+	var answered authenticationv1.SelfSubjectReview
+	f.Probe = ask(ctx, client, http.MethodPost, baseURL+ProbePath, token, probe, review, &answered)
+	f.ProbeBelieved = probeBelieved(f.Probe, answered)
+
+	var info struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	version := ask(ctx, client, http.MethodGet, baseURL+"/version", token, nil, nil, &info)
+	switch {
+	case version.Err != nil:
+		f.VersionErr = version.Err
+	case version.Code != http.StatusOK || info.GitVersion == "":
+		f.VersionErr = fmt.Errorf("GET /version answered %d (%s)", version.Code, version.describe())
+	default:
+		f.GitVersion = info.GitVersion
+	}
+	return f
+}
+
+// probeBelieved tells whether kcp took the probe headers for the caller's, in a
+// review or in a refusal.
+func probeBelieved(a Answer, review authenticationv1.SelfSubjectReview) bool {
+	switch a.Code {
+	case http.StatusOK, http.StatusCreated:
+		return review.Status.UserInfo.Username == ProbeUser || slices.Contains(review.Status.UserInfo.Groups, ProbeGroup)
+	case http.StatusForbidden:
+		return strings.Contains(a.Message, `"`+ProbeUser+`"`)
+	}
+	return false
+}
+
+func ask(ctx context.Context, client *http.Client, method, url, token string, header http.Header, body []byte, into ...any) Answer {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var reader io.Reader = http.NoBody
+	if body != nil {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, reader)
+	if err != nil {
+		return Answer{Err: err}
+	}
+	for key, values := range header {
+		req.Header[key] = values
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Answer{Err: err}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return Answer{Err: err}
+	}
+	a := Answer{Code: resp.StatusCode, Body: excerpt(data)}
+	var object struct {
+		metav1.TypeMeta
+		Message string                `json:"message"`
+		Details *metav1.StatusDetails `json:"details"`
+	}
+	if json.Unmarshal(data, &object) == nil {
+		a.Kind, a.APIVersion, a.Message = object.Kind, object.APIVersion, object.Message
+		if object.Details != nil {
+			a.Group = object.Details.Group
+		}
+		if a.Code/100 == 2 {
+			for _, v := range into {
+				_ = json.Unmarshal(data, v)
+			}
+		}
+	}
+	return a
+}
+
+func excerpt(data []byte) string {
+	const most = 200
+	s := strings.TrimSpace(string(data))
+	if len(s) > most {
+		s = s[:most] + "..."
+	}
+	return s
+}
+
+// ServingCertificate is the certificate the server at rawURL presents, read but
+// not verified.
+func ServingCertificate(ctx context.Context, rawURL string) *CertificateFacts {
+	f := &CertificateFacts{URL: rawURL}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		f.Err = fmt.Errorf("%q is not an https:// URL", rawURL)
+		return f
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "443")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	dialer := &tls.Dialer{Config: &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: true}} // the certificate is read, not trusted
+	conn, err := dialer.DialContext(ctx, "tcp", host)
+	if err != nil {
+		f.Err = err
+		return f
+	}
+	defer conn.Close()
+	certs := conn.(*tls.Conn).ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		f.Err = errors.New("no certificate presented")
+		return f
+	}
+	f.Subject, f.NotBefore, f.NotAfter = certs[0].Subject.String(), certs[0].NotBefore, certs[0].NotAfter
+	return f
 }
