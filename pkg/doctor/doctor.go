@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -254,17 +255,11 @@ func probeBelieved(a Answer, review authenticationv1.SelfSubjectReview) bool {
 func ask(ctx context.Context, client *http.Client, method, url, token string, header http.Header, body []byte, into ...any) Answer {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var reader io.Reader = http.NoBody
-	if body != nil {
-		reader = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, reader)
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return Answer{Err: err}
 	}
-	for key, values := range header {
-		req.Header[key] = values
-	}
+	maps.Copy(req.Header, header)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
