@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package clients builds what the plugin needs to read a kcp shard across all
-// logical clusters, where kcp serves an APIExport's resources only under its
-// identity.
+// Package clients builds what the plugin needs to read a kcp shard across all logical clusters,
+// where kcp serves an APIExport's resources only under its identity.
 package clients
 
 import (
@@ -62,8 +61,8 @@ func TenancyIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
 	return APIExportIdentity(ctx, cfg, tenancyv1alpha1.SchemeGroupVersion.Group)
 }
 
-// WithWildcardIdentities returns a copy of cfg that names each group's identity
-// in requests across all clusters.
+// WithWildcardIdentities returns a copy of cfg that names each group's identity in requests across
+// all clusters.
 func WithWildcardIdentities(cfg *rest.Config, identities map[string]string) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -72,9 +71,9 @@ func WithWildcardIdentities(cfg *rest.Config, identities map[string]string) *res
 	return cfg
 }
 
-// NewConfigWithWildcardIdentities is [WithWildcardIdentities] with the
-// identities of the exports in root read by resolve, as kcp's bootstrap does;
-// until then such requests fail without reaching kcp.
+// NewConfigWithWildcardIdentities is [WithWildcardIdentities] with the identities of the exports in
+// root read by resolve, as kcp's bootstrap does; until then such requests fail without reaching
+// kcp.
 func NewConfigWithWildcardIdentities(cfg, root *rest.Config, exports map[string]string) (identityConfig *rest.Config, resolve func(ctx context.Context) error) {
 	var ids atomic.Pointer[map[string]string]
 	get := func() map[string]string {
@@ -125,8 +124,7 @@ func (rt *wildcardIdentityRoundTripper) RoundTrip(req *http.Request) (*http.Resp
 	return rt.delegate.RoundTrip(req)
 }
 
-// splitWildcard splits .../clusters/*/apis/<group>/<version>/<resource>[/...]
-// after the prefix.
+// splitWildcard splits .../clusters/*/apis/<group>/<version>/<resource>[/...] after the prefix.
 func splitWildcard(path string) (prefix string, parts []string, ok bool) {
 	marker := "/clusters/" + logicalcluster.Wildcard.String() + "/apis/"
 	i := strings.Index(path, marker)

@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package doctor judges a workspacemounts installation: `workspacemounts doctor`
-// gathers [Facts], and [Judge], which asks nothing of anyone, turns them into
-// one [Result] per check with its fix.
+// Package doctor judges a workspacemounts installation: `workspacemounts doctor` gathers [Facts],
+// and [Judge], which asks nothing of anyone, turns them into one [Result] per check with its fix.
 package doctor
 
 import (
@@ -46,8 +45,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 )
 
-// Status is a check's verdict: Fail means the installation does not work as
-// documented, or is unsafe, until the fix is applied.
+// Status is a check's verdict: Fail means the installation does not work as documented, or is
+// unsafe, until the fix is applied.
 type Status string
 
 const (
@@ -76,8 +75,8 @@ func Failures(results []Result) int {
 	return n
 }
 
-// Facts are what doctor found at Now; an Err says why some are unknown, a nil
-// pointer that a flag was not given.
+// Facts are what doctor found at Now; an Err says why some are unknown, a nil pointer that a flag
+// was not given.
 type Facts struct {
 	Now                time.Time
 	Shards             []ShardFacts
@@ -87,8 +86,8 @@ type Facts struct {
 	ServingCertificate *CertificateFacts
 }
 
-// ShardFacts are one shard's, Name empty for --kubeconfig's; Gate is the feature
-// gate WorkspaceMounts.
+// ShardFacts are one shard's, Name empty for --kubeconfig's; Gate is the feature gate
+// WorkspaceMounts.
 type ShardFacts struct {
 	Name       string
 	BaseURL    string
@@ -111,8 +110,7 @@ type LeaseFacts struct {
 	FactsErr  error
 }
 
-// FrontProxyFacts are the front-proxy's answers; Token tells whether a tenant's
-// token was sent.
+// FrontProxyFacts are the front-proxy's answers; Token tells whether a tenant's token was sent.
 type FrontProxyFacts struct {
 	URL           string
 	Token         bool
@@ -170,8 +168,8 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// ShardVersion is the gitVersion of the shard client talks to. Gathering asks
-// one thing of one server and writes nothing.
+// ShardVersion is the gitVersion of the shard client talks to. Gathering asks one thing of one
+// server and writes nothing.
 func ShardVersion(ctx context.Context, client rest.Interface) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -212,8 +210,8 @@ func LeaseFactsOf(name string, lease *coordinationv1.Lease, err error) LeaseFact
 	return f
 }
 
-// FrontProxy asks the front-proxy at baseURL for the mapping, the probe and
-// /version, with a tenant's token if any.
+// FrontProxy asks the front-proxy at baseURL for the mapping, the probe and /version, with a
+// tenant's token if any.
 func FrontProxy(ctx context.Context, client *http.Client, baseURL, token string) *FrontProxyFacts {
 	baseURL = strings.TrimSuffix(baseURL, "/")
 	f := &FrontProxyFacts{URL: baseURL, Token: token != ""}
@@ -240,8 +238,8 @@ func FrontProxy(ctx context.Context, client *http.Client, baseURL, token string)
 	return f
 }
 
-// probeBelieved tells whether kcp took the probe headers for the caller's, in a
-// review or in a refusal.
+// probeBelieved tells whether kcp took the probe headers for the caller's, in a review or in a
+// refusal.
 func probeBelieved(a Answer, review authenticationv1.SelfSubjectReview) bool {
 	switch a.Code {
 	case http.StatusOK, http.StatusCreated:
@@ -305,8 +303,7 @@ func excerpt(data []byte) string {
 	return s
 }
 
-// ServingCertificate is the certificate the server at rawURL presents, read but
-// not verified.
+// ServingCertificate is the certificate the server at rawURL presents, read but not verified.
 func ServingCertificate(ctx context.Context, rawURL string) *CertificateFacts {
 	f := &CertificateFacts{URL: rawURL}
 	u, err := url.Parse(rawURL)

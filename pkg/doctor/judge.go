@@ -43,8 +43,8 @@ const (
 // CertificateWarning is how long before its expiry the serving certificate is a WARN.
 const CertificateWarning = 30 * 24 * time.Hour
 
-// StripsIdentityHeaders is the first kcp-front-proxy that deletes client-sent
-// X-Remote-* headers (GHSA-c8w2-fgvx-vhv4).
+// StripsIdentityHeaders is the first kcp-front-proxy that deletes client-sent X-Remote-* headers
+// (GHSA-c8w2-fgvx-vhv4).
 var StripsIdentityHeaders = version.MustParseSemantic("v0.32.1")
 
 // verdict is r with its status, detail and fix, if any.
@@ -98,8 +98,8 @@ func judgeVersion(shard ShardFacts) Result {
 	return r.verdict(OK, fmt.Sprintf("kcp v%s (%s) at %s", release, shard.GitVersion, shard.BaseURL))
 }
 
-// brokenMounts are the [first, fixed) kcp releases whose mounts answer 401
-// through the front-proxy (kcp-dev/kcp#4237, #4238).
+// brokenMounts are the [first, fixed) kcp releases whose mounts answer 401 through the front-proxy
+// (kcp-dev/kcp#4237, #4238).
 var brokenMounts = []struct{ first, fixed *version.Version }{
 	{version.MustParseGeneric("v0.31.3"), version.MustParseGeneric("v0.31.6")},
 	{version.MustParseGeneric("v0.32.1"), version.MustParseGeneric("v0.32.3")},
@@ -132,9 +132,8 @@ func contractOf(form mount.URLForm) string {
 	return "routes only https mount URLs with a host and no user information, query or fragment (the https form)"
 }
 
-// judgeMountURLContract compares the form kcp routes with the plugin's
-// --mount-url-contract, which levels 1 and 2 follow: WARN when the plugin is
-// laxer.
+// judgeMountURLContract compares the form kcp routes with the plugin's --mount-url-contract, which
+// levels 1 and 2 follow: WARN when the plugin is laxer.
 func judgeMountURLContract(shard ShardFacts, leader leaderfacts.Facts, leaderKnown bool) Result {
 	r := Result{Check: shardCheck(CheckMountURLContract, shard)}
 	release, err := kcprelease.Parse(shard.GitVersion)
@@ -227,8 +226,7 @@ const mappingFix = "map /services/workspacemounts/ to the plugin's Service (http
 
 const unresolvedPath = "Path not resolved to a valid virtual workspace"
 
-// fromPlugin tells whether the plugin answered: its list, its discovery or its
-// refusal.
+// fromPlugin tells whether the plugin answered: its list, its discovery or its refusal.
 func (a Answer) fromPlugin() bool {
 	const group = "workspacemounts.io"
 	switch a.Code {
@@ -283,9 +281,8 @@ func (a Answer) describe() string {
 	return "an empty body"
 }
 
-// The probe doctor sends through the front-proxy to tell whether a client's
-// X-Remote-* headers reach kcp: a SelfSubjectReview, as a user no one grants
-// anything to.
+// The probe doctor sends through the front-proxy to tell whether a client's X-Remote-* headers
+// reach kcp: a SelfSubjectReview, as a user no one grants anything to.
 const (
 	ProbePath  = "/clusters/root/apis/authentication.k8s.io/v1/selfsubjectreviews"
 	ProbeUser  = "workspacemounts-doctor:probe"

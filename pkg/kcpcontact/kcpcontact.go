@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kcpcontact tells when kcp last answered this process, any client's
-// answer below 500 or a probe's, and logs when it stops and starts answering.
+// Package kcpcontact tells when kcp last answered this process, any client's answer below 500 or a
+// probe's, and logs when it stops and starts answering.
 package kcpcontact
 
 import (

@@ -35,8 +35,8 @@ type Release struct {
 // built is what git describe adds past a tag: "-12-gabcdef0", "-dirty".
 var built = regexp.MustCompile(`(-\d+-g[0-9a-f]+)?(-dirty)?$`)
 
-// Parse reads the kcp release in a gitVersion (v1.31.6+kcp-v0.28.1) or a
-// --version, a build past it included.
+// Parse reads the kcp release in a gitVersion (v1.31.6+kcp-v0.28.1) or a --version, a build past it
+// included.
 func Parse(s string) (Release, error) {
 	i := strings.Index(s, "kcp-v")
 	if i < 0 {
@@ -50,8 +50,8 @@ func Parse(s string) (Release, error) {
 	return Release{v}, nil
 }
 
-// HTTPSMounts is the first kcp release that routes only https mount URLs
-// (kcp-dev/kcp pkg/reconciler/tenancy/workspacemounts @3f4358ca).
+// HTTPSMounts is the first kcp release that routes only https mount URLs (kcp-dev/kcp
+// pkg/reconciler/tenancy/workspacemounts @3f4358ca).
 var HTTPSMounts = version.MustParseSemantic("v0.33.0")
 
 // MountURLForm is the form of mount URLs the release routes.

@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kubeconfig loads a kubeconfig as a rest.Config whose credentials
-// follow the files on disk (docs/design/pkg-kubeconfig.md).
+// Package kubeconfig loads a kubeconfig as a rest.Config whose credentials follow the files on disk
+// (docs/design/pkg-kubeconfig.md).
 package kubeconfig
 
 import (
@@ -42,8 +42,8 @@ import (
 
 const DefaultReloadInterval = 10 * time.Second
 
-// Loader is the transport of a kubeconfig context's current content; host is the
-// server the clients were built for.
+// Loader is the transport of a kubeconfig context's current content; host is the server the clients
+// were built for.
 type Loader struct {
 	path, context string
 	current       atomic.Pointer[generation]
@@ -110,8 +110,8 @@ func (l *Loader) Run(ctx context.Context, interval time.Duration) {
 	wait.UntilWithContext(ctx, func(ctx context.Context) { l.Reload(ctx) }, interval)
 }
 
-// Reload switches every client to the files' credentials and server if they
-// changed, and tells whether it did; on an error it keeps the last good ones.
+// Reload switches every client to the files' credentials and server if they changed, and tells
+// whether it did; on an error it keeps the last good ones.
 func (l *Loader) Reload(ctx context.Context) bool {
 	logger := klog.FromContext(ctx).WithValues("path", l.path)
 	l.lock.Lock()
@@ -192,8 +192,7 @@ func fingerprintOf(config *rest.Config) ([sha256.Size]byte, error) {
 	return sha256.Sum256(data), err
 }
 
-// build gives each generation a dialer of its own, so that its connections can
-// be closed.
+// build gives each generation a dialer of its own, so that its connections can be closed.
 func (l *Loader) build(config *rest.Config, fingerprint [sha256.Size]byte) (*generation, error) {
 	host, err := serverOf(config.Host)
 	if err != nil {

@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package leaderfacts is what the plugin's leader publishes on its Lease for
-// `workspacemounts doctor`: its version and the settings that decide whether the
-// kcp around it fits.
+// Package leaderfacts is what the plugin's leader publishes on its Lease for `workspacemounts
+// doctor`: its version and the settings that decide whether the kcp around it fits.
 package leaderfacts
 
 import (
@@ -24,8 +23,8 @@ import (
 	"strconv"
 )
 
-// The annotations of the leader Lease, rewritten by each new leader; facts whose
-// identity is not the holder's are a former leader's.
+// The annotations of the leader Lease, rewritten by each new leader; facts whose identity is not
+// the holder's are a former leader's.
 const (
 	IdentityAnnotation             = "workspacemounts.io/leader-identity"
 	VersionAnnotation              = "workspacemounts.io/leader-version"

@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package leaderfence keeps a leader from writing once its Lease may be
-// another's, as after a freeze past its Lease, by the monotonic clock.
+// Package leaderfence keeps a leader from writing once its Lease may be another's, as after a
+// freeze past its Lease, by the monotonic clock.
 package leaderfence
 
 import (
@@ -30,8 +30,8 @@ import (
 
 var ErrFenced = errors.New("not written: the leader Lease was not renewed within the renew deadline, another replica may lead")
 
-// Fence allows writes within renewDeadline of the start of the last renewal
-// [Fence.Lock] recorded, before another replica can lead.
+// Fence allows writes within renewDeadline of the start of the last renewal [Fence.Lock] recorded,
+// before another replica can lead.
 type Fence struct {
 	renewDeadline time.Duration
 	now           func() time.Time
@@ -45,8 +45,7 @@ func New(renewDeadline time.Duration) *Fence {
 	return &Fence{renewDeadline: renewDeadline, now: time.Now}
 }
 
-// Allow returns nil or an error wrapping [ErrFenced]; a nil Fence allows every
-// write.
+// Allow returns nil or an error wrapping [ErrFenced]; a nil Fence allows every write.
 func (f *Fence) Allow() error {
 	if f == nil {
 		return nil
@@ -77,8 +76,7 @@ func (f *Fence) close() {
 	f.renewed = time.Time{}
 }
 
-// Lock wraps the Lease's lock so that each successful write opens or closes the
-// fence.
+// Lock wraps the Lease's lock so that each successful write opens or closes the fence.
 func (f *Fence) Lock(inner resourcelock.Interface) resourcelock.Interface {
 	if f == nil {
 		return inner

@@ -39,8 +39,7 @@ const (
 	readyHelp = "Mounted Workspaces whose mount is ready (traffic can flow), per mount kind, from the Workspace cache at scrape time."
 )
 
-// KindUnresolved is the kind label of a kind not known to resolve, or beyond the
-// limit.
+// KindUnresolved is the kind label of a kind not known to resolve, or beyond the limit.
 const KindUnresolved = "(unresolved)"
 
 var (
@@ -48,9 +47,8 @@ var (
 	readyDesc   = metrics.NewDesc(namespace+"_ready_workspaces", readyHelp, []string{"kind"}, nil, metrics.ALPHA, "")
 )
 
-// mountCollector computes the mount gauges from the Workspace cache at each
-// scrape, its kind label bounded by [foldKinds] (docs/metrics.md,
-// "Cardinality").
+// mountCollector computes the mount gauges from the Workspace cache at each scrape, its kind label
+// bounded by [foldKinds] (docs/metrics.md, "Cardinality").
 type mountCollector struct {
 	metrics.BaseStableCollector
 	store     WorkspaceLister
@@ -76,8 +74,7 @@ type WorkspaceLister interface {
 	List() []interface{}
 }
 
-// RegisterMountCollector registers the mounted and ready gauges once per
-// process.
+// RegisterMountCollector registers the mounted and ready gauges once per process.
 func RegisterMountCollector(store WorkspaceLister, rule mount.Rule) {
 	collectorOnce.Do(func() {
 		legacyregistry.CustomMustRegister(&mountCollector{store: store, rule: rule, kindLimit: MountInformerLimit, parsed: map[string]parsedMount{}})
@@ -142,8 +139,7 @@ type phaseKind struct {
 	kind  string
 }
 
-// foldKinds keeps the limit kinds of the most Workspaces and counts the others
-// as [KindUnresolved].
+// foldKinds keeps the limit kinds of the most Workspaces and counts the others as [KindUnresolved].
 func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[phaseKind]int, map[string]int) {
 	perKind := map[string]int{}
 	for pk, n := range mounted {
@@ -178,8 +174,7 @@ func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[
 	return foldedMounted, foldedReady
 }
 
-// parse counts a Workspace's kind only if its status says it resolved for this
-// very reference.
+// parse counts a Workspace's kind only if its status says it resolved for this very reference.
 func parse(rule mount.Rule, ws *tenancyv1alpha1.Workspace) parsedMount {
 	p := parsedMount{resourceVersion: ws.ResourceVersion}
 	if !rule.IsMounted(ws) {
@@ -199,9 +194,8 @@ func clusterKey(ws *tenancyv1alpha1.Workspace) string {
 	return key
 }
 
-// transitionKinds bounds the kind label of series that accumulate: the first
-// kindLimit() resolved kinds seen keep a value of their own for the life of the
-// process.
+// transitionKinds bounds the kind label of series that accumulate: the first kindLimit() resolved
+// kinds seen keep a value of their own for the life of the process.
 var transitionKinds = &kindSet{kindLimit: MountInformerLimit, seen: map[string]bool{}}
 
 type kindSet struct {

@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package metrics defines the metrics of workspacemounts, in component-base's
-// legacy registry beside k8s.io/apiserver's; docs/metrics.md says how each label
-// is bounded.
+// Package metrics defines the metrics of workspacemounts, in component-base's legacy registry
+// beside k8s.io/apiserver's; docs/metrics.md says how each label is bounded.
 package metrics
 
 import (
@@ -178,8 +177,7 @@ func init() {
 	mountInformerLimit.Store(mount.DefaultMaxMountInformers)
 }
 
-// SetMountInformerLimit records --max-mount-informers, which also bounds the
-// kind labels.
+// SetMountInformerLimit records --max-mount-informers, which also bounds the kind labels.
 func SetMountInformerLimit(limit int) {
 	mountInformerLimit.Store(int64(limit))
 	MountInformersLimit.Set(float64(limit))
@@ -198,8 +196,7 @@ func ForgetShard(shard string) {
 	updateMountInformers(func(byShard map[string][4]int) { delete(byShard, shard) })
 }
 
-// mountInformers are each shard's informer counts, summed by
-// updateMountInformers.
+// mountInformers are each shard's informer counts, summed by updateMountInformers.
 var mountInformers = struct {
 	sync.Mutex
 	byShard map[string][4]int
@@ -229,8 +226,7 @@ func SetMountInformers(shard string, watched, denied int) {
 	})
 }
 
-// SetClusterMountInformers records shard's per-cluster informers, running and
-// over the limit.
+// SetClusterMountInformers records shard's per-cluster informers, running and over the limit.
 func SetClusterMountInformers(shard string, running, overLimit int) {
 	updateMountInformers(func(byShard map[string][4]int) {
 		counts := byShard[shard]
@@ -250,8 +246,8 @@ func ObserveReconcile(queue, result string, began time.Time) {
 	ReconcileDuration.WithLabelValues(queue).Observe(time.Since(began).Seconds())
 }
 
-// ObserveTransition records a written transition's [mount.Status.NotReadySpell]
-// or [mount.Status.TimeToReady].
+// ObserveTransition records a written transition's [mount.Status.NotReadySpell] or
+// [mount.Status.TimeToReady].
 func ObserveTransition(shard string, status mount.Status) {
 	if spell, ok := status.NotReadySpell(); ok {
 		NotReadyDuration.WithLabelValues(transitionKinds.label(status), shard).Observe(spell.Seconds())
@@ -269,8 +265,7 @@ func forgetTransitionShard(shard string) {
 	}
 }
 
-// The phase labels beside [mount.Phases], for no annotation and for a value that
-// is none of them.
+// The phase labels beside [mount.Phases], for no annotation and for a value that is none of them.
 const (
 	PhaseNone  = "None"
 	PhaseOther = "Other"
@@ -301,8 +296,8 @@ func ObservePhaseTransition(from, to string) {
 	PhaseTransitions.WithLabelValues(PhaseLabel(from), PhaseLabel(to)).Inc()
 }
 
-// requestPathMetrics are the apiserver series that take their resource labels
-// from the path a client sent.
+// requestPathMetrics are the apiserver series that take their resource labels from the path a
+// client sent.
 var requestPathMetrics = []string{"apiserver_request_total", "apiserver_request_terminations_total", "apiserver_request_aborts_total"}
 
 var routeSubresources = []string{"", "/healthz", "/livez", "/readyz", "/api", "/apis"}
@@ -312,8 +307,8 @@ const UnexpectedLabel = "unexpected"
 
 var boundRequestPathLabelsOnce sync.Once
 
-// BoundRequestPathLabels allows requestPathMetrics only the one resource served
-// and [routeSubresources]; call it once, before serving.
+// BoundRequestPathLabels allows requestPathMetrics only the one resource served and
+// [routeSubresources]; call it once, before serving.
 func BoundRequestPathLabels(group, version, resource string) {
 	boundRequestPathLabelsOnce.Do(func() {
 		allowed := map[string][]string{

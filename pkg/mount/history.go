@@ -25,8 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// MaxTransitions is how many transitions a status tells, the current one
-// included.
+// MaxTransitions is how many transitions a status tells, the current one included.
 const MaxTransitions = 5
 
 // Transition is a state a mount entered at Time, with its last reason there;
@@ -89,14 +88,13 @@ func (s Status) ObservedSeconds() int64 {
 	return s.LastTransitionTime.Unix() - s.FirstSeen().Unix()
 }
 
-// TransitionFrom tells whether s changes phase or readiness from previous, nil
-// for none.
+// TransitionFrom tells whether s changes phase or readiness from previous, nil for none.
 func (s Status) TransitionFrom(previous *Status) bool {
 	return previous == nil || s.Phase != previous.Phase || s.Ready != previous.Ready
 }
 
-// WithHistory returns s, found at at, with the history carried on from previous,
-// moved only at a transition; a previous status from after at is not believed.
+// WithHistory returns s, found at at, with the history carried on from previous, moved only at a
+// transition; a previous status from after at is not believed.
 func (s Status) WithHistory(previous *Status, at metav1.Time) Status {
 	s.LastTransitionTime, s.History, s.Since, s.ReadySeconds = at, nil, nil, 0
 	if previous == nil || previous.LastTransitionTime.IsZero() || previous.LastTransitionTime.After(at.Time) {
@@ -146,8 +144,8 @@ func (s Status) checkHistory() error {
 	return nil
 }
 
-// notReadySpell is, of a transition to ready, when the not-ready spell began and
-// whether the mount was ready before it.
+// notReadySpell is, of a transition to ready, when the not-ready spell began and whether the mount
+// was ready before it.
 func (s Status) notReadySpell() (began metav1.Time, wasReady, ok bool) {
 	n := len(s.History)
 	if !s.Ready || n == 0 || s.History[n-1].Ready {
@@ -169,8 +167,8 @@ func (s Status) NotReadySpell() (time.Duration, bool) {
 	return s.LastTransitionTime.Sub(began.Time), true
 }
 
-// TimeToReady is, of a mount first ready after being seen not ready, how long
-// since [Status.FirstSeen].
+// TimeToReady is, of a mount first ready after being seen not ready, how long since
+// [Status.FirstSeen].
 func (s Status) TimeToReady() (time.Duration, bool) {
 	_, wasReady, ok := s.notReadySpell()
 	if !ok || wasReady {
@@ -179,8 +177,8 @@ func (s Status) TimeToReady() (time.Duration, bool) {
 	return s.LastTransitionTime.Sub(s.FirstSeen().Time), true
 }
 
-// NotBefore returns s without what predates the Workspace's creation, and ok
-// false if its current state does; a zero created changes nothing.
+// NotBefore returns s without what predates the Workspace's creation, and ok false if its current
+// state does; a zero created changes nothing.
 func (s Status) NotBefore(created metav1.Time) (status Status, ok bool) {
 	if created.IsZero() {
 		return s, true

@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package mount is the contract between the controller, which writes a mounted
-// Workspace's state as two annotations, and its readers: which Workspaces are
-// mounted ([Rule]) and the [Status] JSON. docs/design/pkg-mount.md explains its
-// choices.
+// Package mount is the contract between the controller, which writes a mounted Workspace's state as
+// two annotations, and its readers: which Workspaces are mounted ([Rule]) and the [Status] JSON.
+// docs/design/pkg-mount.md explains its choices.
 package mount
 
 import (
@@ -35,8 +34,7 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 )
 
-// LegacyAnnotationKey is kcp v0.27's mount annotation, read with
-// --legacy-mount-annotation.
+// LegacyAnnotationKey is kcp v0.27's mount annotation, read with --legacy-mount-annotation.
 const LegacyAnnotationKey = tenancyv1alpha1.ExperimentalWorkspaceMountAnnotationKey
 
 const MaxLegacyAnnotationBytes = 8 << 10
@@ -62,8 +60,7 @@ const (
 	MaxReferenceKind = validation.DNS1035LabelMaxLength
 )
 
-// Validate tells why a reference cannot name an object; a valid one fits a
-// request path as it is.
+// Validate tells why a reference cannot name an object; a valid one fits a request path as it is.
 func (r Reference) Validate() error {
 	var missing []string
 	for _, field := range []struct{ name, value string }{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"name", r.Name}} {
@@ -131,14 +128,14 @@ type legacyMount struct {
 	} `json:"spec"`
 }
 
-// Rule decides which Workspaces are mounted, the same for every part of a
-// process; LegacyAnnotation is --legacy-mount-annotation.
+// Rule decides which Workspaces are mounted, the same for every part of a process; LegacyAnnotation
+// is --legacy-mount-annotation.
 type Rule struct {
 	LegacyAnnotation bool
 }
 
-// ReferenceOf returns what a Workspace mounts, or [ErrNotMounted], an error
-// wrapping [ErrKindNotAllowed], or why the reference is unusable.
+// ReferenceOf returns what a Workspace mounts, or [ErrNotMounted], an error wrapping
+// [ErrKindNotAllowed], or why the reference is unusable.
 func (r Rule) ReferenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	ref, err := r.referenceOf(ws)
 	if err != nil {
@@ -190,8 +187,7 @@ func (r Rule) legacyAnnotation(ws *tenancyv1alpha1.Workspace) (string, bool) {
 	return value, found
 }
 
-// kcp's documented mark of a mount object, which the controller needs to publish
-// its conditions.
+// kcp's documented mark of a mount object, which the controller needs to publish its conditions.
 const (
 	IsMountAnnotationKey   = "experimental.tenancy.kcp.io/is-mount"
 	IsMountAnnotationValue = "true"
@@ -211,8 +207,8 @@ var kcpGroups = map[string]bool{"tenancy.kcp.io": true, "core.kcp.io": true, "ap
 
 var kubernetesUnsuffixedGroups = map[string]bool{"apps": true, "autoscaling": true, "batch": true, "extensions": true, "policy": true}
 
-// GroupAllowed tells whether a group's kinds may be mount kinds: not kcp's, nor
-// Kubernetes' own (docs/design/pkg-mount.md).
+// GroupAllowed tells whether a group's kinds may be mount kinds: not kcp's, nor Kubernetes' own
+// (docs/design/pkg-mount.md).
 func GroupAllowed(group string) bool {
 	return group != "" && !kcpGroups[group] && !kubernetesUnsuffixedGroups[group] && group != "k8s.io" && !strings.HasSuffix(group, ".k8s.io")
 }

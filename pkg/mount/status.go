@@ -36,8 +36,8 @@ const (
 	StatusAnnotationKey = "workspacemounts.io/status"
 )
 
-// ConditionType is the Workspace condition of --workspace-condition, not kcp's
-// own WorkspaceMountReady.
+// ConditionType is the Workspace condition of --workspace-condition, not kcp's own
+// WorkspaceMountReady.
 const ConditionType = "WorkspaceMountAvailable"
 
 // Phase is the state of a Workspace's mount.
@@ -56,8 +56,7 @@ const (
 // Phases lists every [Phase], in a stable order.
 var Phases = []Phase{PhaseReady, PhaseInitializing, PhaseConnecting, PhaseUnknown, PhaseNotFound, PhaseInvalid}
 
-// The reasons of the contract; docs/design/pkg-mount.md says when each is
-// written.
+// The reasons of the contract; docs/design/pkg-mount.md says when each is written.
 const (
 	ReasonMountReady                = "MountReady"
 	ReasonMountURLMissing           = "MountURLMissing"
@@ -74,8 +73,8 @@ const (
 	ReasonPending                   = "Pending"
 )
 
-// The reasons of [ConditionType], never of the annotation, while the gate of
-// --workspace-condition holds it Unknown, not False.
+// The reasons of [ConditionType], never of the annotation, while the gate of --workspace-condition
+// holds it Unknown, not False.
 const (
 	ReasonGateDelayed = "GateDelayed"
 	ReasonGateHeld    = "GateHeld"
@@ -87,8 +86,7 @@ var pending = Status{
 	Message: "The workspacemounts controller has not reached this Workspace yet.",
 }
 
-// CurrentStatus is what readers show: the status [StatusOf] reads, or
-// [ReasonPending].
+// CurrentStatus is what readers show: the status [StatusOf] reads, or [ReasonPending].
 func CurrentStatus(annotations map[string]string) Status {
 	if status, found := StatusOf(annotations); found {
 		return status
@@ -96,8 +94,7 @@ func CurrentStatus(annotations map[string]string) Status {
 	return pending
 }
 
-// KindResolved tells whether the reason says the kind resolved to a served,
-// watched resource.
+// KindResolved tells whether the reason says the kind resolved to a served, watched resource.
 func (s Status) KindResolved() bool {
 	switch s.Reason {
 	case ReasonMountReady, ReasonMountURLMissing, ReasonMountURLInvalid, ReasonMountNotReady, ReasonMountPhaseUnrecognized, ReasonMountObjectNotFound,
@@ -110,8 +107,8 @@ func (s Status) KindResolved() bool {
 // DefaultMaxMountInformers is the default of --max-mount-informers.
 const DefaultMaxMountInformers = 100
 
-// Limits, in bytes, of what the controller copies from a tenant's mount object,
-// so that none makes a Workspace's annotations too large to write.
+// Limits, in bytes, of what the controller copies from a tenant's mount object, so that none makes
+// a Workspace's annotations too large to write.
 const (
 	MaxStatusAnnotationBytes = 16 << 10
 	MaxConditions            = 8 // conditions, not bytes
@@ -137,8 +134,8 @@ type Condition struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Status is the value of [StatusAnnotationKey]; History, Since and ReadySeconds
-// move only at a transition ([Status.WithHistory]).
+// Status is the value of [StatusAnnotationKey]; History, Since and ReadySeconds move only at a
+// transition ([Status.WithHistory]).
 type Status struct {
 	Phase              Phase        `json:"phase"`
 	Ready              bool         `json:"ready"`
@@ -153,8 +150,7 @@ type Status struct {
 	ReadySeconds       int64        `json:"readySeconds,omitempty"`
 }
 
-// Bounded returns s within every limit, each string made one line by [Sanitize];
-// it is idempotent.
+// Bounded returns s within every limit, each string made one line by [Sanitize]; it is idempotent.
 func (s Status) Bounded() Status {
 	b := s
 	b.Phase = Phase(bound(string(s.Phase), MaxPhase))
@@ -186,9 +182,8 @@ func BoundedCondition(c Condition) Condition {
 	}
 }
 
-// Encode returns the compact JSON of [Status.Bounded], shorter than
-// [MaxStatusAnnotationBytes] by dropping conditions, which TestEncodeWorstCase
-// proves enough.
+// Encode returns the compact JSON of [Status.Bounded], shorter than [MaxStatusAnnotationBytes] by
+// dropping conditions, which TestEncodeWorstCase proves enough.
 func (s Status) Encode() string {
 	b := s.Bounded()
 	data := marshal(b)
@@ -213,8 +208,8 @@ func marshal(v any) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
-// ParseStatus reads the status annotation, refusing what the controller cannot
-// have written, and bounds it.
+// ParseStatus reads the status annotation, refusing what the controller cannot have written, and
+// bounds it.
 func ParseStatus(value string) (Status, error) {
 	if len(value) >= MaxStatusAnnotationBytes {
 		return Status{}, fmt.Errorf("the annotation %s is not a mount status: %d bytes, at most %d", StatusAnnotationKey, len(value), MaxStatusAnnotationBytes-1)
@@ -242,8 +237,7 @@ func StatusOf(annotations map[string]string) (Status, bool) {
 	return s, err == nil
 }
 
-// Truncate cuts s to limit bytes on a character boundary, ending with
-// [TruncationMarker].
+// Truncate cuts s to limit bytes on a character boundary, ending with [TruncationMarker].
 func Truncate(s string, limit int) string {
 	if len(s) <= limit {
 		return s
@@ -287,8 +281,8 @@ func needsReplacing(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }
 
-// The labels kept of a Workspace, whose tenant may put any number on it;
-// LabelsCutAnnotationKey counts the others.
+// The labels kept of a Workspace, whose tenant may put any number on it; LabelsCutAnnotationKey
+// counts the others.
 const (
 	MaxLabels              = 64
 	MaxLabelBytes          = 4 << 10

@@ -27,11 +27,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// URLRule is the one rule for a mount object's status.URL, which may become the
-// Workspace's spec.URL with --workspace-url: every URL must have the Form, and
-// with CheckHosts a host neither internal unless AllowInternalHosts nor a
-// shard's, and Allowed when that is set. Hosts are never resolved:
-// docs/design/pkg-mount.md says why.
+// URLRule is the one rule for a mount object's status.URL, which may become the Workspace's
+// spec.URL with --workspace-url: every URL must have the Form, and with CheckHosts a host neither
+// internal unless AllowInternalHosts nor a shard's, and Allowed when that is set. Hosts are never
+// resolved: docs/design/pkg-mount.md says why.
 type URLRule struct {
 	Form               URLForm
 	CheckHosts         bool
@@ -54,8 +53,8 @@ func (r URLRule) Check(rawURL string) error {
 	switch {
 	case isIP:
 	case endsInNumber(host):
-		// WHATWG URL parsers, glibc's resolver and curl read 127.1,
-		// 2130706433 or 0x7f.1 as IPv4 addresses; Go's parser does not.
+		// WHATWG URL parsers, glibc's resolver and curl read 127.1, 2130706433 or 0x7f.1 as IPv4
+		// addresses; Go's parser does not.
 		return errors.New("a numeric host that is not an IP address in standard form")
 	case strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != "":
 		// Go's parser takes sub-delimiters (!$&'()*+,;=) in a host.
@@ -79,8 +78,8 @@ func (r URLRule) Check(rawURL string) error {
 	return nil
 }
 
-// InternalHost tells which kind of internal host a [canonicalHost] is:
-// "loopback", "link-local", "unspecified", or "" for none.
+// InternalHost tells which kind of internal host a [canonicalHost] is: "loopback", "link-local",
+// "unspecified", or "" for none.
 func InternalHost(host string) string {
 	if addr, isIP := parseIP(host); isIP {
 		switch {
@@ -116,8 +115,7 @@ func parseIP(host string) (netip.Addr, bool) {
 	return addr.Unmap().WithZone(""), true
 }
 
-// endsInNumber tells whether the last label is a number, which WHATWG URL
-// parsers read as IPv4.
+// endsInNumber tells whether the last label is a number, which WHATWG URL parsers read as IPv4.
 func endsInNumber(host string) bool {
 	last := host[strings.LastIndex(host, ".")+1:]
 	if hex, ok := strings.CutPrefix(last, "0x"); ok {
@@ -132,8 +130,7 @@ type AllowedHosts struct {
 	suffixes []string
 }
 
-// ParseAllowedHosts parses CIDRs, IP addresses and DNS name suffixes, written
-// without "*.".
+// ParseAllowedHosts parses CIDRs, IP addresses and DNS name suffixes, written without "*.".
 func ParseAllowedHosts(entries []string) (AllowedHosts, error) {
 	var allowed AllowedHosts
 	var errs []error
@@ -192,9 +189,8 @@ func (a AllowedHosts) allows(host string, addr netip.Addr, isIP bool) bool {
 // URLForm is the form of mount URL one kcp release line routes.
 type URLForm string
 
-// The forms of kcp v0.33 and later (https, a host, no user information, query or
-// fragment) and of kcp v0.27 to v0.32 (http or https, a host, no user
-// information).
+// The forms of kcp v0.33 and later (https, a host, no user information, query or fragment) and of
+// kcp v0.27 to v0.32 (http or https, a host, no user information).
 const (
 	URLFormHTTPS  URLForm = "https"
 	URLFormLegacy URLForm = "legacy"

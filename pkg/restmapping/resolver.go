@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package restmapping maps the kind a mount reference names to the resource that
-// serves it in a logical cluster, from informer caches
-// (docs/design/pkg-restmapping.md).
+// Package restmapping maps the kind a mount reference names to the resource that serves it in a
+// logical cluster, from informer caches (docs/design/pkg-restmapping.md).
 package restmapping
 
 import (
@@ -45,12 +44,10 @@ const (
 // ErrKindNotServed is wrapped when no CRD or binding serves a kind in a cluster.
 var ErrKindNotServed = errors.New("kind not served")
 
-// BoundCRDsCluster holds, on every shard, a CRD per APIResourceSchema bound
-// there.
+// BoundCRDsCluster holds, on every shard, a CRD per APIResourceSchema bound there.
 const BoundCRDsCluster = logicalcluster.Name("system:bound-crds")
 
-// Resource is where a kind is served in one cluster; Identity is a bound kind's
-// APIExport identity.
+// Resource is where a kind is served in one cluster; Identity is a bound kind's APIExport identity.
 type Resource struct {
 	schema.GroupVersionResource
 	Kind       string
@@ -86,8 +83,7 @@ func NewResolver(crds, bindings, apiSchemas cache.Indexer) *Resolver {
 	return &Resolver{crds: crds, bindings: bindings, apiSchemas: apiSchemas}
 }
 
-// Resolve returns the resource that serves gvk in cluster, or an error wrapping
-// [ErrKindNotServed].
+// Resolve returns the resource that serves gvk in cluster, or an error wrapping [ErrKindNotServed].
 func (r *Resolver) Resolve(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (Resource, error) {
 	if res, found, err := r.fromCRDs(cluster, gvk); err != nil || found {
 		return res, err
@@ -146,8 +142,7 @@ func (r *Resolver) fromBindings(cluster logicalcluster.Name, gvk schema.GroupVer
 	return Resource{}, false, nil
 }
 
-// boundSchema reads the bound schema uid from the APIResourceSchema, else from
-// its bound CRD.
+// boundSchema reads the bound schema uid from the APIResourceSchema, else from its bound CRD.
 func (r *Resolver) boundSchema(uid, version string) (kind string, scope apiextensionsv1.ResourceScope, served, found bool, err error) {
 	apiSchema, err := r.schemaByUID(uid)
 	if err != nil {
@@ -208,8 +203,7 @@ func indexByUID(obj interface{}) ([]string, error) {
 	return []string{string(m.GetUID())}, nil
 }
 
-// TrimForResolver is an informer transform that keeps only what the resolver
-// reads.
+// TrimForResolver is an informer transform that keeps only what the resolver reads.
 func TrimForResolver(obj interface{}) (interface{}, error) {
 	switch o := obj.(type) {
 	case *apiextensionsv1.CustomResourceDefinition:

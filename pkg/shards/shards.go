@@ -14,9 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package shards keeps one runner going per kcp Shard in root, with the
-// --shards-kubeconfig credentials sent to its [BaseURL]; a failed runner starts
-// again, and a shard's new runner waits for its old one.
+// Package shards keeps one runner going per kcp Shard in root, with the --shards-kubeconfig
+// credentials sent to its [BaseURL]; a failed runner starts again, and a shard's new runner waits
+// for its old one.
 package shards
 
 import (
@@ -124,8 +124,8 @@ func (r *Runners) upsert(ctx context.Context, obj interface{}) {
 	r.Add(ctx, shard.Name, baseURL)
 }
 
-// BaseURL is a Shard's spec.baseURL, or why it is not reached: the credentials
-// go only to https://host.
+// BaseURL is a Shard's spec.baseURL, or why it is not reached: the credentials go only to
+// https://host.
 func BaseURL(shard *corev1alpha1.Shard) (string, error) {
 	baseURL := strings.TrimSuffix(shard.Spec.BaseURL, "/")
 	if baseURL == "" {
@@ -138,8 +138,8 @@ func BaseURL(shard *corev1alpha1.Shard) (string, error) {
 	return baseURL, nil
 }
 
-// Add starts, or restarts at a new baseURL, a shard's runner until ctx is done;
-// an empty baseURL stops it.
+// Add starts, or restarts at a new baseURL, a shard's runner until ctx is done; an empty baseURL
+// stops it.
 func (r *Runners) Add(ctx context.Context, name, baseURL string) {
 	if ctx.Err() != nil {
 		return

@@ -14,9 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package tenant names who a share of the plugin is counted against: the org of
-// a logical cluster, by its LogicalCluster's kcp.io/path, which tenants cannot
-// write; a cluster whose path is unknown is a tenant of its own.
+// Package tenant names who a share of the plugin is counted against: the org of a logical cluster,
+// by its LogicalCluster's kcp.io/path, which tenants cannot write; a cluster whose path is unknown
+// is a tenant of its own.
 package tenant
 
 import (
@@ -39,8 +39,7 @@ type Name string
 
 const Root Name = "root"
 
-// OfPath is the tenant of a workspace path: root:org for root:org and below,
-// root for root.
+// OfPath is the tenant of a workspace path: root:org for root:org and below, root for root.
 func OfPath(path logicalcluster.Path) Name {
 	s := path.String()
 	if s == "" {
@@ -58,8 +57,7 @@ func OfPath(path logicalcluster.Path) Name {
 
 type PathOf func(logicalcluster.Name) logicalcluster.Path
 
-// Of is the tenant of cluster, by its path if pathOf, which may be nil, knows
-// it.
+// Of is the tenant of cluster, by its path if pathOf, which may be nil, knows it.
 func Of(cluster logicalcluster.Name, pathOf PathOf) Name {
 	if cluster == core.RootCluster {
 		return Root
@@ -91,8 +89,8 @@ func PathsFrom(logicalClusters ...cache.Indexer) PathOf {
 	}
 }
 
-// Limiters are token buckets, one per key, created full on first use; the map
-// forgets full ones whenever it has doubled since it last did.
+// Limiters are token buckets, one per key, created full on first use; the map forgets full ones
+// whenever it has doubled since it last did.
 type Limiters[K comparable] struct {
 	limit rate.Limit
 	burst int
@@ -105,8 +103,7 @@ type Limiters[K comparable] struct {
 
 const minPruneAt = 64
 
-// NewLimiters are buckets of limit tokens a second, burst at most; now may be
-// nil.
+// NewLimiters are buckets of limit tokens a second, burst at most; now may be nil.
 func NewLimiters[K comparable](limit rate.Limit, burst int, now func() time.Time) *Limiters[K] {
 	if now == nil {
 		now = time.Now

@@ -35,8 +35,8 @@ var (
 
 const kcpModule = "github.com/kcp-dev/kcp"
 
-// Info is what [Get] reports; Version is the VERSION file's release,
-// v0.1.0-N-g<sha> past it, or v0.0.0-dev.
+// Info is what [Get] reports; Version is the VERSION file's release, v0.1.0-N-g<sha> past it, or
+// v0.0.0-dev.
 type Info struct {
 	Version    string `json:"version"`
 	Revision   string `json:"revision"`
