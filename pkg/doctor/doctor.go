@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package doctor judges a workspacemounts installation: `workspacemounts doctor` gathers [Facts],
-// and [Judge], which asks nothing of anyone, turns them into one [Result] per check with its fix.
+// Package doctor judges a workspacemounts installation: it gathers [Facts], and [Judge] turns them
+// into one [Result] per check with its fix (docs/design/pkg-doctor.md).
 package doctor
 
 import (

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package leaderfacts is what the plugin's leader publishes on its Lease for `workspacemounts
-// doctor`: its version and the settings that decide whether the kcp around it fits.
+// doctor` (docs/design/pkg-leader.md).
 package leaderfacts
 
 import (

@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package leaderfence keeps a leader from writing once its Lease may be another's, as after a
-// freeze past its Lease, by the monotonic clock.
+// Package leaderfence keeps a leader from writing once its Lease may be another's
+// (docs/design/pkg-leader.md).
 package leaderfence
 
 import (
