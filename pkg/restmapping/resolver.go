@@ -178,13 +178,9 @@ func clusterGroupKindKey(cluster logicalcluster.Name, group, kind string) string
 
 // AddIndexers installs the resolver's indexes before the informers start.
 func AddIndexers(crds, bindings, apiSchemas cache.SharedIndexInformer) error {
-	if err := crds.AddIndexers(cache.Indexers{CRDsByClusterGroupKind: indexCRDByClusterGroupKind}); err != nil {
-		return err
-	}
-	if err := bindings.AddIndexers(cache.Indexers{APIBindingsByCluster: kcpcache.ClusterIndexFunc}); err != nil {
-		return err
-	}
-	return apiSchemas.AddIndexers(cache.Indexers{APIResourceSchemasByUID: indexByUID})
+	return errors.Join(crds.AddIndexers(cache.Indexers{CRDsByClusterGroupKind: indexCRDByClusterGroupKind}),
+		bindings.AddIndexers(cache.Indexers{APIBindingsByCluster: kcpcache.ClusterIndexFunc}),
+		apiSchemas.AddIndexers(cache.Indexers{APIResourceSchemasByUID: indexByUID}))
 }
 
 func indexCRDByClusterGroupKind(obj interface{}) ([]string, error) {
