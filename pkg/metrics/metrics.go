@@ -27,11 +27,12 @@ import (
 
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
-	_ "k8s.io/component-base/metrics/prometheus/restclient" // rest_client_* of every client-go client
-	_ "k8s.io/component-base/metrics/prometheus/workqueue"  // workqueue_* of both queues
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
+
+	_ "k8s.io/component-base/metrics/prometheus/restclient" // rest_client_* of every client-go client
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"  // workqueue_* of both queues
 )
 
 const namespace = "workspacemounts"
