@@ -2,7 +2,9 @@
 # `make test-run`: exercises `make run` as a user would. It starts `make run`
 # (state in a temporary directory, free ports), waits until it says it is
 # running, runs the kubectl (and curl) lines it printed exactly as printed,
-# checks that they show the demo workspaces in their phases, then presses
+# after the export line it printed (the kubectl plugin's PATH and the demo's
+# kubeconfig), checks that they show the demo workspaces in their phases
+# (the plugin's lines first, as printed), then presses
 # Ctrl-C (SIGINT to make's process group, as a terminal does) and checks that
 # kcp and the plugin are gone within 20 seconds.
 #
@@ -145,7 +147,9 @@ mapfile -t COMMANDS < <(sed -n "/$READY_LINE/,/^Logs: /p" "$LOG" | awk '
     if (line ~ /\\[[:space:]]*$/) { sub(/\\[[:space:]]*$/, "", line); next }
     sub(/^[[:space:]]+/, "", line); print line; cont = 0
   }')
-say "make run printed ${#COMMANDS[@]} commands"
+ENV_LINE=$(sed -n "/$READY_LINE/,/^Logs: /p" "$LOG" | grep -m1 -E '^[[:space:]]*export ' || true)
+[ -n "$ENV_LINE" ] || fail "make run printed no export line for the kubectl plugin"
+say "make run printed ${#COMMANDS[@]} commands, after: $ENV_LINE"
 [ "${#COMMANDS[@]}" -ge 5 ] || fail "expected at least 5 kubectl lines in the instructions, found ${#COMMANDS[@]}"
 
 # command_like PATTERN: sets CMD to the first printed command matching PATTERN (grep -E).
@@ -164,7 +168,7 @@ command_like() {
 # Output in $OUT, exit code in $RC.
 run_printed() {
   set +e
-  OUT=$(timeout "${2:-60}" bash -c "$1" 2>&1)
+  OUT=$(timeout "${2:-60}" bash -c "$ENV_LINE; $1" 2>&1)
   RC=$?
   set -e
 }
@@ -205,6 +209,32 @@ $OUT"
 
 demo_rows() { has_rows "$1" connecting=Connecting missing=NotFound no-url=Ready ready=Ready; }
 demo_rows_both() { MIN_ROWS=2 has_rows "$1" connecting=Connecting missing=NotFound no-url=Ready ready=Ready; }
+
+# The kubectl plugin's lines, printed first. The tree of the demo's context.
+command_like '^kubectl workspacemounts tree -A'
+[ "$CMD" = "${COMMANDS[0]}" ] || fail "the first printed command is not the plugin's tree -A but: ${COMMANDS[0]}"
+cmd=$CMD
+say "running: $cmd"
+eventually 90 "the plugin's tree shows the demo's mounts" "$cmd" demo_rows
+echo "$OUT"
+
+# why, of a mount that is not ready.
+command_like '^kubectl workspacemounts why '
+cmd=$CMD
+say "running: $cmd"
+not_ready() { grep -qE '^Verdict: +the mount is not ready.*Connecting' <<<"$1" || { WHY="no verdict: not ready, Connecting"; return 1; }; }
+eventually 60 "the plugin's why says connecting is not ready" "$cmd" not_ready
+echo "$OUT"
+
+# get -w: its initial list, then it keeps running until stopped.
+command_like '^kubectl workspacemounts get -w'
+cmd=$CMD
+say "running for 10s: $cmd"
+run_printed "$cmd" 10
+[ "$RC" = 124 ] || fail "the plugin's watch exited by itself (code $RC) instead of watching:
+$OUT"
+demo_rows "$OUT" || fail "the plugin's watch did not list the demo ($WHY):
+$OUT"
 
 # 1. every mounted workspace, through kcp's URL (both demo workspaces).
 command_like 'services/workspacemounts/clusters/\*.* get workspacemounts'

@@ -34,12 +34,9 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// TrimForCache is the informers' transform: it keeps of each object what the
-// controller, the virtual workspace and the metrics read under rule, so that
-// a shard with 10^5 Workspaces fits in little memory. The controller owns the
-// rule for Workspaces (workspacemounts.TrimWorkspace): its writes depend on
-// it. What many Workspaces hold alike is then shared (shareAlike).
-// Exported for test/bench/scale, which feeds real informers with it.
+// TrimForCache is the informers' transform: it keeps of each object what
+// the parts read under rule, see [workspacemounts.TrimWorkspace], and shares
+// what many Workspaces hold alike (docs/design/server-parts.md).
 func TrimForCache(rule mount.Rule) cache.TransformFunc {
 	return func(obj interface{}) (interface{}, error) { return trimForCache(obj, rule) }
 }
@@ -53,7 +50,6 @@ func trimForCache(obj interface{}, rule mount.Rule) (interface{}, error) {
 		workspacemounts.TrimWorkspace(obj, rule)
 		shared.shareAlike(obj)
 	case *corev1alpha1.LogicalCluster:
-		// Whether it exists, and its path.
 		annotations := map[string]string{logicalcluster.AnnotationKey: obj.Annotations[logicalcluster.AnnotationKey]}
 		if path, ok := obj.Annotations[core.LogicalClusterPathAnnotationKey]; ok {
 			annotations[core.LogicalClusterPathAnnotationKey] = path
@@ -65,31 +61,18 @@ func trimForCache(obj interface{}, rule mount.Rule) (interface{}, error) {
 	return restmapping.TrimForResolver(obj)
 }
 
-// Bounds of what sharing keeps: label sets of at most maxSharedLabels
-// labels, strings of at most maxSharedString bytes, at most maxShared
-// distinct strings and label sets (beyond, the table starts again: what
-// tenants write cannot make it grow). The string bound keeps the table's
-// bytes bounded too: the phase annotation and the kind of a reference are
-// what a tenant writes, of any length, and a table of values written in a
-// loop would hold maxShared of them. The values worth sharing are short: a
-// cluster name, a phase, an apiVersion (a DNS subdomain and a version).
+// Bounds of the sharing table, which starts again when full, so that what
+// tenants write cannot make it grow.
 const (
 	maxSharedLabels = 4
 	maxSharedString = 320
 	maxShared       = 1 << 14
 )
 
-// shared is the process' table: every shard's Workspace informer shares it.
 var shared = newSharing()
 
-// sharing gives the values many cached Workspaces hold alike one copy:
-// strings that come in a few values (the cluster name, one per logical
-// cluster; phases; the mounted kind's apiVersion and kind), and label maps
-// (kcp puts tenancy.kcp.io/phase on every Workspace, so most hold the same
-// one or two labels). Each decoded Workspace otherwise has its own copies,
-// and a map of its own, about 300 bytes each. Sharing is safe because no
-// one modifies an object of an informer's cache: the controller and the
-// virtual workspace copy before they change anything, as client-go asks.
+// sharing gives the strings and label maps many cached Workspaces hold
+// alike one copy, safe since no one modifies an informer cache's object.
 type sharing struct {
 	lock    sync.Mutex
 	strings map[string]string
@@ -129,8 +112,7 @@ func (s *sharing) string(value string) string {
 	return value
 }
 
-// labelMap returns the shared map equal to labels, which becomes it if
-// there is none yet.
+// labelMap returns the shared map equal to labels.
 func (s *sharing) labelMap(labels map[string]string) map[string]string {
 	if len(labels) == 0 || len(labels) > maxSharedLabels {
 		return labels

@@ -42,57 +42,41 @@ import (
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
-// Config is what the parts of the process are built from: the credentials
-// (followed as their files change), the clients of root (the Lease, reviews
-// of tokens, the Shard objects) and the set of shards served, each of which
-// gets its own clients when it is found (runShard). NewConfig asks kcp
-// nothing, so that the process starts, serves its health and waits while kcp
-// is away.
-//
-// One shard is a sharded kcp with one shard: with --kubeconfig, the set
-// holds one unnamed shard, reached at the kubeconfig's server; with
-// --root-kubeconfig and --shards-kubeconfig (or --kubeconfig and
-// --all-shards, the same kubeconfig for both), a shard per Shard object in
-// root. Everything else is the same.
+// Config is what the parts of the process are built from: the credentials,
+// followed as their files change, the clients of root and the set of
+// shards served. [NewConfig] asks kcp nothing, so that the process starts
+// and serves its health while kcp is away; with --kubeconfig the set holds
+// one unnamed shard, else one per Shard object in root.
 type Config struct {
 	Options *CompletedOptions
 
-	// KubeconfigLoader holds the --kubeconfig credentials (for a sharded
-	// kcp, --root-kubeconfig's), ShardsLoader those of --shards-kubeconfig
-	// (nil without; with --all-shards, KubeconfigLoader), TokenReviewLoader those of --authentication-kubeconfig
-	// (nil without it). All are read again when their files change.
+	// KubeconfigLoader reaches root; ShardsLoader, nil with --kubeconfig,
+	// every shard; TokenReviewLoader is --authentication-kubeconfig's.
 	KubeconfigLoader  *kubeconfig.Loader
 	ShardsLoader      *kubeconfig.Loader
 	TokenReviewLoader *kubeconfig.Loader
-	// Contact sees every answer root gives to any client of it (with
-	// --kubeconfig, root is the one shard); KCPProbe is one cheap request
-	// (GET /version) it sends when root has been quiet.
+	// Contact sees every answer of root; KCPProbe asks root when it has
+	// been quiet.
 	Contact  *kcpcontact.Tracker
 	KCPProbe func(context.Context) error
-	// ClientConfig reaches root: the base URL of the --kubeconfig shard or
-	// of the root shard, with the loader's credentials, the rate limit and
-	// the contact tracker.
+	// ClientConfig reaches root's base URL, rate limited and tracked.
 	ClientConfig *rest.Config
-	// KCPReady asks root, once, what must be known before anything is
-	// watched: the tenancy identity. Run waits until it succeeds.
+	// KCPReady reads the tenancy identity in root; Run waits until it succeeds.
 	KCPReady func(context.Context) error
 
-	// Shards are the shards served, as their runners find them; each is
-	// reached with ShardCredentials, its server replaced by its base URL.
+	// Shards are reached with ShardCredentials at their base URLs.
 	Shards           *Shards
 	ShardCredentials *rest.Config
-	// RootKcpSharedInformerFactory informs of the Shard objects in root,
-	// scoped to root as kcp's front-proxy does (Shards are not served
-	// across clusters); nil with --kubeconfig, whose one shard is fixed.
+	// RootKcpSharedInformerFactory informs of the Shard objects in root;
+	// nil with --kubeconfig.
 	RootKcpSharedInformerFactory kcpinformers.SharedScopedInformerFactory
 
-	// LeaseClusterClient (with --run-controller and --leader-elect) is a
-	// client of its own, so that no other traffic delays a renewal.
+	// LeaseClusterClient is a client of its own, so that no other traffic
+	// delays a renewal.
 	LeaseClusterClient kcpkubernetesclientset.ClusterInterface
 
-	// Set with --run-virtual-workspace: who may see which logical cluster
-	// (SubjectAccessReviews sent to the shard holding it, all under one
-	// rate limit, ReviewLimiter, of --authorization-qps), and where bearer
+	// Set with --run-virtual-workspace: the SubjectAccessReviews, sent to
+	// the shard holding the cluster under one rate limit, and where bearer
 	// tokens are reviewed.
 	Authorizer        *authorization.Authorizer
 	ReviewLimiter     flowcontrol.RateLimiter
@@ -105,10 +89,6 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 	var err error
 	switch {
 	case o.AllShards:
-		// --root-kubeconfig and --shards-kubeconfig both --kubeconfig (in
-		// --context): one loader, whose transport reaches the root shard
-		// (Config) and, with the same credentials, each Shard's baseURL
-		// (CredentialsConfig).
 		if c.KubeconfigLoader, err = kubeconfig.Load(o.Kubeconfig, o.Context); err != nil {
 			return nil, fmt.Errorf("--kubeconfig: %w", err)
 		}
@@ -149,8 +129,6 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 		}
 		c.RootKcpSharedInformerFactory = kcpinformers.NewSharedScopedInformerFactory(client.Cluster(core.RootCluster.Path()), 0, "")
 	} else {
-		// The one shard is root itself, reached as root is (but for the
-		// rate limit and the contact tracker, which runShard adds).
 		c.ShardCredentials = c.KubeconfigLoader.Config()
 	}
 	if o.RunController && o.LeaderElection.Enabled {
@@ -170,8 +148,7 @@ func NewConfig(o *CompletedOptions) (*Config, error) {
 // userAgent is what every client of the process sends.
 const userAgent = "workspacemounts"
 
-// CompletedConfig is a Config that New can build the server from; only
-// Complete makes one.
+// CompletedConfig is a Config that [New] can build the server from.
 type CompletedConfig struct {
 	*completedConfig
 }
@@ -180,15 +157,13 @@ type completedConfig struct {
 	*Config
 }
 
-// Complete makes the CompletedConfig that New takes, as kcp's
-// Config.Complete; NewConfig has left nothing to fill in.
+// Complete makes the CompletedConfig that [New] takes.
 func (c *Config) Complete() CompletedConfig {
 	return CompletedConfig{&completedConfig{c}}
 }
 
-// tokenReviewConfig is where bearer tokens are reviewed: with the
-// --authentication-kubeconfig's credentials if given (loader), else with the
-// plugin's own, in root unless the URL names a cluster.
+// tokenReviewConfig is where bearer tokens are reviewed: in root unless the
+// URL names a cluster, with loader's credentials if any, else cfg's.
 func tokenReviewConfig(cfg *rest.Config, loader *kubeconfig.Loader) *rest.Config {
 	if loader != nil {
 		cfg = loader.Config()
@@ -200,10 +175,8 @@ func tokenReviewConfig(cfg *rest.Config, loader *kubeconfig.Loader) *rest.Config
 	return cfg
 }
 
-// ListShards lists, once, the shards the config serves (for
-// `workspacemounts cleanup`): the one unnamed shard of --kubeconfig, or every
-// Shard in root with a base URL (shards.BaseURL: https), sorted by name,
-// each reached with ShardCredentials. It starts RootKcpSharedInformerFactory if there is one.
+// ListShards lists, once, the shards the config serves, sorted by name, for
+// cleanup and doctor.
 func (c *Config) ListShards(ctx context.Context) ([]shards.Shard, error) {
 	if c.RootKcpSharedInformerFactory == nil {
 		return []shards.Shard{c.shard("", c.ClientConfig.Host)}, nil
@@ -229,8 +202,7 @@ func (c *Config) ListShards(ctx context.Context) ([]shards.Shard, error) {
 	return found, nil
 }
 
-// shard is a shard at baseURL, as a runner gets it (pkg/shards), with the
-// rate limit and user agent of root's clients.
+// shard is a shard at baseURL with the rate limit of root's clients.
 func (c *Config) shard(name, baseURL string) shards.Shard {
 	cfg := rest.CopyConfig(c.ShardCredentials)
 	cfg.Host = baseURL

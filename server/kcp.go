@@ -22,15 +22,17 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
-	"github.com/workspacemounts/workspacemounts/pkg/retry"
+	"github.com/workspacemounts/workspacemounts/pkg/shards"
 )
 
 // contactProbeInterval is how long kcp may go without answering before a
-// probe asks it (kcpcontact).
+// probe asks it, see [kcpcontact.Tracker.Run].
 const contactProbeInterval = 10 * time.Second
 
 // kcpProbe is one cheap request to kcp, GET /version.
@@ -44,16 +46,36 @@ func kcpProbe(cfg *rest.Config) (func(context.Context) error, error) {
 	}, nil
 }
 
-// waitForKCP reads what must be known of root before anything is watched
-// (Config.KCPReady), retrying with backoff while kcp does not answer or
-// refuses, until ctx is done.
+// waitForKCP reads what must be known of root before anything is watched,
+// see [Config.KCPReady], until it succeeds or ctx is done.
 func (s *Server) waitForKCP(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
-	attempts, err := retry.Until(ctx, s.KCPReady, logRetry(logger, "waiting for kcp: cannot list Workspaces across clusters yet", "server", s.ClientConfig.Host))
+	attempts, err := retryUntil(ctx, s.KCPReady, "waiting for kcp: cannot list Workspaces across clusters yet", "server", s.ClientConfig.Host)
 	if err == nil && attempts > 1 {
-		logger.Info("kcp answered, starting", "attempts", attempts)
+		klog.FromContext(ctx).Info("kcp answered, starting", "attempts", attempts)
 	}
 	return err
+}
+
+// retryUntil calls try until it succeeds or ctx is done, logging each
+// failure with message, and returns the number of tries.
+func retryUntil(ctx context.Context, try func(context.Context) error, message string, keysAndValues ...any) (attempts int, err error) {
+	logger := klog.FromContext(ctx)
+	var began time.Time
+	var failure error
+	delays := shards.Delays(clock.RealClock{}, &began)
+	err = wait.DelayFunc(func() time.Duration {
+		retryIn := delays()
+		logger.Error(failure, message+", retrying", append(keysAndValues, "attempt", attempts, "retryIn", retryIn.Round(100*time.Millisecond))...)
+		return retryIn
+	}).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		attempts++
+		began = time.Now()
+		if failure = try(ctx); failure == nil {
+			return true, nil
+		}
+		return false, ctx.Err()
+	})
+	return attempts, err
 }
 
 // baseURL strips a /clusters/<name> path from a kcp server URL: the clients

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sync"
 	"time"
@@ -29,7 +30,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	clientretry "k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -37,19 +40,12 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfacts"
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfence"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
+	"github.com/workspacemounts/workspacemounts/pkg/version"
 )
 
-// runAsLeader runs the writing controller while this replica holds the
-// lease, until ctx is done. A lost lease (kcp restarting or unreachable past
-// the renew deadline, or another replica taking over) ends the term, not the
-// process: the controller stops, and the replica campaigns again, with a new
-// controller built by run when it wins. One controller runs at a time, and
-// it has stopped writing before a new term starts and before the lease is
-// released on shutdown.
-//
-// Each term begins by publishing facts on the Lease (publishLeaderFacts).
-// The elector acquires and renews the Lease through fence (nil: none),
-// which then tells the controller whether it may still write.
+// runAsLeader runs the writing controller, run, during each term this
+// replica holds the lease through fence, until ctx is done; a lost lease
+// ends the term, not the process (docs/design/server-parts.md).
 func runAsLeader(ctx context.Context, o *LeaderElectionOptions, facts leaderfacts.Facts, client kcpkubernetesclientset.ClusterInterface,
 	fence *leaderfence.Fence, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
@@ -88,14 +84,10 @@ func leaseLock(o *LeaderElectionOptions, client kcpkubernetesclientset.ClusterIn
 // renewed: a plugin may lead before long.
 var ErrLeaseLost = errors.New("the leader Lease could not be renewed")
 
-// HoldLease runs run once while holding the leader Lease, as a leader
-// (`workspacemounts cleanup`, so that no plugin starts writing during its
-// run): it campaigns for the Lease as identity (with the plugin's
-// leaderelection settings) for at most wait, and fails if it is not
-// acquired by then (a plugin leads); run's context ends, with cause
-// ErrLeaseLost, when the Lease cannot be renewed, which is before another
-// replica can take it over (RenewDeadline < LeaseDuration), or with ctx's
-// cause when ctx ends. Once run has returned, the Lease is released.
+// HoldLease runs run once while holding the leader Lease as identity, for
+// cleanup: it fails when the Lease is not acquired within wait, ends run's
+// context with [ErrLeaseLost] when it cannot be renewed, and releases it
+// once run has returned.
 func HoldLease(ctx context.Context, o *LeaderElectionOptions, client kcpkubernetesclientset.ClusterInterface, identity string, wait time.Duration,
 	run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
@@ -114,7 +106,7 @@ func HoldLease(ctx context.Context, o *LeaderElectionOptions, client kcpkubernet
 		LeaseDuration:   o.LeaseDuration,
 		RenewDeadline:   o.RenewDeadline,
 		RetryPeriod:     o.RetryPeriod,
-		ReleaseOnCancel: false, // released below, once run has returned (see campaign)
+		ReleaseOnCancel: false, // released below, once run has returned
 		Name:            o.ID,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leaderCtx context.Context) {
@@ -183,35 +175,25 @@ func HoldLease(ctx context.Context, o *LeaderElectionOptions, client kcpkubernet
 
 // leaderTerms runs one controller at a time, term after term.
 type leaderTerms struct {
-	// running is held while a term's controller runs.
-	running sync.Mutex
+	running sync.Mutex // held while a term's controller runs
 }
 
 // campaign waits for the lease, runs the controller while it is held, and
-// returns when the lease is lost or ctx is done, once the controller has
-// stopped (and, when ctx is done, the lease has been released).
+// returns once the lease is lost or ctx is done and the controller stopped.
 func (t *leaderTerms) campaign(ctx context.Context, o *LeaderElectionOptions, lock resourcelock.Interface, run func(context.Context) error) error {
 	logger := klog.FromContext(ctx)
-	// The election has a context of its own, cancelled only once the
-	// controller has stopped.
 	electionCtx, cancelElection := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelElection()
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:          lock,
-		LeaseDuration: o.LeaseDuration,
-		RenewDeadline: o.RenewDeadline,
-		RetryPeriod:   o.RetryPeriod,
-		// Not client-go's release: after a failed renewal it first tries to
-		// release for up to RenewDeadline, and only then ends the term, so
-		// the controller would go on writing past the lease's expiry. The
-		// lease is released below, on shutdown only, once the controller
-		// has stopped.
-		ReleaseOnCancel: false,
+		Lock:            lock,
+		LeaseDuration:   o.LeaseDuration,
+		RenewDeadline:   o.RenewDeadline,
+		RetryPeriod:     o.RetryPeriod,
+		ReleaseOnCancel: false, // see docs/design/server-parts.md
 		Name:            o.ID,
 		Callbacks: leaderelection.LeaderCallbacks{
-			// The elector calls this in a goroutine of its own, which may
-			// begin after the term has ended already: the lock and the checks
-			// keep that late start from running a second controller.
+			// It may begin after the term has ended: the lock and the checks
+			// keep it from running a second controller.
 			OnStartedLeading: func(leaderCtx context.Context) {
 				t.running.Lock()
 				defer t.running.Unlock()
@@ -250,8 +232,6 @@ func (t *leaderTerms) campaign(ctx context.Context, o *LeaderElectionOptions, lo
 	case <-ctx.Done():
 	case <-electionDone: // the lease was lost: Run returns only then, until electionCtx ends
 	}
-	// Wait for the controller to stop writing (if it ran), then release the
-	// lease if shutting down, so that another replica takes over at once.
 	t.running.Lock()
 	defer t.running.Unlock()
 	cancelElection()
@@ -269,7 +249,7 @@ func (t *leaderTerms) campaign(ctx context.Context, o *LeaderElectionOptions, lo
 }
 
 // releaseLease gives the lease up if this replica holds it, as client-go's
-// ReleaseOnCancel does: no holder, and a duration of one second.
+// ReleaseOnCancel does.
 func releaseLease(lock resourcelock.Interface, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -284,4 +264,42 @@ func releaseLease(lock resourcelock.Interface, timeout time.Duration) error {
 	return lock.Update(ctx, resourcelock.LeaderElectionRecord{
 		LeaderTransitions: record.LeaderTransitions, LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now,
 	})
+}
+
+// leaderFacts are what the leader publishes on its Lease for doctor.
+func (o *Options) leaderFacts() leaderfacts.Facts {
+	return leaderfacts.Facts{
+		Version:              version.Get().Version,
+		WorkspaceCondition:   o.WorkspaceCondition,
+		WorkspaceURL:         o.WorkspaceURL,
+		TrustsRequestHeaders: o.RunVirtualWorkspace && o.VirtualWorkspace.RequestHeader.ClientCAFile != "",
+		MountURLContract:     o.MountURLContract,
+	}
+}
+
+// publishLeaderFacts writes facts into the Lease's annotations as the holder
+// of lock, best effort (docs/design/server-parts.md).
+func publishLeaderFacts(ctx context.Context, lock *resourcelock.LeaseLock, facts leaderfacts.Facts, timeout time.Duration) {
+	facts.Identity = lock.Identity()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	leases := lock.Client.Leases(lock.LeaseMeta.Namespace)
+	err := clientretry.RetryOnConflict(clientretry.DefaultRetry, func() error {
+		lease, err := leases.Get(ctx, lock.LeaseMeta.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != facts.Identity {
+			return fmt.Errorf("the Lease is held by %v, not by this replica", ptr.Deref(lease.Spec.HolderIdentity, ""))
+		}
+		if lease.Annotations == nil {
+			lease.Annotations = map[string]string{}
+		}
+		maps.Copy(lease.Annotations, facts.Annotations())
+		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "cannot publish this leader's version and settings on the Lease; workspacemounts doctor will not see them", "lock", lock.Describe())
+	}
 }

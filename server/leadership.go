@@ -22,21 +22,17 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 )
 
-// leadership hands one term as leader (one Lease in root, for all shards)
-// to the controllers of every shard of a sharded kcp: each runs during the
-// term, a shard found during it joins at once, and the term ends only once
-// every one of them has stopped writing. So a shard never has two writers:
-// one leader, and pkg/shards runs one runner per shard.
+// leadership hands each term as leader to the controllers of every shard,
+// and ends it only once every one of them has stopped writing.
 type leadership struct {
-	lock sync.Mutex
-	// term is closed when the current term ends; nil between terms.
-	term <-chan struct{}
-	// changed is closed, and replaced, when a term begins or ends.
-	changed chan struct{}
-	// running counts the controllers running in the current term.
-	running sync.WaitGroup
+	lock    sync.Mutex
+	term    <-chan struct{} // closed when the term ends; nil between terms
+	changed chan struct{}   // closed, and replaced, when a term begins or ends
+	running sync.WaitGroup  // the controllers of the current term
 }
 
 func newLeadership() *leadership { return &leadership{changed: make(chan struct{})} }
@@ -49,8 +45,7 @@ func (l *leadership) set(term <-chan struct{}) {
 	l.changed = make(chan struct{})
 }
 
-// lead is one term, until ctx is done: the shards' controllers run; it
-// returns once all have stopped.
+// lead is one term, until ctx is done; it returns once every controller stopped.
 func (l *leadership) lead(ctx context.Context) error {
 	l.set(ctx.Done())
 	<-ctx.Done()
@@ -63,9 +58,8 @@ func (l *leadership) lead(ctx context.Context) error {
 // it runs again in the same term.
 const leadershipRetry = 5 * time.Second
 
-// whileLeading runs fn during each term until ctx is done, with a context
-// that ends with the term or ctx; fn failing runs it again after
-// leadershipRetry, in the same term.
+// whileLeading runs fn during each term until ctx is done, again after
+// [leadershipRetry] when it fails within a term.
 func (l *leadership) whileLeading(ctx context.Context, fn func(context.Context) error) {
 	for ctx.Err() == nil {
 		l.lock.Lock()
@@ -112,5 +106,21 @@ func closed(ch <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// installController installs the leader election whose terms the shards'
+// controllers run in; without --leader-elect, one term lasts as long as the
+// process.
+func (s *Server) installController() part {
+	return part{
+		name:     workspacemounts.ControllerName,
+		afterKCP: true,
+		start: func(ctx context.Context) error {
+			if s.Options.LeaderElection.Enabled {
+				return runAsLeader(ctx, &s.Options.LeaderElection, s.Options.leaderFacts(), s.LeaseClusterClient, s.fence, s.leadership.lead)
+			}
+			return s.leadership.lead(ctx)
+		},
 	}
 }

@@ -32,10 +32,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 )
 
-// installMetrics registers the plugin's metrics, the mount collector over
-// every shard's Workspace informer among them, and installs the listener serving them
-// with the health endpoints from the start, so that the process is alive, and
-// says why it is not ready, while it waits for kcp; nil with
+// installMetrics registers the metrics and installs the listener serving
+// them with the health endpoints from the start; nil with
 // --metrics-bind-address=0.
 func (s *Server) installMetrics() *part {
 	metrics.Register()
@@ -48,10 +46,8 @@ func (s *Server) installMetrics() *part {
 	}}
 }
 
-// metricsHandler serves /metrics, /healthz, /livez and /readyz, and with
-// profiling net/http/pprof's /debug/pprof/ (as kube components'
-// --profiling): heap, goroutine, CPU profiles and execution traces of the
-// whole process. ready says why the process is not ready yet, or nil.
+// metricsHandler serves /metrics, the health endpoints, and with profiling
+// net/http/pprof; ready says why the process is not ready yet, or nil.
 func metricsHandler(ready func() error, profiling bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
@@ -59,7 +55,6 @@ func metricsHandler(ready func() error, profiling bool) http.Handler {
 	healthz.InstallLivezHandler(mux, healthz.PingHealthz)
 	healthz.InstallReadyzHandler(mux, healthz.NamedCheck("caches-synced", func(*http.Request) error { return ready() }))
 	if profiling {
-		// pprof.Index serves the named profiles (heap, goroutine, allocs, ...) under it.
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

@@ -20,8 +20,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
+	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
@@ -34,28 +39,20 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
+	"github.com/workspacemounts/workspacemounts/pkg/kcprelease"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	"github.com/workspacemounts/workspacemounts/pkg/retry"
 )
 
-// routingAttemptTimeout bounds one reading of a shard's /metrics: the first
-// comes before the health endpoints are served.
+// routingAttemptTimeout bounds one reading of a shard's /metrics.
 const routingAttemptTimeout = 5 * time.Second
 
-// errNotAnswered is a shard not answering whether kcp's in-tree mounts
-// controller runs there: it is asked again.
+// errNotAnswered is a shard not answering, to be asked again.
 var errNotAnswered = errors.New("the shard did not answer")
 
 // routingOf is what the controller of a shard keeps beside the
-// annotations: --workspace-condition and --workspace-url, and whether
-// kcp's in-tree mounts controller runs on the shard (one reading of its
-// /metrics), at every level: --workspace-url is refused beside it, and
-// kcp's condition WorkspaceMountReady is the controller's to keep or remove
-// only where it does not run (beside it, removing kcp's condition makes the
-// two controllers rewrite the Workspace without end). A shard that refuses
-// to tell (no right to read /metrics) is taken to run it, the safe answer
-// for both conditions. An error wrapping errNotAnswered: the shard did not
-// answer.
+// annotations, with whether kcp's in-tree mounts controller runs there, read
+// once from its /metrics (docs/design/server-parts.md); an error wraps
+// [errNotAnswered] when the shard did not answer.
 func routingOf(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
 	routing := workspacemounts.RoutingOptions{WorkspaceCondition: o.WorkspaceCondition, WorkspaceURL: o.WorkspaceURL,
 		URLs:           mount.URLRule{AllowInternalHosts: o.WorkspaceURLAllowInternalHosts, Allowed: o.AllowedHosts},
@@ -86,19 +83,17 @@ func routingOf(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (work
 	return routing, nil
 }
 
-// shardRouting is routingOf, asked again with backoff while the shard does
-// not answer, until ctx is done; logged once known.
+// shardRouting is [routingOf], asked again while the shard does not answer.
 func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (workspacemounts.RoutingOptions, error) {
-	logger := klog.FromContext(ctx)
 	var routing workspacemounts.RoutingOptions
 	var answer error
-	if _, err := retry.Until(ctx, func(ctx context.Context) error {
+	if _, err := retryUntil(ctx, func(ctx context.Context) error {
 		routing, answer = routingOf(ctx, o, cfg)
 		if errors.Is(answer, errNotAnswered) {
 			return answer
 		}
 		return nil
-	}, logRetry(logger, "waiting for kcp's /metrics", "server", cfg.Host)); err != nil {
+	}, "waiting for kcp's /metrics", "server", cfg.Host); err != nil {
 		return routing, err
 	}
 	if answer == nil {
@@ -109,12 +104,11 @@ func shardRouting(ctx context.Context, o *CompletedOptions, cfg *rest.Config) (w
 			return routing, err
 		}
 		routing.URLs.Form = mountURLForm(ctx, o.MountURLContract, shard)
-		logRouting(logger, routing)
+		logRouting(klog.FromContext(ctx), routing)
 	}
 	return routing, answer
 }
 
-// logRouting logs the routing options of a shard once they are known.
 func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 	if routing.WorkspaceURL && !routing.WorkspaceCondition {
 		logger.Info("--workspace-url without --workspace-condition: kcp's condition WorkspaceMountReady takes a mount that is not ready out of traffic, " +
@@ -134,12 +128,10 @@ func logRouting(logger klog.Logger, routing workspacemounts.RoutingOptions) {
 		"workspaceURLAllowedHosts", routing.URLs.Allowed.String(), "workspaceConditionDelay", routing.ConditionDelay, "maxUnavailable", maxUnavailable)
 }
 
-// allowInternalHostsWarning is logged at start with --workspace-url-allow-internal-hosts.
 const allowInternalHostsWarning = "WARNING: --workspace-url-allow-internal-hosts: a mount may route kcp's traffic to loopback, link-local and " +
 	"unspecified addresses and to the shards' own hosts; meant for development, and for mounts that lead to workspaces of the same kcp"
 
-// shardHostsOf are the hosts of the shards for the rule of mount URLs
-// (mount.URLRule.ShardHosts): of the Shard objects in root, if any.
+// shardHostsOf are the hosts of the shards for [mount.URLRule].
 func (s *Server) shardHostsOf() func() []string {
 	var shardObjects cache.Store
 	if s.RootKcpSharedInformerFactory != nil {
@@ -148,13 +140,9 @@ func (s *Server) shardHostsOf() func() []string {
 	return shardHosts(s.ClientConfig.Host, shardObjects)
 }
 
-// shardHosts are the hosts of kcp's shards, asked at every check: root's
-// (rootURL, the server of --kubeconfig or --root-kubeconfig) and, for a
-// sharded kcp (shardObjects, the Shard objects in root, else nil), every
-// Shard's baseURL, externalURL and virtualWorkspaceURL, as they are now.
-// The front-proxy's host is among them only as a Shard's externalURL:
-// with --kubeconfig, --workspace-url-allowed-hosts is what keeps mounts
-// from it.
+// shardHosts are, at every call, root's host and every Shard's base,
+// external and virtual workspace hosts; with --kubeconfig, the front-proxy's
+// host is not among them.
 func shardHosts(rootURL string, shardObjects cache.Store) func() []string {
 	return func() []string {
 		hosts := appendHost(nil, rootURL)
@@ -170,10 +158,96 @@ func shardHosts(rootURL string, shardObjects cache.Store) func() []string {
 	}
 }
 
-// appendHost appends the host of rawURL, if it has one.
 func appendHost(hosts []string, rawURL string) []string {
 	if u, err := url.Parse(rawURL); err == nil && u.Hostname() != "" {
 		hosts = append(hosts, u.Hostname())
 	}
 	return hosts
+}
+
+// inTreeMountsQueue is the work queue of kcp's in-tree mounts controller,
+// which kcp creates only with the feature gate WorkspaceMounts on.
+const inTreeMountsQueue = "kcp-workspace-mounts"
+
+const inTreeConflict = "--workspace-url cannot be used on this shard: kcp's in-tree mounts controller runs there " +
+	"(feature gate WorkspaceMounts; its work queue " + inTreeMountsQueue + " is in kcp's /metrics) and writes spec.URL too; " +
+	"turn the gate off, or drop --workspace-url (--workspace-condition works beside it)"
+
+// InTreeMountsControllerRuns tells whether kcp's in-tree mounts controller
+// runs on the shard client reaches, from the shard's /metrics, which client
+// needs the right to read.
+func InTreeMountsControllerRuns(ctx context.Context, client rest.Interface) (bool, error) {
+	body, err := client.Get().AbsPath("/metrics").
+		SetHeader("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain))).
+		Stream(ctx)
+	if err != nil {
+		return false, fmt.Errorf("reading kcp's /metrics to tell whether its in-tree mounts controller runs: %w", err)
+	}
+	defer body.Close()
+	return inTreeMountsQueueIn(body)
+}
+
+// inTreeMountsQueueIn tells whether metrics in the Prometheus text format
+// have a series of [inTreeMountsQueue].
+func inTreeMountsQueueIn(metrics io.Reader) (bool, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(metrics)
+	if err != nil {
+		return false, fmt.Errorf("parsing kcp's /metrics: %w", err)
+	}
+	for name, family := range families {
+		if !strings.HasPrefix(name, "workqueue_") {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			for _, label := range metric.GetLabel() {
+				if label.GetName() == "name" && label.GetValue() == inTreeMountsQueue {
+					return true, nil
+				}
+			}
+		}
+	}
+	return false, nil
+}
+
+var errInTreeConflict = errors.New(inTreeConflict)
+
+// The values of --mount-url-contract: the [mount.URLForm] that levels 1 and
+// 2 call routable; auto is the form of each shard's kcp release.
+const (
+	MountURLContractAuto   = "auto"
+	MountURLContractHTTPS  = "https"
+	MountURLContractLegacy = "legacy"
+)
+
+func validateMountURLContract(contract string) error {
+	switch contract {
+	case MountURLContractAuto, MountURLContractHTTPS, MountURLContractLegacy:
+		return nil
+	}
+	return fmt.Errorf("--mount-url-contract must be auto, https or legacy, not %q", contract)
+}
+
+// mountURLForm is the form --mount-url-contract chooses for a shard; auto
+// asks the shard's release once, https when it names none.
+func mountURLForm(ctx context.Context, contract string, shard discovery.ServerVersionInterface) mount.URLForm {
+	logger := klog.FromContext(ctx)
+	if contract != MountURLContractAuto {
+		form, _ := mount.ParseURLForm(contract) // validated
+		logger.Info("mount URL contract", "form", form, "by", "--mount-url-contract")
+		return form
+	}
+	info, err := shard.ServerVersion()
+	if err != nil {
+		logger.Error(err, "cannot read kcp's release for --mount-url-contract=auto; levels 1 and 2 take the https form, kcp v0.33's", "form", mount.URLFormHTTPS)
+		return mount.URLFormHTTPS
+	}
+	release, err := kcprelease.Parse(info.GitVersion)
+	if err != nil {
+		logger.Error(err, "kcp names no release for --mount-url-contract=auto; levels 1 and 2 take the https form, kcp v0.33's", "form", mount.URLFormHTTPS)
+		return mount.URLFormHTTPS
+	}
+	form := release.MountURLForm()
+	logger.Info("mount URL contract", "form", form, "by", "kcp v"+release.String(), "gitVersion", info.GitVersion)
+	return form
 }

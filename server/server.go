@@ -14,26 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package server runs workspacemounts: the composition root, which wires
-// the controller (controllers/), the virtual workspace (virtual/) and the
-// shared leaves (pkg/), in the shape of kcp's pkg/server and
-// k8s.io/sample-apiserver: Options (options.go: flags, validation, Complete)
-// -> Config (config.go: the clients of root and the set of shards, built
-// without asking kcp anything) -> New (server.go), which installs each part
-// with its own start and the caches it needs synced: metrics and health
-// (metrics_server.go), the virtual workspace (virtual_workspace.go), the
-// controller's leader election (controller.go, leaderelection.go) and the
-// shards (shard.go) -> Run. kcp going away is not a failure: Run waits for
-// it (kcp.go) and the parts go on from what they last knew.
-//
-// One shard is a sharded kcp with one shard. The shards part runs, for each
-// shard served (pkg/shards: a runner per Shard object in root with
-// --root-kubeconfig, or the one unnamed shard of --kubeconfig), that shard's
-// clients, informers, source of the virtual workspace's store and
-// controller (runShard); the virtual workspace and the metrics look paths,
-// clusters and access up on the shard holding them (shards.go). One Lease in
-// root elects one leader for all shards, whose term each shard's controller
-// runs in (leadership.go): never two writers for a shard.
+// Package server runs workspacemounts in the shape of kcp's pkg/server:
+// [Options] make a [Config], from which [New] installs the parts, each with
+// its own start and the caches it needs synced, and [Server.Run] runs them.
+// docs/design/server-parts.md tells how the parts and the shards fit.
 package server
 
 import (
@@ -60,18 +44,13 @@ import (
 type Server struct {
 	CompletedConfig
 
-	// parts in the order they start.
 	parts []part
-	// notReady says why the process is not ready (/readyz), nil once every
-	// part's caches have synced.
+	// notReady says why /readyz fails, nil once every part has synced.
 	notReady atomic.Pointer[string]
 
-	// store is the virtual workspace's (nil without it), which each shard
-	// joins once synced; leadership is the leader's terms the shards'
-	// controllers run in; stopping tells whether the process is stopping (a
-	// shard stopping then leaves its objects to the last); fence refuses
-	// the controller's writes once the leader Lease was not renewed within
-	// the renew deadline (nil without --leader-elect).
+	// store is the virtual workspace's, nil without it; fence refuses the
+	// controller's writes once the Lease was not renewed in time, nil
+	// without --leader-elect; stopping keeps a stopping shard's objects.
 	store      *wsmregistry.Store
 	leadership *leadership
 	fence      *leaderfence.Fence
@@ -80,15 +59,10 @@ type Server struct {
 
 // A part is one unit of the process.
 type part struct {
-	name string
-	// start runs the part until ctx is done or it fails.
+	name  string
 	start func(ctx context.Context) error
-	// afterKCP parts start once kcp has answered; the others at once, so
-	// that the process is alive, and says why it is not ready, while it
-	// waits.
-	afterKCP bool
-	// hasSynced are the caches the part reads: the process is ready once
-	// they all have synced.
+	// afterKCP parts start once kcp has answered, the others at once.
+	afterKCP  bool
 	hasSynced []cache.InformerSynced
 }
 
@@ -102,7 +76,6 @@ func New(c CompletedConfig) (*Server, error) {
 	if metrics := s.installMetrics(); metrics != nil {
 		s.parts = append(s.parts, *metrics)
 	}
-	// Rotated credentials are picked up without a restart.
 	// With --all-shards, ShardsLoader is KubeconfigLoader: run once.
 	loaders := []*kubeconfig.Loader{c.KubeconfigLoader, c.ShardsLoader, c.TokenReviewLoader}
 	for i, loader := range loaders {
@@ -129,10 +102,8 @@ func New(c CompletedConfig) (*Server, error) {
 
 // Run runs the parts until ctx is done or one fails; the error names the part.
 func (s *Server) Run(ctx context.Context) error {
-	// --workspace-url beside kcp's in-tree controller on root is refused
-	// before anything is served or logged, the start-up line with the build
-	// included, when kcp answers right away: one line. Otherwise it is asked
-	// again once kcp answers. (Every shard's runner asks its own shard.)
+	// --workspace-url beside kcp's in-tree controller is refused in one
+	// line when kcp answers at once, else once it answers.
 	routingKnown := !s.Options.WorkspaceURL
 	if !routingKnown {
 		_, err := routingOf(ctx, s.Options, s.ClientConfig)
@@ -191,8 +162,7 @@ func (s *Server) Run(ctx context.Context) error {
 			return nil // stopping
 		}
 		logger.Info("synced: ready", "duration", time.Since(began).Round(time.Millisecond), "shards", s.Shards.Names())
-		// Ready from now on, also while kcp is unreachable: the virtual
-		// workspace serves what it last knew (see docs/deployment.md).
+		// Ready from now on, also while kcp is unreachable.
 		s.notReady.Store(nil)
 		return nil
 	})
@@ -210,4 +180,40 @@ func (s *Server) ready() error {
 		return errors.New(*reason)
 	}
 	return nil
+}
+
+// installVirtualWorkspace installs the virtual workspace over the store
+// every shard joins once synced; it is built when it starts, so that a
+// refused start writes no serving certificate.
+func (s *Server) installVirtualWorkspace() part {
+	s.store = wsmregistry.NewStore(s.Options.mountRule())
+	deps := apiserver.Dependencies{
+		Store:             s.store,
+		Authorizer:        s.Authorizer,
+		TokenReviewConfig: s.TokenReviewConfig,
+		KCPLastContact:    s.Contact.Since,
+		GetWorkspace:      s.Shards.GetWorkspace,
+		ClustersSynced:    s.Shards.Synced,
+		Shards:            s.Shards,
+		PathOf:            s.Shards.PathOf,
+	}
+	var listening atomic.Bool
+	return part{
+		name:     apiserver.Name,
+		afterKCP: true,
+		start: func(ctx context.Context) error {
+			completed, err := s.Options.VirtualWorkspace.Complete()
+			if err != nil {
+				return err
+			}
+			server, err := apiserver.New(completed, deps) // binds the port
+			if err != nil {
+				return err
+			}
+			listening.Store(true)
+			s.store.StopWatchesWhenDone(ctx)
+			return apiserver.Run(ctx, server)
+		},
+		hasSynced: []cache.InformerSynced{listening.Load},
+	}
 }

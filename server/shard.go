@@ -39,20 +39,15 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/kcpcontact"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	"github.com/workspacemounts/workspacemounts/pkg/retry"
 	"github.com/workspacemounts/workspacemounts/pkg/shards"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
-// shardSyncGrace is how long a shard of a sharded kcp found at start may
-// take to sync before the process is ready without it (a shard down at
-// start does not keep the others from being served); it is served once it
-// syncs. The one shard of --kubeconfig is waited for.
+// shardSyncGrace is how long a shard found at start may take to sync before
+// the process is ready without it; the one shard of --kubeconfig is waited for.
 const shardSyncGrace = time.Minute
 
-// installShards installs the part serving the shards, a runner each
-// (pkg/shards) running runShard: one per Shard object in root, followed as
-// they come and go, or the one shard of --kubeconfig.
+// installShards installs the part running [Server.runShard] for each shard.
 func (s *Server) installShards() part {
 	runners := shards.New(s.ShardCredentials, s.runShard)
 	p := part{name: "shards", afterKCP: true}
@@ -83,13 +78,11 @@ func (s *Server) installShards() part {
 		runners.Wait()
 		return nil
 	}
-	// Ready once every shard expected has synced, or had its grace to.
 	p.hasSynced = append(p.hasSynced, func() bool { return s.Shards.syncedOrLate(expected(), grace) })
 	return p
 }
 
-// shardNames are the names of the Shard objects a runner serves: those
-// with a base URL it reaches (shards.BaseURL).
+// shardNames are the names of the Shard objects with a base URL a runner reaches.
 func shardNames(shardObjects []interface{}) []string {
 	names := make([]string, 0, len(shardObjects))
 	for _, obj := range shardObjects {
@@ -102,12 +95,9 @@ func shardNames(shardObjects []interface{}) []string {
 	return names
 }
 
-// runShard serves one shard until ctx is done (the Shard deleted or moved,
-// or the process stopping): its clients with a rate limit and a contact
-// tracker, its informers, its source of the virtual workspace's store once
-// they have synced, and, during each term as leader, its controller. A
-// shard that does not answer keeps what it last knew; the others are not
-// affected.
+// runShard serves one shard until ctx is done: its clients, its informers,
+// its source of the virtual workspace's store once they have synced, and,
+// during each term as leader, its controller.
 func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 	logger := klog.FromContext(ctx)
 	contact := s.Contact // the unnamed shard is root: its answers are root's
@@ -142,7 +132,7 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 		go contact.Run(ctx, contactProbeInterval, probe)
 	}
 
-	if _, err := retry.Until(ctx, shardConfig.ResolveIdentities, logRetry(logger, "cannot read the tenancy identity in root for the shard yet")); err != nil {
+	if _, err := retryUntil(ctx, shardConfig.ResolveIdentities, "cannot read the tenancy identity in root for the shard yet"); err != nil {
 		return nil // it fails only when ctx is done: stopping
 	}
 	workspaces := shardConfig.KcpSharedInformerFactory.Tenancy().V1alpha1().Workspaces().Informer()
@@ -178,7 +168,6 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 				s.store.RemoveShard(target.Name)
 			}
 		}()
-		// Served once the store holds the shard's WorkspaceMounts.
 		if !cache.WaitForCacheSync(ctx.Done(), s.store.HasSynced) {
 			return nil // stopping
 		}
@@ -193,50 +182,31 @@ func (s *Server) runShard(ctx context.Context, target shards.Shard) error {
 		<-ctx.Done()
 		return nil
 	}
-	// The one leader writes every shard during each of its terms.
 	s.leadership.whileLeading(ctx, func(ctx context.Context) error {
 		return controller.run(ctx, s.controllerOptions(target.Name, routing), s.Options.WorkspaceWorkers)
 	})
 	return nil
 }
 
-// logRetry logs a failed try of pkg/retry with message.
-func logRetry(logger klog.Logger, message string, keysAndValues ...interface{}) func(err error, attempt int, retryIn time.Duration) {
-	return func(err error, attempt int, retryIn time.Duration) {
-		logger.Error(err, message+", retrying", append(keysAndValues, "attempt", attempt, "retryIn", retryIn.Round(100*time.Millisecond))...)
-	}
-}
-
-// shardConfig is what reads and writes one kcp shard: its clients and
-// shared informer factories, built without asking kcp anything. The
-// identity under which the shard serves Workspaces across all clusters is
-// read from root once the shard's runner starts (ResolveIdentities), before
-// any informer starts.
+// shardConfig is the clients and informer factories of one shard, built
+// without asking kcp anything.
 type shardConfig struct {
-	// ResolveIdentities reads the identity of the tenancy.kcp.io APIExport,
-	// once; until it has succeeded, KcpClusterClient cannot list Workspaces
-	// across all clusters.
+	// ResolveIdentities reads the tenancy identity in root, which listing
+	// Workspaces across all clusters needs.
 	ResolveIdentities func(context.Context) error
 
-	// KcpClusterClient and KcpSharedInformerFactory: Workspaces (read by
-	// every part), APIBindings and APIResourceSchemas (the controller) and
-	// LogicalClusters (the virtual workspace), each informer trimmed by
-	// TrimForCache.
 	KcpClusterClient         kcpclientset.ClusterInterface
 	KcpSharedInformerFactory kcpinformers.SharedInformerFactory
 
-	// Set for the controller: the CRD informers, the clients reaching
-	// mount objects of any kind, and the one writing events regarding
-	// Workspaces (its own rate limiter: events never wait for patches).
+	// Set for the controller only.
 	ApiExtensionsSharedInformerFactory kcpapiextensionsinformers.SharedInformerFactory
 	DynamicClusterClient               kcpdynamic.ClusterInterface
 	MetadataClusterClient              kcpmetadata.ClusterInterface
 	EventsClusterClient                kcpeventsv1.EventsV1ClusterInterface
 }
 
-// newShardConfig builds the clients of the shard cfg reaches; with
-// controller, also those the controller needs. root reaches root, where the
-// identities are read. The informers keep what rule reads (TrimForCache).
+// newShardConfig builds the clients of the shard cfg reaches, with
+// controller also the controller's; the identities are read in root.
 func newShardConfig(cfg, root *rest.Config, controller bool, rule mount.Rule) (*shardConfig, error) {
 	c := &shardConfig{}
 	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
@@ -269,16 +239,14 @@ func newShardConfig(cfg, root *rest.Config, controller bool, rule mount.Rule) (*
 }
 
 // shardController is what the controller of one shard reads and writes
-// with; a new Controller is built from it in each term.
+// with; each term builds a new controller from it.
 type shardController struct {
 	informers workspacemounts.Informers
 	clients   workspacemounts.Clients
 	synced    []cache.InformerSynced
 }
 
-// newShardController registers the controller's informers (and their
-// indexers, of the Workspaces rule says are mounted) of a shard's config,
-// beside its Workspace informer.
+// newShardController registers the controller's informers and indexers.
 func newShardController(c *shardConfig, workspaces, logicalClusters cache.SharedIndexInformer, rule mount.Rule) (*shardController, error) {
 	informers := workspacemounts.Informers{
 		Workspaces:         workspaces,
@@ -297,8 +265,7 @@ func newShardController(c *shardConfig, workspaces, logicalClusters cache.Shared
 	}, nil
 }
 
-// run builds a controller and runs it until ctx is done: it starts from the
-// informer caches and reconciles every Workspace once.
+// run builds a controller and runs it until ctx is done.
 func (c *shardController) run(ctx context.Context, options workspacemounts.Options, workers int) error {
 	controller, err := workspacemounts.NewController(c.clients, c.informers, options)
 	if err != nil {
@@ -307,9 +274,8 @@ func (c *shardController) run(ctx context.Context, options workspacemounts.Optio
 	return controller.Start(ctx, workers)
 }
 
-// controllerOptions are the controller's options for a shard ("" for the
-// one of --kubeconfig), with what it keeps beside the annotations there
-// and the shards' hosts for the rule of the URLs spec.URL takes.
+// controllerOptions are the controller's options for a shard, "" being the
+// one of --kubeconfig.
 func (s *Server) controllerOptions(shard string, routing workspacemounts.RoutingOptions) workspacemounts.Options {
 	routing.URLs.ShardHosts = s.shardHostsOf()
 	return workspacemounts.Options{MaxMountInformers: s.Options.MaxMountInformers, MaxClusterMountInformers: s.Options.MaxClusterMountInformers,

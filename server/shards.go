@@ -35,25 +35,22 @@ import (
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
-// Shards are the shards the process serves, by name: what the virtual
-// workspace and the metrics ask across all of them. Logical cluster names
-// are unique across shards, so a cluster is on the one shard whose
-// LogicalCluster cache holds it. Shards are few: a lookup asks each. With
-// --kubeconfig the set holds one shard, unnamed ("").
+// Shards are the shards the process serves, by name, "" for the one of
+// --kubeconfig; a cluster is on the one shard whose LogicalCluster cache
+// holds it.
 type Shards struct {
 	lock   sync.RWMutex
 	shards map[string]*shard
 }
 
-// shard is one shard being served (runShard).
+// shard is one shard being served by [Server.runShard].
 type shard struct {
 	name    string
 	contact *kcpcontact.Tracker
 	started time.Time
-	// review sends SubjectAccessReviews to the shard (with the virtual workspace).
-	review authorization.ReviewFunc
+	review  authorization.ReviewFunc // nil without the virtual workspace
 
-	// Set once its caches have synced (setSynced), nil before.
+	// nil until its caches have synced
 	lock            sync.RWMutex
 	workspaces      cache.Indexer
 	logicalClusters cache.Indexer
@@ -61,14 +58,12 @@ type shard struct {
 
 func newShards() *Shards { return &Shards{shards: map[string]*shard{}} }
 
-// setSynced makes the shard's caches read.
 func (s *shard) setSynced(workspaces, logicalClusters cache.Indexer) {
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	s.workspaces, s.logicalClusters = workspaces, logicalClusters
 }
 
-// caches are the shard's caches, nil until synced.
 func (s *shard) caches() (workspaces, logicalClusters cache.Indexer) {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
@@ -101,9 +96,7 @@ func (s *Shards) all() []*shard {
 	return all
 }
 
-// Names are the named shards served, sorted (wsmregistry.ShardContacts):
-// those of a sharded kcp. The unnamed shard of --kubeconfig is kcp itself,
-// whose last contact is the process's (Config.Contact).
+// Names are the named shards served, sorted.
 func (s *Shards) Names() []string {
 	all := s.all()
 	names := make([]string, 0, len(all))
@@ -115,8 +108,7 @@ func (s *Shards) Names() []string {
 	return names
 }
 
-// LastContact is how long ago the shard last answered, false if it never
-// did or is not served (wsmregistry.ShardContacts).
+// LastContact is how long ago the shard last answered, false if it never did.
 func (s *Shards) LastContact(name string) (time.Duration, bool) {
 	s.lock.RLock()
 	served := s.shards[name]
@@ -137,9 +129,8 @@ func (s *Shards) shardOf(cluster logicalcluster.Name) (*shard, bool) {
 	return nil, false
 }
 
-// PathOf is the cluster's path as the synced shard holding it knows it
-// (tenant.PathsFrom over every shard's LogicalCluster cache), empty when
-// none does: what the virtual workspace names a ServiceAccount's tenant by.
+// PathOf is the cluster's path as the synced shard holding it knows it,
+// empty when none does.
 func (s *Shards) PathOf(cluster logicalcluster.Name) logicalcluster.Path {
 	all := s.all()
 	indexers := make([]cache.Indexer, 0, len(all))
@@ -151,7 +142,6 @@ func (s *Shards) PathOf(cluster logicalcluster.Name) logicalcluster.Path {
 	return tenant.PathsFrom(indexers...)(cluster)
 }
 
-// clusterExists tells whether a LogicalCluster cache holds the cluster.
 func clusterExists(logicalClusters cache.Indexer, cluster logicalcluster.Name) bool {
 	_, exists, err := logicalClusters.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName))
 	return exists && err == nil
@@ -163,8 +153,7 @@ func (s *Shards) ClusterExists(cluster logicalcluster.Name) bool {
 	return found
 }
 
-// ReviewerOf sends a review to the shard holding the cluster
-// (authorization.ReviewByShard).
+// ReviewerOf sends a review to the shard holding the cluster.
 func (s *Shards) ReviewerOf(cluster logicalcluster.Name) (authorization.ReviewFunc, bool) {
 	served, found := s.shardOf(cluster)
 	if !found || served.review == nil {
@@ -173,9 +162,7 @@ func (s *Shards) ReviewerOf(cluster logicalcluster.Name) (authorization.ReviewFu
 	return served.review, true
 }
 
-// GetWorkspace finds a Workspace on whichever shard holds the cluster it
-// is in (clusterpath.WorkspaceGetter): a path resolves across shards, its
-// parent on one and its child on another.
+// GetWorkspace finds a Workspace on whichever shard holds its cluster.
 func (s *Shards) GetWorkspace(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 	for _, served := range s.all() {
 		workspaces, _ := served.caches()
@@ -193,7 +180,7 @@ func (s *Shards) GetWorkspace(cluster logicalcluster.Name, name string) (*tenanc
 	return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), name)
 }
 
-// List lists the Workspaces of every synced shard (metrics.WorkspaceLister).
+// List lists the Workspaces of every synced shard.
 func (s *Shards) List() []interface{} {
 	var all []interface{}
 	for _, served := range s.all() {
@@ -204,8 +191,7 @@ func (s *Shards) List() []interface{} {
 	return all
 }
 
-// Synced tells whether any shard is served: the virtual workspace answers
-// from then on.
+// Synced tells whether any shard is served.
 func (s *Shards) Synced() bool {
 	for _, served := range s.all() {
 		if workspaces, _ := served.caches(); workspaces != nil {
@@ -215,8 +201,8 @@ func (s *Shards) Synced() bool {
 	return false
 }
 
-// syncedOrLate tells whether every shard of names is served and synced,
-// or has had grace to (0: no grace, it is waited for): the process is ready.
+// syncedOrLate tells whether every shard of names has synced, or had grace
+// to; 0 is no grace.
 func (s *Shards) syncedOrLate(names []string, grace time.Duration) bool {
 	s.lock.RLock()
 	defer s.lock.RUnlock()

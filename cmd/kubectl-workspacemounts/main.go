@@ -14,8 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command kubectl-workspacemounts is the kubectl plugin of workspacemounts:
-// kubectl workspacemounts get|tree|why. The command is built in package app.
+// Command kubectl-workspacemounts is the kubectl plugin of workspacemounts, kubectl workspacemounts get|tree|why.
 package main
 
 import (
@@ -28,19 +27,15 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/workspacemounts/workspacemounts/cmd/kubectl-workspacemounts/app"
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
 func main() {
-	os.Exit(run())
-}
-
-func run() int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	if err := app.NewCommand(streams).ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", app.Clean(err.Error()))
-		return 1
+	err := app.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}).ExecuteContext(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", mount.Sanitize(err.Error()))
+		os.Exit(1)
 	}
-	return 0
 }

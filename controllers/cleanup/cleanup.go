@@ -14,38 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package cleanup removes what the plugin wrote from every Workspace of
-// every shard (`workspacemounts cleanup`), once no plugin runs.
-//
-// Design:
-//   - It refuses to run while a plugin holds the leader Lease (CheckLease): a
-//     running controller would write everything again. A plugin stopped with
-//     SIGTERM releases the Lease (no holder), one killed leaves it to expire.
-//     Then it takes the Lease itself for the whole run (Hold: the plugin's
-//     own leader election), so that no plugin started meanwhile writes
-//     until it is done, and releases it at the end. If the Lease cannot be
-//     renewed, or the run is interrupted (SIGINT, SIGTERM), it stops before
-//     the next Workspace and says what it did and what it left.
-//   - What is removed is the controller's own rule for an unmounted Workspace
-//     (workspacemounts.RemoveOwned): the two annotations, the condition, kcp's
-//     condition WorkspaceMountReady that --workspace-url keeps (not on a shard
-//     where kcp's in-tree mounts controller runs, or may: there it is kcp's),
-//     and the phase kcp's rule then gives. spec.URL stays: kcp refuses to
-//     unset it.
-//   - Each shard's Workspaces are listed across all clusters (wildcard), in
-//     pages of 500. The annotations go in one merge patch without a
-//     resourceVersion (setting them to null is right whatever kcp writes
-//     meanwhile: its workspace controller writes the status, which would only
-//     make a versioned patch conflict). The status is a merge patch of the
-//     status subresource with the whole remaining condition list and the
-//     resourceVersion of the Workspace it was made from, so a concurrent
-//     change conflicts, and is made again from a fresh read.
-//   - Without Yes nothing is written: each Workspace that would change is
-//     printed all the same. One Workspace that fails is reported, the others
-//     go on; Run returns an error at the end.
-//
-// Every dependency is a function field (as kcp's pkg/reconciler), for table
-// tests without fake clients.
+// Package cleanup removes what the plugin wrote from every Workspace of every shard (`workspacemounts cleanup`),
+// once no plugin runs, holding the leader Lease meanwhile; see docs/design/controller-cleanup.md.
 package cleanup
 
 import (
@@ -77,12 +47,9 @@ const PageSize = 500
 // Shard is where one shard's Workspaces are read and written.
 type Shard struct {
 	Name string
-	// InTreeMountsController tells that kcp's in-tree mounts controller
-	// runs on the shard, or may (it could not be told): its condition
-	// WorkspaceMountReady is then left alone.
+	// InTreeMountsController tells that kcp's in-tree mounts controller runs on the shard, or may.
 	InTreeMountsController bool
-	// ListWorkspaces lists the Workspaces of every cluster of the shard, a
-	// page at a time (opts carries limit and continue).
+	// ListWorkspaces lists the Workspaces of every cluster of the shard, a page at a time.
 	ListWorkspaces func(ctx context.Context, opts metav1.ListOptions) (*tenancyv1alpha1.WorkspaceList, error)
 	GetWorkspace   func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
 	// PatchWorkspace sends a merge patch, of the status with subresource "status".
@@ -95,9 +62,7 @@ type Cleanup struct {
 	GetLease func(ctx context.Context) (*coordinationv1.Lease, error)
 	// LeaseName names the Lease in messages: <cluster>/<namespace>/<name>.
 	LeaseName string
-	// Hold runs clean while holding the leader Lease (server.HoldLease):
-	// an error when it cannot be taken; clean's context ends when it is
-	// lost, with a cause saying so.
+	// Hold runs clean while holding the leader Lease: an error when it cannot be taken.
 	Hold func(ctx context.Context, clean func(ctx context.Context) error) error
 	// Shards returns the shards to clean, once the Lease is free.
 	Shards func(ctx context.Context) ([]Shard, error)
@@ -111,15 +76,12 @@ type Cleanup struct {
 // Result counts what Run did.
 type Result struct {
 	Changed, Failed, Shards int
-	// Interrupted is why the run stopped before the end ("" if it did
-	// not): its context ended, a signal or the Lease lost. NotDone then
-	// names what it left: a shard from a Workspace on, shards not begun.
+	// Interrupted is why the run stopped before the end ("" if it did not).
 	Interrupted string
 	NotDone     []string
 }
 
-// Run checks the Lease, takes it, then cleans every shard, Workspace by
-// Workspace, and releases it.
+// Run checks the Lease, takes it, then cleans every shard, Workspace by Workspace, and releases it.
 func (c *Cleanup) Run(ctx context.Context) (Result, error) {
 	lease, err := c.GetLease(ctx)
 	if err := CheckLease(lease, err, c.Now(), c.LeaseName); err != nil {
@@ -194,10 +156,7 @@ func (s Shard) String() string {
 	return s.Name
 }
 
-// cleanShard cleans every Workspace of one shard, page by page; it fails
-// only when the shard cannot be listed. When ctx ends it stops before the
-// next Workspace and says where it stopped (at: the first Workspace it did
-// not finish, or the next page), with ctx's cause.
+// cleanShard cleans every Workspace of one shard, page by page; it fails only when the shard cannot be listed.
 func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, kept *int) (at string, err error) {
 	opts := metav1.ListOptions{Limit: PageSize}
 	for {
@@ -215,8 +174,7 @@ func (c *Cleanup) cleanShard(ctx context.Context, shard Shard, result *Result, k
 			}
 			changed, err := c.cleanWorkspace(ctx, shard, ws)
 			if err != nil && ctx.Err() != nil {
-				// Stopped half way: its annotations may be gone already,
-				// and the next run finishes it.
+				// Stopped half way: its annotations may be gone already, and the next run finishes it.
 				return "Workspace " + key(ws), context.Cause(ctx)
 			}
 			if err != nil {
@@ -247,9 +205,8 @@ func key(ws *tenancyv1alpha1.Workspace) string {
 	return logicalcluster.From(ws).String() + "|" + ws.Name
 }
 
-// Needs tells what RemoveOwned would change on ws on a shard: the
-// annotations removed (their short names), the conditions removed, and the
-// Workspace after.
+// Needs tells what RemoveOwned would change on ws on a shard: the annotations removed (their short names), the
+// conditions removed, and the Workspace after.
 func Needs(ws *tenancyv1alpha1.Workspace, shard Shard) (annotations []string, conditions []conditionsv1alpha1.ConditionType, updated *tenancyv1alpha1.Workspace) {
 	for _, k := range []string{mount.PhaseAnnotationKey, mount.StatusAnnotationKey} {
 		if _, found := ws.Annotations[k]; found {
@@ -261,8 +218,8 @@ func Needs(ws *tenancyv1alpha1.Workspace, shard Shard) (annotations []string, co
 	return annotations, conditions, updated
 }
 
-// cleanWorkspace removes the plugin's writes from ws (with Yes) and says
-// what it did, or would do; "" when ws carries none of them.
+// cleanWorkspace removes the plugin's writes from ws (with Yes) and says what it did, or would do; "" when ws carries
+// none of them.
 func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1alpha1.Workspace) (string, error) {
 	annotations, conditions, updated := Needs(ws, shard)
 	if len(annotations) == 0 && len(conditions) == 0 {
@@ -344,10 +301,8 @@ func (c *Cleanup) cleanWorkspace(ctx context.Context, shard Shard, ws *tenancyv1
 	return "removed " + strings.Join(what, "; "), nil
 }
 
-// StatusPatch is the merge patch of the status subresource taking current
-// to updated: the whole remaining condition list (a merge patch replaces a
-// list; null when none remain), the phase if it changed, and current's
-// resourceVersion, so that a concurrent change conflicts.
+// StatusPatch is the merge patch of the status subresource taking current to updated: the whole remaining condition
+// list.
 func StatusPatch(current, updated *tenancyv1alpha1.Workspace) ([]byte, error) {
 	status := map[string]interface{}{"conditions": nil}
 	if len(updated.Status.Conditions) > 0 {
@@ -362,10 +317,8 @@ func StatusPatch(current, updated *tenancyv1alpha1.Workspace) ([]byte, error) {
 	})
 }
 
-// CheckLease refuses while a plugin holds the Lease: it exists, has a
-// holder, and its renewTime plus leaseDurationSeconds is after now. A
-// Lease that does not exist, was released (no holder: what a plugin
-// stopped with SIGTERM leaves) or has expired is free. err is GetLease's.
+// CheckLease refuses while a plugin holds the Lease: it exists, has a holder, and its renewTime plus
+// leaseDurationSeconds is after now.
 func CheckLease(lease *coordinationv1.Lease, err error, now time.Time, name string) error {
 	if apierrors.IsNotFound(err) {
 		return nil

@@ -28,17 +28,14 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// keptWorkspaceAnnotations are the only annotations anything here reads,
-// and the legacy annotation where the rule honours it.
+// keptWorkspaceAnnotations are the only annotations anything here reads, and the legacy annotation where the rule
+// honours it.
 var keptWorkspaceAnnotations = []string{
 	logicalcluster.AnnotationKey, mount.PhaseAnnotationKey, mount.StatusAnnotationKey,
 }
 
-// Bounds of what the cache keeps of a Workspace, whatever a tenant writes
-// there (besides the labels: mount.BoundedLabels). Each is a few bytes more
-// than the longest value the controller writes, or accepts, so a value cut
-// to it is still one the controller refuses or replaces, never one it
-// would write (cutBeyond).
+// Bounds of what the cache keeps of a Workspace, whatever a tenant writes there (besides the labels:
+// [mount.BoundedLabels]).
 const (
 	maxCachedPhase    = mount.MaxPhase + 4
 	maxCachedStatus   = mount.MaxStatusAnnotationBytes + 4
@@ -46,38 +43,16 @@ const (
 	maxCachedRefField = mount.MaxReferenceField + 4
 	maxCachedURL      = mount.MaxURL + 4
 	maxCachedCluster  = 256 // spec.cluster: a logical cluster's name
-	// maxCachedReason, maxCachedMessage and maxCachedSeverity bound the
-	// two conditions kept whole.
+	// maxCachedReason, maxCachedMessage and maxCachedSeverity bound the two conditions kept whole.
 	maxCachedReason   = mount.MaxReason + 4
 	maxCachedMessage  = mount.MaxMessage + 4
 	maxCachedSeverity = 64
-	// maxUnavailableConditions and maxUnavailableType bound the other
-	// False Workspace* conditions kept (their type and status): kcp's phase
-	// rule asks only whether there is one.
+	// maxUnavailableConditions and maxUnavailableType bound the other False Workspace* conditions kept.
 	maxUnavailableConditions = 8
 	maxUnavailableType       = 128
 )
 
-// TrimWorkspace is what the Workspace informer keeps of a Workspace: what
-// the controller, the virtual workspace and the metrics read, so that a
-// shard with 10^5 Workspaces fits in little memory, and a bounded amount of
-// it, so that no tenant's Workspaces take that memory. It keeps metadata but
-// other annotations, owner references, finalizers and managed fields (the
-// legacy mount annotation only where rule honours it), and of the labels
-// those mount.BoundedLabels keeps (mount.LabelsCutAnnotationKey counting the
-// others); spec.mount, spec.cluster and (of a Workspace with spec.mount)
-// spec.URL; status.phase, the first of the controller's own condition and
-// of kcp's WorkspaceMountReady (which --workspace-url keeps), and the type
-// and status of the first maxUnavailableConditions other False conditions
-// whose type starts with "Workspace" (kcp's phase rule, kcpPhaseRule, asks
-// whether there is one: it answers alike on the trimmed Workspace). Strings
-// a tenant writes are cut (cutBeyond).
-//
-// The controller's writes depend on it: the patch of metadata and spec is
-// the difference of two trimmed copies, which differ only in what the
-// controller sets there; the status patch is never made from a trimmed copy
-// (a merge patch replaces the whole condition list, and the cache holds a
-// part of it), only whether one is needed.
+// TrimWorkspace is what the Workspace informer keeps of a Workspace.
 func TrimWorkspace(ws *tenancyv1alpha1.Workspace, rule mount.Rule) {
 	annotations := map[string]string{}
 	for _, key := range keptWorkspaceAnnotations {
@@ -96,7 +71,7 @@ func TrimWorkspace(ws *tenancyv1alpha1.Workspace, rule mount.Rule) {
 	}
 	labels, cut := mount.BoundedLabels(ws.Labels)
 	if cut == 0 {
-		// Trimmed before: the count stays (TrimWorkspace is idempotent).
+		// Trimmed before: the count stays ([TrimWorkspace] is idempotent).
 		cut = mount.LabelsCut(ws.Annotations)
 	}
 	if cut > 0 {
@@ -136,8 +111,8 @@ func TrimWorkspace(ws *tenancyv1alpha1.Workspace, rule mount.Rule) {
 	ws.Status = status
 }
 
-// cutBeyond cuts s to about limit bytes, on a character boundary, if it is
-// longer: what remains is still longer than limit-4 bytes.
+// cutBeyond cuts s to about limit bytes, on a character boundary, if it is longer: what remains is still longer than
+// limit-4 bytes.
 func cutBeyond(s string, limit int) string {
 	if len(s) <= limit {
 		return s

@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the writes: the two patches of a Workspace, through kcp's
-// committer, each only when it changes something.
-
 package workspacemounts
 
 import (
@@ -39,11 +36,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// commitMetadataAndSpec writes the annotations (and with --workspace-url
-// spec.URL) when they changed, in one merge patch carrying ws's
-// resourceVersion, and returns the Workspace kcp answered with, or nil when
-// nothing changed. A spec.URL kcp refuses (asURLRefused) is remembered for
-// the next reconcile, and returned as a *urlRefusedError.
+// commitMetadataAndSpec writes the annotations (and with --workspace-url spec.URL) when they changed, in one merge
+// patch carrying ws's resourceVersion.
 func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *tenancyv1alpha1.Workspace, state mountState) (*tenancyv1alpha1.Workspace, error) {
 	updated := ws.DeepCopy()
 	c.workspaces.applyMetadataAndSpec(updated, state)
@@ -67,19 +61,14 @@ func (c *Controller) commitMetadataAndSpec(ctx context.Context, key string, ws *
 	}
 	c.noteWritten(key, updated, state)
 	if oldPhase != newPhase {
-		// oldPhase is whatever was written there, by anyone who may annotate
-		// the Workspace: ObservePhaseTransition maps it into a fixed set.
 		metrics.ObservePhaseTransition(oldPhase, newPhase)
 	}
 	c.noteTransition(ws, updated)
 	return written, nil
 }
 
-// noteTransition records the transition that updated, just written over
-// ws, holds, if it holds one (mount.Status.TransitionFrom): in the
-// transition histograms, and as an event regarding the Workspace
-// (transitionEventType). Once per transition: a write that fails records
-// nothing, and its retry starts from the Workspace as kcp has it.
+// noteTransition records the transition that updated, just written over ws, holds, if it holds one: in the transition
+// histograms, and as an event regarding the Workspace.
 func (c *Controller) noteTransition(ws, updated *tenancyv1alpha1.Workspace) {
 	status, found := mount.StatusOf(updated.Annotations)
 	if !found {
@@ -92,14 +81,8 @@ func (c *Controller) noteTransition(ws, updated *tenancyv1alpha1.Workspace) {
 	c.recordEvent(ws, transitionEventType(status), status.Reason, status.Message)
 }
 
-// commitStatus writes the condition (and with --workspace-url the phase)
-// when they changed, in one merge patch of the status subresource. The
-// cache holds only the controller's own condition of a Workspace, and a
-// merge patch replaces the whole list, so the patch is made from the
-// Workspace kcp answered the first patch with, else from a fresh read (ws
-// itself when it was read from kcp, fromKCP): it carries that
-// resourceVersion and every condition kcp keeps, and never conflicts with
-// the first patch.
+// commitStatus writes the condition (and with --workspace-url the phase) when they changed, in one merge patch of the
+// status subresource.
 func (c *Controller) commitStatus(ctx context.Context, key string, ws, written *tenancyv1alpha1.Workspace, fromKCP bool, state mountState) error {
 	updated := ws.DeepCopy()
 	c.workspaces.applyStatus(updated, state)
@@ -132,12 +115,8 @@ func (c *Controller) commitStatus(ctx context.Context, key string, ws, written *
 
 type workspaceResource = committer.Resource[tenancyv1alpha1.WorkspaceSpec, tenancyv1alpha1.WorkspaceStatus]
 
-// commit writes the difference between oldResource and newResource, either
-// metadata and spec or status, through kcp's committer (a merge patch with
-// the resourceVersion of oldResource, so a stale write conflicts), counts it
-// in patches, and returns the Workspace kcp answered with. A conflict marks
-// key: its next try reads the Workspace from kcp. First the fence
-// (Options.WriteFence): a write it refuses is neither sent nor counted.
+// commit writes the difference between oldResource and newResource, either metadata and spec or status, through kcp's
+// committer.
 func (c *Controller) commit(ctx context.Context, key string, oldResource, newResource *workspaceResource, patches *k8smetrics.CounterVec) (*tenancyv1alpha1.Workspace, error) {
 	if c.writeFence != nil {
 		if err := c.writeFence(); err != nil {
@@ -160,8 +139,7 @@ func (c *Controller) commit(ctx context.Context, key string, oldResource, newRes
 	return nil, err
 }
 
-// workspacePatcher is the committer's Patcher for one Workspace: it keeps
-// the Workspace kcp answered with.
+// workspacePatcher is the committer's Patcher for one Workspace: it keeps the Workspace kcp answered with.
 type workspacePatcher struct {
 	patch   func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
 	cluster logicalcluster.Name

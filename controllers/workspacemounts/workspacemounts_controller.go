@@ -14,15 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file wires the controller: its options, its informers and clients,
-// its two queues and reconcilers (NewController), and runs it (Start).
-
 package workspacemounts
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,103 +57,35 @@ import (
 const (
 	// ControllerName names the controller in logs.
 	ControllerName = "workspacemounts"
-	// MountsQueueName names the queue keyed by mount kind (QueueName).
+	// MountsQueueName names the queue keyed by mount kind.
 	MountsQueueName = "workspacemounts-mounts"
-	// WorkspacesQueueName names the queue keyed by Workspace (QueueName).
+	// WorkspacesQueueName names the queue keyed by Workspace.
 	WorkspacesQueueName = "workspacemounts-workspaces"
 )
 
-// Informers are the shared informers the controller reads, all across all
-// logical clusters. The caller starts them and waits for their sync.
+// Informers are the shared informers the controller reads, all across all logical clusters.
 type Informers struct {
 	Workspaces         cache.SharedIndexInformer
 	CRDs               cache.SharedIndexInformer
 	APIBindings        cache.SharedIndexInformer
 	APIResourceSchemas cache.SharedIndexInformer
-	// LogicalClusters names each cluster's tenant (tenant.Of); without it,
-	// every cluster is a tenant of its own.
+	// LogicalClusters names each cluster's tenant; without it, every cluster is a tenant of its own.
 	LogicalClusters cache.SharedIndexInformer
 }
 
-// Clients are the clients the controller uses: KCP to patch Workspaces,
-// Dynamic to read and watch full mount objects (in one cluster, or a bound
-// resource across all clusters), Metadata to watch CRD mount objects across
-// all clusters, Events to write events regarding Workspaces.
+// Clients are the clients the controller uses.
 type Clients struct {
 	KCP      kcpclientset.ClusterInterface
 	Dynamic  kcpdynamic.ClusterInterface
 	Metadata kcpmetadata.ClusterInterface
-	// Events writes events (events.k8s.io/v1) in a Workspace's logical
-	// cluster; needed unless Options.MaxWorkspaceEventsPerHour is 0.
+	// Events writes events (events.k8s.io/v1) in a Workspace's logical cluster.
 	Events kcpeventsv1.EventsV1ClusterInterface
 }
 
-// Options are the controller's settings.
-type Options struct {
-	// MaxMountInformers bounds the mount resources watched
-	// (--max-mount-informers): a bound one by its informer across all
-	// clusters, a CRD one by its full-object informers per cluster and, while
-	// a cluster mounting it has none, its metadata informer across all
-	// clusters. Resources beyond it are not watched, and their Workspaces get
-	// reason mount.ReasonMountInformerLimitReached until a slot frees. At
-	// least 1.
-	MaxMountInformers int
-	// Routing is what the controller keeps beside the annotations.
-	Routing RoutingOptions
-	// Shard names the shard the controller writes, with a sharded kcp (one
-	// controller per shard): the mount informer gauges sum them.
-	Shard string
-	// MountRule says which Workspaces are mounted (--legacy-mount-annotation):
-	// the rule InstallIndexers was given for the same informers.
-	MountRule mount.Rule
-	// MaxClusterMountInformers bounds the full-object informers of CRD
-	// resources in one cluster each (--max-cluster-mount-informers), one
-	// per (resource, cluster) pair in use: workspacemounts-workspaces reads a
-	// pair's mount objects from it instead of a GET. Pairs beyond it are
-	// read with a GET per change, on their resource's metadata events. 0
-	// runs none.
-	MaxClusterMountInformers int
-	// MaxWorkspaceEventsPerHour bounds the events regarding one Workspace
-	// in any hour (--max-workspace-events-per-hour): its transitions and
-	// the controller's other events (recordEvent). 0 records none.
-	MaxWorkspaceEventsPerHour int
-	// MountHeartbeatTimeout (--mount-heartbeat-timeout): a mount object
-	// whose status carries a heartbeat older than it is Unknown, reason
-	// mount.ReasonMountHeartbeatExpired (workspacemounts_heartbeat.go). 0,
-	// the default, is off; else at least MinMountHeartbeatTimeout.
-	MountHeartbeatTimeout time.Duration
-	// WriteFence, if set, is asked before each patch of a Workspace: an
-	// error refuses it (leaderfence.Fence.Allow: the leader Lease was not
-	// renewed in time, another replica may lead and write). The key is
-	// then tried again, as after a failed patch.
-	WriteFence func() error
-	// RequestTimeout bounds each request the controller makes to kcp
-	// (--kcp-request-timeout): a read of a mount object or a Workspace, a
-	// patch, a list of a (resource, cluster) pair's informer. A pair whose
-	// reads time out is behind a breaker (mountBreaker). 0 is
-	// DefaultRequestTimeout.
-	RequestTimeout time.Duration
-	// MaxRepairsPerSecond bounds, per tenant, the writes whose only cause is
-	// that the annotations on a Workspace differ from what the controller
-	// last wrote there (someone else changed them); bursts of up to 10
-	// times as many. 0 is DefaultMaxRepairsPerSecond.
-	MaxRepairsPerSecond float64
-}
-
-// DefaultRequestTimeout is the default of --kcp-request-timeout.
-const DefaultRequestTimeout = 10 * time.Second
-
-// DefaultMaxRepairsPerSecond is the default of Options.MaxRepairsPerSecond.
-const DefaultMaxRepairsPerSecond = 1
-
 // Controller writes the mount status of every mounted Workspace as annotations.
-// See README.md for the design.
 type Controller struct {
-	// shard is Options.Shard, "" with one shard.
-	shard string
-	// rule is Options.MountRule: which Workspaces are mounted.
-	rule mount.Rule
-	// tenantOf is the tenant a Workspace key's cluster belongs to.
+	shard           string
+	rule            mount.Rule
 	tenantOf        func(logicalcluster.Name) tenant.Name
 	mountsQueue     queue
 	workspacesQueue queue
@@ -165,56 +94,30 @@ type Controller struct {
 	workspaceLister  tenancyv1alpha1listers.WorkspaceClusterLister
 	mounts           *mountsReconciler
 	workspaces       *workspacesReconciler
-	// caches are the full-object informers' caches of mount objects.
-	caches *mountCaches
-	// breaker keeps the (resource, cluster) pairs kcp does not answer for.
-	breaker *mountBreaker
-	// repairs bounds, per tenant, the writes that only undo someone else's
-	// change of the annotations (workspacemounts_repairs.go); written holds
-	// what the controller last wrote per Workspace key, to tell them.
-	repairs *tenant.Limiters[tenant.Name]
-	written keyed[uint64]
-	// patchWorkspace applies a merge patch to a Workspace (to its status
-	// with subresource "status") and returns the Workspace kcp answered.
+	caches           *mountCaches
+	breaker          *mountBreaker
+	// repairs bounds, per tenant, the writes that only undo someone else's change of the annotations.
+	repairs        *tenant.Limiters[tenant.Name]
+	written        keyed[uint64]
 	patchWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error)
-
-	// writeFence is Options.WriteFence, asked before each patch (commit).
-	writeFence func() error
-
-	// observed holds, per Workspace key, when a change of its mount object
-	// was first seen and not yet written: the start of status_latency_seconds.
-	// It and conflicted, like the reconciler's reads, hold an entry only
-	// for a Workspace that exists: forget drops all three when it is
-	// deleted.
+	writeFence     func() error
+	// observed holds, per Workspace key, when a change of its mount object was first seen and not yet written.
 	observed keyed[time.Time]
-
-	// getWorkspace reads a Workspace from kcp, bypassing the cache: for a
-	// key whose last patch conflicted (conflicted), the cache may be behind
-	// kcp, e.g. while its watch catches up after kcp came back, and each
-	// retry from it would conflict again.
+	// getWorkspace reads a Workspace from kcp, bypassing the cache.
 	getWorkspace func(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
-	// conflicted are the keys whose last patch conflicted (getWorkspace).
-	conflicted keyed[bool]
-	// unavailable bounds the Workspaces whose condition is False
-	// (--max-unavailable); nil without a limit.
+	conflicted   keyed[bool]
+	// unavailable bounds the Workspaces whose condition is False (--max-unavailable); nil without a limit.
 	unavailable *unavailableGate
-
-	// events records events regarding Workspaces, nil with
-	// Options.MaxWorkspaceEventsPerHour 0; broadcaster writes them in
-	// kcp, from Start until it returns (workspacemounts_events.go).
+	// events records events regarding Workspaces, nil with Options.MaxWorkspaceEventsPerHour 0.
 	events      *workspaceEvents
 	broadcaster *eventRecorder
-
-	// handlers are added to the shared informers by Start and removed when
-	// it returns: the informers outlive the controller (the virtual
-	// workspace reads them too), a controller runs once.
+	// handlers are added to the shared informers by Start and removed when it returns.
 	handlers []informerHandler
 	started  atomic.Bool
 }
 
-// InstallIndexers adds the indexes the controller needs, of the Workspaces
-// rule says are mounted (the controller's Options.MountRule must be the
-// same); call it before the informers start.
+// InstallIndexers adds the indexes the controller needs, of the Workspaces rule says are mounted (the controller's
+// Options.MountRule must be the same); call it before the informers start.
 func InstallIndexers(informers Informers, rule mount.Rule) error {
 	if err := informers.Workspaces.AddIndexers(mountIndexers(rule)); err != nil {
 		return err
@@ -222,42 +125,16 @@ func InstallIndexers(informers Informers, rule mount.Rule) error {
 	return restmapping.AddIndexers(informers.CRDs, informers.APIBindings, informers.APIResourceSchemas)
 }
 
-// NewController wires the two queues to the informers. InstallIndexers must
-// have been called on them.
+// NewController wires the two queues to the informers.
 func NewController(clients Clients, informers Informers, options Options) (*Controller, error) {
-	if options.MaxMountInformers < 1 {
-		return nil, fmt.Errorf("the mount informer limit must be at least 1, not %d", options.MaxMountInformers)
-	}
-	if options.MaxClusterMountInformers < 0 {
-		return nil, fmt.Errorf("the cluster mount informer limit must not be negative, not %d", options.MaxClusterMountInformers)
-	}
-	if err := ValidateMountHeartbeatTimeout(options.MountHeartbeatTimeout); err != nil {
+	if err := options.Validate(); err != nil {
 		return nil, err
-	}
-	if options.RequestTimeout < 0 {
-		return nil, fmt.Errorf("the request timeout must not be negative, not %s", options.RequestTimeout)
-	}
-	if options.RequestTimeout == 0 {
-		options.RequestTimeout = DefaultRequestTimeout
-	}
-	if options.MaxRepairsPerSecond < 0 {
-		return nil, fmt.Errorf("the repairs per tenant and second must not be negative, not %v", options.MaxRepairsPerSecond)
-	}
-	if options.MaxRepairsPerSecond == 0 {
-		options.MaxRepairsPerSecond = DefaultMaxRepairsPerSecond
-	}
-	if options.Routing.WorkspaceURL && options.Routing.InTreeMountsController {
-		return nil, errors.New("spec.URL cannot be kept beside kcp's in-tree mounts controller, which writes it too (RoutingOptions.WorkspaceURL with InTreeMountsController)")
-	}
-	if options.Routing.ConditionDelay < 0 {
-		return nil, fmt.Errorf("the condition delay must not be negative, not %s", options.Routing.ConditionDelay)
-	}
-	if options.MaxWorkspaceEventsPerHour < 0 {
-		return nil, fmt.Errorf("the events per Workspace and hour must not be negative, not %d", options.MaxWorkspaceEventsPerHour)
 	}
 	if options.MaxWorkspaceEventsPerHour > 0 && clients.Events == nil {
 		return nil, errors.New("events regarding Workspaces need an events client (Clients.Events), or Options.MaxWorkspaceEventsPerHour 0")
 	}
+	options.RequestTimeout = cmp.Or(options.RequestTimeout, DefaultRequestTimeout)
+	options.MaxRepairsPerSecond = cmp.Or(options.MaxRepairsPerSecond, DefaultMaxRepairsPerSecond)
 	metrics.SetMountInformerLimit(options.MaxMountInformers)
 	var pathOf tenant.PathOf
 	if informers.LogicalClusters != nil {
@@ -298,7 +175,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		c.mounts.enqueueWorkspacesUsing(resourceKey, logicalcluster.Name(cluster))
 	}, c.workspacesQueue.Add)
 	c.repairs = tenant.NewLimiters[tenant.Name](rate.Limit(options.MaxRepairsPerSecond), max(1, int(10*options.MaxRepairsPerSecond)), nil)
-	// An informer that synced has the Workspaces it covers read again (runMountInformer).
+	// An informer that synced has the Workspaces it covers read again.
 	watched := newMountInformers(clients.Metadata, clients.Dynamic, c.caches, options.MaxMountInformers, options.Shard, c.enqueueMountObjectEvent,
 		func(resource restmapping.Resource) { c.mounts.enqueueWorkspacesUsing(resource.Key(), "") })
 	var syncClusterInformers func(context.Context, []clusterResource) []clusterResource
@@ -365,14 +242,8 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 	return c, nil
 }
 
-// Start runs the controller until ctx is done: it adds its event handlers
-// to the informers, which replay every object they hold, so that everything
-// is reconciled once; then one worker for workspacemounts-mounts, whose work is cheap cache
-// reads, and workers for workspacemounts-workspaces. The informers must have synced. When ctx
-// is done, the handlers are removed, the mount object informers stop, and
-// Start returns once every worker has finished its item: nothing is written
-// after that. A Controller runs once; build a new one to run again (as a
-// replica does each time it becomes the leader).
+// Start runs the controller until ctx is done: it adds its event handlers to the informers, which replay every object
+// they hold, so that everything is reconciled once.
 func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	if c.started.Swap(true) {
 		return errors.New("a controller runs once; build a new one with NewController")
@@ -397,8 +268,7 @@ func (c *Controller) Start(ctx context.Context, workspaceWorkers int) error {
 	c.unavailable.seed(all)
 	defer c.unavailable.stop()
 	if c.broadcaster != nil {
-		// Shut down after the workers finished (deferred before them): the
-		// events under way are written with ctx, so they end with it.
+		// Shut down after the workers finished (deferred before them).
 		defer c.broadcaster.Shutdown()
 		if err := c.broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
 			return err
@@ -444,8 +314,7 @@ func (c *Controller) countMounted() int {
 	return n
 }
 
-// addHandlers adds the controller's event handlers to the informers; the
-// function returned removes those added.
+// addHandlers adds the controller's event handlers to the informers; the function returned removes those added.
 func (c *Controller) addHandlers() (func(klog.Logger), error) {
 	var added []func() error
 	remove := func(logger klog.Logger) {

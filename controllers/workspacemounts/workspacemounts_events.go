@@ -14,13 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the events: which write of the status annotation is a
-// transition worth an event (Controller.noteTransition), the per-Workspace hourly
-// bound (workspaceEvents), and the one recording path every event of the
-// controller takes (Controller.recordEvent), to the event series
-// (workspacemounts_events_series.go) and on to the Workspace's own logical
-// cluster (workspacemounts_events_sink.go).
-
 package workspacemounts
 
 import (
@@ -40,29 +33,19 @@ import (
 )
 
 const (
-	// EventReportingController is the reportingController of every event
-	// the controller records (kubectl describe's "From").
+	// EventReportingController is the reportingController of every event the controller records.
 	EventReportingController = "workspacemounts.io/controller"
-	// EventAction is the action of every event the controller records:
-	// what it did regarding the Workspace, reconcile it.
+	// EventAction is the action of every event the controller records.
 	EventAction = "Reconcile"
 	// DefaultMaxWorkspaceEventsPerHour is --max-workspace-events-per-hour.
 	DefaultMaxWorkspaceEventsPerHour = 12
-	// maxEventNote is the events API's limit of a note
-	// (k8s.io/kubernetes pkg/apis/core/validation NoteLengthLimit, in bytes).
-	maxEventNote = 1024
-	// maxEventReason is the events API's limit of a reason (ReasonLengthLimit).
-	maxEventReason = 128
-	// eventWindow is the window --max-workspace-events-per-hour counts in.
-	eventWindow = time.Hour
+	maxEventNote                     = 1024
+	maxEventReason                   = 128
+	eventWindow                      = time.Hour
 )
 
-// workspaceRef is what every event of the controller is regarding: the
-// Workspace by kind, name and UID, without a resourceVersion (which every
-// write moves: a series would never form if its key held it). Its namespace is empty,
-// a Workspace being cluster-scoped: the event goes in namespace default, and
-// kubectl describe finds it by involvedObject name, kind and UID in any
-// namespace.
+// workspaceRef is what every event of the controller is regarding: the Workspace by kind, name and UID, without a
+// resourceVersion (which every write moves: a series would never form if its key held it).
 func workspaceRef(ws *tenancyv1alpha1.Workspace) *corev1.ObjectReference {
 	return &corev1.ObjectReference{
 		APIVersion: tenancyv1alpha1.SchemeGroupVersion.String(),
@@ -72,12 +55,8 @@ func workspaceRef(ws *tenancyv1alpha1.Workspace) *corev1.ObjectReference {
 	}
 }
 
-// transitionEventType is the type of the event of a transition into
-// status (Controller.noteTransition; the reason and note are the
-// contract's): Normal when the mount is ready, else Warning. A Workspace's
-// first status is a transition; a new message in the same phase and
-// readiness is not (mount.Status.TransitionFrom), nor is the removal of the
-// status (unmounted).
+// transitionEventType is the type of the event of a transition into status (Controller.noteTransition; the reason and
+// note are the contract's): Normal when the mount is ready, else Warning.
 func transitionEventType(status mount.Status) string {
 	if status.Ready {
 		return corev1.EventTypeNormal
@@ -85,13 +64,7 @@ func transitionEventType(status mount.Status) string {
 	return corev1.EventTypeWarning
 }
 
-// recordEvent records an event regarding ws, in ws's logical cluster:
-// eventType Normal or Warning, reason one of the contract's (or the
-// controller's own, e.g. the gate's), note any text, sanitized and cut to
-// the events API's limit here. It never blocks and never fails: an event
-// beyond --max-workspace-events-per-hour of ws, or one the shard refuses, is
-// dropped and counted (workspacemounts_events_dropped_total). With the
-// events off (0), it does nothing.
+// recordEvent records an event regarding ws, in ws's logical cluster.
 func (c *Controller) recordEvent(ws *tenancyv1alpha1.Workspace, eventType, reason, note string) {
 	if c.events == nil {
 		return
@@ -99,36 +72,22 @@ func (c *Controller) recordEvent(ws *tenancyv1alpha1.Workspace, eventType, reaso
 	c.events.record(ws, eventType, mount.Truncate(mount.Sanitize(reason), maxEventReason), mount.Truncate(mount.Sanitize(note), maxEventNote))
 }
 
-// workspaceEvents hands a controller's events to its series, at most
-// maxPerHour per Workspace in any hour, and remembers in which logical
-// cluster each Workspace it recorded an event of lives, for the sink.
-//
-// Per Workspace it keeps the times of its events of the last hour (at most
-// maxPerHour of them) and its UID; forget drops both when the Workspace is
-// deleted (Controller.forget): about 190 bytes a Workspace with an event
-// in the last hour, 310 with the default bound's 12
-// (BenchmarkWorkspaceEventsMemory).
+// workspaceEvents hands a controller's events to its series, at most maxPerHour per Workspace in any hour, and
+// remembers in which logical cluster each Workspace it recorded an event of lives, for the sink.
 type workspaceEvents struct {
 	maxPerHour int
 	now        func() time.Time
-	// eventf hands an event of a Workspace in cluster to its series
-	// (eventRecorder.record).
-	eventf func(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string)
-	// dropped counts a dropped event (countEventDrop).
-	dropped func(reason string)
+	eventf     func(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string)
+	dropped    func(reason string)
 
-	lock sync.Mutex
-	// byKey are the Workspaces' recent events, by Workspace key.
-	byKey map[string]*recentEvents
-	// clusters are the Workspaces' logical clusters, by UID: an event
-	// (its regarding reference) names no cluster.
+	lock     sync.Mutex
+	byKey    map[string]*recentEvents
 	clusters map[types.UID]logicalcluster.Name
 }
 
 type recentEvents struct {
 	uid types.UID
-	// times are the times of the Workspace's events within eventWindow,
-	// oldest first, in Unix nanoseconds (8 bytes, not time.Time's 24).
+	// times are the times of the Workspace's events within eventWindow, oldest first, in Unix nanoseconds.
 	times []int64
 }
 
@@ -143,10 +102,8 @@ func newWorkspaceEvents(maxPerHour int, eventf func(cluster logicalcluster.Name,
 	}
 }
 
-// newEventRecording returns a controller's events and their recorder,
-// which writes each event with the events client of its Workspace's
-// cluster (eventsOf); both count their drops with dropped
-// (countEventDrop).
+// newEventRecording returns a controller's events and their recorder, which writes each event with the events client of
+// its Workspace's cluster; both count their drops with dropped.
 func newEventRecording(maxPerHour int, eventsOf func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface,
 	dropped func(reason string)) (*workspaceEvents, *eventRecorder) {
 	var recorder *eventRecorder
@@ -159,8 +116,7 @@ func newEventRecording(maxPerHour int, eventsOf func(cluster logicalcluster.Path
 	return e, recorder
 }
 
-// record hands the event to its series unless ws had maxPerHour events
-// within the last hour.
+// record hands the event to its series unless ws had maxPerHour events within the last hour.
 func (e *workspaceEvents) record(ws *tenancyv1alpha1.Workspace, eventType, reason, note string) {
 	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
 	if err != nil {
@@ -178,8 +134,7 @@ func countEventDrop(reason string) {
 	metrics.EventsDropped.WithLabelValues(reason).Inc()
 }
 
-// allow counts an event of the Workspace key (uid, in cluster) if it had
-// fewer than maxPerHour within the last hour.
+// allow counts an event of the Workspace key (uid, in cluster) if it had fewer than maxPerHour within the last hour.
 func (e *workspaceEvents) allow(key string, uid types.UID, cluster logicalcluster.Name) bool {
 	now := e.now().UnixNano()
 	e.lock.Lock()
@@ -208,8 +163,7 @@ func (e *workspaceEvents) allow(key string, uid types.UID, cluster logicalcluste
 	return true
 }
 
-// clusterOf returns the logical cluster of the Workspace uid, if it has an
-// event recorded and was not deleted since.
+// clusterOf returns the logical cluster of the Workspace uid, if it has an event recorded and was not deleted since.
 func (e *workspaceEvents) clusterOf(uid types.UID) (logicalcluster.Name, bool) {
 	e.lock.Lock()
 	defer e.lock.Unlock()

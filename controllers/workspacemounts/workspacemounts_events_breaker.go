@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the circuit breaker of a logical cluster's event writes:
-// a cluster whose writes keep failing or timing out is skipped for a while.
-
 package workspacemounts
 
 import "time"
@@ -25,21 +22,16 @@ import "time"
 type breakerPolicy struct {
 	// failures in a row open the breaker.
 	failures int
-	// open is how long the breaker first stays open; each failed probe
-	// doubles it, up to maxOpen.
+	// open is how long the breaker first stays open; each failed probe doubles it, up to maxOpen.
 	open, maxOpen time.Duration
-	// forget is how long after its last failure a breaker that is not
-	// open is forgotten.
+	// forget is how long after its last failure a breaker that is not open is forgotten.
 	forget time.Duration
 }
 
 var defaultBreakerPolicy = breakerPolicy{failures: 3, open: 30 * time.Second, maxOpen: 5 * time.Minute, forget: 10 * time.Minute}
 
-// eventBreaker is the state of a cluster's breaker: closed while fewer than
-// breakerPolicy.failures writes in a row failed; then open (every event
-// skipped) until openUntil; then probing: one write at a time, whose
-// success closes it and whose failure opens it again, for twice as long.
-// The zero value is closed.
+// eventBreaker is the state of a cluster's breaker: closed while fewer than breakerPolicy.failures writes in a row
+// failed; then open (every event skipped) until openUntil.
 type eventBreaker struct {
 	failures  int
 	lastFail  time.Time
@@ -47,8 +39,7 @@ type eventBreaker struct {
 	openFor   time.Duration
 }
 
-// limit is how many writes to the cluster may be in flight at now:
-// perCluster when closed, 1 when probing, 0 when open.
+// limit is how many writes to the cluster may be in flight at now: perCluster when closed, 1 when probing, 0 when open.
 func (p breakerPolicy) limit(b *eventBreaker, now time.Time, perCluster int) int {
 	switch {
 	case b.failures < p.failures:
@@ -66,8 +57,6 @@ func (p breakerPolicy) succeeded(b *eventBreaker) {
 }
 
 // failed counts a failed write at now; it tells whether the breaker opened.
-// A write that fails while the breaker is already open (one started before
-// it opened) changes nothing.
 func (p breakerPolicy) failed(b *eventBreaker, now time.Time) bool {
 	if b.failures >= p.failures && now.Before(b.openUntil) {
 		return false
@@ -82,8 +71,7 @@ func (p breakerPolicy) failed(b *eventBreaker, now time.Time) bool {
 	return true
 }
 
-// forgettable tells whether b has nothing worth keeping at now: no
-// failure, or none for forget and not open.
+// forgettable tells whether b has nothing worth keeping at now: no failure, or none for forget and not open.
 func (p breakerPolicy) forgettable(b *eventBreaker, now time.Time) bool {
 	return b.failures == 0 || (now.Sub(b.lastFail) >= p.forget && !now.Before(b.openUntil))
 }

@@ -14,11 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the event series: which event object in kcp an event
-// becomes (a new one, or the next of a series), in place of client-go's
-// events broadcaster, whose series path holds one lock across its writes
-// to kcp. The writes themselves are in workspacemounts_events_sink.go.
-
 package workspacemounts
 
 import (
@@ -39,26 +34,20 @@ import (
 )
 
 const (
-	// seriesWindow is how long a series stays open after its last event
-	// (client-go's finishTime): an event like it within that time is the
-	// next of the series, one later starts a new event object.
+	// seriesWindow is how long a series stays open after its last event (client-go's finishTime).
 	seriesWindow = 6 * time.Minute
-	// seriesSweep is how often the series closed are forgotten.
-	seriesSweep = time.Minute
+	seriesSweep  = time.Minute
 )
 
-// seriesKey is what makes two events one series (client-go's eventKey, less
-// what is the same for every event of the controller: action, reporting
-// controller and instance, no related object).
+// seriesKey is what makes two events one series (client-go's eventKey, less what is the same for every event of the
+// controller: action, reporting controller and instance, no related object).
 type seriesKey struct {
 	uid       types.UID
 	eventType string
 	reason    string
 }
 
-// eventSeries is one event object in kcp: the first event of a series and
-// the count, time and note of its latest. It is guarded by its
-// eventRecorder's lock; a write works on a copy (eventSeries.event).
+// eventSeries is one event object in kcp: the first event of a series and the count, time and note of its latest.
 type eventSeries struct {
 	key       seriesKey
 	cluster   logicalcluster.Name
@@ -69,52 +58,32 @@ type eventSeries struct {
 	count     int32
 	// note is the latest event's: a series tells its latest cause.
 	note string
-	// created: the event object was written (or found) in kcp; later
-	// writes patch its series and note.
+	// created: the event object was written (or found) in kcp; later writes patch its series and note.
 	created bool
-	// queued: in its cluster's queue of writes; writing: a write is under
-	// way; dirty: the series changed since that write took its copy.
+	// queued: in its cluster's queue of writes; writing: a write is under way.
 	queued, writing, dirty bool
-	// bounced: the last write found the object not as expected (gone, or
-	// there already) and was turned into the other; a second bounce in a
-	// row is a failure, so that a shard (or a webhook) answering so
-	// forever costs one more write, not a loop.
+	// bounced: the last write found the object not as expected.
 	bounced bool
 }
 
-// eventRecorder turns the events of a controller into event objects in the
-// Workspaces' logical clusters, in place of client-go's events broadcaster
-// (k8s.io/client-go/tools/events), keeping what users see: an event like
-// one of the last [seriesWindow] is a series (series.count, lastObservedTime),
-// and its note follows the latest event. Unlike the broadcaster, which
-// holds one lock across each series' write (finishSeries,
-// refreshExistingEventSeries), so that one cluster whose writes hang stops
-// every cluster's events, lock is never held across a write: every change
-// is a write queued in its cluster's queue (workspacemounts_events_sink.go),
-// one at a time per series, the latest state when it starts.
+// eventRecorder turns the events of a controller into event objects in the Workspaces' logical clusters, in place of
+// client-go's events broadcaster (k8s.io/client-go/tools/events), keeping what users see.
 type eventRecorder struct {
-	// events is the events client of a logical cluster.
 	events func(cluster logicalcluster.Path) typedeventsv1.EventsV1Interface
-	// exists tells whether the Workspace uid is still there
-	// (workspaceEvents.clusterOf).
+	// exists tells whether the Workspace uid is still there.
 	exists   func(uid types.UID) bool
 	now      func() time.Time
 	timeout  time.Duration
 	instance string
-	// dropped counts a dropped event (countEventDrop).
-	dropped func(reason string)
-	// perCluster bounds the writes in flight to one cluster when its
-	// breaker is closed.
+	dropped  func(reason string)
+	// perCluster bounds the writes in flight to one cluster when its breaker is closed.
 	perCluster int
 	breakers   breakerPolicy
 
-	lock sync.Mutex
-	cond *sync.Cond
-	// series are the open series, by key.
+	lock   sync.Mutex
+	cond   *sync.Cond
 	series map[seriesKey]*eventSeries
-	// clusters are the clusters with writes queued or in flight, or whose
-	// last writes failed (their breaker); ready are those of them with a
-	// write queued and room for it, in turn.
+	// clusters are the clusters with writes queued or in flight, or whose last writes failed.
 	clusters map[logicalcluster.Name]*clusterWrites
 	ready    []*clusterWrites
 	started  bool
@@ -144,10 +113,8 @@ func newEventRecorder(eventsOf func(cluster logicalcluster.Path) typedeventsv1.E
 	return r
 }
 
-// StartRecordingToSinkWithContext starts the writers (at most
-// maxEventWritesInFlight writes at once) and the sweep of closed series,
-// until ctx is done or Shutdown. The name is client-go's broadcaster's,
-// which the recorder replaces in Controller.Start.
+// StartRecordingToSinkWithContext starts the writers (at most maxEventWritesInFlight writes at once) and the sweep of
+// closed series, until ctx is done or Shutdown.
 func (r *eventRecorder) StartRecordingToSinkWithContext(ctx context.Context) error {
 	r.lock.Lock()
 	defer r.lock.Unlock()
@@ -180,9 +147,8 @@ func (r *eventRecorder) StartRecordingToSinkWithContext(ctx context.Context) err
 	return nil
 }
 
-// Shutdown stops the writers, cancelling the writes under way, and returns
-// once they ended: nothing is written after it. Events recorded after are
-// dropped silently.
+// Shutdown stops the writers, cancelling the writes under way, and returns once they ended: nothing is written after
+// it.
 func (r *eventRecorder) Shutdown() {
 	r.stop()
 	r.workers.Wait()
@@ -201,8 +167,7 @@ func (r *eventRecorder) stop() {
 	r.cond.Broadcast()
 }
 
-// record adds an event regarding a Workspace of cluster to its series, or
-// starts one, and queues the series' write.
+// record adds an event regarding a Workspace of cluster to its series, or starts one, and queues the series' write.
 func (r *eventRecorder) record(cluster logicalcluster.Name, regarding *corev1.ObjectReference, eventType, reason, note string) {
 	now := r.now()
 	key := seriesKey{uid: regarding.UID, eventType: eventType, reason: reason}
@@ -246,8 +211,7 @@ func (r *eventRecorder) event(s *eventSeries) *eventsv1.Event {
 	return event
 }
 
-// sweep forgets the series closed, and the clusters whose breaker has had
-// no write to refuse for a while (forgetBreaker).
+// sweep forgets the series closed, and the clusters whose breaker has had no write to refuse for a while.
 func (r *eventRecorder) sweep() {
 	now := r.now()
 	r.lock.Lock()

@@ -14,11 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the writes of the event series to kcp: a queue per
-// logical cluster, taken in turn by a fixed set of writers, with a bound
-// per cluster and a breaker per cluster, and every failure counted as a
-// drop.
-
 package workspacemounts
 
 import (
@@ -40,28 +35,18 @@ import (
 )
 
 const (
-	// maxEventWritesInFlight bounds the event writes to one shard at once:
-	// the number of writers.
+	// maxEventWritesInFlight bounds the event writes to one shard at once: the number of writers.
 	maxEventWritesInFlight = 64
-	// maxEventWritesPerCluster bounds the event writes to one logical
-	// cluster at once, so that a cluster whose writes hang holds few
-	// writers, and only until eventWriteTimeout.
+	// maxEventWritesPerCluster bounds the event writes to one logical cluster at once.
 	maxEventWritesPerCluster = 3
-	// maxQueuedEventWritesPerCluster bounds a cluster's queue; an event
-	// beyond is dropped (metrics.EventDropQueueFull). A series is queued
-	// once however often it changes.
+	// maxQueuedEventWritesPerCluster bounds a cluster's queue; an event beyond is dropped.
 	maxQueuedEventWritesPerCluster = 1000
-	// maxEventClusters bounds the clusters the recorder keeps (clusters
-	// with writes queued or in flight, or failing); an event of another
-	// cluster beyond is dropped (metrics.EventDropQueueFull).
-	maxEventClusters = 10000
-	// eventWriteTimeout bounds one event write.
+	// maxEventClusters bounds the clusters the recorder keeps.
+	maxEventClusters  = 10000
 	eventWriteTimeout = 5 * time.Second
 )
 
-// clusterWrites are a logical cluster's writes: the series waiting, the
-// writes in flight, and its breaker. It is kept while any of them is not
-// empty (or closed), and forgotten after.
+// clusterWrites are a logical cluster's writes: the series waiting, the writes in flight, and its breaker.
 type clusterWrites struct {
 	name     logicalcluster.Name
 	queue    []*eventSeries
@@ -74,11 +59,8 @@ func (cw *clusterWrites) idle() bool {
 	return len(cw.queue) == 0 && cw.inFlight == 0
 }
 
-// enqueue queues the write of s (under the lock): at most once, and not
-// while it is being written (the writer queues it again when done), so a
-// series has one write at a time, the latest state when it starts. An
-// event of a cluster whose breaker is open is dropped
-// (metrics.EventDropClusterSuspended).
+// enqueue queues the write of s (under the lock): at most once, and not while it is being written (the writer queues it
+// again when done), so a series has one write at a time, the latest state when it starts.
 func (r *eventRecorder) enqueue(s *eventSeries, now time.Time) {
 	if s.writing {
 		s.dirty = true
@@ -110,8 +92,7 @@ func (r *eventRecorder) enqueue(s *eventSeries, now time.Time) {
 	r.forgetIfDone(cw, now)
 }
 
-// makeReady puts cw in the writers' turn if it has a write waiting and room
-// for it (under the lock).
+// makeReady puts cw in the writers' turn if it has a write waiting and room for it (under the lock).
 func (r *eventRecorder) makeReady(cw *clusterWrites, limit int) {
 	if cw.inReady || len(cw.queue) == 0 || cw.inFlight >= limit {
 		return
@@ -121,17 +102,15 @@ func (r *eventRecorder) makeReady(cw *clusterWrites, limit int) {
 	r.cond.Signal()
 }
 
-// forgetIfDone forgets cw once it has nothing queued, in flight, or to
-// remember of its breaker (under the lock).
+// forgetIfDone forgets cw once it has nothing queued, in flight, or to remember of its breaker (under the lock).
 func (r *eventRecorder) forgetIfDone(cw *clusterWrites, now time.Time) {
 	if cw.idle() && !cw.inReady && cw.breaker.failures == 0 && r.clusters[cw.name] == cw {
 		delete(r.clusters, cw.name)
 	}
 }
 
-// writeQueued is a writer: it takes the next cluster in turn, writes the
-// first series of its queue, and puts the cluster back in turn, until ctx
-// is done or the recorder stops. No lock is held across a write.
+// writeQueued is a writer: it takes the next cluster in turn, writes the first series of its queue, and puts the
+// cluster back in turn, until ctx is done or the recorder stops.
 func (r *eventRecorder) writeQueued(ctx context.Context) {
 	for {
 		r.lock.Lock()
@@ -231,22 +210,17 @@ type writeResult int
 const (
 	// writeDone: the event object is as the series was.
 	writeDone writeResult = iota
-	// writeCreate: the event object is not there (expired): create it.
+	// writeCreate: the event object is not there: create it.
 	writeCreate
-	// writePatch: the event object was there already (a create that
-	// timed out succeeded): patch it.
+	// writePatch: the event object was there already (a create that timed out succeeded): patch it.
 	writePatch
-	// writeFailed: refused or no answer, counted as a drop; a failure
-	// of the cluster for its breaker.
+	// writeFailed: refused or no answer, counted as a drop; a failure of the cluster for its breaker.
 	writeFailed
-	// writeStopped: the recorder is stopping.
 	writeStopped
 )
 
-// write writes event in cluster once, within r.timeout: a create of a new
-// event object, else a patch of the series' count and note. The patch is
-// core/v1's (/api/v1, the same object): events.k8s.io/v1 refuses any change
-// of the note, and a series tells its latest cause.
+// write writes event in cluster once, within r.timeout: a create of a new event object, else a patch of the series'
+// count and note.
 func (r *eventRecorder) write(ctx context.Context, cluster logicalcluster.Name, event *eventsv1.Event, created bool) writeResult {
 	if ctx.Err() != nil {
 		return writeStopped
@@ -286,8 +260,7 @@ func (r *eventRecorder) write(ctx context.Context, cluster logicalcluster.Name, 
 	return writeFailed
 }
 
-// seriesPatch is the merge patch of a core/v1 event setting the series and
-// note (message) of event.
+// seriesPatch is the merge patch of a core/v1 event setting the series and note of event.
 func seriesPatch(event *eventsv1.Event) ([]byte, error) {
 	patch := struct {
 		Message string              `json:"message"`

@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the storage of workspacemounts-workspaces: one FIFO per
-// tenant, handed out round-robin.
-
 package workspacemounts
 
 import (
@@ -25,13 +22,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// fairQueue is the order in which workspacemounts-workspaces hands out its
-// keys: one FIFO per tenant, and the tenants with queued keys in turn, one
-// key each. A tenant's backlog, however long, delays another tenant's next
-// key by at most one turn. It is the workqueue.Queue under client-go's
-// workqueue (workqueue.TypedQueueConfig.Queue), which keeps everything else
-// (dedup of queued keys, one worker per key, delays, retries, shutdown,
-// metrics) and calls it under its own lock: it has none.
+// fairQueue is the order in which workspacemounts-workspaces hands out its keys: one FIFO per tenant, and the tenants
+// with queued keys in turn, one key each.
 type fairQueue struct {
 	// tenantOf is the tenant of a key, asked once, when the key is pushed.
 	tenantOf func(key string) tenant.Name
@@ -50,8 +42,7 @@ func newFairQueue(tenantOf func(key string) tenant.Name) *fairQueue {
 // Touch keeps a key that is queued again in its place.
 func (q *fairQueue) Touch(string) {}
 
-// Push queues key at the end of its tenant's FIFO; a tenant that had none
-// queued takes the last turn.
+// Push queues key at the end of its tenant's FIFO; a tenant that had none queued takes the last turn.
 func (q *fairQueue) Push(key string) {
 	t := q.tenantOf(key)
 	keys := q.keys[t]
@@ -66,9 +57,8 @@ func (q *fairQueue) Push(key string) {
 
 func (q *fairQueue) Len() int { return q.len }
 
-// Pop hands out the first key of the tenant whose turn it is; the tenant
-// goes to the last turn if it has more, and is forgotten if not. The
-// workqueue calls it only when Len is not 0.
+// Pop hands out the first key of the tenant whose turn it is; the tenant goes to the last turn if it has more, and is
+// forgotten if not.
 func (q *fairQueue) Pop() string {
 	t := q.turns.pop()
 	keys := q.keys[t]
@@ -82,8 +72,7 @@ func (q *fairQueue) Pop() string {
 	return key
 }
 
-// fifo is a slice-backed first-in first-out queue whose array is reused
-// and shrinks when it empties.
+// fifo is a slice-backed first-in first-out queue whose array is reused and shrinks when it empties.
 type fifo[T any] struct {
 	items []T
 	head  int

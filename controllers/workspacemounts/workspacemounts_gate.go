@@ -14,22 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the gate of --workspace-condition: the condition of a
-// mount that is not ready turns False (kcp answers 503 for the Workspace)
-// only once the mount has been not ready for --workspace-condition-delay,
-// and for at most --max-unavailable Workspaces of the shard at once.
-// Meanwhile it is Unknown, reason mount.ReasonGateDelayed or
-// mount.ReasonGateHeld, which kcp's phase rule does not count: kcp keeps
-// the Workspace Ready and sends its requests to its spec.URL, the mount
-// object's URL at level 3.
-
 package workspacemounts
 
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,33 +32,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// ParseMaxUnavailable parses --max-unavailable: a number of Workspaces
-// (0 or more), or a percentage of the mounted Workspaces of a shard (0% to
-// 100%); "" is no limit (nil).
-func ParseMaxUnavailable(value string) (*intstr.IntOrString, error) {
-	if value == "" {
-		return nil, nil
-	}
-	if number, isPercent := strings.CutSuffix(value, "%"); isPercent {
-		percent, err := strconv.ParseUint(number, 10, 8)
-		if err != nil || percent > 100 {
-			return nil, fmt.Errorf("%q is not a percentage from 0%% to 100%%", value)
-		}
-		v := intstr.FromString(value)
-		return &v, nil
-	}
-	n, err := strconv.ParseUint(value, 10, 31)
-	if err != nil {
-		return nil, fmt.Errorf("%q is neither a number of Workspaces (0 or more) nor a percentage of the mounted Workspaces of a shard (like 10%%)", value)
-	}
-	v := intstr.FromInt32(int32(n))
-	return &v, nil
-}
-
-// unavailableLimit is how many of mounted Workspaces may have the condition
-// False at once: a number as it is, a percentage of mounted rounded down, as
-// Kubernetes rounds a Deployment's maxUnavailable and Cluster API a
-// MachineHealthCheck's maxUnhealthy (10% of 25 is 2, of 9 is 0).
+// unavailableLimit is how many of mounted Workspaces may have the condition False at once.
 func unavailableLimit(maxUnavailable intstr.IntOrString, mounted int) int {
 	limit, err := intstr.GetScaledValueFromIntOrPercent(&maxUnavailable, mounted, false)
 	if err != nil { // ParseMaxUnavailable let no such value through
@@ -78,22 +41,18 @@ func unavailableLimit(maxUnavailable intstr.IntOrString, mounted int) int {
 	return limit
 }
 
-// gateVerdict is what the gate decided for a Workspace whose condition
-// would be False: the zero value lets it be False.
+// gateVerdict is what the gate decided for a Workspace whose condition would be False: the zero value lets it be False.
 type gateVerdict struct {
-	// reason is mount.ReasonGateDelayed or mount.ReasonGateHeld.
+	// reason is [mount.ReasonGateDelayed] or [mount.ReasonGateHeld].
 	reason string
-	// note says why the condition is not False, after the contract's
-	// message. It changes with no count or clock: a Workspace that stays
-	// held or delayed costs no write.
+	// note says why the condition is not False, after the contract's message.
 	note string
-	// slot tells that the condition is False with a slot of
-	// --max-unavailable (unavailableGate.admit).
+	// slot tells that the condition is False with a slot of --max-unavailable.
 	slot bool
 }
 
-// apply makes a False condition Unknown with the verdict's reason, the
-// contract's message cut to leave room for the note.
+// apply makes a False condition Unknown with the verdict's reason, the contract's message cut to leave room for the
+// note.
 func (v gateVerdict) apply(condition conditionsv1alpha1.Condition) conditionsv1alpha1.Condition {
 	if v.reason == "" || condition.Status != corev1.ConditionFalse {
 		return condition
@@ -117,12 +76,7 @@ func heldVerdict(maxUnavailable intstr.IntOrString) gateVerdict {
 		maxUnavailable.String(), mount.ConditionType)}
 }
 
-// notReadySince is when ws's mount turned not ready, as ws tells it: the
-// earliest of its status annotation's lastTransitionTime, if it says not
-// ready, and of its condition's, if that is not True (both times start a
-// stretch of not ready that lasts until now), but not before ws was created
-// (nothing of ws is older: priorStatus); at when neither does, or a time
-// after at (not one the controller wrote).
+// notReadySince is when ws's mount turned not ready, as ws tells it.
 func notReadySince(ws *tenancyv1alpha1.Workspace, at metav1.Time) metav1.Time {
 	since := at
 	if previous := priorStatus(ws); previous != nil && !previous.Ready && previous.LastTransitionTime.Before(&since) {
@@ -137,12 +91,8 @@ func notReadySince(ws *tenancyv1alpha1.Workspace, at metav1.Time) metav1.Time {
 	return since
 }
 
-// delayRemaining is how long the condition of ws, whose mount is not ready
-// at at, waits before it may turn False, and since when the mount is not
-// ready; 0 once the delay is over, or where the condition is False
-// already: a mount that stays not ready, whatever its phase, stays False.
-// The time is rounded up to a second, as at is (mountState): a reconcile
-// after it finds the delay over.
+// delayRemaining is how long the condition of ws, whose mount is not ready at at, waits before it may turn False, and
+// since when the mount is not ready.
 func delayRemaining(ws *tenancyv1alpha1.Workspace, at metav1.Time, delay time.Duration) (time.Duration, metav1.Time) {
 	if delay <= 0 {
 		return 0, at
@@ -158,18 +108,8 @@ func delayRemaining(ws *tenancyv1alpha1.Workspace, at metav1.Time, delay time.Du
 	return time.Duration(math.Ceil(remaining.Seconds())) * time.Second, since
 }
 
-// gate decides, for the Workspace of key, whether a condition that would be
-// False is (state.gate left zero, or with a slot), or is Unknown: while its
-// mount has been not ready for less than --workspace-condition-delay (a
-// reconcile is asked for when the delay ends: mountState.recheckIn), or
-// while the Workspace waits for a slot of --max-unavailable
-// (unavailableGate). A mount never ready as far as its Workspace tells
-// (budgeted) is False without a slot: its Workspace never served, so taking
-// it out of traffic costs nothing, and a tenant's throwaway Workspaces do
-// not take the slots other tenants' serving ones need. A Workspace whose
-// condition is not to be False with a slot gives its slot back.
-// Controller.processWorkspace tells the gate how the writes ended
-// (unavailableGate.wrote).
+// gate decides, for the Workspace of key, whether a condition that would be False is (state.gate left zero, or with a
+// slot), or is Unknown.
 func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *mountState) {
 	routing := c.workspaces.routing
 	if !c.workspaces.conditionFalse(ws, *state) {
@@ -193,26 +133,19 @@ func (c *Controller) gate(key string, ws *tenancyv1alpha1.Workspace, state *moun
 	}
 }
 
-// budgeted tells whether a False condition of ws takes a slot of
-// --max-unavailable: its mount was ready at some time its status annotation
-// tells of (mount.Status.EverReady, since ws was created).
+// budgeted tells whether a False condition of ws takes a slot of --max-unavailable: its mount was ready at some time
+// its status annotation tells of ([mount.Status.EverReady], since ws was created).
 func budgeted(ws *tenancyv1alpha1.Workspace) bool {
 	previous := priorStatus(ws)
 	return previous != nil && previous.EverReady()
 }
 
-// EventReasonGateReleased is the reason of the event of a Workspace no
-// longer held by --max-unavailable (the one of a Workspace newly held is
-// mount.ReasonGateHeld).
+// EventReasonGateReleased is the reason of the event of a Workspace no longer held by --max-unavailable (the one of a
+// Workspace newly held is [mount.ReasonGateHeld]).
 const EventReasonGateReleased = "GateReleased"
 
-// noteGate is the one point where a Workspace is newly held by
-// --max-unavailable (its condition written GateHeld, where it was not), or
-// released (written otherwise, where it was GateHeld): before is its
-// condition before the reconcile, state the one written. Called once the
-// status is written. Each is an event regarding the Workspace: a Warning
-// when held (the mount is not ready, and kcp still routes to it), Normal
-// when released (its condition says then what the mount is).
+// noteGate is the one point where a Workspace is newly held by --max-unavailable (its condition written GateHeld, where
+// it was not), or released (written otherwise, where it was GateHeld).
 func (c *Controller) noteGate(logger klog.Logger, ws *tenancyv1alpha1.Workspace, before *conditionsv1alpha1.Condition, state mountState) {
 	wasHeld := before != nil && before.Reason == mount.ReasonGateHeld
 	isHeld := state.gate.reason == mount.ReasonGateHeld

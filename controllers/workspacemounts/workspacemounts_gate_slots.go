@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the accounting of --max-unavailable: which Workspaces of
-// the shard may have the condition False, shared fairly between tenants.
-
 package workspacemounts
 
 import (
@@ -36,37 +33,16 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// unavailableGate bounds the Workspaces of one shard whose condition is
-// False (--max-unavailable), safely for workers reconciling at once. Its
-// invariants, kept under its lock by settleLocked:
-//   - Counted are the Workspaces with a slot, and those kcp may still have
-//     False (a slot taken back or given up, until a write of theirs says
-//     otherwise): a slot is granted only while fewer than the limit are
-//     counted, so kcp never has more False than the limit (seeded ones
-//     beyond a lowered limit keep theirs).
-//   - A tenant's share is its max-min fair part of the limit (fairShares):
-//     as many as it wants, or the water level, whichever is less. While a
-//     tenant below its share waits, no tenant holds more than its share:
-//     the slots taken last of a tenant above it are taken back (its
-//     Workspaces held again). A tenant alone may take every slot.
-//   - A free slot goes to the Workspace held longest that its tenant's
-//     share allows, not to whichever is reconciled first: it is granted
-//     at once and the Workspace enqueued.
-//   - A slot granted counts from then, and its Workspace's write of False
-//     makes it kcp's (wrote); a write that fails gives a slot it had just
-//     taken back, and its turn.
-//
-// It remembers a key per Workspace that is False or held, and forgets it
-// with the Workspace. A nil gate has no limit.
+// unavailableGate bounds the Workspaces of one shard whose condition is False (--max-unavailable), fair between
+// tenants, for workers reconciling at once; its invariants are in docs/design/controller-gate.md. A nil gate has no
+// limit.
 type unavailableGate struct {
 	maxUnavailable intstr.IntOrString
-	// mounted counts the mounted Workspaces of the shard: the base of a
-	// percentage, counted at most once a second (countedAt).
-	mounted  func() int
-	enqueue  func(key string)
-	tenantOf func(key string) tenant.Name
-	now      func() time.Time
-	shard    string
+	mounted        func() int
+	enqueue        func(key string)
+	tenantOf       func(key string) tenant.Name
+	now            func() time.Time
+	shard          string
 
 	lock      sync.Mutex
 	entries   map[string]*gateEntry
@@ -79,13 +55,10 @@ type unavailableGate struct {
 // gateEntry is what the gate knows of one Workspace.
 type gateEntry struct {
 	tenant tenant.Name
-	// turn orders the Workspaces wanting a slot: the lowest, held longest,
-	// first. granted orders the slots: the highest, taken last, is taken
-	// back first.
+	// turn orders the Workspaces wanting a slot: the lowest, held longest, first. granted orders the slots.
 	turn, granted uint64
-	// wants: its condition is to be False (admit). slot: the gate lets it
-	// be. pending: granted since its last write. inKCP: its last write
-	// (or the informer, at seed) has it False with a slot.
+	// wants: its condition is to be False; slot: the gate lets it be; pending: granted since its last write; inKCP: its
+	// last write (or the informer, at seed) has it False with a slot.
 	wants, slot, pending, inKCP bool
 }
 
@@ -110,10 +83,7 @@ func newUnavailableGate(maxUnavailable *intstr.IntOrString, shard string, mounte
 	}
 }
 
-// seed takes the Workspaces the informer holds at start (a new leader):
-// those whose condition is False with a slot (budgeted) hold one, beyond
-// the limit too, and those held before are held again, in the order they
-// were held (their condition's lastTransitionTime), ahead of new ones.
+// seed takes the Workspaces the informer holds at start (a new leader).
 func (g *unavailableGate) seed(workspaces []*tenancyv1alpha1.Workspace) {
 	if g == nil {
 		return
@@ -157,8 +127,8 @@ func (g *unavailableGate) seed(workspaces []*tenancyv1alpha1.Workspace) {
 	g.settleLocked("")
 }
 
-// admit tells whether the Workspace of key, whose condition is to be False,
-// may have it False: it has a slot, or is granted one; else it is held.
+// admit tells whether the Workspace of key, whose condition is to be False, may have it False: it has a slot, or is
+// granted one; else it is held.
 func (g *unavailableGate) admit(key string) bool {
 	if g == nil {
 		return true
@@ -178,10 +148,8 @@ func (g *unavailableGate) admit(key string) bool {
 	return e.slot
 }
 
-// release tells that the condition of the Workspace of key is not to be
-// False (its mount recovered, it is no longer mounted, it is delayed, or
-// False without a slot): its slot frees once the write saying so is done
-// (wrote), at once where kcp cannot have it False.
+// release tells that the condition of the Workspace of key is not to be False (its mount recovered, it is no longer
+// mounted, it is delayed, or False without a slot).
 func (g *unavailableGate) release(key string) {
 	if g == nil {
 		return
@@ -196,10 +164,8 @@ func (g *unavailableGate) release(key string) {
 	g.settleLocked(key)
 }
 
-// wrote tells how the writes of a reconcile of the Workspace of key ended
-// (err), which had its condition False with a slot or not (slot). A write
-// that fails after a slot was granted and before kcp had it gives the slot
-// back, and its turn: the next reconcile waits behind those held before.
+// wrote tells how the writes of a reconcile of the Workspace of key ended, which had its condition False with a slot or
+// not.
 func (g *unavailableGate) wrote(key string, slot bool, err error) {
 	if g == nil {
 		return
@@ -221,7 +187,7 @@ func (g *unavailableGate) wrote(key string, slot bool, err error) {
 	g.settleLocked(key)
 }
 
-// forget drops the Workspace of key (deleted): its slot, if any, is free.
+// forget drops the Workspace of key: its slot, if any, is free.
 func (g *unavailableGate) forget(key string) {
 	if g == nil {
 		return
@@ -234,12 +200,7 @@ func (g *unavailableGate) forget(key string) {
 	}
 }
 
-// settleLocked restores the invariants (unavailableGate) after a change:
-// drops entries neither wanted nor counted, takes back the slots taken last
-// of a tenant above its share while a tenant below its own waits, then
-// grants the free slots to the Workspaces held longest of the tenants below
-// their share. It enqueues every Workspace whose slot it changed but
-// current, the one being reconciled.
+// settleLocked restores the invariants after a change.
 func (g *unavailableGate) settleLocked(current string) {
 	defer g.publishLocked()
 	counted := 0
@@ -286,8 +247,7 @@ func (g *unavailableGate) settleLocked(current string) {
 		}
 	}
 
-	// Grant the free slots, the held longest first, within the shares; a
-	// Workspace kcp may still have False takes one back at no cost.
+	// Grant the free slots, the held longest first, within the shares.
 	free := limit - counted
 	if free <= 0 && !slices.ContainsFunc(held, func(key string) bool { return g.entries[key].counted() }) {
 		held = nil // nothing to grant: no sort (a long outage holds many)
@@ -313,10 +273,8 @@ func (g *unavailableGate) settleLocked(current string) {
 	}
 }
 
-// fairShares shares limit slots between the tenants wanting demand of
-// them, max-min fair: each gets its demand or the water level, whichever is
-// less; the slots that do not divide go to the tenants holding most now
-// (slots), so that none is taken back for them.
+// fairShares shares limit slots between the tenants wanting demand of them, max-min fair: each gets its demand or the
+// water level, whichever is less.
 func fairShares(limit int, demand, slots map[tenant.Name]int) map[tenant.Name]int {
 	share := make(map[tenant.Name]int, len(demand))
 	open := make([]tenant.Name, 0, len(demand))
@@ -344,8 +302,8 @@ func fairShares(limit int, demand, slots map[tenant.Name]int) map[tenant.Name]in
 	return share
 }
 
-// limitLocked is the limit now: a number, or a percentage of the mounted
-// Workspaces, counted again when the last count is a second old.
+// limitLocked is the limit now: a number, or a percentage of the mounted Workspaces, counted again when the last count
+// is a second old.
 func (g *unavailableGate) limitLocked() int {
 	if g.maxUnavailable.Type == intstr.Int {
 		return g.maxUnavailable.IntValue()

@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the informers' event handlers: what each event sends to
-// which queue, and what a deleted Workspace makes the controller forget.
-
 package workspacemounts
 
 import (
@@ -38,16 +35,13 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// informerHandler is an event handler the controller adds to a shared
-// informer while it runs.
+// informerHandler is an event handler the controller adds to a shared informer while it runs.
 type informerHandler struct {
 	informer cache.SharedIndexInformer
 	funcs    cache.ResourceEventHandler
 }
 
-// handlerForAll calls f with the object of every add, update and delete,
-// unwrapping delete tombstones. An update that changes nothing (a relist
-// after kcp's watch cache expired) calls nothing.
+// handlerForAll calls f with the object of every add, update and delete, unwrapping delete tombstones.
 func handlerForAll(f func(obj interface{})) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: f,
@@ -60,8 +54,8 @@ func handlerForAll(f func(obj interface{})) cache.ResourceEventHandler {
 	}
 }
 
-// sameResourceVersion tells whether an update is the same version of the
-// object: what a relist reports for every object that did not change.
+// sameResourceVersion tells whether an update is the same version of the object: what a relist reports for every object
+// that did not change.
 func sameResourceVersion(oldObj, newObj interface{}) bool {
 	oldMeta, err := meta.Accessor(oldObj)
 	if err != nil {
@@ -81,9 +75,8 @@ func unwrapTombstone(obj interface{}) interface{} {
 	return obj
 }
 
-// handleWorkspace enqueues a Workspace whose mount may need (re)writing, and
-// the kinds it referenced before and after the change, whose set of users
-// changed. oldObj is nil on add, newObj on delete.
+// handleWorkspace enqueues a Workspace whose mount may need writing, and the kinds it referenced before and after the
+// change, whose set of users changed. oldObj is nil on add, newObj on delete.
 func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 	oldWS, _ := unwrapTombstone(oldObj).(*tenancyv1alpha1.Workspace)
 	newWS, _ := newObj.(*tenancyv1alpha1.Workspace)
@@ -108,20 +101,13 @@ func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 	}
 }
 
-// handled tells whether the controller has anything to do with a
-// Workspace: it is mounted (by the rule of this process), or carries
-// something the controller writes, which a Workspace that is not mounted
-// (any more, or by this rule) has removed.
+// handled tells whether the controller has anything to do with a Workspace.
 func (c *Controller) handled(ws *tenancyv1alpha1.Workspace) bool {
 	return c.rule.IsMounted(ws) || carriesStatus(ws) || ownCondition(ws) != nil
 }
 
-// forgetWorkspace forgets what the controller remembers of a deleted
-// Workspace (forget), at once: nothing enqueues a Workspace that no longer
-// exists for its own sake. A Workspace the controller dealt with is also
-// sent to workspacemounts-workspaces, whose reconcile finds it gone and
-// forgets again what a reconcile running meanwhile remembered: so once its
-// delete is handled and the queue drained, nothing of it is left.
+// forgetWorkspace forgets what the controller remembers of a deleted Workspace, at once: nothing enqueues a Workspace
+// that no longer exists for its own sake.
 func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
 	if err != nil {
@@ -134,16 +120,7 @@ func (c *Controller) forgetWorkspace(ws *tenancyv1alpha1.Workspace) {
 	}
 }
 
-// forget drops every entry the controller keeps per Workspace key: the
-// pending observation of its mount (observed), a conflict to retry from
-// kcp (conflicted), its last read of its mount object (the reconciler's
-// reads), a spec.URL kcp refused (the reconciler's refusals), its slot or
-// turn in the gate of --max-unavailable (whose slot goes to a held
-// Workspace), its recent events and its cluster (events). The mount object
-// informers and caches are per resource and cluster, and go with the last
-// Workspace mounting them (workspacemounts-mounts, which the delete of a
-// mounted Workspace enqueues). The event series (eventRecorder) forgets a
-// series 6 to 7 minutes after its last event.
+// forget drops every entry the controller keeps per Workspace key.
 func (c *Controller) forget(key string) {
 	c.observed.forget(key)
 	c.conflicted.forget(key)
@@ -156,17 +133,15 @@ func (c *Controller) forget(key string) {
 	}
 }
 
-// statusChanged tells whether someone, most often this controller, changed the
-// annotations it owns: a reconcile then confirms or repairs them.
+// statusChanged tells whether someone, most often this controller, changed the annotations it owns: a reconcile then
+// confirms or repairs them.
 func statusChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	return oldWS.Annotations[mount.PhaseAnnotationKey] != newWS.Annotations[mount.PhaseAnnotationKey] ||
 		oldWS.Annotations[mount.StatusAnnotationKey] != newWS.Annotations[mount.StatusAnnotationKey]
 }
 
-// routingChanged tells whether something changed that the controller's
-// routing (RoutingOptions) depends on, on a mounted Workspace or one that
-// carries its condition: the condition, spec.URL, the phase (kcp finishing
-// a legacy-mounted Workspace's initialization lets the condition in).
+// routingChanged tells whether something changed that the controller's routing depends on, on a mounted Workspace or
+// one that carries its condition.
 func (c *Controller) routingChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	oldCondition, newCondition := ownCondition(oldWS), ownCondition(newWS)
 	if oldCondition == nil && newCondition == nil && !c.rule.IsMounted(newWS) {
@@ -182,10 +157,7 @@ func carriesStatus(ws *tenancyv1alpha1.Workspace) bool {
 	return phase || status
 }
 
-// handleServedKinds re-resolves the kinds in use that a CRD, an APIBinding
-// or an APIResourceSchema serves: the kind of a CRD or a schema (a binding
-// may reach the cache before the schema it points to), and every kind of a
-// group a binding binds (it names resources, not kinds).
+// handleServedKinds re-resolves the kinds in use that a CRD, an APIBinding or an APIResourceSchema serves.
 func (c *Controller) handleServedKinds(obj interface{}) {
 	switch obj := obj.(type) {
 	case *apiextensionsv1.CustomResourceDefinition:
@@ -214,11 +186,7 @@ func (c *Controller) enqueueKindsInUse(match func(group, kind string) bool) {
 	}
 }
 
-// enqueueMountObjectEvent is enqueueMountObject for the informers across
-// all clusters. A metadata event of an object whose cluster has a synced
-// full-object informer of its own is dropped: that informer reports the
-// same change, and a reconcile before it would read the cache's older
-// version for nothing.
+// enqueueMountObjectEvent is enqueueMountObject for the informers across all clusters.
 func (c *Controller) enqueueMountObjectEvent(resource restmapping.Resource, obj interface{}) {
 	if resource.Identity == "" {
 		if m, err := meta.Accessor(unwrapTombstone(obj)); err == nil && c.caches.hasSynced(logicalcluster.From(m), resource) {
@@ -255,8 +223,7 @@ func (c *Controller) enqueueWorkspace(ws *tenancyv1alpha1.Workspace) {
 	c.enqueueWorkspaceObserved(ws, time.Time{})
 }
 
-// enqueueWorkspaceObserved enqueues a Workspace, whose mount object changed
-// at observedAt unless that is zero.
+// enqueueWorkspaceObserved enqueues a Workspace, whose mount object changed at observedAt unless that is zero.
 func (c *Controller) enqueueWorkspaceObserved(ws *tenancyv1alpha1.Workspace, observedAt time.Time) {
 	key, err := kcpcache.MetaClusterNamespaceKeyFunc(ws)
 	if err != nil {

@@ -23,35 +23,6 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// This file is the heartbeat rule of the contract (--mount-heartbeat-timeout):
-// a mount object whose provider writes a heartbeat into its status and then
-// stops is Unknown, reason mount.ReasonMountHeartbeatExpired, once the
-// newest heartbeat is older than the timeout, whatever its phase still says.
-//
-// The rule, for a tenant's timestamps:
-//   - Three fields are heartbeats: status.lastHeartbeatTime,
-//     status.lastProxyHeartbeatTime (kcp-dev/contrib's mounts-vw) and the
-//     lastHeartbeatTime of any entry of status.conditions. The newest counts;
-//     an object with none is judged as without the flag (heartbeats are
-//     opt-in for providers).
-//   - A value is an RFC 3339 time (metav1.Time's form). Missing, null or ""
-//     is no heartbeat; anything else is ignored as if absent, and when no
-//     heartbeat can be read the message says which field could not, so
-//     that its provider learns its heartbeats do not count.
-//   - A heartbeat ahead of the controller's clock (clock skew) counts as
-//     now: it is fresh until the timeout after its own time, at most twice
-//     the timeout after it was written. One further ahead than the timeout is
-//     not a skew the timeout absorbs: it counts as expired until the clock
-//     comes within the timeout of it. So no value keeps a provider that
-//     stopped writing Ready longer than twice the timeout.
-//   - It is re-evaluated when the heartbeat would expire (or come within
-//     the timeout) by a delayed requeue of its Workspace
-//     (mountState.recheckIn), never by a periodic scan; a heartbeat that
-//     moves is an update of the mount object, whose event enqueues the
-//     Workspace again, so an expired mount recovers by itself.
-//   - Messages name the field and the time, never an age, so that a
-//     Workspace whose mount stays expired is not written again.
-
 // heartbeatField names a heartbeat of a mount object's status.
 type heartbeatField uint8
 
@@ -75,30 +46,23 @@ func (f heartbeatField) String() string {
 	return "no heartbeat"
 }
 
-// heartbeat is what the rule reads of a mount object: its newest heartbeat
-// and where it is, and the first field that holds something that is not a
-// time. It is all the full-object caches keep for the rule
-// (trimmedMountObject): 16 bytes, however many conditions the object has.
+// heartbeat is what the rule reads of a mount object: its newest heartbeat and where it is, and the first field that
+// holds something that is not a time.
 type heartbeat struct {
-	// seconds and nanos are the newest heartbeat's time (Unix): 12 bytes,
-	// where a time.Time takes 24.
+	// seconds and nanos are the newest heartbeat's time: 12 bytes, where a time.Time takes 24.
 	seconds int64
 	nanos   int32
 	// newest is the field of the newest heartbeat, heartbeatNone if none.
 	newest heartbeatField
-	// unreadable is the first field, in the order below, whose value is not
-	// an RFC 3339 time; heartbeatNone if none.
+	// unreadable is the first field, in the order below, whose value is not an RFC 3339 time.
 	unreadable heartbeatField
 }
 
 // at is the newest heartbeat's time.
 func (h heartbeat) at() time.Time { return time.Unix(h.seconds, int64(h.nanos)).UTC() }
 
-// heartbeatOf reads the heartbeats of a mount object's status (its
-// status field, any value): status.lastHeartbeatTime, then
-// status.lastProxyHeartbeatTime, then each condition's lastHeartbeatTime.
-// A later one wins only when strictly newer, so the result does not depend
-// on anything but the values.
+// heartbeatOf reads the heartbeats of a mount object's status (its status field, any value): status.lastHeartbeatTime,
+// then status.lastProxyHeartbeatTime, then each condition's lastHeartbeatTime.
 func heartbeatOf(status interface{}) heartbeat {
 	var h heartbeat
 	fields, ok := status.(map[string]interface{})
@@ -136,10 +100,8 @@ func (h *heartbeat) read(field heartbeatField, fields map[string]interface{}, na
 	}
 }
 
-// restore writes h into a status rebuilt from a trimmed mount object, so
-// that heartbeatOf reads h from it again: the newest heartbeat in its
-// field, and a value that is no time in the unreadable field. A condition's
-// is an entry of status.conditions without a type, which conditionsOf skips.
+// restore writes h into a status rebuilt from a trimmed mount object, so that [heartbeatOf] reads h from it again: the
+// newest heartbeat in its field, and a value that is no time in the unreadable field.
 func (h heartbeat) restore(status map[string]interface{}) {
 	put := func(field heartbeatField, value interface{}) {
 		switch field {
@@ -156,33 +118,13 @@ func (h heartbeat) restore(status map[string]interface{}) {
 	put(h.newest, h.at().Format(time.RFC3339Nano))
 }
 
-// heartbeatRule is --mount-heartbeat-timeout and the time of the
-// judgement, the reconciler's clock (workspacesReconciler.now).
+// heartbeatRule is --mount-heartbeat-timeout and the time of the judgement, the reconciler's clock.
 type heartbeatRule struct {
-	// timeout is the flag; 0 turns the rule off.
 	timeout time.Duration
 	now     time.Time
 }
 
-// MinMountHeartbeatTimeout is the smallest --mount-heartbeat-timeout other
-// than 0: heartbeats are written to the second (metav1.Time).
-const MinMountHeartbeatTimeout = time.Second
-
-// ValidateMountHeartbeatTimeout tells what is wrong with a
-// --mount-heartbeat-timeout: it is 0 (off) or at least
-// MinMountHeartbeatTimeout.
-func ValidateMountHeartbeatTimeout(timeout time.Duration) error {
-	if timeout != 0 && timeout < MinMountHeartbeatTimeout {
-		return fmt.Errorf("--mount-heartbeat-timeout must be 0 (off) or at least %s, not %s: heartbeats are written to the second", MinMountHeartbeatTimeout, timeout)
-	}
-	return nil
-}
-
-// apply judges the heartbeat h of the mount object what, whose status the
-// rest of the contract found: it returns the status, phase Unknown and
-// reason mount.ReasonMountHeartbeatExpired when the heartbeat expired (the
-// status found is quoted), and how soon the judgement changes with time
-// alone (0: only an update of the object changes it).
+// apply judges the heartbeat h of the mount object what, whose status the rest of the contract found.
 func (r heartbeatRule) apply(status mount.Status, h heartbeat, what string) (mount.Status, time.Duration) {
 	if r.timeout <= 0 {
 		return status, 0
@@ -201,8 +143,7 @@ func (r heartbeatRule) apply(status mount.Status, h heartbeat, what string) (mou
 			what, h.newest, at, r.timeout, status.Message)
 		return expired(status), ahead - r.timeout
 	case ahead > -r.timeout:
-		// Fresh: a heartbeat ahead of the clock counts as now, and is
-		// fresh until the timeout after its own time.
+		// Fresh: a heartbeat ahead of the clock counts as now.
 		return status, ahead + r.timeout
 	default:
 		status.Message = fmt.Sprintf("%s has not heartbeated since %s (%s), longer than --mount-heartbeat-timeout=%s: its provider may be gone. Before, it said: %s",
@@ -211,8 +152,8 @@ func (r heartbeatRule) apply(status mount.Status, h heartbeat, what string) (mou
 	}
 }
 
-// expired is status as a mount whose heartbeat expired: Unknown, not
-// ready, its URL and conditions kept for whoever looks.
+// expired is status as a mount whose heartbeat expired: Unknown, not ready, its URL and conditions kept for whoever
+// looks.
 func expired(status mount.Status) mount.Status {
 	status.Phase, status.Ready, status.Reason = mount.PhaseUnknown, false, mount.ReasonMountHeartbeatExpired
 	return status

@@ -29,19 +29,13 @@ import (
 )
 
 const (
-	// WorkspacesByMountKind indexes mounted Workspaces by the kind their
-	// reference names (see kindKey): workspacemounts-mounts finds the clusters a kind is used
-	// in, and its users when the kind's resolution changes.
+	// WorkspacesByMountKind indexes mounted Workspaces by the kind their reference names.
 	WorkspacesByMountKind = "workspacemounts-by-mount-kind"
-	// WorkspacesByMountObject indexes mounted Workspaces by the object their
-	// reference names (see objectKey): a mount object event finds its Workspaces.
+	// WorkspacesByMountObject indexes mounted Workspaces by the object their reference names (see [objectKey]).
 	WorkspacesByMountObject = "workspacemounts-by-mount-object"
 )
 
-// mountIndexers are the two indexes of the Workspaces that rule says are
-// mounted: a Workspace rule does not call mounted (one with the legacy
-// annotation alone, without --legacy-mount-annotation) is in neither, so
-// its kind is never resolved or watched.
+// mountIndexers are the two indexes of the Workspaces that rule says are mounted.
 func mountIndexers(rule mount.Rule) cache.Indexers {
 	return cache.Indexers{
 		WorkspacesByMountKind:   func(obj interface{}) ([]string, error) { return indexByMountKind(rule, obj) },
@@ -49,9 +43,8 @@ func mountIndexers(rule mount.Rule) cache.Indexers {
 	}
 }
 
-// indexByMountKind and indexByMountObject never return an error: client-go
-// panics on an index error, and a reference that cannot be parsed now is a
-// reason on the Workspace, not a crash. Such a Workspace is simply not indexed.
+// indexByMountKind and [indexByMountObject] never return an error: client-go panics on an index error, and a reference
+// that cannot be parsed now is a reason on the Workspace, not a crash.
 func indexByMountKind(rule mount.Rule, obj interface{}) ([]string, error) {
 	_, _, gvk, ok := validReference(rule, obj)
 	if !ok {
@@ -68,8 +61,8 @@ func indexByMountObject(rule mount.Rule, obj interface{}) ([]string, error) {
 	return []string{objectKey(logicalcluster.From(ws), gvk.Group, gvk.Kind, ref.Namespace, ref.Name)}, nil
 }
 
-// validReference returns the Workspace obj is, its mount reference and the
-// kind it names, if obj is a Workspace validly mounted by rule.
+// validReference returns the Workspace obj is, its mount reference and the kind it names, if obj is a Workspace validly
+// mounted by rule.
 func validReference(rule mount.Rule, obj interface{}) (*tenancyv1alpha1.Workspace, mount.Reference, schema.GroupVersionKind, bool) {
 	ws, ok := obj.(*tenancyv1alpha1.Workspace)
 	if !ok {
@@ -88,7 +81,7 @@ func kindKey(gvk schema.GroupVersionKind) string {
 	return gvk.Group + "/" + gvk.Version + "/" + gvk.Kind
 }
 
-// parseKindKey reverses kindKey.
+// parseKindKey reverses [kindKey].
 func parseKindKey(key string) (schema.GroupVersionKind, bool) {
 	parts := strings.Split(key, "/")
 	if len(parts) != 3 || parts[1] == "" || parts[2] == "" {
@@ -97,8 +90,8 @@ func parseKindKey(key string) (schema.GroupVersionKind, bool) {
 	return schema.GroupVersionKind{Group: parts[0], Version: parts[1], Kind: parts[2]}, true
 }
 
-// objectKey names a mount object without its version, so that an event from
-// any version's informer reaches every Workspace referencing the object.
+// objectKey names a mount object without its version, so that an event from any version's informer reaches every
+// Workspace referencing the object.
 func objectKey(cluster logicalcluster.Name, group, kind, namespace, name string) string {
 	return strings.Join([]string{cluster.String(), group, kind, namespace, name}, "|")
 }

@@ -14,16 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds what the controller remembers per Workspace key between
-// reconciles.
-
 package workspacemounts
 
 import "sync"
 
-// keyed is a map by key guarded by a lock: what the controller remembers
-// of a Workspace between reconciles (workers reconcile different
-// Workspaces at once), its mount object caches.
+// keyed is a map by key guarded by a lock: what the controller remembers of a Workspace between reconciles (workers
+// reconcile different Workspaces at once), its mount object caches.
 type keyed[V any] struct {
 	lock  sync.Mutex
 	byKey map[string]V
@@ -38,8 +34,7 @@ func (k *keyed[V]) get(key string) (V, bool) {
 
 func (k *keyed[V]) put(key string, v V) { k.putUnless(key, v, nil) }
 
-// putUnless sets key's value to v, unless keep (if not nil) says the
-// current one stays.
+// putUnless sets key's value to v, unless keep (if not nil) says the current one stays.
 func (k *keyed[V]) putUnless(key string, v V, keep func(current V) bool) {
 	k.lock.Lock()
 	defer k.lock.Unlock()

@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the controller's queues: their names, and how a key
-// that keeps failing is retried.
-
 package workspacemounts
 
 import (
@@ -29,12 +26,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// QueueName is the one name of a queue of the controller of a shard: the
-// workqueue's (its workqueue_* series), the queue of its log lines and the
-// queue label of workspacemounts_reconcile_*. It is the queue's name, with
-// "/<shard>" for one of the controllers of a sharded kcp, so that each
-// shard's queues have their own series (the gauges of two queues of one
-// name would overwrite each other).
+// QueueName is the one name of a queue of the controller of a shard: the workqueue's (its workqueue_* series), the
+// queue of its log lines and the queue label of workspacemounts_reconcile_*.
 func QueueName(queue, shard string) string {
 	if shard == "" {
 		return queue
@@ -42,15 +35,14 @@ func QueueName(queue, shard string) string {
 	return queue + "/" + shard
 }
 
-// queue is a work queue and its name (QueueName).
+// queue is a work queue and its name.
 type queue struct {
 	workqueue.TypedRateLimitingInterface[string]
 	name string
 }
 
-// newQueue is a work queue named name, in FIFO order, retrying with
-// retryRateLimiter: workspacemounts-mounts, whose keys are kinds that any
-// tenant may share.
+// newQueue is a work queue named name, in FIFO order, retrying with [retryRateLimiter]: workspacemounts-mounts, whose
+// keys are kinds that any tenant may share.
 func newQueue(name string) queue {
 	return queue{
 		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(retryRateLimiter(),
@@ -59,10 +51,8 @@ func newQueue(name string) queue {
 	}
 }
 
-// newTenantQueue is a work queue named name whose keys are handed out fair
-// per tenant (fairQueue) and retried with tenantRetryRateLimiter:
-// workspacemounts-workspaces, one tenant's keys of which must not delay
-// another's. client-go's workqueue, with its metrics, around fairQueue.
+// newTenantQueue is a work queue named name whose keys are handed out fair per tenant and retried with
+// [tenantRetryRateLimiter].
 func newTenantQueue(name string, tenantOf func(key string) tenant.Name) queue {
 	fifo := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: name, Queue: newFairQueue(tenantOf)})
 	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: name, Queue: fifo})
@@ -73,16 +63,11 @@ func newTenantQueue(name string, tenantOf func(key string) tenant.Name) queue {
 	}
 }
 
-// RetryBaseDelay is how long a key that failed once waits before its next
-// try; each further failure doubles it, up to MaxRetryDelay.
+// RetryBaseDelay is how long a key that failed once waits before its next try; each further failure doubles it, up to
+// [MaxRetryDelay].
 const RetryBaseDelay = 5 * time.Millisecond
 
-// MaxRetryDelay caps how long a key that keeps failing waits before its next
-// try. client-go's default goes to 1000s: after kcp comes back from an
-// outage, the Workspace cache catches up late (a reflector backs off up to
-// 30s, twice that with jitter), every patch made from it meanwhile conflicts,
-// and each conflict doubled the key's wait, so a change could take many
-// minutes to be written.
+// MaxRetryDelay caps how long a key that keeps failing waits before its next try. client-go's default goes to 1000s.
 const MaxRetryDelay = 10 * time.Second
 
 // retryRate and retryBurst are client-go's overall limit of retries.
@@ -91,8 +76,7 @@ const (
 	retryBurst = 100
 )
 
-// retryRateLimiter is client-go's default controller rate limiter with the
-// per-key backoff capped at MaxRetryDelay.
+// retryRateLimiter is client-go's default controller rate limiter with the per-key backoff capped at [MaxRetryDelay].
 func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryBaseDelay, MaxRetryDelay),
@@ -100,9 +84,8 @@ func retryRateLimiter() workqueue.TypedRateLimiter[string] {
 	)
 }
 
-// tenantRetryRateLimiter is retryRateLimiter with client-go's overall
-// bucket kept per tenant (tenantBucketRateLimiter): a tenant whose keys
-// keep failing spends its own retries, not every tenant's.
+// tenantRetryRateLimiter is [retryRateLimiter] with client-go's overall bucket kept per tenant: a tenant whose keys keep
+// failing spends its own retries, not every tenant's.
 func tenantRetryRateLimiter(tenantOf func(key string) tenant.Name) workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryBaseDelay, MaxRetryDelay),

@@ -37,76 +37,48 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// workspacesReconciler is the logic of workspacemounts-workspaces: it reads a Workspace's mount object
-// and sets what the controller owns on the Workspace: the two annotations,
-// and with the options the condition, spec.URL and the phase out of
-// Scheduling (workspacemounts_reconcile_routing.go). Its dependencies are
-// function fields, so table tests need no client.
+// workspacesReconciler is the logic of workspacemounts-workspaces: it reads a Workspace's mount object and sets what
+// the controller owns on the Workspace.
 type workspacesReconciler struct {
-	// rule says which Workspaces are mounted: any other one is treated as
-	// unmounted, whatever it carries (its annotations and condition removed).
-	rule mount.Rule
-	// resolve maps the referenced kind to its resource in the Workspace's cluster.
+	rule    mount.Rule
 	resolve func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	// getMountObject reads the mount object from kcp; a NotFound error means it does not exist.
-	getMountObject func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error)
-	// cachedMountObject reads the mount object from a synced full-object
-	// cache, if one holds the resource in the cluster (mountCaches.get):
-	// cached false means none does. nil: every read is a getMountObject.
+	getMountObject    func(ctx context.Context, cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (*unstructured.Unstructured, error)
 	cachedMountObject func(cluster logicalcluster.Name, resource restmapping.Resource, namespace, name string) (obj *unstructured.Unstructured, found, cached bool)
-	// reads are the last reads per Workspace (readMountObject).
-	reads lastReads
-	// refusals are the spec.URL values kcp refused, per Workspace
-	// (applyRefusal).
-	refusals urlRefusals
-	// breaker keeps the (resource, cluster) pairs whose reads time out
-	// (mountBreaker); nil: none does. requestTimeout is the timeout of a
-	// read, for messages.
-	breaker        *mountBreaker
-	requestTimeout time.Duration
-	// informerDenied tells whether a resource was refused a mount object
-	// informer because maxMountInformers others run: its mount objects are
-	// not read until a slot frees (workspacemounts-mounts then sends its Workspaces here).
-	informerDenied func(resource restmapping.Resource) bool
-	// maxMountInformers is --max-mount-informers, for messages.
+	reads             lastReads
+	refusals          urlRefusals
+	breaker           *mountBreaker
+	requestTimeout    time.Duration
+	// informerDenied tells whether a resource was refused a mount object informer because maxMountInformers others run:
+	// its mount objects are not read until a slot frees (workspacemounts-mounts then sends its Workspaces here).
+	informerDenied    func(resource restmapping.Resource) bool
 	maxMountInformers int
-	// routing is what the controller keeps beside the annotations.
-	routing RoutingOptions
-	// heartbeatTimeout is --mount-heartbeat-timeout: a mount object whose
-	// newest heartbeat is older is Unknown (heartbeatRule); 0 is off.
-	heartbeatTimeout time.Duration
-	now              func() time.Time
+	routing           RoutingOptions
+	heartbeatTimeout  time.Duration
+	now               func() time.Time
 }
 
 // mountState is what the reconciler found out about a Workspace's mount.
 type mountState struct {
 	status  mount.Status
 	mounted bool
-	// at is the time of the finding, for lastTransitionTimes.
-	at metav1.Time
-	// recheckAfter, when positive, is how soon the state changes with time
-	// alone (a heartbeat expiring, a delay ending): processWorkspace
-	// reconciles the Workspace again then. Nothing else re-evaluates a
-	// Workspace whose objects do not change: there is no periodic scan.
+	at      metav1.Time
+	// recheckAfter, when positive, is how soon the state changes with time alone.
 	recheckAfter time.Duration
-	// gate is what the gate of --workspace-condition decided for a
-	// condition that would be False (Controller.gate): zero, False it is.
+	// gate is what the gate of --workspace-condition decided for a condition that would be False.
 	gate gateVerdict
-	// urlRefused tells that kcp refused the mount's URL as spec.URL
-	// (applyRefusal): applyURL leaves spec.URL as it is.
+	// urlRefused tells that kcp refused the mount's URL as spec.URL: [applyURL] leaves spec.URL as it is.
 	urlRefused bool
 }
 
-// recheckIn asks for the Workspace to be reconciled again within d: the
-// earliest of the times asked for wins.
+// recheckIn asks for the Workspace to be reconciled again within d: the earliest of the times asked for wins.
 func (s *mountState) recheckIn(d time.Duration) {
 	if d > 0 && (s.recheckAfter <= 0 || d < s.recheckAfter) {
 		s.recheckAfter = d
 	}
 }
 
-// mountState finds out the mount status of ws, with a spec.URL kcp refused
-// (applyRefusal).
+// mountState finds out the mount status of ws, with a spec.URL kcp refused.
 func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alpha1.Workspace) (mountState, error) {
 	now := r.now()
 	status, mounted, recheck, err := r.status(ctx, ws, now)
@@ -119,9 +91,8 @@ func (r *workspacesReconciler) mountState(ctx context.Context, ws *tenancyv1alph
 	return state, nil
 }
 
-// applyMetadataAndSpec sets what the controller owns in ws's metadata and
-// spec, the part of a Workspace one patch writes: the annotations, and with
-// --workspace-url spec.URL.
+// applyMetadataAndSpec sets what the controller owns in ws's metadata and spec, the part of a Workspace one patch
+// writes: the annotations, and with --workspace-url spec.URL.
 func (r *workspacesReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspace, state mountState) {
 	r.applyAnnotations(ws, state)
 	if r.routing.WorkspaceURL {
@@ -129,15 +100,9 @@ func (r *workspacesReconciler) applyMetadataAndSpec(ws *tenancyv1alpha1.Workspac
 	}
 }
 
-// applyStatus sets what the controller owns in ws's status, the part the
-// status subresource writes: with --workspace-condition the condition
-// (without, it removes it), with --workspace-url kcp's WorkspaceMountReady
-// and the phase out of Scheduling, and then the phase by kcp's own rule for the conditions
-// (kcpPhaseRule), which kcp's controller would write a moment later: one
-// write fewer per change, and no wait for kcp's queue.
+// applyStatus sets what the controller owns in ws's status, the part the status subresource writes.
 func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state mountState) {
-	// kcp's WorkspaceMountReady is the controller's unless kcp's in-tree
-	// mounts controller runs.
+	// kcp's WorkspaceMountReady is the controller's unless kcp's in-tree mounts controller runs.
 	ownsKCPCondition := !r.routing.InTreeMountsController
 	had := ownCondition(ws) != nil || (ownsKCPCondition && conditions.Has(ws, tenancyv1alpha1.MountConditionReady))
 	switch keep, remove := r.keepsCondition(ws, state); {
@@ -156,32 +121,28 @@ func (r *workspacesReconciler) applyStatus(ws *tenancyv1alpha1.Workspace, state 
 	if r.routing.WorkspaceURL {
 		applyPhase(ws, state)
 	}
-	// kcp applies its rule to a Workspace it is done with, and to every
-	// Workspace with spec.mount (it schedules none), never to one it is
-	// still scheduling or initializing (whose own conditions may be False).
+	// kcp applies its rule to a Workspace it is done with.
 	if (r.routing.WorkspaceCondition || keepsKCPCondition || had) && (ws.Spec.Mount != nil || kcpIsDone(ws)) {
 		kcpPhaseRule(ws)
 	}
 }
 
-// keepsCondition tells what applyStatus does with the condition of ws:
-// keep it (set it from state), remove it, or neither (leave it as it is).
+// keepsCondition tells what applyStatus does with the condition of ws: keep it (set it from state), remove it, or
+// neither (leave it as it is).
 func (r *workspacesReconciler) keepsCondition(ws *tenancyv1alpha1.Workspace, state mountState) (keep, remove bool) {
 	switch {
 	case !r.routing.WorkspaceCondition || !state.mounted:
 		return false, true
 	case ws.Spec.Mount == nil && !kcpIsDone(ws):
-		// A Workspace mounted by the legacy annotation is an ordinary one
-		// that kcp schedules and initializes first: a False condition now
-		// would make it Unavailable, where kcp stops initializing it.
+		// A Workspace mounted by the legacy annotation is an ordinary one that kcp schedules and initializes first: a
+		// False condition now would make it Unavailable, where kcp stops initializing it.
 		return false, false
 	default:
 		return true, false
 	}
 }
 
-// conditionFalse tells whether applyStatus would set the condition of ws
-// False, but for the gate (state.gate).
+// conditionFalse tells whether applyStatus would set the condition of ws False, but for the gate.
 func (r *workspacesReconciler) conditionFalse(ws *tenancyv1alpha1.Workspace, state mountState) bool {
 	keep, _ := r.keepsCondition(ws, state)
 	return keep && conditionOf(state.status, r.routing.InTreeMountsController, state.at).Status == corev1.ConditionFalse
@@ -195,10 +156,7 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 		return
 	}
 
-	// lastTransitionTime and the history move only at a transition, when
-	// phase or ready does (mount.Status.WithHistory): a steady state writes
-	// the same annotation. (Anyone who may update the Workspace may write
-	// the annotation; a time in the future is not one the controller wrote.)
+	// lastTransitionTime and the history move only at a transition, when phase or ready does.
 	status := state.status.WithHistory(priorStatus(ws), state.at)
 
 	if ws.Annotations == nil {
@@ -208,8 +166,7 @@ func (r *workspacesReconciler) applyAnnotations(ws *tenancyv1alpha1.Workspace, s
 	ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
 }
 
-// priorStatus is the status ws's annotation holds, nil where none can be
-// read, without what precedes ws's creation (mount.Status.NotBefore): the
+// priorStatus is the status ws's annotation holds, nil where none can be read, without what precedes ws's creation: the
 // one the controller carries on, observes transitions from and gates by.
 func priorStatus(ws *tenancyv1alpha1.Workspace) *mount.Status {
 	written, found := mount.StatusOf(ws.Annotations)
@@ -222,15 +179,7 @@ func priorStatus(ws *tenancyv1alpha1.Workspace) *mount.Status {
 	return &written
 }
 
-// status computes the mount status of ws, row by row of the contract, and
-// whether ws is mounted at all. Everything in ws.Spec.Mount and the legacy
-// annotation was typed by a tenant: a reference that cannot name an object
-// (mount.Reference.Validate), or names a kind of kcp's or Kubernetes' own
-// (mount.GroupAllowed), is Invalid at once, before any request is made (such
-// a Workspace is not indexed either: its kind never reaches
-// workspacemounts-mounts, nor an informer), and the mount object is only
-// ever read in ws's own logical cluster. recheck is how soon the status
-// changes with time alone (a heartbeat expiring at now), 0 if it does not.
+// status computes the mount status of ws, row by row of the contract, and whether ws is mounted at all.
 func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.Workspace, now time.Time) (mount.Status, bool, time.Duration, error) {
 	cluster := logicalcluster.From(ws)
 	wsKey := kcpcache.ToClusterAwareKey(cluster.String(), "", ws.Name)
@@ -304,12 +253,7 @@ func (r *workspacesReconciler) status(ctx context.Context, ws *tenancyv1alpha1.W
 	return status, true, recheck, nil
 }
 
-// urlRule is the rule for ws's mount URL. Where the URL becomes spec.URL
-// (--workspace-url, a Workspace with spec.mount) it is the https form, the
-// one every kcp accepts there, and its hosts are checked; elsewhere the
-// plugin routes nothing, and the form alone is checked, the one
-// --mount-url-contract chose for the kcp that routes (routing.URLs.Form), as
-// at levels 1 and 2.
+// urlRule is the rule for ws's mount URL.
 func (r *workspacesReconciler) urlRule(ws *tenancyv1alpha1.Workspace) mount.URLRule {
 	rule := r.routing.URLs
 	rule.CheckHosts = r.routing.WorkspaceURL && ws.Spec.Mount != nil

@@ -33,41 +33,21 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// mountsReconciler is the logic of workspacemounts-mounts. For a kind that
-// Workspaces reference it resolves, in every cluster it is referenced from,
-// the resource serving it, keeps the mount object informers of the
-// resources in use (at most --max-mount-informers resources: see
-// mountInformers; a full-object informer per CRD resource and cluster:
-// clusterMountInformers; an informer across all clusters where
-// informersAcrossClusters says), and sends a Workspace to
-// workspacemounts-workspaces whenever the resolution in its cluster changes
-// (a CRD or binding appearing or going away) or its resource gains or loses
-// an informer slot. Its dependencies are function fields.
+// mountsReconciler is the logic of workspacemounts-mounts.
 type mountsReconciler struct {
 	workspacesOfKind func(key string) ([]*tenancyv1alpha1.Workspace, error)
 	resolve          func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (restmapping.Resource, error)
 	enqueueWorkspace func(ws *tenancyv1alpha1.Workspace)
-	// enqueueKind sends another kind to workspacemounts-mounts: one whose resources gained
-	// (or lost) an informer slot in a sync this kind's reconcile made.
-	enqueueKind func(key string)
-	// syncInformers makes the watched resources the wanted ones, as far as
-	// the limit allows, preferring the earlier ones in the list, and returns
-	// the keys of the wanted resources left unwatched (mountInformers.sync).
-	syncInformers func(ctx context.Context, wanted []restmapping.Resource) (denied map[string]bool)
-	// syncClusterInformers makes the running full-object informers of CRD
-	// resources in one cluster those of the pairs given, as far as its limit
-	// allows, and returns the pairs left without one
-	// (clusterMountInformers.sync); nil runs none.
+	enqueueKind      func(key string)
+	syncInformers    func(ctx context.Context, wanted []restmapping.Resource) (denied map[string]bool)
+	// syncClusterInformers makes the running full-object informers of CRD resources in one cluster those of the pairs
+	// given, as far as its limit allows, and returns the pairs left without one; nil runs none.
 	syncClusterInformers func(ctx context.Context, wanted []clusterResource) (uncovered []clusterResource)
-	// runInformers runs the informers across all clusters of the watched
-	// resources given, and stops the others' (mountInformers.run).
-	runInformers func(ctx context.Context, needed map[string]bool)
+	runInformers         func(ctx context.Context, needed map[string]bool)
 
 	lock  sync.Mutex
 	kinds map[string]kindResolution
-	// served are the keys of kinds whose resolution has a resource: the only
-	// ones informers are for. (Tenants can reference any number of made-up
-	// kinds; they cost no informer and are not iterated per reconcile.)
+	// served are the keys of kinds whose resolution has a resource: the only ones informers are for.
 	served map[string]bool
 }
 
@@ -129,10 +109,9 @@ func (r *mountsReconciler) reconcile(ctx context.Context, key string) error {
 	wanted := r.wantedResourcesLocked()
 	r.lock.Unlock()
 
-	// Informers first, so that a Workspace sent to workspacemounts-workspaces
-	// below is already covered by the informer that will report its mount
-	// object's changes: the resources watched, the informers of their
-	// (resource, cluster) pairs, then the informers across all clusters.
+	// Informers first, so that a Workspace sent to workspacemounts-workspaces below is already covered by the informer
+	// that will report its mount object's changes: the resources watched, the informers of their pairs, then the
+	// informers across all clusters.
 	denied := r.syncInformers(ctx, wanted)
 
 	current.denied = deniedOf(current.resources, denied)
@@ -178,10 +157,8 @@ func deniedOf(resources map[string]restmapping.Resource, denied map[string]bool)
 	return out
 }
 
-// enqueueWorkspacesUsing sends to workspacemounts-workspaces every Workspace whose
-// kind resolved to the resource resourceKey at its last reconcile, in
-// cluster, or in every cluster for "": an informer of that resource has
-// synced (runMountInformer says why they are read again).
+// enqueueWorkspacesUsing sends to workspacemounts-workspaces every Workspace whose kind resolved to the resource
+// resourceKey at its last reconcile, in cluster, or in every cluster for "".
 func (r *mountsReconciler) enqueueWorkspacesUsing(resourceKey string, cluster logicalcluster.Name) {
 	r.lock.Lock()
 	clustersOfKind := map[string]map[logicalcluster.Name]bool{}
@@ -211,10 +188,8 @@ func (r *mountsReconciler) enqueueWorkspacesUsing(resourceKey string, cluster lo
 	}
 }
 
-// wantedClusterResourcesLocked is every (CRD resource, cluster) pair in use
-// whose resource is watched (not denied), with how many Workspaces mount it
-// there. Bound resources are left out: their informer across all clusters
-// holds full objects.
+// wantedClusterResourcesLocked is every (CRD resource, cluster) pair in use whose resource is watched (not denied),
+// with how many Workspaces mount it there.
 func (r *mountsReconciler) wantedClusterResourcesLocked(denied map[string]bool) []clusterResource {
 	var pairs []clusterResource
 	for served := range r.served {
@@ -230,10 +205,8 @@ func (r *mountsReconciler) wantedClusterResourcesLocked(denied map[string]bool) 
 	return pairs
 }
 
-// wantedResourcesLocked is the union of the resources all kinds need, those
-// referenced from the most clusters first, then by key: when informer slots
-// are short, a kind used widely wins over kinds one tenant made up, and the
-// choice does not depend on map order.
+// wantedResourcesLocked is the union of the resources all kinds need, those referenced from the most clusters first,
+// then by key.
 func (r *mountsReconciler) wantedResourcesLocked() []restmapping.Resource {
 	clusters := map[string]int{}
 	resources := map[string]restmapping.Resource{}

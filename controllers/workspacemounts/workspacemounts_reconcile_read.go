@@ -32,31 +32,21 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
-// readVersion is what a Workspace's last read of its mount object found:
-// which object (a hash of its objectKey), whether it existed, and its
-// resourceVersion.
+// readVersion is what a Workspace's last read of its mount object found: which object (a hash of its [objectKey]),
+// whether it existed, and its resourceVersion.
 type readVersion struct {
 	object          uint64
 	found           bool
 	resourceVersion uint64
 }
 
-// lastReads remembers, per Workspace key, the mount object version its
-// last reconcile read, so that a cache behind it is never written over it.
+// lastReads remembers, per Workspace key, the mount object version its last reconcile read, so that a cache behind it
+// is never written over it.
 type lastReads = keyed[readVersion]
 
-// readMountObject reads the mount object namespace/name of resource in
-// cluster, the Workspace's own, for the Workspace key wsKey: from a synced
-// full-object cache when there is one (no request), else with a GET. A
-// NotFound error means it does not exist.
-//
-// The cache may be behind what an earlier reconcile of the same Workspace
-// read (a GET before the informer synced, a relist served from kcp's watch
-// cache, another informer's event first): the cache is used only when its
-// object is at least as recent as the last read, by resourceVersion (kcp's
-// are etcd revisions, ordered within a shard), and when it agrees on
-// whether the object exists; otherwise the GET decides. So a state once
-// written is never followed by an older one.
+// readMountObject reads the mount object namespace/name of resource in cluster, the Workspace's own, for the Workspace
+// key wsKey: from a synced cache not behind the key's last read ([notOlder]), else with a GET. See "A cached read never
+// goes back" in docs/design/controller-mount-informers.md.
 func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string, cluster logicalcluster.Name, resource restmapping.Resource,
 	namespace, name string) (*unstructured.Unstructured, error) {
 	object := objectHash(objectKey(cluster, resource.Group, resource.Kind, namespace, name))
@@ -105,14 +95,12 @@ func (r *workspacesReconciler) readMountObject(ctx context.Context, wsKey string
 	return obj, err
 }
 
-// errReadWaits: another read of the same (resource, cluster) pair is
-// under way and decides for this one (mountBreaker); the Workspace is
-// enqueued again when it ends, and nothing is written now.
+// errReadWaits: another read of the same pair is under way and decides for this one; the Workspace is enqueued again
+// when it ends, and nothing is written now.
 var errReadWaits = errors.New("waiting for another read of the same mount resource and cluster")
 
-// breakerOpenError: the pair's breaker is open, or opened with this read
-// (err): the Workspace is Unknown, reason mount.ReasonMountKindNotAnswering,
-// and is reconciled again in retryIn.
+// breakerOpenError: the pair's breaker is open, or opened with this read: the Workspace is Unknown, reason
+// [mount.ReasonMountKindNotAnswering], and is reconciled again in retryIn.
 type breakerOpenError struct {
 	retryIn time.Duration
 	err     error
@@ -127,7 +115,7 @@ func (e *breakerOpenError) Error() string {
 
 func (e *breakerOpenError) Unwrap() error { return e.err }
 
-// notAnsweringFor tells whether err is a breakerOpenError, and when to read again.
+// notAnsweringFor tells whether err is a [breakerOpenError], and when to read again.
 func notAnsweringFor(err error) (time.Duration, bool) {
 	var open *breakerOpenError
 	if errors.As(err, &open) {
@@ -136,11 +124,8 @@ func notAnsweringFor(err error) (time.Duration, bool) {
 	return 0, false
 }
 
-// notOlder tells whether a read from the cache may follow the last read:
-// both found the object and the cache's is not older, or neither found
-// it. An object appearing or going away in the cache is confirmed with a
-// GET (the cache may be the one behind); an unparsable resourceVersion (0)
-// is never trusted.
+// notOlder tells whether a read from the cache may follow the last read: both found the object and the cache's is not
+// older, or neither found it.
 func notOlder(cached, last readVersion) bool {
 	if !cached.found || !last.found {
 		return !cached.found && !last.found

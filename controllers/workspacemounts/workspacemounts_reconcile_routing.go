@@ -18,12 +18,10 @@ package workspacemounts
 
 import (
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -33,59 +31,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// RoutingOptions are what the controller keeps on a Workspace, beside the
-// annotations, for kcp to route by. Both are off by default.
-//
-// kcp (v0.27 to v0.32) marks a Workspace Unavailable while any condition
-// whose type starts with "Workspace" is False, and its proxies answer 503
-// for it; and it sends a mounted Workspace's requests to its spec.URL, once
-// its phase is past Scheduling.
-type RoutingOptions struct {
-	// WorkspaceCondition (--workspace-condition) keeps the condition
-	// mount.ConditionType on every mounted Workspace: True when the mount is
-	// ready, else False (Unknown where the controller cannot tell).
-	// Without it, the controller removes the condition wherever it finds it.
-	WorkspaceCondition bool
-	// WorkspaceURL (--workspace-url) sets spec.URL of every Workspace with
-	// spec.mount to the mount object's status.URL (kept when the mount has
-	// no routable URL: kcp refuses to unset it), and moves its phase from
-	// Scheduling to Ready once the mount is ready, and keeps kcp's own
-	// condition WorkspaceMountReady (applyKCPMountCondition), as kcp's
-	// in-tree mounts controller does: what was written against that
-	// controller (kcp's TestMountsMachinery, users' scripts) waits for it.
-	// Without WorkspaceURL, and with kcp's controller off, the controller
-	// removes WorkspaceMountReady wherever it finds it.
-	WorkspaceURL bool
-	// URLs is the rule for mount URLs: its Form is --mount-url-contract's,
-	// for levels 1 and 2; its host rules (--workspace-url-allow-internal-hosts,
-	// --workspace-url-allowed-hosts, the shards' hosts) are for the URLs
-	// spec.URL takes, always in the https form; urlRule decides which
-	// applies where.
-	URLs mount.URLRule
-	// InTreeMountsController tells that kcp's in-tree mounts controller
-	// (feature gate WorkspaceMounts) runs on the shard. It marks a Workspace
-	// Ready whenever its mount object's status.phase is Ready, so the
-	// condition must not be False then: kcp's two controllers would flip the
-	// phase between Ready and Unavailable without end (about 70 writes a
-	// second, measured on kcp v0.28.1). WorkspaceURL must be off with it.
-	InTreeMountsController bool
-	// ConditionDelay (--workspace-condition-delay) is how long a mount must
-	// be not ready before the condition turns False; meanwhile it is
-	// Unknown, reason mount.ReasonGateDelayed (workspacemounts_gate.go). 0:
-	// at once.
-	ConditionDelay time.Duration
-	// MaxUnavailable (--max-unavailable, ParseMaxUnavailable) bounds the
-	// Workspaces of the shard whose condition is False at once: a number,
-	// or a percentage of its mounted Workspaces. Beyond it the condition is
-	// Unknown, reason mount.ReasonGateHeld. nil: no limit.
-	MaxUnavailable *intstr.IntOrString
-}
-
-// conditionOf is the condition for a mount status: True when ready; Unknown
-// where the controller cannot tell (an unwatched resource: one tenant taking
-// every informer slot must not take other tenants' workspaces down), or
-// where kcp's in-tree controller would fight a False; else False, with the
-// contract's reason and message and a severity for it.
+// conditionOf is the condition for a mount status: True when ready.
 func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Time) conditionsv1alpha1.Condition {
 	condition := conditionsv1alpha1.Condition{
 		Type:               mount.ConditionType,
@@ -99,8 +45,7 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 	case status.Reason == mount.ReasonMountInformerLimitReached || status.Reason == mount.ReasonMountKindNotAnswering:
 		condition.Status = corev1.ConditionUnknown
 	case (status.Reason == mount.ReasonMountURLMissing || status.Reason == mount.ReasonMountURLInvalid || status.Reason == mount.ReasonMountHeartbeatExpired) && inTreeMountsController:
-		// kcp's in-tree controller knows nothing of heartbeats: it keeps a
-		// mount whose object still says Ready Ready.
+		// kcp's in-tree controller knows nothing of heartbeats.
 		condition.Status = corev1.ConditionUnknown
 		condition.Message = mount.Truncate(status.Message, mount.MaxMessage-len(inTreeNote)) + inTreeNote
 	default:
@@ -110,13 +55,11 @@ func conditionOf(status mount.Status, inTreeMountsController bool, now metav1.Ti
 	return condition
 }
 
-// inTreeNote says why a mount without a routable URL is Unknown rather
-// than False.
+// inTreeNote says why a mount without a routable URL is Unknown rather than False.
 const inTreeNote = " Not False: kcp's in-tree mounts controller runs on this shard and marks the Workspace Ready whenever the mount object's status.phase is Ready."
 
-// severityOf classifies a mount that is not ready: Info while its controller
-// is getting it ready, Warning when it does not know, Error when someone has
-// to act.
+// severityOf classifies a mount that is not ready: Info while its controller is getting it ready, Warning when it does
+// not know, Error when someone has to act.
 func severityOf(status mount.Status) conditionsv1alpha1.ConditionSeverity {
 	switch {
 	case status.Reason == mount.ReasonMountNotReady && status.Phase == mount.PhaseUnknown,
@@ -129,16 +72,14 @@ func severityOf(status mount.Status) conditionsv1alpha1.ConditionSeverity {
 	}
 }
 
-// setCondition puts condition on ws, in place of an earlier one of its type,
-// whose lastTransitionTime it keeps if the status is the same.
+// setCondition puts condition on ws, in place of an earlier one of its type, whose lastTransitionTime it keeps if the
+// status is the same.
 func setCondition(ws *tenancyv1alpha1.Workspace, condition conditionsv1alpha1.Condition) {
 	putCondition(ws, condition, func(existing conditionsv1alpha1.Condition) bool { return existing.Status == condition.Status })
 }
 
-// putCondition puts condition on ws, in place of an earlier one of its
-// type, whose lastTransitionTime it keeps where unchanged says so. Unlike
-// kcp's conditions.Set, other conditions, kcp's, keep their place: no
-// patch reorders them.
+// putCondition puts condition on ws, in place of an earlier one of its type, whose lastTransitionTime it keeps where
+// unchanged says so.
 func putCondition(ws *tenancyv1alpha1.Workspace, condition conditionsv1alpha1.Condition, unchanged func(existing conditionsv1alpha1.Condition) bool) {
 	for i := range ws.Status.Conditions {
 		existing := &ws.Status.Conditions[i]
@@ -159,16 +100,7 @@ func ownCondition(ws *tenancyv1alpha1.Workspace) *conditionsv1alpha1.Condition {
 	return conditions.Get(ws, mount.ConditionType)
 }
 
-// applyURL sets spec.URL of a Workspace with spec.mount to its mount's URL:
-// the mount object's status.URL when kcp may route to it (urls, the
-// Workspace's urlRule), whatever the phase, as kcp's in-tree controller
-// does; the condition takes a mount that is not ready out of traffic. A URL
-// kcp refused is not written again until the recheck (applyRefusal). Otherwise it is
-// left as it is: kcp refuses to unset spec.URL once set (a validation rule
-// of WorkspaceSpec, "URL cannot be unset", v0.28 to v0.32.3), and so does
-// kcp's in-tree controller; the condition, False then, is what takes the
-// Workspace out of traffic. A Workspace mounted by the legacy annotation is
-// an ordinary Workspace, with kcp's own URL: it is never touched.
+// applyURL sets spec.URL of a Workspace with spec.mount to its mount's URL.
 func applyURL(ws *tenancyv1alpha1.Workspace, state mountState, urls mount.URLRule) {
 	if ws.Spec.Mount == nil || !state.mounted || state.urlRefused || state.status.URL == "" || urls.Check(state.status.URL) != nil {
 		return
@@ -176,17 +108,13 @@ func applyURL(ws *tenancyv1alpha1.Workspace, state mountState, urls mount.URLRul
 	ws.Spec.URL = state.status.URL
 }
 
-// kcpIsDone tells whether kcp has finished scheduling and initializing a
-// Workspace: its phase is Ready or Unavailable.
+// kcpIsDone tells whether kcp has finished scheduling and initializing a Workspace: its phase is Ready or Unavailable.
 func kcpIsDone(ws *tenancyv1alpha1.Workspace) bool {
 	return ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady || ws.Status.Phase == corev1alpha1.LogicalClusterPhaseUnavailable
 }
 
-// kcpPhaseRule is kcp's own rule for a Workspace's phase from its
-// conditions (updateTerminalConditionPhase in
-// pkg/reconciler/tenancy/workspace, v0.27 to v0.32.3): Unavailable while any
-// condition whose type starts with "Workspace" is False, and back to Ready
-// from Unavailable when none is.
+// kcpPhaseRule is kcp's own rule for a Workspace's phase from its conditions (updateTerminalConditionPhase in
+// pkg/reconciler/tenancy/workspace, v0.27 to v0.32.3).
 func kcpPhaseRule(ws *tenancyv1alpha1.Workspace) {
 	notReady := false
 	for _, c := range ws.Status.Conditions {
@@ -203,18 +131,14 @@ func kcpPhaseRule(ws *tenancyv1alpha1.Workspace) {
 	}
 }
 
-// makesUnavailable tells whether kcp's phase rule makes a Workspace with
-// condition c Unavailable: a False condition whose type starts with
-// "Workspace".
+// makesUnavailable tells whether kcp's phase rule makes a Workspace with condition c Unavailable: a False condition
+// whose type starts with "Workspace".
 func makesUnavailable(c conditionsv1alpha1.Condition) bool {
 	return c.Status == corev1.ConditionFalse && strings.HasPrefix(string(c.Type), "Workspace")
 }
 
-// applyPhase moves a Workspace with spec.mount from Scheduling to Ready once
-// its mount is ready, as kcp's in-tree controller does: kcp's proxies do not
-// route a Workspace that is Scheduling, and kcp schedules no mounted
-// Workspace. From then on kcp's own rule decides between Ready and
-// Unavailable, from the conditions.
+// applyPhase moves a Workspace with spec.mount from Scheduling to Ready once its mount is ready, as kcp's in-tree
+// controller does.
 func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 	if ws.Spec.Mount == nil || !state.mounted || !state.status.Ready {
 		return
@@ -224,28 +148,8 @@ func applyPhase(ws *tenancyv1alpha1.Workspace, state mountState) {
 	}
 }
 
-// applyKCPMountCondition keeps kcp's own condition WorkspaceMountReady
-// (tenancyv1alpha1.MountConditionReady) on a Workspace with spec.mount as
-// kcp's in-tree mounts controller writes it (workspaceStatusUpdater in kcp's
-// pkg/reconciler/tenancy/workspacemounts, the same in v0.28.1 and v0.32.3),
-// built with kcp's own condition helpers: True when the mount object's
-// status.phase is Ready; False with MountObjectNotFound when there is no
-// mount object; False with MountObjectNotReady for any other phase, or none;
-// all with severity Error and kcp's messages. A Ready mount whose status.URL
-// kcp v0.33's form refuses, or that has none, is False with
-// kcpMountObjectInvalidURLReason, as kcp's controller writes it from v0.33
-// (kcp-dev/kcp pkg/reconciler/tenancy/workspacemounts/
-// workspacemounts_reconcile_updater_test.go @3f4358ca), on every kcp: the
-// plugin writes spec.URL in that form alone. A URL only the plugin's host
-// rules refuse is True: kcp has no such rules, and WorkspaceMountAvailable,
-// False, takes the Workspace out of traffic. Where kcp's controller cannot read the mount object
-// (its kind is not served, the reference names none, the plugin does not
-// watch its resource), it writes nothing and retries: the condition is left
-// as it is, and WorkspaceMountAvailable says why. Where the gate keeps
-// WorkspaceMountAvailable from False (gate), kcp's condition is Unknown
-// alike: a False one would take the Workspace out of traffic all the same.
-// An expired heartbeat (mount.ReasonMountHeartbeatExpired), the plugin's
-// own judgement, of which kcp's controller knows nothing, leaves it as it is.
+// applyKCPMountCondition keeps kcp's own condition WorkspaceMountReady on a Workspace with spec.mount as kcp's in-tree
+// mounts controller writes it.
 func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, gate gateVerdict, now metav1.Time) {
 	ref := ws.Spec.Mount.Reference
 	var refused error
@@ -273,8 +177,7 @@ func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, 
 	}
 	gated := gate.apply(*condition)
 	condition = &gated
-	// As kcp's conditions.Set, the transition time moves when any of status,
-	// reason, severity and message does.
+	// As kcp's conditions.Set, the transition time moves when any of status, reason, severity and message does.
 	condition.LastTransitionTime = now
 	putCondition(ws, *condition, func(existing conditionsv1alpha1.Condition) bool {
 		return existing.Status == condition.Status && existing.Reason == condition.Reason &&
@@ -282,10 +185,8 @@ func applyKCPMountCondition(ws *tenancyv1alpha1.Workspace, status mount.Status, 
 	})
 }
 
-// kcpMountObjectInvalidURLReason is the reason of kcp's condition
-// WorkspaceMountReady for a Ready mount whose URL kcp refuses, from kcp
-// v0.33 (tenancyv1alpha1.MountObjectInvalidURLReason there; kcp's sdk
-// v0.32.3, which the plugin builds with, has none).
+// kcpMountObjectInvalidURLReason is the reason of kcp's condition WorkspaceMountReady for a Ready mount whose URL kcp
+// refuses, from kcp v0.33.
 const kcpMountObjectInvalidURLReason = "MountObjectInvalidURL"
 
 // kcpRefusesURL is kcp v0.33's verdict on a mount URL: its form alone.
@@ -293,14 +194,8 @@ func kcpRefusesURL(rawURL string) error {
 	return mount.URLRule{Form: mount.URLFormHTTPS}.Check(rawURL)
 }
 
-// RemoveOwned removes from ws what the controller keeps on it, as the
-// controller itself does for a Workspace that is not mounted, or without
-// --workspace-condition and --workspace-url: the two annotations, the
-// condition, and kcp's condition WorkspaceMountReady unless
-// inTreeMountsController (then it is kcp's), with the phase kcp's rule then
-// gives (Ready again from Unavailable when no other Workspace* condition is
-// False). spec.URL stays: kcp refuses to unset it. It tells whether it
-// changed ws's metadata (the annotations), and which conditions it removed.
+// RemoveOwned removes from ws what the controller keeps on it, as the controller itself does for a Workspace that is
+// not mounted, or without --workspace-condition and --workspace-url.
 func RemoveOwned(ws *tenancyv1alpha1.Workspace, inTreeMountsController bool) (metadata bool, removed []conditionsv1alpha1.ConditionType) {
 	_, hadPhase := ws.Annotations[mount.PhaseAnnotationKey]
 	_, hadStatus := ws.Annotations[mount.StatusAnnotationKey]

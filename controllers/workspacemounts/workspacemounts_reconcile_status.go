@@ -27,27 +27,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// statusOfMountObject applies the contract to a mount object that exists: only
-// status.phase, status.URL, status.conditions and the annotation
-// mount.IsMountAnnotationKey are read, the URL by the rule urls
-// (workspacesReconciler.urlRule). The tenant who owns the mount object
-// writes them, so the result is mount.Status.Bounded: every field cut to its
-// limit, whatever the object holds.
-//
-// The Workspace's creator names the mount object, any object of its kind in
-// the cluster, one in a namespace they may not read included, and the
-// controller reads it with its own rights: its conditions (and the failing
-// one's quote in the message) are published only when the object carries
-// kcp's mark of a mount object (mount.IsMarked), which whoever may write the
-// object put there. An unmarked one gets its phase, URL and reason, and a
-// message that says how to mark it (mount.UnmarkedNote).
-//
-// With --mount-heartbeat-timeout, the heartbeats of its status, of a marked
-// object and of an unmarked one alike, are judged last (heartbeatRule, at
-// heartbeats.now, the reconciler's clock): an expired one makes it Unknown,
-// reason mount.ReasonMountHeartbeatExpired. recheck is how soon the answer
-// changes with time alone (0: only when the object changes), for
-// mountState.recheckIn.
+// statusOfMountObject applies the contract to a mount object that exists: only status.phase, status.URL,
+// status.conditions and the annotation [mount.IsMountAnnotationKey] are read, the URL by the rule urls.
 func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, urls mount.URLRule, heartbeats heartbeatRule) (status mount.Status, recheck time.Duration) {
 	marked := mount.IsMarked(obj.GetAnnotations())
 	status = mount.Status{MountRef: ref}
@@ -98,10 +79,8 @@ func statusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, ur
 	return status.Bounded(), recheck
 }
 
-// StatusOfMountObject is the status the controller gives a Workspace whose
-// mount object is obj, under the URL rule urls, without
-// --mount-heartbeat-timeout: the contract itself, for whoever checks the
-// controller's work against a mount object (the end-to-end fault soak).
+// StatusOfMountObject is the status the controller gives a Workspace whose mount object is obj, under the URL rule
+// urls, without --mount-heartbeat-timeout.
 func StatusOfMountObject(ref mount.Reference, obj *unstructured.Unstructured, urls mount.URLRule) mount.Status {
 	status, _ := statusOfMountObject(ref, obj, urls, heartbeatRule{})
 	return status
@@ -118,9 +97,7 @@ func describe(ref mount.Reference) string {
 	return fmt.Sprintf("%s %s (%s)", ref.Kind, ref.Name, ref.APIVersion)
 }
 
-// conditionsOf copies the mount object's status.conditions: at most
-// mount.MaxConditions, each field cut to its limit (mount.BoundedCondition).
-// Entries that are not objects with a string type are skipped.
+// conditionsOf copies the mount object's status.conditions: at most [mount.MaxConditions], each field cut to its limit.
 func conditionsOf(obj *unstructured.Unstructured) []mount.Condition {
 	items, found, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	if err != nil || !found {
@@ -149,9 +126,8 @@ func conditionsOf(obj *unstructured.Unstructured) []mount.Condition {
 	return conditions
 }
 
-// failingConditionQuote quotes the first False condition, else the first that
-// is not True: when a mount is not ready, its own failing condition is
-// usually the answer.
+// failingConditionQuote quotes the first False condition, else the first that is not True: when a mount is not ready,
+// its own failing condition is usually the answer.
 func failingConditionQuote(conditions []mount.Condition) string {
 	var failing *mount.Condition
 	for i := range conditions {

@@ -14,10 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the spec.URL values kcp refused: what the controller
-// remembers of them per Workspace, and the status it reports instead of
-// trying them again.
-
 package workspacemounts
 
 import (
@@ -38,23 +34,19 @@ const URLRefusalRecheck = 30 * MaxRetryDelay
 // maxRefusalMessage bounds kcp's message quoted in the status.
 const maxRefusalMessage = 512
 
-// urlRefusal is a spec.URL kcp refused for a Workspace, its message and
-// when.
+// urlRefusal is a spec.URL kcp refused for a Workspace, its message and when.
 type urlRefusal struct {
 	url     string
 	message string
 	at      time.Time
 }
 
-// urlRefusals remembers, per Workspace key, the last spec.URL kcp refused
-// (at most one each): forgotten when the mount's URL changes, the recheck
-// is due, the Workspace is unmounted or deleted (Controller.forget).
+// urlRefusals remembers, per Workspace key, the last spec.URL kcp refused (at most one each): forgotten when the
+// mount's URL changes, the recheck is due, the Workspace is unmounted or deleted.
 type urlRefusals = keyed[urlRefusal]
 
-// urlRefusedError is a patch that changed spec.URL and that kcp refused
-// with Invalid or Forbidden (its admission, a ValidatingAdmissionPolicy,
-// kcp v0.33's rule for mount URLs): the controller remembers it
-// (urlRefusals) and reconciles again at once without it.
+// urlRefusedError is a patch that changed spec.URL and that kcp refused with Invalid or Forbidden (its admission, a
+// ValidatingAdmissionPolicy, kcp v0.33's rule for mount URLs).
 type urlRefusedError struct {
 	url string
 	err error
@@ -66,10 +58,8 @@ func (e *urlRefusedError) Error() string {
 
 func (e *urlRefusedError) Unwrap() error { return e.err }
 
-// asURLRefused tells whether err, the answer to a patch of ws's metadata
-// and spec to updated, is kcp refusing updated's spec.URL: Invalid or
-// Forbidden, of a patch that changed it. Conflicts, server errors and
-// timeouts are not: they are retried with the backoff.
+// asURLRefused tells whether err, the answer to a patch of ws's metadata and spec to updated, is kcp refusing updated's
+// spec.URL: Invalid or Forbidden, of a patch that changed it.
 func asURLRefused(ws, updated *tenancyv1alpha1.Workspace, err error) (*urlRefusedError, bool) {
 	if ws.Spec.URL == updated.Spec.URL || !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 		return nil, false
@@ -77,8 +67,7 @@ func asURLRefused(ws, updated *tenancyv1alpha1.Workspace, err error) (*urlRefuse
 	return &urlRefusedError{url: updated.Spec.URL, err: err}, true
 }
 
-// recordRefusal remembers that kcp refused spec.URL refused.url for the
-// Workspace key, at now.
+// recordRefusal remembers that kcp refused spec.URL refused.url for the Workspace key, at now.
 func (r *workspacesReconciler) recordRefusal(key string, refused *urlRefusedError, now time.Time) {
 	message := refused.err.Error()
 	var status apierrors.APIStatus
@@ -89,12 +78,8 @@ func (r *workspacesReconciler) recordRefusal(key string, refused *urlRefusedErro
 	r.refusals.put(key, urlRefusal{url: refused.url, message: message, at: now})
 }
 
-// applyRefusal keeps a spec.URL kcp refused for the Workspace key out of
-// state (state.urlRefused: applyURL writes none) while the mount's URL is
-// the refused one and the recheck is not due; a Ready mount then reports
-// mount.ReasonMountURLInvalid with kcp's message, as for a URL the host
-// rules refuse: out of traffic, the previous spec.URL kept. The recheck
-// reconciles the Workspace again, which writes the URL once more.
+// applyRefusal keeps a spec.URL kcp refused for the Workspace key out of state (state.urlRefused: [applyURL] writes none)
+// while the mount's URL is the refused one and the recheck is not due.
 func (r *workspacesReconciler) applyRefusal(key string, ws *tenancyv1alpha1.Workspace, state *mountState, now time.Time) {
 	refusal, found := r.refusals.get(key)
 	if !found {

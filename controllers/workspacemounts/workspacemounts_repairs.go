@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the bound of repairs: writes that only undo someone
-// else's change of the controller's annotations, per tenant.
-
 package workspacemounts
 
 import (
@@ -29,27 +26,21 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// repairLimitedError: the write is a repair, and the tenant's repairs are
-// used up (Controller.allowRepair); the key is reconciled again in retryIn.
+// repairLimitedError: the write is a repair, and the tenant's repairs are used up; the key is reconciled again in
+// retryIn.
 type repairLimitedError struct{ retryIn time.Duration }
 
 func (e *repairLimitedError) Error() string {
 	return fmt.Sprintf("the tenant's repairs of the mount annotations are rate limited; trying again in %s", e.retryIn)
 }
 
-// answerHash is what identifies the contract's answer for a Workspace,
-// without its history (which follows the annotation found there).
+// answerHash is what identifies the contract's answer for a Workspace, without its history (which follows the
+// annotation found there).
 func answerHash(state mountState) uint64 {
 	return objectHash(state.status.Encode())
 }
 
-// allowRepair tells whether the controller may write updated's annotations
-// over ws's now. A write is a repair when its only cause is that the
-// annotations differ from what the controller wrote (someone else changed
-// them): the contract's answer is the one last written for key (written),
-// and spec.URL does not change. A tenant editing the annotations in a loop
-// so gets its repairs at the rate of its own bucket (Options.MaxRepairsPerSecond),
-// and the controller's writes for other tenants are not delayed behind them.
+// allowRepair tells whether the controller may write updated's annotations over ws's now.
 func (c *Controller) allowRepair(key string, ws, updated *tenancyv1alpha1.Workspace, state mountState) error {
 	if c.repairs == nil || ws.Spec.URL != updated.Spec.URL || !state.mounted {
 		return nil

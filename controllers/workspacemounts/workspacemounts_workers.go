@@ -14,9 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// This file holds the workers: one item of a queue at a time, and the
-// reconcile of one Workspace of workspacemounts-workspaces from its read to its writes.
-
 package workspacemounts
 
 import (
@@ -49,8 +46,7 @@ func processNextWorkItem(ctx context.Context, q queue, process func(context.Cont
 	began := time.Now()
 	if err := process(ctx, key); err != nil {
 		if apierrors.IsConflict(err) {
-			// Someone else (kcp itself, often) wrote the Workspace since our
-			// cache saw it: expected, and retried against the newer version.
+			// Someone else (kcp itself, often) wrote the Workspace since our cache saw it.
 			logger.V(2).Info("conflict, requeuing", "err", err)
 			metrics.ObserveReconcile(q.name, metrics.ResultRequeue, began)
 		} else {
@@ -65,18 +61,14 @@ func processNextWorkItem(ctx context.Context, q queue, process func(context.Cont
 	return true
 }
 
-// processWorkspace reconciles one Workspace and patches its annotations when
-// they changed. A steady state costs no write.
+// processWorkspace reconciles one Workspace and patches its annotations when they changed.
 func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	cluster, _, name, err := kcpcache.SplitMetaClusterNamespaceKey(key)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "dropping malformed workspace key")
 		return nil
 	}
-	// No request to kcp may hold a key forever: one that kcp accepted and
-	// never answers (while it starts, say) would keep the key in progress,
-	// and every later change of its Workspace waiting. (Not in
-	// workspacemounts-mounts: the mount object informers it starts live on its context.)
+	// No request to kcp may hold a key forever.
 	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
 	defer cancel()
 	conflicted, _ := c.conflicted.take(key)
@@ -90,9 +82,6 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	}
 	if conflicted {
 		// The last patch conflicted: retry from kcp's version, not the cache's.
-		// Any error is retried, NotFound too: right after kcp starts it
-		// answers 404 for resources it does not serve yet, and a Workspace
-		// that is really gone is found missing in the cache next time.
 		ws, err = c.getWorkspace(ctx, cluster, name)
 		if err != nil {
 			c.conflicted.put(key, true)
@@ -151,8 +140,6 @@ func (c *Controller) processWorkspace(ctx context.Context, key string) error {
 	return err
 }
 
-// reconcileTimeout bounds one reconcile of workspacemounts-workspaces, all its
-// requests to kcp included (a read of the mount object and at most two
-// patches, or a read of the Workspace): it ends with an error and is
-// retried.
+// reconcileTimeout bounds one reconcile of workspacemounts-workspaces, all its requests to kcp included (a read of the
+// mount object and at most two patches, or a read of the Workspace).
 const reconcileTimeout = time.Minute

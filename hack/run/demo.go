@@ -33,6 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -207,4 +209,22 @@ func readObjects(path string) ([]*unstructured.Unstructured, error) {
 			objects = append(objects, obj)
 		}
 	}
+}
+
+// writeDemoKubeconfig writes out, a copy of kubeconfig whose current context is at server, as kubectl ws leaves it.
+func writeDemoKubeconfig(kubeconfig, server, out string) error {
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		return err
+	}
+	current, ok := cfg.Contexts[cfg.CurrentContext]
+	if !ok || cfg.Clusters[current.Cluster] == nil {
+		return fmt.Errorf("%s has no current context", kubeconfig)
+	}
+	cluster := cfg.Clusters[current.Cluster].DeepCopy()
+	cluster.Server = server
+	cfg.Clusters["demo"] = cluster
+	cfg.Contexts["demo"] = &clientcmdapi.Context{Cluster: "demo", AuthInfo: current.AuthInfo}
+	cfg.CurrentContext = "demo"
+	return clientcmd.WriteToFile(*cfg, out)
 }

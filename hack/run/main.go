@@ -29,7 +29,7 @@ limitations under the License.
 //     end-to-end tests run it, and the plugin in sharded mode.
 //
 // The demo (demo.go) is made through kcp's API, on every shard; the
-// kubectl lines to try are printed once the plugin is ready. Where kcp has
+// kubectl plugin's lines to try, in the demo's context, then kubectl's, are printed once the plugin is ready. Where kcp has
 // mount proxy flags, the demo's ready mounts point at a
 // framework.MountProvider (provider.go), else at their own workspaces.
 package main
@@ -173,12 +173,23 @@ func (c config) run(ctx context.Context) error {
 		return err
 	}
 
+	plugins, err := framework.KubectlPluginBinary()
+	if err != nil {
+		return err
+	}
+	demoKubeconfig := filepath.Join(filepath.Dir(kcp.kubeconfig), "demo.kubeconfig")
+	if err := writeDemoKubeconfig(kcp.kubeconfig, kcp.url+"/clusters/root:demo-a", demoKubeconfig); err != nil {
+		return err
+	}
 	vars := map[string]string{
-		"MOUNT_PROVIDER": mountProviderText(provider != nil && c.shards == 1, kcp.kubeconfig, kcp.url),
-		"KCP_URL":        kcp.url,
-		"KUBECONFIG":     kcp.kubeconfig,
-		"METRICS_URL":    plugin.MetricsURL,
-		"PLUGIN_LOG":     plugin.LogPath,
+		"BIN_DIR":         filepath.Dir(plugins),
+		"PATH":            "$PATH", // as printed, for the shell
+		"DEMO_KUBECONFIG": demoKubeconfig,
+		"MOUNT_PROVIDER":  mountProviderText(provider != nil && c.shards == 1, kcp.kubeconfig, kcp.url),
+		"KCP_URL":         kcp.url,
+		"KUBECONFIG":      kcp.kubeconfig,
+		"METRICS_URL":     plugin.MetricsURL,
+		"PLUGIN_LOG":      plugin.LogPath,
 	}
 	maps.Copy(vars, kcp.vars)
 	fmt.Print(os.Expand(kcp.text, func(name string) string { return vars[name] }))
@@ -298,9 +309,16 @@ func (c config) startSharded(ctx context.Context, binary, release string, kcpArg
 
 // oneShardText is what to try on one kcp process.
 const oneShardText = `
-workspacemounts is running against a local kcp. Try:
+workspacemounts is running against a local kcp. Try the kubectl plugin in the demo's context, root:demo-a:
 
-  # every mounted workspace you may see, in all logical clusters, through kcp's URL
+  export PATH=$BIN_DIR:$PATH KUBECONFIG=$DEMO_KUBECONFIG
+  kubectl workspacemounts tree -A
+  kubectl workspacemounts why connecting
+  kubectl workspacemounts get -w
+
+Or kubectl alone, through kcp's URL:
+
+  # every mounted workspace you may see, in all logical clusters
   kubectl --kubeconfig $KUBECONFIG --server '$KCP_URL/services/workspacemounts/clusters/*' get workspacemounts -o wide
 
   # one workspace, by path; watch it change
@@ -327,7 +345,15 @@ Logs: $KCP_LOG, $PLUGIN_LOG. Press Ctrl-C to stop.
 
 // shardedText is what to try on a sharded kcp.
 const shardedText = `
-workspacemounts is running against a local kcp of $SHARDS shards ($SHARD_NAMES), behind its front-proxy $KCP_URL. Try:
+workspacemounts is running against a local kcp of $SHARDS shards ($SHARD_NAMES), behind its front-proxy $KCP_URL.
+Try the kubectl plugin in the demo's context, root:demo-a (root:demo-a:team is on shard-2):
+
+  export PATH=$BIN_DIR:$PATH KUBECONFIG=$DEMO_KUBECONFIG
+  kubectl workspacemounts tree -A
+  kubectl workspacemounts why root:demo-a:team:connecting
+  kubectl workspacemounts get -w
+
+Or kubectl alone, through the front-proxy:
 
   # every mounted workspace you may see, on every shard, by workspace path
   kubectl --kubeconfig $KUBECONFIG --server '$KCP_URL/services/workspacemounts/clusters/*' get workspacemounts

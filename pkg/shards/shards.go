@@ -23,19 +23,20 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
-
-	"github.com/workspacemounts/workspacemounts/pkg/retry"
 )
 
 // Shard is one kcp shard as a runner sees it; Config reaches its BaseURL.
@@ -184,9 +185,36 @@ func (r *Runners) Add(ctx context.Context, name, baseURL string) {
 // runUntilDone runs one shard's work, again after each failure, until ctx is done.
 func (r *Runners) runUntilDone(ctx context.Context, shard Shard) {
 	logger := klog.FromContext(ctx)
-	_, _ = retry.Until(ctx, func(ctx context.Context) error { return r.run(ctx, shard) }, func(err error, _ int, retryIn time.Duration) {
-		logger.Error(err, "the shard's runner failed; starting it again", "retryIn", retryIn.Round(100*time.Millisecond))
+	var began time.Time
+	var failure error
+	delays := Delays(clock.RealClock{}, &began)
+	_ = wait.DelayFunc(func() time.Duration {
+		retryIn := delays()
+		logger.Error(failure, "the shard's runner failed; starting it again", "retryIn", retryIn.Round(100*time.Millisecond))
+		return retryIn
+	}).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		began = time.Now()
+		if failure = r.run(ctx, shard); failure == nil {
+			return true, nil
+		}
+		return false, ctx.Err()
 	})
+}
+
+// Backoff is the waits between tries while a shard, or kcp, does not answer.
+var Backoff = wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: 30 * time.Second}
+
+// Delays are the waits of [Backoff] after the tries begun at *began; they
+// start again after a try that lasted longer than their cap, a new failure
+// rather than the same one.
+func Delays(c clock.PassiveClock, began *time.Time) wait.DelayFunc {
+	delays := Backoff.DelayFunc()
+	return func() time.Duration {
+		if c.Since(*began) > Backoff.Cap {
+			delays = Backoff.DelayFunc()
+		}
+		return delays()
+	}
 }
 
 func (r *Runners) forget(name string, done *runner) {

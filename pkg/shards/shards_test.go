@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 )
@@ -134,7 +135,7 @@ func TestRunners(t *testing.T) {
 	// A runner that fails is started again, and stops no other.
 	source.Add(shard("flaky", "https://flaky:6443"))
 	before = len(rec.seen())
-	require.Eventually(t, func() bool { return len(rec.seen()) == before+3 }, 10*time.Second, 5*time.Millisecond, "after waits of 1s and 2s (pkg/retry)")
+	require.Eventually(t, func() bool { return len(rec.seen()) == before+3 }, 10*time.Second, 5*time.Millisecond, "after waits of 1s and 2s")
 	for _, e := range rec.seen()[before:] {
 		require.Equal(t, event{shard: "flaky", host: "https://flaky:6443", token: "shared"}, e, "two failures, then it runs")
 	}
@@ -203,5 +204,27 @@ func TestBaseURL(t *testing.T) {
 		}
 		require.NoError(t, err, tc.baseURL)
 		require.Equal(t, tc.want, got)
+	}
+}
+
+// TestDelays: the waits double from 1s to 30s, and start again from 1s
+// after a try that lasted longer than 30s.
+func TestDelays(t *testing.T) {
+	t.Parallel()
+	clock := clocktesting.NewFakeClock(time.Now())
+	began := clock.Now()
+	delays := Delays(clock, &began)
+	var waits []time.Duration
+	for try := 1; try <= 9; try++ {
+		began = clock.Now()
+		if try == 8 {
+			clock.Step(time.Minute) // a long try
+		}
+		wait := delays()
+		waits = append(waits, wait)
+		clock.Step(wait)
+	}
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second, time.Second, 2 * time.Second} {
+		require.InEpsilon(t, want, waits[i], 0.11, "wait %d: %v", i+1, waits)
 	}
 }

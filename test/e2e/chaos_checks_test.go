@@ -41,6 +41,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/leaderfence"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -62,7 +63,7 @@ func (e *chaosEnv) converge(t *testing.T) map[string]mount.Status {
 	began := time.Now()
 	logged := began
 	var want map[string]mount.Status
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		var wrong []string
 		var err error
 		want, wrong, err = e.wrong(t.Context())

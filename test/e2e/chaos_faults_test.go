@@ -33,6 +33,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -148,7 +150,7 @@ func (e *chaosEnv) resume(t *testing.T, frozen *framework.Plugin) {
 	require.NoError(t, frozen.Resume(), "resuming %s", frozen.Name)
 	resumed := time.Now()
 	e.timeline.addf("%s resumed (SIGCONT)", frozen.Name)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		m, err := frozen.ScrapeMetrics(t.Context())
 		if err != nil {
 			return false, err.Error()
@@ -165,7 +167,7 @@ func (e *chaosEnv) resume(t *testing.T, frozen *framework.Plugin) {
 func (e *chaosEnv) waitLeader(t *testing.T, want *framework.Plugin) int {
 	t.Helper()
 	leader := -1
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		var states []string
 		for i, p := range e.replicas {
 			if want != nil && p != want {

@@ -36,6 +36,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -88,7 +89,7 @@ func TestCleanup(t *testing.T) {
 	p := e.startPlugin(t, "leader", "--leader-elect=true", "--workspace-condition", "--legacy-mount-annotation")
 	e.waitWorkspace(t, orgPath, "unserved", condWant{phase: corev1alpha1.LogicalClusterPhaseUnavailable, status: corev1.ConditionFalse,
 		reason: mount.ReasonMountKindUnknown, severity: conditionsv1alpha1.ConditionSeverityError, url: &unservedURL})
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		out, err := runCleanup(t, e)
 		return err != nil && strings.Contains(out, "a plugin is running"), out
 	}, time.Minute, time.Second, "cleanup refused while the plugin holds the Lease")

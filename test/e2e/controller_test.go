@@ -38,6 +38,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -180,7 +181,7 @@ func (s mountState) String() string {
 func (c clients) waitForMount(t *testing.T, cluster logicalcluster.Path, name string, want mountState) mount.Status {
 	t.Helper()
 	var status mount.Status
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		ws, err := c.kcp.Cluster(cluster).TenancyV1alpha1().Workspaces().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -229,7 +230,7 @@ func TestCRDMountThroughEveryPhase(t *testing.T) {
 	c.setMountStatus(t, cluster, kind, "proxy", map[string]interface{}{"phase": "Connecting", "conditions": []interface{}{
 		map[string]interface{}{"type": "ClusterReady", "status": "False", "reason": "Dialing"},
 	}})
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		ws, err := c.kcp.Cluster(cluster).TenancyV1alpha1().Workspaces().Get(context.Background(), "mounted", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

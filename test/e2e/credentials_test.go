@@ -42,6 +42,7 @@ import (
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	"github.com/kcp-dev/logicalcluster/v3"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -162,7 +163,7 @@ func TestCredentialRotation(t *testing.T) {
 	require.NoError(t, err)
 	swapped := time.Now()
 	require.NoError(t, servingSecret.Update(map[string][]byte{"tls.crt": serving2.CertPEM, "tls.key": serving2.KeyPEM}))
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		serial := servedSerial(t, vwAddress, servingCA)
 		return serial.Cmp(serving2.Cert.SerialNumber) == 0, fmt.Sprintf("a new TLS connection is served serial %x, want %x (the old one is %x)",
 			serial, serving2.Cert.SerialNumber, serving1.Cert.SerialNumber)
@@ -329,7 +330,7 @@ func (e *rotationEnv) startPlugin(t *testing.T, dir, name, kubeconfig string, ex
 		WorkDir:    workDir,
 		ExtraArgs:  append([]string{"--leader-elect=false"}, extra...),
 	})
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		if err := p.CheckRunning(); err != nil {
 			return false, err.Error()
 		}
@@ -374,7 +375,7 @@ func (e *rotationEnv) probe(t *testing.T, kp *framework.KeyPair) int {
 func (e *rotationEnv) waitProbe(t *testing.T, kp *framework.KeyPair, want int, what string) {
 	t.Helper()
 	began := time.Now()
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		code := e.probe(t, kp)
 		return code == want, fmt.Sprintf("%d", code)
 	}, rotationCATimeout, 200*time.Millisecond, "%s (a certificate of %s gets %d)", what, kp.Cert.Issuer.CommonName, want)
@@ -389,7 +390,7 @@ func (e *rotationEnv) waitVWServes(t *testing.T, p *framework.Plugin, name, toke
 	t.Helper()
 	client := rotationVWClient(e.servingCA)
 	target := p.VirtualWorkspaceURL + vwPrefix + e.orgCluster.String() + vwResourcePath + "/" + url.PathEscape(name)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		if err := p.CheckRunning(); err != nil {
 			return false, err.Error()
 		}
@@ -430,7 +431,7 @@ func servedSerial(t *testing.T, address string, ca *framework.CA) *big.Int {
 // waitReloaded waits until the plugin logs that it reloaded kubeconfig.
 func waitReloaded(t *testing.T, p *framework.Plugin, kubeconfig string) {
 	t.Helper()
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		if err := p.CheckRunning(); err != nil {
 			return false, err.Error()
 		}

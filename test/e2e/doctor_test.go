@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/doctor"
 	"github.com/workspacemounts/workspacemounts/pkg/kcprelease"
@@ -207,7 +208,7 @@ func newDoctorEnv(t *testing.T) *doctorEnv {
 	require.NoError(t, err)
 	// A tenant's token: a ServiceAccount's of root.
 	accounts := client.Cluster(framework.RootPath).CoreV1().ServiceAccounts("default")
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		_, err := accounts.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "doctor"}}, metav1.CreateOptions{})
 		return err == nil, errString(err)
 	}, time.Minute, 200*time.Millisecond, "creating the ServiceAccount doctor")
@@ -217,7 +218,7 @@ func newDoctorEnv(t *testing.T) *doctorEnv {
 	e.token = token.Status.Token
 	// The plugin leads, and publishes its facts.
 	leases := client.Cluster(framework.RootPath).CoordinationV1().Leases("default")
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		lease, err := leases.Get(t.Context(), e.id, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

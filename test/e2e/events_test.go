@@ -32,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -70,7 +71,7 @@ func TestWorkspaceEvents(t *testing.T) {
 	// The first status (Ready), not ready, ready again: the third is like
 	// the first, so it is a series of it.
 	var warning, normal eventsv1.Event
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		list, err := kube.Cluster(cluster).EventsV1().Events(metav1.NamespaceDefault).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()

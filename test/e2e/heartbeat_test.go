@@ -29,8 +29,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
-	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // hbMargin is how late after the timeout (mountHeartbeatTimeout, TestMain's
@@ -98,7 +99,7 @@ func TestMountHeartbeatExpires(t *testing.T) {
 	t.Logf("the heartbeat stops at %s: Unknown/%s from %s", last.Format(time.RFC3339), mount.ReasonMountHeartbeatExpired, last.Add(mountHeartbeatTimeout).Format(time.RFC3339))
 	expiredState := mountState{phase: mount.PhaseUnknown, reason: mount.ReasonMountHeartbeatExpired, url: url}
 	var took time.Duration
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		ws, err := c.kcp.Cluster(cluster).TenancyV1alpha1().Workspaces().Get(context.Background(), "hb", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

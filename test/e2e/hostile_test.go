@@ -38,6 +38,7 @@ import (
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -136,7 +137,7 @@ func (e *hostileEnv) get(t *testing.T, path, token string) (int, string) {
 // WorkspaceMount of cluster to kcp-admin (its cache may lag behind kcp).
 func (e *hostileEnv) waitServed(t *testing.T, cluster logicalcluster.Name, name string) {
 	t.Helper()
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		code, body, err := opGet(e.client, e.url(vwPrefix+cluster.String()+vwResourcePath+"/"+name), e.adminToken)
 		if err != nil {
 			return false, err.Error()
@@ -150,7 +151,7 @@ func (e *hostileEnv) waitServed(t *testing.T, cluster logicalcluster.Name, name 
 // workspace's verdict is not an early one.
 func waitKCPAllows(t *testing.T, cluster logicalcluster.Name, allowed bool) {
 	t.Helper()
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		r := kcpKubectl(t, userContext, cluster.String(), "get", "workspaces", "-o", "name")
 		return (r.err == nil) == allowed, r.String()
 	}, vwConvergeTimeout, 200*time.Millisecond, "kcp allows the user in %s: %t", cluster, allowed)
@@ -477,7 +478,7 @@ func (e *hostileEnv) testRevokedWatch(t *testing.T) {
 	e.waitServed(t, org.cluster, "watched")
 	key := "watched@" + org.cluster.String()
 
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		listed, _ := e.listAtWildcard(t)
 		return listed[key], fmt.Sprintf("the list at * holds %d WorkspaceMounts, not %s", len(listed), key)
 	}, vwConvergeTimeout, 200*time.Millisecond, "%s%s", "a list at * shows "+key, opLogs(e.plugin))
@@ -493,13 +494,13 @@ func (e *hostileEnv) testRevokedWatch(t *testing.T) {
 	revoked := time.Now()
 	require.NoError(t, bindings.Delete(context.Background(), reader.Name, metav1.DeleteOptions{}))
 	waitKCPAllows(t, org.cluster, false)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		found, ended, events := w.seen("DELETED "+key, skip)
 		return found || ended, fmt.Sprintf("events %v", events)
 	}, hostileRevocationTimeout, time.Second, "%s%s", "after the revocation, DELETED "+key+" or the end of the watch", opLogs(e.plugin))
 	_, ended, _ := w.seen("", 0)
 	t.Logf("revocation took effect after %s (watch ended: %t)", time.Since(revoked).Round(time.Second), ended)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		listed, _ := e.listAtWildcard(t)
 		return !listed[key], "the list at * still shows " + key
 	}, vwConvergeTimeout, time.Second, "%s%s", "after the revocation, a list at * without "+key, opLogs(e.plugin))
@@ -515,7 +516,7 @@ func (e *hostileEnv) testRevokedWatch(t *testing.T) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	waitKCPAllows(t, org.cluster, true)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		found, ended, events := w.seen("ADDED "+key, skip)
 		if ended && !found {
 			// The watch ended: list and watch again, as kubectl would; the list may show it.

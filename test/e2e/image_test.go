@@ -40,6 +40,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
 	"github.com/workspacemounts/workspacemounts/hack/image/oci"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -128,7 +130,7 @@ func TestImage(t *testing.T) {
 	})
 	route := vwRoute{name: "image", base: p.VirtualWorkspaceURL, kubeconfig: writePluginKubeconfig(t, p.VirtualWorkspaceURL, p.CAFile)}
 	k := newKubectl(t, route, adminContext)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		r := k.run("*", "get", "workspacemounts")
 		return r.err == nil, r.String()
 	}, time.Minute, 500*time.Millisecond, "kubectl get workspacemounts from the image's plugin")

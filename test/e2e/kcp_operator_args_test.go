@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -184,7 +185,7 @@ func TestKCPOperatorArguments(t *testing.T) {
 		sort.Strings(want)
 		for _, proxy := range []string{operatorFrontProxy, operatorRootShardProxy} {
 			for _, cluster := range []string{org.path.String(), org.cluster.String(), "*"} {
-				framework.Eventually(t, func() (bool, string) {
+				kcptestinghelpers.Eventually(t, func() (bool, string) {
 					items, _, reason := p.list(t, proxy, cluster, tenant, "system:authenticated")
 					if reason != "" {
 						return false, reason
@@ -217,12 +218,14 @@ func TestKCPOperatorArguments(t *testing.T) {
 // (startKCPOperatorShardedPlugin), so that its start-up overlaps them.
 func testKCPOperatorArgumentsSharded(t *testing.T, e *shardedEnv, sc *shardedScenario, p *operatorPlugin) {
 	t.Helper()
-	framework.Eventually(t, func() (bool, string) {
-		if err := p.plugin.CheckRunning(); err != nil {
-			require.NoError(t, err, "%s", opLogs(p.plugin))
+	var exited error
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
+		if exited = p.plugin.CheckRunning(); exited != nil {
+			return true, ""
 		}
 		return shardsSyncedBy(t, e.s, p.plugin)
 	}, shardedReadyTimeout, 500*time.Millisecond, "%s serves every shard%s", p.plugin.Name, opLogs(p.plugin))
+	require.NoError(t, exited, "%s", opLogs(p.plugin))
 	t.Logf("the plugin with kcp-operator's arguments has synced every shard %s after its start", time.Since(p.plugin.Started).Round(time.Millisecond))
 
 	for _, tc := range []struct {
@@ -234,7 +237,7 @@ func testKCPOperatorArgumentsSharded(t *testing.T, e *shardedEnv, sc *shardedSce
 		{user: framework.AdminUser, groups: []string{"system:kcp:admin", "system:authenticated"}, want: sc.all()},
 		{user: shardedTenant, groups: []string{"system:authenticated"}, want: sc.in(sc.team)},
 	} {
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			items, _, reason := p.list(t, operatorFrontProxy, "*", tc.user, tc.groups...)
 			if reason != "" {
 				return false, reason

@@ -41,6 +41,7 @@ import (
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -166,7 +167,7 @@ func readOutputs(t *testing.T, plugin kubectlPlugin, org, team vwOrg) {
 			require.NoError(t, err)
 		}
 		event := regexp.MustCompile(`(?m)^  Warning +MountNotReady +.* workspacemounts\.io/controller +`)
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			stdout, stderr, err := plugin.run("why", "connecting")
 			return err == nil && event.MatchString(stdout), fmt.Sprintf("%v: %s%s", err, stdout, stderr)
 		}, 20*time.Second, 500*time.Millisecond)
@@ -326,7 +327,7 @@ func (p kubectlPlugin) eventuallyGolden(golden string, args ...string) {
 	}
 	want, err := os.ReadFile(path)
 	require.NoError(p.t, err, "run with -update to write it")
-	framework.Eventually(p.t, func() (bool, string) {
+	kcptestinghelpers.Eventually(p.t, func() (bool, string) {
 		stdout, stderr, err := p.run(args...)
 		if err != nil {
 			return false, fmt.Sprintf("%v: %s", err, stderr)

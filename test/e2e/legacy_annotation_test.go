@@ -40,6 +40,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -129,7 +130,7 @@ func TestLegacyMountAnnotation(t *testing.T) {
 	e.waitGet(t, orgPath.Join("victim"), condWorkspacesPath, http.StatusOK, "WorkspaceList")
 	t.Log("no Workspace with the legacy annotation keeps an annotation or the condition of the plugin")
 	workspaces := e.c.kcp.Cluster(orgPath).TenancyV1alpha1().Workspaces()
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		list, err := workspaces.List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -161,7 +162,7 @@ func TestLegacyMountAnnotation(t *testing.T) {
 	e.waitGet(t, orgPath.Join("fresh"), condWorkspacesPath, http.StatusOK, "WorkspaceList")
 
 	t.Log("the plugin's metrics count the spec.mount Workspace alone")
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		m, err := framework.ScrapeMetrics(context.Background(), opHTTP, p.MetricsURL+"/metrics")
 		if err != nil {
 			return false, err.Error()
@@ -236,7 +237,7 @@ func testLegacyAnnotationLifecycle(t *testing.T, e *condEnv, cluster logicalclus
 
 	// No longer mounted: both annotations go, and the condition.
 	setAnnotation(nil)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		ws, err := workspaces.Get(context.Background(), "legacy", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -280,7 +281,7 @@ func testUnresolvedKinds(t *testing.T, c clients, cluster logicalcluster.Path, p
 	}
 
 	var last framework.Metrics
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		m, err := framework.ScrapeMetrics(context.Background(), opHTTP, plugin.MetricsURL+"/metrics")
 		if err != nil {
 			return false, err.Error()
@@ -323,7 +324,7 @@ func TestLegacyAnnotationIgnoredByDefault(t *testing.T) {
 		mount.PhaseAnnotationKey:  "Ready",
 	})
 	org.mountAll(t, []vwMount{{workspace: "mounted", object: "missing", want: mountState{phase: mount.PhaseNotFound, reason: mount.ReasonMountObjectNotFound}}})
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		ws, err := c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), "legacy", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

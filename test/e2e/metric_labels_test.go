@@ -34,6 +34,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -75,7 +77,7 @@ func TestPhaseAnnotationIsNoLabel(t *testing.T) {
 			require.NoError(t, err)
 			_, err = workspaces.Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{})
 			require.NoError(t, err, "annotating %s", name)
-			framework.Eventually(t, func() (bool, string) {
+			kcptestinghelpers.Eventually(t, func() (bool, string) {
 				ws, err := workspaces.Get(context.Background(), name, metav1.GetOptions{})
 				if err != nil {
 					return false, err.Error()
@@ -89,7 +91,7 @@ func TestPhaseAnnotationIsNoLabel(t *testing.T) {
 	after := scrapePluginMetrics(t)
 	// The controller counts a transition once its patch is answered, after
 	// the annotation is back: every write is counted, from Other.
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		after = scrapePluginMetrics(t)
 		mounted, plain := fromOther(after, string(mount.PhaseUnknown))-fromOther(before, string(mount.PhaseUnknown)), fromOther(after, metrics.PhaseNone)-fromOther(before, metrics.PhaseNone)
 		return mounted >= float64(len(values)) && plain >= float64(len(values)),

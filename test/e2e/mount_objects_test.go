@@ -32,6 +32,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -127,7 +128,7 @@ func TestMountObjectMark(t *testing.T) {
 func waitStatus(t *testing.T, c clients, org vwOrg, name string, ok func(mount.Status) bool) {
 	t.Helper()
 	var message string
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		ws, err := c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()

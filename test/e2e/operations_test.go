@@ -43,6 +43,7 @@ import (
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -197,7 +198,7 @@ func opWaitStarted(t *testing.T, p *framework.Plugin) opStartup {
 func opWaitMetrics(t *testing.T, p *framework.Plugin, what string, timeout time.Duration, check func(framework.Metrics) (bool, string)) framework.Metrics {
 	t.Helper()
 	var last framework.Metrics
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		m, err := p.ScrapeMetrics(context.Background())
 		if err != nil {
 			return false, err.Error()
@@ -380,7 +381,7 @@ func TestOperationsReplicas(t *testing.T) {
 		}},
 
 		{"failover", func(st *testing.T) {
-			framework.Eventually(st, func() (bool, string) {
+			kcptestinghelpers.Eventually(st, func() (bool, string) {
 				h, err := e.leaseHolder()
 				if err != nil {
 					return false, err.Error()
@@ -402,7 +403,7 @@ func TestOperationsReplicas(t *testing.T) {
 			require.Zero(st, m.Value("workspacemounts_annotation_patches_total", nil), "replica-b patched Workspaces while following")
 
 			// The follower serves the virtual workspace.
-			framework.Eventually(st, func() (bool, string) {
+			kcptestinghelpers.Eventually(st, func() (bool, string) {
 				code, list, body := e.vwList(st, b, e.org)
 				if code != http.StatusOK {
 					return false, fmt.Sprintf("%d: %s", code, body)

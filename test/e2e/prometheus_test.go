@@ -33,6 +33,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -178,7 +180,7 @@ func writeShortenedRules(t *testing.T, path string) {
 // waitForValue waits until expr returns exactly one sample, of value want.
 func waitForValue(t *testing.T, prom *framework.Prometheus, plugin *framework.Plugin, expr string, want float64) {
 	t.Helper()
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		if err := plugin.CheckRunning(); err != nil {
 			return false, err.Error()
 		}
@@ -198,7 +200,7 @@ func waitForValue(t *testing.T, prom *framework.Prometheus, plugin *framework.Pl
 func waitForAlert(t *testing.T, prom *framework.Prometheus, plugin *framework.Plugin, state string) framework.Alert {
 	t.Helper()
 	var found framework.Alert
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		if err := plugin.CheckRunning(); err != nil {
 			return false, err.Error()
 		}

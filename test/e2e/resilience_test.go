@@ -45,6 +45,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -278,9 +279,10 @@ func (e *resilienceEnv) startedBeforeKCP(t *testing.T, dir, caFile string, clien
 	kcpReady := time.Now()
 	t.Logf("kcp started again on %s, ready after %s", e.kcp.BaseURL, e.kcp.ReadyAfter.Round(time.Millisecond))
 	for i, p := range e.replicas {
-		framework.Eventually(t, func() (bool, string) {
-			if err := p.CheckRunning(); err != nil {
-				t.Fatalf("%s: %v", e.names[i], err)
+		var exited error
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
+			if exited = p.CheckRunning(); exited != nil {
+				return true, ""
 			}
 			code, body, err := opGet(opHTTP, p.MetricsURL+"/readyz", "")
 			if err != nil {
@@ -288,6 +290,7 @@ func (e *resilienceEnv) startedBeforeKCP(t *testing.T, dir, caFile string, clien
 			}
 			return code == http.StatusOK, fmt.Sprintf("/readyz %d: %s", code, strings.TrimSpace(body))
 		}, resilienceReadyTimeout, 200*time.Millisecond, "%s ready after kcp", e.names[i])
+		require.NoError(t, exited, e.names[i])
 		t.Logf("%s ready %s after kcp", e.names[i], time.Since(kcpReady).Round(time.Millisecond))
 		client, err := rest.HTTPClientFor(&rest.Config{Host: p.VirtualWorkspaceURL, TLSClientConfig: rest.TLSClientConfig{
 			CAFile: p.CAFile, CertData: clientCert.CertPEM, KeyData: clientCert.KeyPEM,
@@ -465,7 +468,7 @@ func (e *resilienceEnv) outage(t *testing.T, what string, down, up func() error)
 		}
 	}
 	for i := range e.replicas {
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			contact := e.metric(t, i, resilienceContactMetric)
 			return !unixTime(contact).Before(back.Add(-time.Second)), fmt.Sprintf("%s is %s before kcp was back", resilienceContactMetric, back.Sub(unixTime(contact)).Round(time.Millisecond))
 		}, resilienceConvergeTimeout, time.Second, "%s: the last-contact gauge moves once kcp is back", e.names[i])
@@ -554,7 +557,7 @@ func (e *resilienceEnv) write(t *testing.T, what string, write func(context.Cont
 	t.Helper()
 	began := time.Now()
 	tries := 0
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		tries++
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
@@ -575,7 +578,7 @@ func (e *resilienceEnv) waitConverged(t *testing.T, what string, timeout time.Du
 	t.Helper()
 	began := time.Now()
 	logged := began
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		e.checkRunning(t)
 		list, err := e.c.kcp.Cluster(e.org).TenancyV1alpha1().Workspaces().List(t.Context(), metav1.ListOptions{})
 		if err != nil {
@@ -629,7 +632,7 @@ func (e *resilienceEnv) waitServed(t *testing.T, what string, timeout time.Durat
 	t.Helper()
 	want := e.wantStrings()
 	for i := range e.replicas {
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			got, err := e.vwList(i)
 			if err != nil {
 				return false, err.Error()
@@ -724,7 +727,7 @@ func (e *resilienceEnv) checkLeaderWrites(t *testing.T) {
 func (e *resilienceEnv) waitOneLeader(t *testing.T) int {
 	t.Helper()
 	leader := -1
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		e.checkRunning(t)
 		leader = -1
 		var values []string

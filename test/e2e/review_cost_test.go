@@ -28,6 +28,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -67,7 +69,7 @@ func TestSelectorsCostTheSameReviews(t *testing.T) {
 		return scrapeReviews(t, plugin) - before, resp.body
 	}
 	// The plugin serves both orgs' WorkspaceMounts (as the admin sees them).
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		resp := do(t, client, http.MethodGet, plugin.VirtualWorkspaceURL+vwPrefix+theirs.cluster.String()+vwResourcePath, kcp.ConfigT(t, adminContext).BearerToken, "")
 		return resp.code == http.StatusOK && strings.Contains(resp.body, `"name":"theirs"`), resp.body
 	}, vwConvergeTimeout, 100*time.Millisecond, "the plugin serves %s", theirs.path)

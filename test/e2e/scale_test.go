@@ -31,6 +31,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -62,7 +63,7 @@ func TestManyWorkspacesConvergeAndRest(t *testing.T) {
 	}
 	waitAll := func(want mountState) {
 		t.Helper()
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			for _, path := range paths {
 				list, err := c.kcp.Cluster(path).TenancyV1alpha1().Workspaces().List(context.Background(), metav1.ListOptions{})
 				if err != nil {

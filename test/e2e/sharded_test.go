@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/doctor"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -108,9 +109,10 @@ func startShardedEnv(t *testing.T, opts framework.ShardedOptions) *shardedEnv {
 	require.NoError(t, err)
 	e.admin.Timeout = 30 * time.Second
 
-	framework.Eventually(t, func() (bool, string) {
-		if err := e.plugin.CheckRunning(); err != nil {
-			require.NoError(t, err, "%s", e.logs())
+	var exited error
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
+		if exited = e.plugin.CheckRunning(); exited != nil {
+			return true, ""
 		}
 		code, body, err := opGet(opHTTP, e.plugin.MetricsURL+"/readyz", "")
 		if err != nil || code != http.StatusOK {
@@ -118,6 +120,7 @@ func startShardedEnv(t *testing.T, opts framework.ShardedOptions) *shardedEnv {
 		}
 		return e.shardsSynced(t)
 	}, shardedReadyTimeout, 500*time.Millisecond, "the plugin ready, every shard synced%s", e.logs())
+	require.NoError(t, exited, "%s", e.logs())
 	t.Logf("the plugin is ready after %s", time.Since(e.plugin.Started).Round(time.Millisecond))
 	return e
 }
@@ -213,7 +216,7 @@ func (e *shardedEnv) waitAnnotated(t *testing.T, m shardedMount) {
 func (e *shardedEnv) waitAnnotatedWithin(t *testing.T, m shardedMount, timeout time.Duration) {
 	t.Helper()
 	c := e.on(t, m.org.shard)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		ws, err := c.kcp.Cluster(m.org.cluster.Path()).TenancyV1alpha1().Workspaces().Get(context.Background(), m.name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -339,7 +342,7 @@ func byPath(items []shardedItem) map[string]shardedItem {
 // among the paths it could show (all: every item must be one of want).
 func (e *shardedEnv) waitListed(t *testing.T, client *http.Client, cluster, query string, want []shardedMount, all bool) {
 	t.Helper()
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		items, _, reason := e.list(t, client, cluster, query)
 		if reason != "" {
 			return false, reason
@@ -634,7 +637,7 @@ func TestSharded(t *testing.T) {
 		// kcp itself lets the tenant in first, so that the plugin caches no
 		// early denial.
 		kcpUser := newClientsFor(t, userCfg)
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			_, err := kcpUser.kcp.Cluster(team.path).TenancyV1alpha1().Workspaces().List(t.Context(), metav1.ListOptions{})
 			return err == nil, fmt.Sprintf("%v", err)
 		}, vwConvergeTimeout, 200*time.Millisecond, "kcp lets %s list Workspaces in %s", shardedTenant, team.path)
@@ -662,7 +665,7 @@ func TestSharded(t *testing.T) {
 
 	t.Run("table columns", func(t *testing.T) {
 		var table shardedTable
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			var reason string
 			table, reason = e.table(t, "*")
 			if reason != "" {
@@ -759,7 +762,7 @@ func TestSharded(t *testing.T) {
 		// The virtual workspace answers: shard-2's rows as last known and
 		// marked, a warning naming the shard, the root shard's flip.
 		var table shardedTable
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			var reason string
 			table, reason = e.table(t, "*")
 			if reason != "" {
@@ -827,7 +830,7 @@ func TestSharded(t *testing.T) {
 
 		// The mount object is served again before it is flipped.
 		shard2Client := e.on(t, shard2)
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			_, err := shard2Client.dynamic.Cluster(team.cluster.Path()).Resource(kubeClusters.gvr).Get(t.Context(), shard2Flip.object, metav1.GetOptions{})
 			return err == nil, fmt.Sprintf("%v", err)
 		}, vwConvergeTimeout, 200*time.Millisecond, "%s %s on shard-2 after its restart", kubeClusters.kind, shard2Flip.object)
@@ -835,7 +838,7 @@ func TestSharded(t *testing.T) {
 		e.waitAnnotatedWithin(t, *shard2Flip, shardedBackTimeout)
 		t.Logf("a flip on shard-2 written %s after its restart", time.Since(back).Round(time.Millisecond))
 
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			table, reason := e.table(t, "*")
 			if reason != "" {
 				return false, reason
@@ -852,7 +855,7 @@ func TestSharded(t *testing.T) {
 			return true, ""
 		}, shardedBackTimeout, time.Second, "shard-2 served again, without a warning%s", e.logs())
 		e.waitListed(t, e.admin, "*", "", all(), false)
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			at, reason := e.contact(t, shard2)
 			if reason != "" {
 				return false, reason
@@ -869,7 +872,7 @@ func TestSharded(t *testing.T) {
 		require.NoError(t, e.plugin.Stop())
 		kubeconfigs := []string{"--root-kubeconfig", e.s.RootKubeconfigPath, "--shards-kubeconfig", e.s.ShardsKubeconfigPath}
 		var out string
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			var err error
 			out, err = runCleanupCommand(t, append(kubeconfigs, "--yes")...)
 			return err == nil, fmt.Sprintf("%v: %s", err, out)
@@ -908,7 +911,7 @@ func TestShardedAddShard(t *testing.T) {
 	_, err := e.s.AddShard(t.Context(), "shard-3")
 	require.NoError(t, err, "%s", e.logs())
 	t.Logf("shard-3 added in %s", time.Since(added).Round(time.Millisecond))
-	framework.Eventually(t, func() (bool, string) { return e.shardsSynced(t) },
+	kcptestinghelpers.Eventually(t, func() (bool, string) { return e.shardsSynced(t) },
 		shardedReadyTimeout, 500*time.Millisecond, "the plugin syncs shard-3%s", e.logs())
 	t.Logf("the plugin synced shard-3 %s after it was added", time.Since(added).Round(time.Millisecond))
 

@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -145,7 +146,7 @@ func (e *identityEnv) testDroppedGroups(t *testing.T) {
 	grantWorkspaceReader(t, org.path, granted)
 	mine := "rh-a@" + org.cluster.String()
 
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		code, items, body := e.listedAt(t, "*", granted)
 		return code == http.StatusOK && slices.Contains(items, mine), fmt.Sprintf("%d %v %s", code, items, excerpt(body))
 	}, vwConvergeTimeout, 200*time.Millisecond, "the granted user of the headers sees the org's mount at *%s", opLogs(e.plugin))
@@ -181,7 +182,7 @@ func (e *identityEnv) testDeletedWorkspace(t *testing.T) {
 	grantWorkspaceReader(t, tenantOrg.path, tenant)
 	tenantAt := vwPrefix + tenantOrg.cluster.String() + vwResourcePath
 	otherAt := vwPrefix + otherOrg.cluster.String() + vwResourcePath
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		code, body := e.as(t, tenantAt, tenant)
 		return code == http.StatusOK, fmt.Sprintf("%d %s", code, excerpt(body))
 	}, vwConvergeTimeout, 200*time.Millisecond, "the tenant may list its workspace%s", opLogs(e.plugin))
@@ -209,7 +210,7 @@ func (e *identityEnv) testDeletedWorkspace(t *testing.T) {
 	if endedAfter == 0 {
 		// The re-check after the LogicalCluster is gone may come a little
 		// after the window: at most the watch's access bound later.
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			_, ended, events := watch.seen("", 0)
 			return ended, fmt.Sprintf("events %v", events)
 		}, 30*time.Second, time.Second, "the watch of the deleted workspace ends%s", opLogs(e.plugin))

@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -115,7 +116,7 @@ func TestTenantLabelsDoNotGrowThePlugin(t *testing.T) {
 		return &l
 	}
 	// Served (TestMain's controller may write them meanwhile: NotFound, no mount object).
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		// One item and the count of the others: the whole list was 10 MB before.
 		l, served := list("?limit=1"), int64(0)
 		if len(l.Items) > 0 && l.RemainingItemCount != nil {

@@ -38,6 +38,7 @@ import (
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -110,7 +111,7 @@ func TestTenantIsolationEvents(t *testing.T) {
 	flipped := time.Now()
 	c.setMountStatus(t, honest, kind, "proxy", map[string]interface{}{"phase": "Connecting", "URL": url})
 	var event eventsv1.Event
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		list, err := kube.Cluster(honest).EventsV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -126,7 +127,7 @@ func TestTenantIsolationEvents(t *testing.T) {
 	t.Logf("the honest tenant's event was there %s after its mount's change", time.Since(flipped).Round(100*time.Millisecond))
 	require.Contains(t, event.Note, "is Connecting")
 
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		suspended := scrapePluginMetrics(t).Value("workspacemounts_events_dropped_total", map[string]string{"reason": "cluster_suspended"})
 		return suspended > 0, fmt.Sprintf("cluster_suspended drops: %v", suspended)
 	}, 30*time.Second, time.Second, "the hostile cluster's events are skipped")
@@ -221,7 +222,7 @@ func installSilentEventsWebhook(t *testing.T, ctx context.Context, kube kcpkuber
 	// kcp calls it once its informers have it: a create of an event then
 	// gets no answer within a few seconds.
 	probe := 0
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		probe++
 		event := &eventsv1.Event{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("probe-%d", probe), Namespace: metav1.NamespaceDefault},

@@ -31,6 +31,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
@@ -116,7 +118,7 @@ func TestTenantIsolationWorkers(t *testing.T) {
 		c.setMountStatus(t, honest.path, kubeClusters, "honest", status)
 		began := time.Now()
 		want := mount.Phase(status["phase"].(string))
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			ws, err := c.kcp.Cluster(honest.path).TenancyV1alpha1().Workspaces().Get(context.Background(), "honest", metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()
@@ -129,7 +131,7 @@ func TestTenantIsolationWorkers(t *testing.T) {
 
 	for i := range hangingWorkspaces {
 		name := fmt.Sprint("hang-", i)
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			ws, err := c.kcp.Cluster(hostile).TenancyV1alpha1().Workspaces().Get(context.Background(), name, metav1.GetOptions{})
 			if err != nil {
 				return false, err.Error()

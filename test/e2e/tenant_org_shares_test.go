@@ -27,6 +27,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -70,7 +72,7 @@ func TestTenantSharesByOrg(t *testing.T) {
 	// kcp-admin may list in it: a cluster it does not know is denied.
 	admin := kcp.ConfigT(t, adminContext).BearerToken
 	for _, child := range children {
-		framework.Eventually(t, func() (bool, string) {
+		kcptestinghelpers.Eventually(t, func() (bool, string) {
 			code, body, err := opGet(client, plugin.VirtualWorkspaceURL+vwPrefix+child.cluster.String()+vwResourcePath, admin)
 			return err == nil && code == http.StatusOK, fmt.Sprint(code, " ", body, " ", err)
 		}, vwConvergeTimeout, 200*time.Millisecond, "the plugin serving %s", child.path)

@@ -41,6 +41,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -96,7 +97,7 @@ func TestTenants(t *testing.T) {
 	}
 	honestPaths := []string{vwPrefix + "*" + vwResourcePath, vwPrefix + honestOrg.cluster.String() + vwResourcePath}
 	flooderPaths := []string{vwPrefix + "*" + vwResourcePath, vwPrefix + flooderOrg.cluster.String() + vwResourcePath}
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		for _, p := range append(honestPaths, flooderPaths...) {
 			token := honestToken
 			if strings.Contains(p, flooderOrg.cluster.String()) {
@@ -207,7 +208,7 @@ func serviceAccountTokens(t *testing.T, org vwOrg, name string, n int) []string 
 	client, err := kcpkubernetesclientset.NewForConfig(kcp.BaseConfigT(t, "base"))
 	require.NoError(t, err)
 	accounts := client.Cluster(org.path).CoreV1().ServiceAccounts("default")
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		_, err := accounts.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 		return err == nil, errString(err)
 	}, vwConvergeTimeout, 200*time.Millisecond, "creating ServiceAccount %s", name)

@@ -36,9 +36,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kcp-dev/logicalcluster/v3"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
-	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 // policyRefusedHost is a host the plugin's rules accept (a public name)
@@ -157,7 +157,7 @@ func (e *urlEnv) waitPolicyEnforced(t *testing.T, cluster logicalcluster.Path, p
 	t.Helper()
 	workspaces := newClientsFor(t, e.shardAdmin).kcp.Cluster(cluster).TenancyV1alpha1().Workspaces()
 	patch := []byte(`{"spec":{"URL":"http://probe.example.com"}}`)
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		_, err := workspaces.Patch(context.Background(), probe, types.MergePatchType, patch,
 			metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil {

@@ -34,6 +34,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
@@ -105,7 +106,7 @@ func TestMountURLEmulatedAdmission(t *testing.T) {
 	before = e.refusedWrites(t, policy)
 	windowBegan := time.Now()
 	e.c.setMountStatus(t, org, kubeClusters, "refused", map[string]interface{}{"phase": "Ready", "URL": refusedURL})
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		n := e.refusedWrites(t, policy).minus(before).denied
 		return n > 0, fmt.Sprintf("%d denials", n)
 	}, convergeTimeout, 200*time.Millisecond, "kcp denies the plugin's write of %s", refusedURL)

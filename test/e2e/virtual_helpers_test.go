@@ -44,6 +44,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -218,7 +219,7 @@ func (k kubectl) fails(cluster string, args ...string) string {
 func (k kubectl) eventually(cluster string, check func(kubectlResult) (bool, string), args ...string) kubectlResult {
 	k.t.Helper()
 	var last kubectlResult
-	framework.Eventually(k.t, func() (bool, string) {
+	kcptestinghelpers.Eventually(k.t, func() (bool, string) {
 		last = k.run(cluster, args...)
 		done, reason := check(last)
 		return done, fmt.Sprintf("%s\n%s", reason, last)
@@ -292,15 +293,18 @@ func (b *background) exited() bool {
 // the process ends first or timeout passes.
 func (b *background) waitFor(t *testing.T, timeout time.Duration, check func(stdout string) (bool, string)) {
 	t.Helper()
-	framework.Eventually(t, func() (bool, string) {
+	var ended string
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		stdout, stderr := b.output()
 		done, reason := check(stdout)
+		why := fmt.Sprintf("%s\nstdout:\n%s\nstderr:\n%s", reason, stdout, stderr)
 		if !done && b.exited() {
-			// Fail at once: nothing more will come.
-			require.FailNow(t, "kubectl ended", "%s\nstdout:\n%s\nstderr:\n%s", reason, stdout, stderr)
+			ended = why // stop waiting: nothing more will come
+			return true, ""
 		}
-		return done, fmt.Sprintf("%s\nstdout:\n%s\nstderr:\n%s", reason, stdout, stderr)
+		return done, why
 	}, timeout, 100*time.Millisecond)
+	require.Empty(t, ended, "kubectl ended")
 }
 
 // stop kills the process and waits for it.

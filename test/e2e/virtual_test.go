@@ -44,6 +44,8 @@ import (
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
 	"github.com/kcp-dev/sdk/apis/core"
+	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -237,20 +239,22 @@ func checkYAML(t *testing.T, k kubectl, org vwOrg, name string, check func(*test
 	require.Equal(t, map[string]string{logicalcluster.AnnotationKey: org.cluster.String(), core.LogicalClusterPathAnnotationKey: org.path.String()}, wsm.Annotations)
 	check(t, &wsm)
 
-	framework.Eventually(t, func() (bool, string) {
-		ws, err := org.c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), name, metav1.GetOptions{})
+	var ws *tenancyv1alpha1.Workspace
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
+		var err error
+		ws, err = org.c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
-		var wsm wsmv1alpha1.WorkspaceMount
+		wsm = wsmv1alpha1.WorkspaceMount{}
 		if err := yaml.Unmarshal([]byte(k.ok(org.cluster.String(), "get", "wsm", name, "-o", "yaml")), &wsm); err != nil {
 			return false, err.Error()
 		}
-		require.Equal(t, ws.UID, wsm.UID)
-		require.True(t, ws.CreationTimestamp.Equal(&wsm.CreationTimestamp), "creationTimestamp %s, want the Workspace's %s", wsm.CreationTimestamp, ws.CreationTimestamp)
 		return wsm.Status.WorkspacePhase == string(ws.Status.Phase) && wsm.Status.WorkspacePhase != "",
 			fmt.Sprintf("workspacePhase %q, the Workspace's phase %q", wsm.Status.WorkspacePhase, ws.Status.Phase)
 	}, vwConvergeTimeout, 200*time.Millisecond)
+	require.Equal(t, ws.UID, wsm.UID)
+	require.True(t, ws.CreationTimestamp.Equal(&wsm.CreationTimestamp), "creationTimestamp %s, want the Workspace's %s", wsm.CreationTimestamp, ws.CreationTimestamp)
 }
 
 // TestVirtualPathForms addresses the same WorkspaceMounts by logical cluster
@@ -584,7 +588,7 @@ func TestVirtualAuthorization(t *testing.T) {
 	grantWorkspaceReader(t, granted.path, userName)
 	// Wait until kcp itself lets the user list Workspaces there, so that no
 	// early denial is cached by the virtual workspace.
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		r := kcpKubectl(t, userContext, granted.cluster.String(), "get", "workspaces", "-o", "name")
 		return r.err == nil, r.String()
 	}, vwConvergeTimeout, 200*time.Millisecond)

@@ -45,6 +45,7 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/test/framework"
@@ -108,7 +109,7 @@ func (e *condEnv) startPlugin(t *testing.T, name string, extra ...string) *frame
 		WorkDir:    workDir,
 		ExtraArgs:  args,
 	})
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		if err := p.CheckRunning(); err != nil {
 			return false, err.Error()
 		}
@@ -170,7 +171,7 @@ func (e *condEnv) get(path logicalcluster.Path, apiPath string) (int, string, er
 // containing contains.
 func (e *condEnv) waitGet(t *testing.T, path logicalcluster.Path, apiPath string, code int, contains string) {
 	t.Helper()
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		got, body, err := e.get(path, apiPath)
 		if err != nil {
 			return false, err.Error()
@@ -256,7 +257,7 @@ func (w condWant) mismatch(ws *tenancyv1alpha1.Workspace) string {
 func (e *condEnv) waitWorkspace(t *testing.T, cluster logicalcluster.Path, name string, want condWant) *tenancyv1alpha1.Workspace {
 	t.Helper()
 	var ws *tenancyv1alpha1.Workspace
-	framework.Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		var err error
 		ws, err = e.c.kcp.Cluster(cluster).TenancyV1alpha1().Workspaces().Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {

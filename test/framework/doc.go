@@ -31,6 +31,11 @@ limitations under the License.
 //		...
 //	}
 //
+// Waiting is kcp's sdk/testing helpers.Eventually. Processes, workspaces
+// and certificates stay here, because kcp's fixtures start kcp in-process or
+// use one that never restarts, while these tests stop, pause and restart
+// every process and name workspaces themselves.
+//
 // Everything the framework starts (kcp and each process of a sharded kcp,
 // the plugin, Prometheus) is a Process: in a process group of its own,
 // logging to a file (LogTail reads its end), stopped with SIGTERM and then

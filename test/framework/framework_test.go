@@ -40,6 +40,7 @@ import (
 	"k8s.io/client-go/util/cert"
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/doctor"
 )
@@ -367,7 +368,7 @@ func TestServerExitedByItself(t *testing.T) {
 	s := startFakeKCP(t)
 	marker := filepath.Join(s.RootDir, "exit-now")
 	require.NoError(t, os.WriteFile(marker, nil, 0o600))
-	Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		err := s.CheckRunning()
 		return err != nil, "still running"
 	}, 10*time.Second, 50*time.Millisecond)
@@ -388,7 +389,7 @@ func TestServerPause(t *testing.T) {
 	s := startFakeKCP(t)
 
 	require.NoError(t, s.Pause())
-	Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		state := processState(t, s.Pid())
 		return state == "T", "process state " + state
 	}, 5*time.Second, 20*time.Millisecond)

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 )
 
 // fakePlugin writes a shell script standing in for the workspacemounts
@@ -45,7 +47,7 @@ func TestPluginSignalAndLogs(t *testing.T) {
 	require.Equal(t, filepath.Join(dir, "workspacemounts.log"), p.LogPath)
 	require.Equal(t, filepath.Join(dir, "certificates", "workspacemounts.crt"), p.CAFile)
 	require.False(t, p.Started.IsZero())
-	Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		return p.LogTail(1) == "line3", fmt.Sprintf("last line %q", p.LogTail(1))
 	}, 10*time.Second, 10*time.Millisecond)
 	require.Contains(t, p.LogTail(3), "--context shard-base")

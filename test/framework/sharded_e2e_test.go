@@ -42,6 +42,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
+	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/doctor"
@@ -135,7 +136,7 @@ func TestShardedServer(t *testing.T) {
 	require.NoError(t, shard2.StartAgain(t.Context()))
 	t.Logf("shard-2 ready again after %s", shard2.ReadyAfter.Round(time.Millisecond))
 	require.Equal(t, childCluster, WaitForWorkspacePath(t, s.FrontProxyConfig(), RootPath.Join(parent).Join("child")))
-	Eventually(t, func() (bool, string) {
+	kcptestinghelpers.Eventually(t, func() (bool, string) {
 		workspaces, err := listWorkspaces(t.Context(), "shard-2")
 		if err != nil {
 			return false, err.Error()

@@ -41,21 +41,6 @@ var WaitTimeout = time.Minute
 // pollInterval is how often the helpers of this package check again.
 const pollInterval = 100 * time.Millisecond
 
-// Eventually checks condition every tick until it returns true, and fails the
-// test if that does not happen within waitFor. condition returns a reason why it
-// is not done yet; the last one is in the failure message, prefixed by
-// msgAndArgs (a message and its fmt arguments) if given.
-func Eventually(t testing.TB, condition func() (done bool, reason string), waitFor, tick time.Duration, msgAndArgs ...any) {
-	t.Helper()
-
-	err := poll(context.Background(), waitFor, tick, func(context.Context) (bool, string) {
-		return condition()
-	})
-	if err != nil {
-		t.Fatalf("%s%v", messagePrefix(msgAndArgs), err)
-	}
-}
-
 // poll calls condition every interval until it is done, or until timeout or
 // ctx is done. The error then carries the last reason why it was not done.
 func poll(ctx context.Context, timeout, interval time.Duration, condition func(context.Context) (done bool, reason string)) error {
@@ -92,18 +77,6 @@ func kcpClientT(t testing.TB, cfg *rest.Config) kcpclientset.ClusterInterface {
 		t.Fatalf("creating kcp clientset: %v", err)
 	}
 	return client
-}
-
-// messagePrefix formats testify-style msgAndArgs as "message: ".
-func messagePrefix(msgAndArgs []any) string {
-	if len(msgAndArgs) == 0 {
-		return ""
-	}
-	msg := fmt.Sprint(msgAndArgs[0])
-	if format, ok := msgAndArgs[0].(string); ok && len(msgAndArgs) > 1 {
-		msg = fmt.Sprintf(format, msgAndArgs[1:]...)
-	}
-	return msg + ": "
 }
 
 // UniqueName returns prefix followed by a dash and five random lowercase

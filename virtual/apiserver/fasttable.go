@@ -45,51 +45,19 @@ import (
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
-// fastTables is the one path ahead of the generic handlers: it answers the
-// request kubectl get sends, a list of WorkspaceMounts negotiated to a
-// meta.k8s.io/v1 Table encoded as plain JSON, with the Table the storage
-// writes from the store's JSON (REST.WriteTableJSON): 2.3 ms for 10,000
-// rows where the list handler takes 130 ms (BenchmarkList). Delete it (and
-// its line in New) and the list handler answers the same bytes.
-//
-// The list handler cannot be given those bytes: it converts every list to
-// a Table with ConvertToTable, which must return a *metav1.Table, and
-// rewrites each row (handlers/response.go asTable: AsPartialObjectMetadata
-// per row), then encodes that Table with the meta.k8s.io codecs
-// (targetEncodingForTransform, response.go), which run encoding/json over
-// every row: every RawExtension and json.RawMessage is compacted, byte by
-// byte (apimachinery runtime/serializer/json/json.go doEncode). A plain
-// list, by contrast, is written from bytes inside the handler (listAnswer,
-// a runtime.CacheableObject).
-//
-// So that the generic handler does all it can, fastTables answers only
-// what it recognizes, and hands anything else on untouched, having written
-// nothing: another route, a watch, another answer (the list itself, a
-// v1beta1 Table, YAML, pretty JSON, a Table with includeObject=Object or
-// None), and any error: options the handler refuses, a storage error, a
-// refused negotiation. The handler then answers with its own errors.
-// What it does answer goes through k8s.io/apiserver's own pieces: the
-// negotiation (the handler's restrictions), the tracing span and transform
-// latency of handleList, the response writer (WriteObjectNegotiated:
-// gzip, content type, audit) and the route's request metrics
-// (InstrumentHandlerFunc, verb and scope from the RequestInfo).
-// virtual/apiserver's TestServer compares its answers with the handler's,
-// byte for byte.
+// fastTables, ahead of the generic handlers, answers the one request kubectl get sends, a list negotiated to a
+// meta.k8s.io/v1 Table as plain JSON, with [wsmregistry.REST.WriteTableJSON], through k8s.io/apiserver's negotiation,
+// response writer and metrics; anything else it hands on untouched. Without it the list handler answers the same
+// bytes, slower (BenchmarkList); why it cannot be given them: docs/design/virtual-apiserver.md.
 type fastTables struct {
-	storage *wsmregistry.REST
-	// serializer is this API's: the list handler negotiates with it.
+	storage    *wsmregistry.REST
 	serializer runtime.NegotiatedSerializer
-	// scope restricts negotiation as the list route's RequestScope does
-	// (handlers/rest.go AllowsMediaTypeTransform and the rest read only
-	// TableConvertor and MetaGroupVersion; the installer keeps its scope to
-	// itself, installer.go registerResourceHandlers).
+	// scope restricts negotiation as the list route's does, from the two fields negotiation reads.
 	scope *handlers.RequestScope
-	// tableEncoder is the identifier of the meta.k8s.io/v1 JSON encoder
-	// WriteObjectNegotiated writes the Table with.
+	// tableEncoder is the meta.k8s.io/v1 JSON encoder's, which the Table's bytes are written for.
 	tableEncoder runtime.Identifier
 }
 
-// listPath is the path of the list of WorkspaceMounts.
 var listPath = "/apis/" + wsmv1alpha1.GroupName + "/" + wsmv1alpha1.SchemeGroupVersion.Version + "/" + wsmv1alpha1.Resource
 
 var tableV1 = metav1.SchemeGroupVersion.WithKind("Table")
@@ -116,8 +84,7 @@ func (t *fastTables) ahead(handler http.Handler) http.Handler {
 	})
 }
 
-// serve answers req if it is the one request fastTables answers, and tells
-// whether it did; if not, it wrote nothing.
+// serve answers req if it is the one request fastTables answers, and tells whether it did; if not, it wrote nothing.
 func (t *fastTables) serve(w http.ResponseWriter, req *http.Request) bool {
 	info, ok := request.RequestInfoFrom(req.Context())
 	if !ok || req.Method != http.MethodGet || info.Verb != "list" || req.URL.Path != listPath {
@@ -159,16 +126,14 @@ func (t *fastTables) serve(w http.ResponseWriter, req *http.Request) bool {
 	return true
 }
 
-// plainJSON tells whether a negotiated serializer is JSON, not pretty
-// (negotiation.NegotiateOutputMediaType swaps in the pretty one).
+// plainJSON tells whether a negotiated serializer is JSON and not the pretty one negotiation may swap in.
 func plainJSON(info runtime.SerializerInfo) bool {
 	return info.MediaType == runtime.ContentTypeJSON && info.PrettySerializer != nil &&
 		info.Serializer.Identifier() != info.PrettySerializer.Identifier()
 }
 
-// listOptions are a list request's options as the list handler decodes,
-// defaults, validates and converts them (handlers/get.go listOpts, for a
-// list without a name); an error means the handler is to answer.
+// listOptions are a list request's options as handlers/get.go decodes, defaults, validates and converts them; an
+// error leaves the request to the handler.
 func listOptions(req *http.Request) (metainternalversion.ListOptions, error) {
 	options := metainternalversion.ListOptions{}
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, &options); err != nil {
@@ -191,9 +156,7 @@ func listOptions(req *http.Request) (metainternalversion.ListOptions, error) {
 	return options, nil
 }
 
-// tableOptions are a Table request's options as the handlers decode and
-// validate them (handlers/response.go optionsForTransform); an error means
-// the handler is to answer.
+// tableOptions are a Table request's options as handlers/response.go decodes and validates them.
 func tableOptions(req *http.Request) (*metav1.TableOptions, error) {
 	options := &metav1.TableOptions{}
 	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, options); err != nil {
@@ -202,11 +165,8 @@ func tableOptions(req *http.Request) (*metav1.TableOptions, error) {
 	return options, metav1beta1validation.ValidateTableOptions(options).ToAggregate()
 }
 
-// tableJSON is a meta.k8s.io/v1 Table the storage writes: a
-// runtime.CacheableObject whose bytes, for the meta.k8s.io/v1 JSON encoder
-// (its identifier), are the storage's. fastTables answers only requests
-// negotiated to that encoder; for any other (a safety net), it is the
-// Table those bytes decode to.
+// tableJSON is a Table the storage writes: for the meta.k8s.io/v1 JSON encoder its bytes, for any other the Table
+// they decode to.
 type tableJSON struct {
 	write   func(io.Writer) error
 	encoder runtime.Identifier
@@ -214,7 +174,7 @@ type tableJSON struct {
 
 var _ runtime.CacheableObject = &tableJSON{}
 
-// CacheEncode implements runtime.CacheableObject.
+// CacheEncode implements [runtime.CacheableObject].
 func (t *tableJSON) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	if id == t.encoder {
 		return t.write(w)
@@ -222,7 +182,7 @@ func (t *tableJSON) CacheEncode(id runtime.Identifier, encode func(runtime.Objec
 	return encode(t.GetObject(), w)
 }
 
-// GetObject implements runtime.CacheableObject: the Table.
+// GetObject implements [runtime.CacheableObject]: the Table.
 func (t *tableJSON) GetObject() runtime.Object {
 	var written bytes.Buffer
 	table := &metav1.Table{}
@@ -236,10 +196,10 @@ func (t *tableJSON) GetObject() runtime.Object {
 	return table
 }
 
-// DeepCopyObject implements runtime.Object.
+// DeepCopyObject implements [runtime.Object].
 func (t *tableJSON) DeepCopyObject() runtime.Object { return t.GetObject() }
 
-// GetObjectKind implements runtime.Object.
+// GetObjectKind implements [runtime.Object].
 func (t *tableJSON) GetObjectKind() schema.ObjectKind {
 	return &metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: tableV1.Kind}
 }

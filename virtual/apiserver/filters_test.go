@@ -329,7 +329,7 @@ func TestStaleShards(t *testing.T) {
 	t.Parallel()
 	shards := shardContacts{"root": time.Second, "shard-2": 45 * time.Second, "shard-3": -1}
 	var served bool
-	handler := withStaleShardWarnings(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }), shards)
+	handler := withStaleWarnings(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }), nil, shards)
 	var got warnings
 	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/clusters/*/apis/workspacemounts.io/v1alpha1/workspacemounts", http.NoBody)
 	handler.ServeHTTP(httptest.NewRecorder(), req.WithContext(warning.WithWarningRecorder(req.Context(), &got)))

@@ -30,46 +30,30 @@ import (
 	wsmregistry "github.com/workspacemounts/workspacemounts/virtual/registry/workspacemounts"
 )
 
-// Options are the serving and authentication flags of the virtual workspace,
-// named as in Kubernetes API servers.
+// Options are the virtual workspace's flags, named as in Kubernetes API servers.
 type Options struct {
 	SecureServing *genericapiserveroptions.SecureServingOptions
 	ClientCert    genericapiserveroptions.ClientCertAuthenticationOptions
 	RequestHeader genericapiserveroptions.RequestHeaderAuthenticationOptions
-	// RequestHeaderDedicatedCA trusts every client certificate of
-	// --requestheader-client-ca-file to send X-Remote-* headers, whatever its
-	// common name: for a CA that signs kcp's proxy certificates only
-	// (kcp-dev/helm-charts' kcp chart issues the front-proxy's without a
-	// common name, which --requestheader-allowed-names cannot match).
+	// RequestHeaderDedicatedCA trusts every client certificate of the request-header CA, whatever its common name.
 	RequestHeaderDedicatedCA bool
 
-	// AuthenticationKubeconfig reaches kcp for TokenReviews; empty: the plugin's --kubeconfig.
-	AuthenticationKubeconfig string
-	// TokenCacheTTL is how long a TokenReview answer is remembered.
-	TokenCacheTTL time.Duration
-	// TokenReviewConcurrency bounds the TokenReviews under way at once (of
-	// tokens not remembered); FailedTokenCacheSize the tokens kcp did not
-	// authenticate remembered, for TokenCacheTTL.
+	AuthenticationKubeconfig                     string
+	TokenCacheTTL                                time.Duration
 	TokenReviewConcurrency, FailedTokenCacheSize int
 
-	// Authorization bounds the SubjectAccessReviews asked of kcp.
-	Authorization authorization.ReviewOptions
-	// AuthorizationQPS and AuthorizationBurst rate-limit all of them together.
+	Authorization      authorization.ReviewOptions
 	AuthorizationQPS   float32
 	AuthorizationBurst int
 
-	// MaxWatchTimeout bounds how long a watch lasts (REST.WithMaxWatchTimeout).
 	MaxWatchTimeout time.Duration
-	// Shares are the per-user shares of requests in flight and watches, and
-	// the total of watches.
-	Shares ShareOptions
+	Shares          ShareOptions
 }
 
 // DefaultSecurePort is where the virtual workspace listens by default.
 const DefaultSecurePort = 6444
 
-// NewOptions returns the defaults: port 6444, a self-signed serving pair in
-// --cert-dir when no --tls-cert-file is given.
+// NewOptions returns the defaults.
 func NewOptions() *Options {
 	secureServing := genericapiserveroptions.NewSecureServingOptions()
 	secureServing.BindPort = DefaultSecurePort
@@ -94,45 +78,35 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.ClientCert.AddFlags(fs)
 	o.RequestHeader.AddFlags(fs)
 	fs.BoolVar(&o.RequestHeaderDedicatedCA, "requestheader-dedicated-ca", o.RequestHeaderDedicatedCA,
-		"Trust every client certificate of --requestheader-client-ca-file to assert any user and group in the --requestheader-*-headers, "+
-			"instead of those named by --requestheader-allowed-names (which it replaces): only for a CA that signs kcp's proxy certificates and nothing else "+
-			"(kcp-dev/helm-charts' kcp chart, whose front-proxy certificate has no common name). A warning is logged at start.")
+		"Trust every client certificate of --requestheader-client-ca-file, instead of --requestheader-allowed-names, for a CA that signs kcp's proxy certificates only.")
 	fs.StringVar(&o.AuthenticationKubeconfig, "authentication-kubeconfig", o.AuthenticationKubeconfig,
-		"Kubeconfig reaching kcp to review bearer tokens (TokenReview); the --kubeconfig if empty. "+
-			"A server URL without a /clusters/<name> path gets /clusters/root.")
+		"Kubeconfig reaching kcp for TokenReviews, /clusters/root unless its URL names a cluster; the --kubeconfig if empty.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long to remember a TokenReview answer.")
 	fs.IntVar(&o.TokenReviewConcurrency, "authentication-token-review-concurrency", o.TokenReviewConcurrency,
-		"TokenReviews of tokens not remembered under way at once, apart from authenticated users (whose tokens are remembered); "+
-			"a request waits at most "+tokenReviewWait.String()+" for a turn, then is answered 401.")
+		"TokenReviews of unknown tokens under way at once; a request waits "+tokenReviewWait.String()+" at most for a turn, then is answered 401.")
 	fs.IntVar(&o.FailedTokenCacheSize, "authentication-failed-token-cache-size", o.FailedTokenCacheSize,
-		"Tokens kcp did not authenticate remembered at most (for --authentication-token-webhook-cache-ttl), least recently used first out.")
+		"Tokens kcp refused to remember at most, for --authentication-token-webhook-cache-ttl.")
 	a := &o.Authorization
-	fs.DurationVar(&a.AllowTTL, "authorization-webhook-cache-authorized-ttl", a.AllowTTL,
-		"How long to remember that kcp allowed a user to see a workspace (SubjectAccessReview); a revoked access shows within this.")
-	fs.DurationVar(&a.DenyTTL, "authorization-webhook-cache-unauthorized-ttl", a.DenyTTL,
-		"How long to remember that kcp denied a user to see a workspace; a granted access shows within this.")
+	fs.DurationVar(&a.AllowTTL, "authorization-webhook-cache-authorized-ttl", a.AllowTTL, "How long to remember that kcp allowed a user to see a workspace.")
+	fs.DurationVar(&a.DenyTTL, "authorization-webhook-cache-unauthorized-ttl", a.DenyTTL, "How long to remember that kcp denied a user to see a workspace.")
 	fs.DurationVar(&a.StaleGrace, "authorization-stale-grace", a.StaleGrace,
-		"How long past its TTL an answer may still be used, while it is asked again, when kcp does not answer within "+a.StaleWait.String()+
-			" (under load, or unreachable): a revocation shows within TTL + grace when kcp is slow.")
-	fs.IntVar(&a.CacheSize, "authorization-cache-size", a.CacheSize, "Answers remembered at most, one per user, logical cluster and verb (least recently used first out).")
+		"How long past its TTL an answer may still serve while kcp, asked again, does not answer within "+a.StaleWait.String()+".")
+	fs.IntVar(&a.CacheSize, "authorization-cache-size", a.CacheSize, "Answers remembered at most, one per user, logical cluster and verb.")
 	fs.IntVar(&a.Concurrency, "authorization-concurrency", a.Concurrency, "SubjectAccessReviews under way towards kcp at once, for all users.")
 	fs.IntVar(&a.PerUserConcurrency, "authorization-per-user-concurrency", a.PerUserConcurrency,
-		"SubjectAccessReviews under way at once for one user (every ServiceAccount of an org and its workspaces is one).")
+		"SubjectAccessReviews under way at once for one user, every ServiceAccount of an org and its workspaces being one.")
 	fs.Float64Var(&a.NewSubjectsPerTenantQPS, "authorization-new-subjects-per-tenant-qps", a.NewSubjectsPerTenantQPS,
-		"Users (by name, UID, groups and extra: each token of a ServiceAccount is one) not seen lately that one user or org may bring "+
-			"to SubjectAccessReviews per second; more are answered 429.")
+		"New users (each token of a ServiceAccount is one) one user or org may bring to SubjectAccessReviews per second; more are answered 429.")
 	fs.IntVar(&a.NewSubjectsPerTenantBurst, "authorization-new-subjects-per-tenant-burst", a.NewSubjectsPerTenantBurst,
 		"Burst of new users above --authorization-new-subjects-per-tenant-qps, per user or org.")
-	fs.Float32Var(&o.AuthorizationQPS, "authorization-qps", o.AuthorizationQPS, "SubjectAccessReviews per second to kcp, for all users together (a client of their own).")
+	fs.Float32Var(&o.AuthorizationQPS, "authorization-qps", o.AuthorizationQPS, "SubjectAccessReviews per second to kcp, for all users together.")
 	fs.IntVar(&o.AuthorizationBurst, "authorization-burst", o.AuthorizationBurst, "Burst of SubjectAccessReviews above --authorization-qps.")
 	fs.DurationVar(&o.MaxWatchTimeout, "max-watch-timeout", o.MaxWatchTimeout,
-		"The longest a watch lasts. A watch whose timeoutSeconds is not above it ends then; any other (none, or more) after a random "+
-			"time between half of it and it (kube-apiserver's jitter of --min-request-timeout); its client then lists and watches again, authorized anew.")
+		"The longest a watch lasts; one without timeoutSeconds ends at a random time between half of it and it.")
 	fs.IntVar(&o.Shares.PerUserInFlight, "max-requests-inflight-per-user", o.Shares.PerUserInFlight,
-		"Requests of one user (name and groups, whatever the token) served at once, watches excepted; more are answered 429 with Retry-After.")
-	fs.IntVar(&o.Shares.PerUserWatches, "max-watches-per-user", o.Shares.PerUserWatches,
-		"Watches of one user (name and groups, whatever the token) open at once; more are answered 429 with Retry-After.")
-	fs.IntVar(&o.Shares.MaxWatches, "max-watches", o.Shares.MaxWatches, "Watches of all users open at once; more are answered 429 with Retry-After.")
+		"Requests of one user served at once, watches excepted; more are answered 429.")
+	fs.IntVar(&o.Shares.PerUserWatches, "max-watches-per-user", o.Shares.PerUserWatches, "Watches of one user open at once; more are answered 429.")
+	fs.IntVar(&o.Shares.MaxWatches, "max-watches", o.Shares.MaxWatches, "Watches of all users open at once; more are answered 429.")
 }
 
 // Validate tells what is wrong with the options.
@@ -153,11 +127,7 @@ func (o *Options) Validate() error {
 	if o.AuthorizationQPS <= 0 || o.AuthorizationBurst < 1 {
 		errs = append(errs, errors.New("--authorization-qps and --authorization-burst must be positive"))
 	}
-	// Without allowed names, every client certificate of the request-header
-	// CA may assert any identity in X-Remote-User and X-Remote-Group
-	// (system:masters included), not only the front-proxy's.
-	// --requestheader-dedicated-ca says, explicitly, that the CA signs the
-	// front-proxy's certificates only; it is never assumed.
+	// Without allowed names any certificate of the CA may assert any identity: docs/design/virtual-apiserver.md.
 	switch {
 	case o.RequestHeaderDedicatedCA && o.RequestHeader.ClientCAFile == "":
 		errs = append(errs, errors.New("--requestheader-dedicated-ca needs --requestheader-client-ca-file: the CA it trusts"))
@@ -173,13 +143,11 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// RequestHeaderDedicatedCAWarning is logged at start with
-// --requestheader-dedicated-ca.
+// RequestHeaderDedicatedCAWarning is logged at start with --requestheader-dedicated-ca.
 const RequestHeaderDedicatedCAWarning = "WARNING: --requestheader-dedicated-ca: every client certificate of --requestheader-client-ca-file may assert any user and group " +
 	"(system:masters included) in the X-Remote-* headers; only kcp's proxies may hold certificates of that CA"
 
-// CompletedOptions are Options with their serving certificate settled; only
-// Complete makes them.
+// CompletedOptions are [Options] with their serving certificate settled; only [Options.Complete] makes them.
 type CompletedOptions struct {
 	*completedOptions
 }
@@ -188,9 +156,8 @@ type completedOptions struct {
 	Options
 }
 
-// Complete returns the options with a self-signed serving pair for localhost
-// and 127.0.0.1 in --cert-dir (written there unless it is already) when no
-// --tls-cert-file was given. o itself is left as it is.
+// Complete returns a copy of the options with a self-signed serving pair for localhost in --cert-dir when no
+// --tls-cert-file was given.
 func (o *Options) Complete() (CompletedOptions, error) {
 	completed := *o
 	secureServing := *o.SecureServing

@@ -24,48 +24,24 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/audit"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 	"k8s.io/klog/v2"
 
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 	"github.com/workspacemounts/workspacemounts/virtual/authorization"
 )
 
-// Why not k8s.io/apiserver's priority and fairness (APF, the
-// WithPriorityAndFairness filter): it classifies requests by FlowSchemas and
-// queues them by PriorityLevelConfigurations, API objects its configuration
-// controller (utilflowcontrol.New) reads through informers of a
-// flowcontrol.apiserver.k8s.io client, and writes their status back. The
-// virtual workspace serves no such objects and has no kube-apiserver of its
-// own to read them from (kcp's are per logical cluster, and tenants'), so
-// APF would need a fake API for two fixed objects; its work estimator wants
-// an object count per resource the store does not keep; and it shares
-// seats of the server's concurrency, not the SubjectAccessReviews this
-// server asks of kcp, which are what a tenant's load costs others. What is
-// shared here is small and fixed: a user's requests in flight, their
-// watches, all watches, and their turns of reviews (authorization.Reviews).
-// So the server keeps the generic total (WithMaxInFlightLimit, the
-// library's 400 requests in flight, what an API server without APF does)
-// and adds the per-user counts below (authorization.Limiter, the type of
-// every share), keyed by authorization.FairnessKey: the identity kcp knows,
-// so that K tokens of one user are one user, and for a ServiceAccount its
-// tenant (pkg/tenant), so that the ServiceAccounts of an org's K workspaces
-// are one tenant. A user over a share is answered 429 with
-// Retry-After at once, nobody waits in a queue, and the others are not
-// affected.
-
-// ShareOptions are the per-user shares of the server and the total of
-// watches.
+// ShareOptions bound the requests in flight, watches excepted, and the watches of one [authorization.FairnessKey],
+// and the watches of all. Why shares and not APF: docs/design/virtual-apiserver.md.
 type ShareOptions struct {
-	// PerUserInFlight bounds the requests of one user (FairnessKey: every
-	// ServiceAccount of an org is one) being served at once, watches
-	// excepted.
-	PerUserInFlight int
-	// PerUserWatches bounds the watches of one user open at once, MaxWatches
-	// those of all users.
+	PerUserInFlight            int
 	PerUserWatches, MaxWatches int
 }
 
@@ -85,8 +61,6 @@ func (o ShareOptions) Validate() error {
 // retryAfterSeconds is what a 429 tells the client to wait.
 const retryAfterSeconds = 1
 
-// shares are the requests in flight and the watches, per user
-// (FairnessKey, with pathOf: a tenant) and, for watches, in all.
 type shares struct {
 	inFlight, watches *authorization.Limiter
 	pathOf            tenant.PathOf
@@ -100,8 +74,7 @@ func newShares(opts ShareOptions, pathOf tenant.PathOf) *shares {
 	}
 }
 
-// take takes a turn of the user's share (a watch's, and one of all watches,
-// for a watch), or says which share is full.
+// take takes a turn of the user's share, or says which share is full.
 func (s *shares) take(key authorization.UserKey, watch bool) (release func(), full string) {
 	if !watch {
 		if release, _ := s.inFlight.TryAcquire(key); release != nil {
@@ -120,10 +93,8 @@ func (s *shares) take(key authorization.UserKey, watch bool) (release func(), fu
 	}
 }
 
-// withUserShares answers 429 with Retry-After a request of a user over
-// their share of requests in flight or watches, or a watch over the total;
-// it goes after authentication (the user) and before authorization, so that
-// requests that are denied count too.
+// withUserShares answers 429 a request over its user's share or a watch over the total, before authorization, so
+// that requests that are denied count too.
 func withUserShares(handler http.Handler, s *shares) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx := req.Context()
@@ -149,17 +120,11 @@ func tooMany(w http.ResponseWriter, req *http.Request, message string) {
 	responsewriters.ErrorNegotiated(apierrors.NewTooManyRequests(message, retryAfterSeconds), codecs, schema.GroupVersion{}, w, req)
 }
 
-// unavailableMessage is all a client learns of a review that failed: which
-// cluster, which shard or which error stays in the log.
+// unavailableMessage is all a client learns of a review that failed; the detail stays in the log.
 const unavailableMessage = "the authorization service is unavailable, try again later"
 
-// withAuthorization is genericapifilters.WithAuthorization but for the errors
-// of authorization.Authorizer: a review over the user's share
-// (authorization.ErrUserShare) is answered 429 with Retry-After, any other
-// error (a review that failed, or a denial while reviews are failing) 503
-// with a generic message, the same for every cluster, existing or not; the
-// detail goes to the log only. The generic filter answers 500 with the
-// error's text, which names kcp's URL and the cluster.
+// withAuthorization is [genericapifilters.WithAuthorization] but for the errors: [authorization.ErrUserShare] is 429,
+// any other 503 with a generic message, where the generic filter answers 500 naming kcp's URL and the cluster.
 func withAuthorization(handler http.Handler, a authorizer.Authorizer, s runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx := req.Context()
@@ -189,4 +154,45 @@ func withAuthorization(handler http.Handler, a authorizer.Authorizer, s runtime.
 			responsewriters.Forbidden(attributes, w, req, reason, s)
 		}
 	})
+}
+
+// withClosingRefusals answers "Connection: close" with every 401, and every 429 but on the front-proxy's connections
+// (requestHeader's, nil without one), so that a refused client holds no idle connection: docs/design/virtual-apiserver.md.
+func withClosingRefusals(handler http.Handler, requestHeader *authenticatorfactory.RequestHeaderConfig) http.Handler {
+	frontProxy := func(*http.Request) bool { return false }
+	if requestHeader != nil {
+		verifier := x509request.NewDynamicCAVerifier(requestHeader.CAContentProvider.VerifyOptions, authenticator.RequestFunc(verified), requestHeader.AllowedClientNames)
+		frontProxy = func(req *http.Request) bool {
+			_, ok, _ := verifier.AuthenticateRequest(req)
+			return ok
+		}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		handler.ServeHTTP(responsewriter.WrapForHTTP1Or2(&closingWriter{ResponseWriter: w, req: req, frontProxy: frontProxy}), req)
+	})
+}
+
+// verified accepts what the front-proxy's certificate check verified.
+func verified(*http.Request) (*authenticator.Response, bool, error) {
+	return &authenticator.Response{}, true, nil
+}
+
+// closingWriter sets "Connection: close" on a refusal.
+type closingWriter struct {
+	http.ResponseWriter
+	req        *http.Request
+	frontProxy func(*http.Request) bool
+}
+
+var _ responsewriter.UserProvidedDecorator = &closingWriter{}
+
+// Unwrap implements [responsewriter.UserProvidedDecorator].
+func (w *closingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// WriteHeader closes the connection after a refusal.
+func (w *closingWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized || (code == http.StatusTooManyRequests && !w.frontProxy(w.req)) {
+		w.Header().Set("Connection", "close")
+	}
+	w.ResponseWriter.WriteHeader(code)
 }

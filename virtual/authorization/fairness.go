@@ -19,48 +19,34 @@ package authorization
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
+	"time"
 
+	"golang.org/x/time/rate"
+
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/utils/clock"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"github.com/workspacemounts/workspacemounts/pkg/tenant"
 )
 
-// UserKey is who a share is counted against (FairnessKey): a SHA-256, so
-// that a key is 32 bytes whatever the user's name and groups.
+// UserKey is who a share is counted against, hashed so that a key is 32 bytes whatever the user's name and groups.
 type UserKey [sha256.Size]byte
 
-// serviceAccountClusterKeys are the extras in which kcp names the logical
-// cluster a service account belongs to: authentication.kubernetes.io/cluster-name
-// up to kcp v0.28 (its fork's serviceaccount.ClusterNameKey), and
-// authentication.kcp.io/cluster-name since (this fork's).
+// serviceAccountClusterKeys are the extras in which kcp up to v0.28, and since, names a ServiceAccount's cluster.
 var serviceAccountClusterKeys = []string{"authentication.kubernetes.io/cluster-name", serviceaccount.ClusterNameKey}
 
-// FairnessKey is who a user's shares (review turns, requests in flight,
-// watches, new review subjects) are counted against. A ServiceAccount is
-// the tenant of the logical cluster kcp says it belongs to (tenant.Of with
-// pathOf): its org, so that every ServiceAccount of an org and of all the
-// workspaces below it holds one share, since whoever may create workspaces
-// and ServiceAccounts (and their tokens) in an org may create a thousand;
-// a cluster whose path pathOf does not know (nil knows none) is a tenant of
-// its own until it does. Any other user is the identity kcp knows: the
-// user name and the groups (a set: their order does not matter), not an
-// org, since a kcp user is bound to none. Never the UID or any other
-// extra: kcp gives each token its own credential id
-// (authentication.kubernetes.io/credential-id), and K tokens of one
-// identity must be one user, not K. A name with the ServiceAccount prefix
-// but no cluster (a plain Kubernetes ServiceAccount) is keyed as any other
-// user.
-//
-// The answers a review gives are another matter: the SubjectAccessReview
-// carries the name, the UID and every extra, and kcp may answer differently
-// for them, so Reviews keeps answers by a hash of everything (subjectOf).
+// FairnessKey is who a user's shares are counted against: a kcp ServiceAccount's tenant ([tenant.Of] its cluster
+// with pathOf), any other user's name and set of groups, never the UID or another extra, so that K tokens of one
+// identity are one user. Why: docs/design/virtual-authorization.md.
 func FairnessKey(u user.Info, pathOf tenant.PathOf) UserKey {
 	h := sha256.New()
 	if clusters := serviceAccountClusters(u); len(clusters) > 0 {
@@ -82,9 +68,7 @@ func FairnessKey(u user.Info, pathOf tenant.PathOf) UserKey {
 	return k
 }
 
-// serviceAccountClusters are the logical clusters kcp names for a
-// ServiceAccount, under either key (one value from an honest kcp, the same
-// under both when both are set), without duplicates; none for any other user.
+// serviceAccountClusters are the distinct clusters kcp names for a ServiceAccount under either key; none for any other user.
 func serviceAccountClusters(u user.Info) []string {
 	if !strings.HasPrefix(u.GetName(), serviceaccount.ServiceAccountUsernamePrefix) {
 		return nil
@@ -100,23 +84,70 @@ func serviceAccountClusters(u user.Info) []string {
 	return clusters
 }
 
-// writeLengthPrefixed writes s with its length before it, so that no two
-// sequences of strings write the same bytes.
+// writeLengthPrefixed writes s after its length, so that no two sequences of strings write the same bytes.
 func writeLengthPrefixed(h hash.Hash, s string) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-	h.Write(n[:])
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(s))))
 	h.Write([]byte(s))
 }
 
 // writeSet writes the strings sorted, after their number.
 func writeSet(h hash.Hash, values []string) {
-	sorted := append([]string(nil), values...)
-	sort.Strings(sorted)
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(sorted)))
-	h.Write(n[:])
-	for _, v := range sorted {
+	h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(values))))
+	for _, v := range slices.Sorted(slices.Values(values)) {
 		writeLengthPrefixed(h, v)
 	}
+}
+
+// ErrSubjectRate fails a review whose tenant brought more new subjects than its rate allows: a kind of
+// [ErrUserShare], answered 429, touching no one else's reviews.
+var ErrSubjectRate = fmt.Errorf("%w: new subjects of the tenant over their rate", ErrUserShare)
+
+// subject is a user as a review sees them: a hash of name, UID, groups and extra.
+type subject [sha256.Size]byte
+
+// subjectOf hashes everything a review depends on of a user, each part length-prefixed.
+func subjectOf(u user.Info) subject {
+	h := sha256.New()
+	writeLengthPrefixed(h, u.GetName())
+	writeLengthPrefixed(h, u.GetUID())
+	writeSet(h, u.GetGroups())
+	extra := u.GetExtra()
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		writeLengthPrefixed(h, k)
+		writeLengthPrefixed(h, fmt.Sprint(len(extra[k])))
+		for _, v := range extra[k] {
+			writeLengthPrefixed(h, v)
+		}
+	}
+	var s subject
+	h.Sum(s[:0])
+	return s
+}
+
+// newSubjects bounds, per tenant, the rate of review subjects not seen lately: a token bucket per [FairnessKey]
+// charged once per subject, which is then known for ttl in a bounded LRU (one forgotten early is charged again,
+// to its own tenant only).
+type newSubjects struct {
+	buckets *tenant.Limiters[UserKey]
+	known   *utilcache.LRUExpireCache // subject -> struct{}, for ttl
+	ttl     time.Duration
+}
+
+func newNewSubjects(limit rate.Limit, burst, size int, ttl time.Duration, clk clock.PassiveClock) *newSubjects {
+	return &newSubjects{
+		buckets: tenant.NewLimiters[UserKey](limit, burst, clk.Now),
+		known:   utilcache.NewLRUExpireCacheWithClock(size, clk), ttl: ttl,
+	}
+}
+
+// admit tells whether a review of s may be asked: s is known, or the tenant's bucket has a token for it.
+func (n *newSubjects) admit(s subject, fair UserKey) bool {
+	if _, found := n.known.Get(s); found {
+		return true
+	}
+	if ok, _ := n.buckets.Allow(fair); !ok {
+		return false
+	}
+	n.known.Add(s, struct{}{}, n.ttl)
+	return true
 }

@@ -22,17 +22,10 @@ import (
 	"sync"
 )
 
-// Limiter is the one type of every share of the virtual workspace (a
-// user's requests in flight, their watches and all watches, their review
-// turns and all of them): turns taken per key (a FairnessKey) up to PerKey,
-// and by all keys together up to Total. TryAcquire refuses at once when a
-// bound is reached; Acquire waits for a turn until its context is done,
-// first come first served among the waiters a released turn fits (a waiter
-// whose own key is full holds up no other key's: a released turn goes to
-// the oldest waiter it fits at once, so no waiter fits while a newcomer
-// takes a free turn). It keeps a count only
-// for the keys holding or awaiting a turn: its memory follows the turns
-// under way, not the users ever seen.
+// Limiter is the one type of every share of the virtual workspace: turns per key up to perKey and in all up to
+// total. [Limiter.TryAcquire] refuses at once; [Limiter.Acquire] waits, first come first served among the waiters a
+// released turn fits. Its memory follows the turns under way, not the keys ever seen. Why not
+// golang.org/x/sync/semaphore: docs/design/virtual-authorization.md.
 type Limiter struct {
 	perKey, total int
 
@@ -45,12 +38,10 @@ type Limiter struct {
 // Bound is which bound refused a turn.
 type Bound int
 
+// The bounds: none (a turn was taken), the key's, all keys' together.
 const (
-	// Fits: a turn was taken.
 	Fits Bound = iota
-	// KeyFull: the key's turns are all taken.
 	KeyFull
-	// TotalFull: all keys' turns together are.
 	TotalFull
 )
 
@@ -59,15 +50,12 @@ type limiterWaiter struct {
 	ready chan struct{} // closed when the turn is the waiter's
 }
 
-// NewLimiter bounds the turns of one key to perKey and those of all keys to
-// total; a total of 0 bounds nothing beyond the keys.
+// NewLimiter bounds the turns of one key to perKey and those of all keys to total, 0 for no total.
 func NewLimiter(perKey, total int) *Limiter {
 	return &Limiter{perKey: perKey, total: total, taken: map[UserKey]int{}}
 }
 
-// TryAcquire takes a turn of key if both bounds allow, and never waits. It
-// returns the release of the turn (call it once), or nil and the bound that
-// refused.
+// TryAcquire takes a turn of key if both bounds allow, and returns its release, or nil and the bound that refused.
 func (l *Limiter) TryAcquire(key UserKey) (release func(), full Bound) {
 	l.lock.Lock()
 	defer l.lock.Unlock()
@@ -78,9 +66,7 @@ func (l *Limiter) TryAcquire(key UserKey) (release func(), full Bound) {
 	return l.releaser(key), Fits
 }
 
-// Acquire takes a turn of key, waiting for one until ctx is done. When ctx
-// ends first, it returns ctx's error and the bound that was full then (the
-// key's, else the total).
+// Acquire takes a turn of key, waiting until ctx is done; then it returns ctx's error and the bound that was full.
 func (l *Limiter) Acquire(ctx context.Context, key UserKey) (release func(), full Bound, err error) {
 	l.lock.Lock()
 	if l.fullLocked(key) == Fits {
@@ -109,8 +95,7 @@ func (l *Limiter) Acquire(ctx context.Context, key UserKey) (release func(), ful
 	}
 }
 
-// busiestLocked is the bound that keeps key waiting: its own when its turns
-// are all taken, else the total.
+// busiestLocked is the bound that keeps key waiting.
 func (l *Limiter) busiestLocked(key UserKey) Bound {
 	if l.taken[key] >= l.perKey {
 		return KeyFull
@@ -135,18 +120,14 @@ func (l *Limiter) takeLocked(key UserKey) {
 }
 
 func (l *Limiter) releaser(key UserKey) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.lock.Lock()
-			defer l.lock.Unlock()
-			l.releaseLocked(key)
-		})
-	}
+	return sync.OnceFunc(func() {
+		l.lock.Lock()
+		defer l.lock.Unlock()
+		l.releaseLocked(key)
+	})
 }
 
-// releaseLocked gives a turn of key back and hands the turns that now fit
-// to the oldest waiters they fit.
+// releaseLocked gives a turn of key back and hands the turns that now fit to the oldest waiters they fit.
 func (l *Limiter) releaseLocked(key UserKey) {
 	l.taken[key]--
 	if l.taken[key] == 0 {

@@ -14,12 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package clusterpath tells which logical cluster a virtual workspace request
-// addresses. Requests come as /services/workspacemounts/clusters/<c>/<rest>,
-// where <c> is a logical cluster name, a workspace path such as root:team-a,
-// or * for all clusters of the shard. Parse splits the URL and checks <c>'s
-// syntax; Resolve maps a workspace path to its logical cluster through the
-// Workspace cache (parent cluster, then the Workspace's spec.cluster).
+// Package clusterpath tells which logical cluster a request to [Prefix]<c>/<rest> addresses: <c> is a logical cluster
+// name, a workspace path such as root:team-a, or * for all. [Parse] checks its syntax; [Resolve] walks a path to its
+// logical cluster through the Workspace cache.
 package clusterpath
 
 import (
@@ -55,10 +52,8 @@ func (t Target) String() string {
 	return t.Path.String()
 }
 
-// Parse splits a request path into the target and the rest of the path the
-// API server serves (always starting with /). ok is false for a path outside
-// Prefix; err is set for a cluster segment that no logical cluster can have
-// (empty, "..", upper case, ...).
+// Parse splits a request path into the target and the rest, which starts with /; ok is false outside [Prefix], err set
+// for a cluster segment no logical cluster can have.
 func Parse(urlPath string) (target Target, rest string, ok bool, err error) {
 	if !strings.HasPrefix(urlPath, Prefix) {
 		return Target{}, "", false, nil
@@ -81,8 +76,7 @@ var ErrNotFound = errors.New("workspace not found")
 // WorkspaceGetter gets a Workspace by its parent cluster and name, from a cache.
 type WorkspaceGetter func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error)
 
-// Resolve fills in the target's cluster. A one-segment path is a cluster name
-// already; a longer one is walked from its first segment, one Workspace at a time.
+// Resolve fills in the target's cluster, walking a path of more than one segment one Workspace at a time.
 func Resolve(target Target, getWorkspace WorkspaceGetter) (Target, error) {
 	if target.Wildcard {
 		return target, nil

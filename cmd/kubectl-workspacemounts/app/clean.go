@@ -16,12 +16,6 @@ limitations under the License.
 
 package app
 
-// This file holds how the commands print strings others wrote (a
-// Workspace's conditions, events, what the virtual workspace serves): every
-// one goes through clean, the one sanitizer (mount.Sanitize), before it
-// reaches the terminal; tables through cleanTable, why's lines through
-// printf.
-
 import (
 	"fmt"
 	"io"
@@ -31,21 +25,13 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// maxShown bounds each string of kcp's that why and tree show (an event's,
-// a condition's, an error's).
+// maxShown bounds each string of kcp's that why and tree show.
 const maxShown = 256
 
-// clean makes s one line of plain text: control characters (terminal
-// escapes, new lines), bidi controls and the other format characters
-// become spaces (mount.Sanitize). cli-runtime's table printer escapes only
-// ESC and CR.
+// clean makes s one line of plain text with [mount.Sanitize]: every string others wrote goes through it before it
+// reaches the terminal (cli-runtime's table printer escapes only ESC and CR).
 func clean(s string) string {
 	return mount.Sanitize(s)
-}
-
-// Clean is clean, for what main prints of an error (a server's message).
-func Clean(s string) string {
-	return clean(s)
 }
 
 // shown is clean, cut to maxShown bytes.
@@ -53,10 +39,7 @@ func shown(s string) string {
 	return mount.Truncate(clean(s), maxShown)
 }
 
-// printf is fmt.Fprintf with every argument formatted as by %v and then
-// cleaned (a verb other than %s, %v or %d prints the cleaned string as
-// that verb prints a string). The format itself, the program's, keeps its
-// tabs and new lines.
+// printf is fmt.Fprintf with every argument cleaned; the format, the program's, keeps its tabs and new lines.
 func printf(w io.Writer, format string, args ...any) {
 	for i, a := range args {
 		args[i] = clean(fmt.Sprint(a))
@@ -64,9 +47,8 @@ func printf(w io.Writer, format string, args ...any) {
 	_, _ = fmt.Fprintf(w, format, args...) // the writer's error is Flush's
 }
 
-// cleanTable cleans, in place, the column names and every cell of a Table
-// served to be printed: a string as it is, anything else (a number, a
-// nested object) as %v prints it.
+// cleanTable cleans the column names and every cell of a Table in place: a string as it is, anything but a
+// number or a bool as %v prints it.
 func cleanTable(t *metav1.Table) {
 	for i := range t.ColumnDefinitions {
 		t.ColumnDefinitions[i].Name = clean(t.ColumnDefinitions[i].Name)

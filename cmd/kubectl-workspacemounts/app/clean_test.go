@@ -29,6 +29,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kcp-dev/logicalcluster/v3"
@@ -115,13 +116,13 @@ func TestTreeHostile(t *testing.T) {
 		{Name: "other", Path: logicalcluster.NewPath("root:org:other"), KCPPhase: hostile, Note: "children not listed: " + shown(hostile)},
 	}}
 	var out bytes.Buffer
-	require.NoError(t, PrintTree(&out, root, true, true, false, now))
+	require.NoError(t, PrintTree(&out, &out, tablePrinter(true), root, true, false, now))
 	requireClean(t, out.String())
 	require.Equal(t, 5, strings.Count(out.String(), "\n"), out.String()) // header, 3 rows, summary
 }
 
 // TestGetTableHostile: get cleans the Table the virtual workspace serves
-// (decode), which cli-runtime's printer only escapes ESC and CR of.
+// (decodeTable), which cli-runtime's printer only escapes ESC and CR of.
 func TestGetTableHostile(t *testing.T) {
 	t.Parallel()
 	raw, err := json.Marshal(metav1.Table{
@@ -130,7 +131,9 @@ func TestGetTableHostile(t *testing.T) {
 		Rows:              []metav1.TableRow{{Cells: []interface{}{hostile, true, 3, map[string]string{"k": hostile}}}},
 	})
 	require.NoError(t, err)
-	obj, _, err := decode(raw, true)
+	answer, _, err := unstructured.UnstructuredJSONScheme.Decode(raw, nil, nil)
+	require.NoError(t, err)
+	obj, err := decodeTable(answer)
 	require.NoError(t, err)
 	var out bytes.Buffer
 	require.NoError(t, printers.NewTablePrinter(printers.PrintOptions{}).PrintObj(obj, &out))

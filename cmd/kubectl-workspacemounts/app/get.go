@@ -17,10 +17,8 @@ limitations under the License.
 package app
 
 import (
-	"encoding/json"
-	"errors"
+	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -30,25 +28,31 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
-// tableAccept asks for the server's v1 Table, what kubectl get asks for.
+// tableAccept asks for the server's v1 Table, as kubectl get does.
 const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
-type getOptions struct {
+// GetOptions are get's: the WorkspaceMounts as kubectl get prints them, from the virtual workspace.
+type GetOptions struct {
 	*Options
 	PrintFlags    *genericclioptions.PrintFlags
 	Watch         bool
 	NoHeaders     bool
 	LabelSelector string
 	FieldSelector string
+
+	name    string
+	printer printers.ResourcePrinter
+	table   bool
 }
 
 func newGetCommand(o *Options) *cobra.Command {
-	g := &getOptions{Options: o, PrintFlags: genericclioptions.NewPrintFlags("")}
-	cmd := &cobra.Command{
+	return newCommand(&cobra.Command{
 		Use:   "get [NAME]",
 		Short: "The mounted Workspaces of the current workspace (--all: of every workspace you may see), as kubectl get workspacemounts shows them",
 		Example: `  kubectl workspacemounts get
@@ -56,162 +60,114 @@ func newGetCommand(o *Options) *cobra.Command {
   kubectl workspacemounts get team-a -o yaml
   kubectl workspacemounts get --all --field-selector status.ready=false -w`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name := ""
-			if len(args) == 1 {
-				name = args[0]
-			}
-			return g.run(cmd, name)
-		},
-	}
-	g.PrintFlags.AddFlags(cmd)
-	cmd.Flags().BoolVarP(&g.Watch, "watch", "w", false, "After listing, watch for changes.")
-	cmd.Flags().BoolVar(&g.NoHeaders, "no-headers", false, "Do not print the table's headers.")
-	cmd.Flags().StringVarP(&g.LabelSelector, "selector", "l", "", "Label selector (the Workspaces' labels).")
-	cmd.Flags().StringVar(&g.FieldSelector, "field-selector", "", "Field selector: metadata.name, status.phase, status.ready, status.workspacePath, status.shard.")
-	return cmd
+	}, &GetOptions{Options: o, PrintFlags: genericclioptions.NewPrintFlags("")})
 }
 
-func (g *getOptions) run(cmd *cobra.Command, name string) error {
-	ctx := contextOf(cmd)
-	t, config, err := g.target()
+// BindFlags binds get's flags to cmd.
+func (o *GetOptions) BindFlags(cmd *cobra.Command) {
+	o.PrintFlags.AddFlags(cmd)
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch for changes.")
+	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Do not print the table's headers.")
+	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector (the Workspaces' labels).")
+	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Field selector: metadata.name, status.phase, status.ready, status.workspacePath, status.shard.")
+}
+
+// Complete takes NAME and resolves the target.
+func (o *GetOptions) Complete(args []string) error {
+	if len(args) == 1 {
+		o.name = args[0]
+	}
+	return o.Options.Complete()
+}
+
+// Validate checks the output format.
+func (o *GetOptions) Validate() (err error) {
+	o.printer, o.table, err = printerFor(o.PrintFlags, o.NoHeaders)
+	return err
+}
+
+// Run lists, or gets NAME, and with --watch prints every change after.
+func (o *GetOptions) Run(ctx context.Context) error {
+	client, err := o.vwClient(o.Target.Cluster, true)
 	if err != nil {
 		return err
-	}
-	client, err := vwClient(config, t, t.Cluster)
-	if err != nil {
-		return err
-	}
-	printer, table, err := g.printer()
-	if err != nil {
-		return err
-	}
-	opts := metav1.ListOptions{LabelSelector: g.LabelSelector, FieldSelector: g.FieldSelector}
-	if name != "" {
-		opts.FieldSelector = joinSelectors(opts.FieldSelector, "metadata.name="+name)
 	}
 	accept := "application/json"
-	if table {
+	if o.table {
 		accept = tableAccept
 	}
-	var resourceVersion string
-	if name != "" && !g.Watch {
-		raw, err := client.Get().Resource(wsmv1alpha1.Resource).Name(name).SetHeader("Accept", accept).DoRaw(ctx)
+	opts := metav1.ListOptions{LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector}
+	if o.name != "" {
+		opts.FieldSelector = joinSelectors(opts.FieldSelector, "metadata.name="+o.name)
+	}
+	list := func(opts metav1.ListOptions) *rest.Request {
+		return client.Get().Resource(wsmv1alpha1.Resource).VersionedParams(&opts, metav1.ParameterCodec).SetHeader("Accept", accept)
+	}
+	request := list(opts)
+	if o.name != "" && !o.Watch {
+		request = client.Get().Resource(wsmv1alpha1.Resource).Name(o.name).SetHeader("Accept", accept)
+	}
+	answer, err := request.Do(ctx).Get()
+	if err != nil {
+		return err
+	}
+	obj, err := o.printable(answer)
+	if err != nil {
+		return err
+	}
+	if t, ok := obj.(*metav1.Table); ok && len(t.Rows) == 0 && !o.Watch {
+		_, err := fmt.Fprintf(o.ErrOut, "No WorkspaceMounts at %s.\n", o.Target.Cluster)
+		return err
+	}
+	if err := o.printer.PrintObj(obj, o.Out); err != nil || !o.Watch {
+		return err
+	}
+	rv := ""
+	if l, ok := answer.(interface{ GetResourceVersion() string }); ok {
+		rv = l.GetResourceVersion()
+	}
+	return watchFrom(ctx, rv, func(ctx context.Context, w metav1.ListOptions) (watch.Interface, error) {
+		// A Table watch asks for no bookmarks, as kubectl get -w: the server would make a Table of each.
+		opts.Watch, opts.ResourceVersion, opts.AllowWatchBookmarks = true, w.ResourceVersion, w.AllowWatchBookmarks && !o.table
+		return list(opts).Watch(ctx)
+	}, func(e watch.Event) error {
+		obj, err := o.printable(e.Object)
 		if err != nil {
 			return err
 		}
-		obj, _, err := decode(raw, table)
-		if err != nil {
-			return err
-		}
-		return printer.PrintObj(obj, g.Out)
-	}
-	raw, err := client.Get().Resource(wsmv1alpha1.Resource).VersionedParams(&opts, metav1.ParameterCodec).SetHeader("Accept", accept).DoRaw(ctx)
-	if err != nil {
-		return err
-	}
-	obj, rv, err := decode(raw, table)
-	if err != nil {
-		return err
-	}
-	resourceVersion = rv
-	if table && isEmptyTable(obj) && !g.Watch {
-		_, err := fmt.Fprintf(g.ErrOut, "No WorkspaceMounts at %s.\n", t.Cluster)
-		return err
-	}
-	if err := printer.PrintObj(obj, g.Out); err != nil {
-		return err
-	}
-	if !g.Watch {
-		return nil
-	}
-	opts.Watch = true
-	opts.ResourceVersion = resourceVersion
-	opts.AllowWatchBookmarks = false
-	stream, err := client.Get().Resource(wsmv1alpha1.Resource).VersionedParams(&opts, metav1.ParameterCodec).SetHeader("Accept", accept).Stream(ctx)
-	if err != nil {
-		return err
-	}
-	defer stream.Close()
-	return printEvents(stream, table, printer, g.Out)
+		return o.printer.PrintObj(obj, o.Out)
+	})
 }
 
-// printer is PrintFlags' printer for json, yaml, name, templates, and else
-// (table, wide) cli-runtime's table printer of the server's Table.
-func (g *getOptions) printer() (p printers.ResourcePrinter, table bool, err error) {
-	format := ""
-	if g.PrintFlags.OutputFormat != nil {
-		format = *g.PrintFlags.OutputFormat
+// printable is what the server answered, or the cleaned Table of it for the table printer.
+func (o *GetOptions) printable(obj runtime.Object) (runtime.Object, error) {
+	if !o.table {
+		return obj, nil
 	}
-	if format == "" || format == "wide" {
-		return printers.NewTablePrinter(printers.PrintOptions{Wide: format == "wide", NoHeaders: g.NoHeaders}), true, nil
+	return decodeTable(obj)
+}
+
+// printerFor is f's printer or, with no -o and -o wide, cli-runtime's table printer of a Table; table says which.
+func printerFor(f *genericclioptions.PrintFlags, noHeaders bool) (p printers.ResourcePrinter, table bool, err error) {
+	if format := ptr.Deref(f.OutputFormat, ""); format == "" || format == "wide" {
+		return printers.NewTablePrinter(printers.PrintOptions{Wide: format == "wide", NoHeaders: noHeaders}), true, nil
 	}
-	p, err = g.PrintFlags.ToPrinter()
+	p, err = f.ToPrinter()
 	return p, false, err
 }
 
-// decode decodes an answer: a v1 Table, cleaned (cleanTable), or objects
-// (unstructured, as served: a list's items get the list's apiVersion and
-// kind, for -o name; JSON and YAML escape their control characters).
-func decode(raw []byte, table bool) (runtime.Object, string, error) {
-	if table {
-		var t metav1.Table
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, "", fmt.Errorf("decoding the virtual workspace's table: %w", err)
-		}
-		if t.Kind != "Table" {
-			return nil, "", fmt.Errorf("the virtual workspace answered a %q, not a Table", shown(t.Kind))
-		}
-		cleanTable(&t)
-		return &t, t.ResourceVersion, nil
+// decodeTable is the v1 Table of an unstructured answer, cleaned with [cleanTable].
+func decodeTable(obj runtime.Object) (*metav1.Table, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u.GetKind() != "Table" {
+		return nil, fmt.Errorf("the virtual workspace answered a %q, not a Table", shown(obj.GetObjectKind().GroupVersionKind().Kind))
 	}
-	obj, _, err := unstructured.UnstructuredJSONScheme.Decode(raw, nil, nil)
-	if err != nil {
-		return nil, "", fmt.Errorf("decoding the virtual workspace's answer: %w", err)
+	t := &metav1.Table{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t); err != nil {
+		return nil, fmt.Errorf("decoding the virtual workspace's table: %w", err)
 	}
-	rv := ""
-	if list, ok := obj.(*unstructured.UnstructuredList); ok {
-		rv = list.GetResourceVersion()
-	}
-	return obj, rv, nil
-}
-
-func isEmptyTable(obj runtime.Object) bool {
-	t, ok := obj.(*metav1.Table)
-	return ok && len(t.Rows) == 0
-}
-
-// printEvents prints the events of a watch stream (JSON watch events, one
-// object each: a Table of the changed row, or the object) until it ends.
-func printEvents(stream io.Reader, table bool, printer printers.ResourcePrinter, out io.Writer) error {
-	decoder := json.NewDecoder(stream)
-	for {
-		var event metav1.WatchEvent
-		if err := decoder.Decode(&event); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("reading the watch: %w", err)
-		}
-		switch watch.EventType(event.Type) {
-		case watch.Bookmark:
-			continue
-		case watch.Error:
-			status := &metav1.Status{}
-			if err := json.Unmarshal(event.Object.Raw, status); err == nil && status.Message != "" {
-				return fmt.Errorf("the watch ended: %s", status.Message)
-			}
-			return errors.New("the watch ended with an error")
-		}
-		obj, _, err := decode(event.Object.Raw, table)
-		if err != nil {
-			return err
-		}
-		// The table printer prints the header once: a watch event's Table has the list's columns.
-		if err := printer.PrintObj(obj, out); err != nil {
-			return err
-		}
-	}
+	cleanTable(t)
+	return t, nil
 }
 
 func joinSelectors(a, b string) string {

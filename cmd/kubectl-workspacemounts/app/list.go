@@ -19,26 +19,26 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/pager"
+	watchtools "k8s.io/client-go/tools/watch"
 )
 
-// listPageSize is the most items a page of any list asks for (client-go's
-// pager's default, kubectl's --chunk-size).
+// listPageSize is the most items a page of any list asks for, kubectl's --chunk-size.
 const listPageSize = 500
 
 // errEnough stops the pager: the caller has what it needs.
 var errEnough = errors.New("enough listed")
 
-// listBounded lists with client-go's pager, a page at a time, and hands
-// each item to each until each says stop or max items were handed; more is
-// true when an item past max was left. At most one page past the one
-// where it stops is asked for (the pager asks for the next page while the
-// caller reads one). A page that expires is an error: the pager's fallback,
-// a full list, has no bound. An item handed to each is in its page's
-// slice: each copies what it keeps.
+// listBounded lists with client-go's pager and hands each item to each until each says stop or max items were
+// handed; more is true when an item past max was left. A page that expires is an error, as the pager's fallback,
+// a full list, has no bound. each copies what it keeps: the item is in its page's slice.
 func listBounded(ctx context.Context, list pager.ListPageFunc, opts metav1.ListOptions, max int, each func(runtime.Object) (stop bool)) (more bool, err error) {
 	p := pager.New(list)
 	p.PageSize = min(listPageSize, int64(max)+1)
@@ -60,4 +60,33 @@ func listBounded(ctx context.Context, list pager.ListPageFunc, opts metav1.ListO
 		err = nil
 	}
 	return more, err
+}
+
+// watchFrom watches from resourceVersion with client-go's [watchtools.RetryWatcher], which resumes where a watch
+// the server closed ended, and hands each event to each until ctx is done. An error event, such as 410 Gone or a
+// refusal, ends it with an error: it never ends silently.
+func watchFrom(ctx context.Context, resourceVersion string, watchFunc cache.WatchFuncWithContext, each func(watch.Event) error) error {
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, &cache.ListWatch{WatchFuncWithContext: watchFunc})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case event, ok := <-w.ResultChan():
+			switch {
+			case !ok && ctx.Err() != nil:
+				return nil
+			case !ok:
+				return errors.New("the watch ended")
+			case event.Type == watch.Error:
+				return fmt.Errorf("the watch ended: %w", apierrors.FromObject(event.Object))
+			}
+			if err := each(event); err != nil {
+				return err
+			}
+		}
+	}
 }

@@ -14,24 +14,23 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package app builds kubectl-workspacemounts, the kubectl plugin of
-// workspacemounts (kubectl workspacemounts get|tree|why): it finds the
-// virtual workspace from the current kubeconfig context, as kcp's own
-// plugins find kcp (cli-runtime's ConfigFlags), and prints what the virtual
-// workspace and kcp serve with cli-runtime's printers.
+// Package app is kubectl-workspacemounts, the kubectl plugin of workspacemounts, in the shape of kcp's cli: each
+// command has an Options type with BindFlags, Complete, Validate and Run, and finds the virtual workspace from the
+// current kubeconfig context as kcp's plugins find kcp.
 package app
 
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/spf13/cobra"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
 
 	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
@@ -41,31 +40,76 @@ import (
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
-// Options are the flags every subcommand shares: the kubeconfig's (cli-runtime's
-// ConfigFlags, without its --server, which is the virtual workspace's here) and
-// where the virtual workspace is.
+// Options are the flags every command shares: cli-runtime's kubeconfig flags, without --server and --namespace,
+// and where the virtual workspace is. Complete resolves them into Target and Config.
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	genericiooptions.IOStreams
-
-	// Server is the virtual workspace's URL (--server), overriding the one
-	// derived from the current context's kcp URL.
 	Server string
-	// All addresses every cluster the user may see (--all: the cluster segment *).
-	All bool
+	All    bool
+
+	Target Target
+	Config *rest.Config
 }
 
 // NewOptions returns the options with cli-runtime's kubeconfig flags.
 func NewOptions(streams genericiooptions.IOStreams) *Options {
 	flags := genericclioptions.NewConfigFlags(true)
-	// --server names the virtual workspace (Options.Server); kcp's URL is the
-	// context's. No command takes a namespace.
-	flags.APIServer = nil
-	flags.Namespace = nil
+	flags.APIServer, flags.Namespace = nil, nil
 	return &Options{ConfigFlags: flags, IOStreams: streams}
 }
 
-// NewCommand is kubectl-workspacemounts with its subcommands get, tree, why and version.
+// BindFlags binds the shared flags to the persistent flags of cmd.
+func (o *Options) BindFlags(cmd *cobra.Command) {
+	o.ConfigFlags.AddFlags(cmd.PersistentFlags())
+	cmd.PersistentFlags().StringVar(&o.Server, "server", "", "The virtual workspace's URL, https://<host>/services/workspacemounts[/clusters/<path>], instead of the one derived from the current context's kcp URL.")
+	cmd.PersistentFlags().BoolVar(&o.All, "all", false, "Every cluster you may see (the virtual workspace at *), not the current workspace.")
+}
+
+// Complete reads the kubeconfig and resolves the target with [ResolveTarget].
+func (o *Options) Complete() error {
+	config, err := o.ConfigFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	o.Config = config
+	o.Target, err = ResolveTarget(config.Host, o.Server, o.All)
+	return err
+}
+
+// requireKCP fails for a command that asks kcp when the context's server is not kcp's.
+func (o *Options) requireKCP() error {
+	if o.Target.KCP.Base == "" {
+		_, err := ParseKCPURL(o.Config.Host)
+		return fmt.Errorf("this command asks kcp for Workspaces, and the current context's server %w: switch to a context of a kcp workspace (kubectl ws)", err)
+	}
+	return nil
+}
+
+// command is what each command's Options implement, as in kcp's cli.
+type command interface {
+	BindFlags(cmd *cobra.Command)
+	Complete(args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// newCommand runs o's Complete, Validate and Run for cmd.
+func newCommand(cmd *cobra.Command, o command) *cobra.Command {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(cmd.Context()) // cobra's Execute sets one
+	}
+	o.BindFlags(cmd)
+	return cmd
+}
+
+// NewCommand is kubectl-workspacemounts with its commands get, tree, why and version.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewOptions(streams)
 	root := &cobra.Command{
@@ -79,65 +123,34 @@ https://<host>/services/workspacemounts/clusters/<path> (--all: at *,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	o.ConfigFlags.AddFlags(root.PersistentFlags())
-	root.PersistentFlags().StringVar(&o.Server, "server", "", "The virtual workspace's URL, https://<host>/services/workspacemounts[/clusters/<path>], instead of the one derived from the current context's kcp URL.")
-	root.PersistentFlags().BoolVar(&o.All, "all", false, "Every cluster you may see (the virtual workspace at *), not the current workspace.")
-	root.AddCommand(newGetCommand(o), newTreeCommand(o), newWhyCommand(o), newVersionCommand(o))
-	return root
-}
-
-func newVersionCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+	o.BindFlags(root)
+	versionCmd := &cobra.Command{Use: "version", Short: "Print the version", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := fmt.Fprintln(o.Out, "kubectl-"+version.Get().String())
 			return err
-		},
-	}
+		}}
+	root.AddCommand(newGetCommand(o), newTreeCommand(o), newWhyCommand(o), versionCmd)
+	return root
 }
 
-// target resolves where the requests go (ResolveTarget) from the current
-// context's server and the flags.
-func (o *Options) target() (Target, *rest.Config, error) {
-	config, err := o.ConfigFlags.ToRESTConfig()
-	if err != nil {
-		return Target{}, nil, err
-	}
-	t, err := ResolveTarget(config.Host, o.Server, o.All)
-	if err != nil {
-		return Target{}, nil, err
-	}
-	return t, config, nil
+// scheme decodes the virtual workspace's objects.
+var scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(wsmv1alpha1.AddToScheme(scheme))
 }
 
-// requireKCP fails for a command that asks kcp when the context's server is not kcp's.
-func (t Target) requireKCP(config *rest.Config) error {
-	if t.KCP.Base == "" {
-		_, err := ParseKCPURL(config.Host)
-		return fmt.Errorf("this command asks kcp for Workspaces, and the current context's server %w: switch to a context of a kcp workspace (kubectl ws)", err)
-	}
-	return nil
-}
-
-// scheme decodes the virtual workspace's objects and v1 Tables.
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := wsmv1alpha1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}()
-
-// vwClient is a REST client of the virtual workspace at one cluster segment,
-// with the context's credentials.
-func vwClient(config *rest.Config, t Target, cluster string) (*rest.RESTClient, error) {
-	c := rest.CopyConfig(config)
-	c.Host = t.URL(cluster)
+// vwClient is a REST client of the virtual workspace at one cluster segment, with the context's credentials;
+// unstructured decodes as served, for get's printers.
+func (o *Options) vwClient(cluster string, unstructured bool) (*rest.RESTClient, error) {
+	c := rest.CopyConfig(o.Config)
+	c.Host = o.Target.URL(cluster)
 	c.APIPath = "/apis"
-	c.GroupVersion = &wsmv1alpha1.SchemeGroupVersion
 	c.NegotiatedSerializer = serializer.NewCodecFactory(scheme).WithoutConversion()
+	if unstructured {
+		c.ContentConfig = resource.UnstructuredPlusDefaultContentConfig()
+	}
+	c.GroupVersion = &wsmv1alpha1.SchemeGroupVersion
 	if c.UserAgent == "" {
 		c.UserAgent = "kubectl-workspacemounts/" + version.Get().Version
 	}
@@ -150,32 +163,17 @@ type kcpClients struct {
 	kube kcpkubernetesclientset.ClusterInterface
 }
 
-func newKCPClients(config *rest.Config, t Target) (kcpClients, error) {
-	c := rest.CopyConfig(config)
-	c.Host = t.KCP.Base
+func (o *Options) kcpClients() (kcpClients, error) {
+	c := rest.CopyConfig(o.Config)
+	c.Host = o.Target.KCP.Base
 	httpClient, err := rest.HTTPClientFor(c)
 	if err != nil {
 		return kcpClients{}, err
 	}
-	return newKCPClientsFor(c, httpClient)
-}
-
-func newKCPClientsFor(c *rest.Config, httpClient *http.Client) (kcpClients, error) {
 	kcp, err := kcpclientset.NewForConfigAndClient(c, httpClient)
 	if err != nil {
 		return kcpClients{}, err
 	}
 	kube, err := kcpkubernetesclientset.NewForConfigAndClient(c, httpClient)
-	if err != nil {
-		return kcpClients{}, err
-	}
-	return kcpClients{kcp: kcp, kube: kube}, nil
-}
-
-// contextOf is the command's context (ExecuteContext's: main's, cancelled on SIGINT).
-func contextOf(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
+	return kcpClients{kcp: kcp, kube: kube}, err
 }

@@ -34,6 +34,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/utils/ptr"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
@@ -55,6 +58,19 @@ func golden(t *testing.T, name, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test -update to write it")
 	require.Equal(t, string(want), got, "%s (go test -update rewrites it)", path)
+}
+
+// AttachMounts sets each mounted node's Mount from mounts, by cluster and name; other mounts are ignored.
+func AttachMounts(root *Node, mounts []wsmv1alpha1.WorkspaceMount) {
+	index := newMountIndex(root)
+	for i := range mounts {
+		index.attach(&mounts[i])
+	}
+}
+
+// tablePrinter is tree's printer without -o, or with -o wide.
+func tablePrinter(wide bool) printers.ResourcePrinter {
+	return printers.NewTablePrinter(printers.PrintOptions{Wide: wide})
 }
 
 // now is the tests' fixed present.
@@ -149,7 +165,7 @@ func treeOutput(t *testing.T, b TreeBuilder, all, wide bool) string {
 	root, cut := b.Build(context.Background(), logicalcluster.NewPath("root:org"))
 	AttachMounts(root, hierarchyMounts)
 	var out bytes.Buffer
-	require.NoError(t, PrintTree(&out, root, all, wide, cut, now))
+	require.NoError(t, PrintTree(&out, &out, tablePrinter(wide), root, all, cut, now))
 	return out.String()
 }
 
@@ -252,7 +268,7 @@ func TestPruneNothingLeft(t *testing.T) {
 	root, cut := b.Build(context.Background(), logicalcluster.NewPath("root:org"))
 	AttachMounts(root, hierarchyMounts)
 	var out bytes.Buffer
-	require.NoError(t, PrintTree(&out, root, false, false, cut, now))
+	require.NoError(t, PrintTree(&out, &out, tablePrinter(false), root, false, cut, now))
 	require.Equal(t, "1 mounted workspaces, all ready (-A shows them).\n", out.String())
 }
 
@@ -353,7 +369,7 @@ func TestReadMounts(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"", "", "mount not read: --max-mounts=22 reached", "mount not read: --max-mounts=22 reached"}, notes)
 	var out bytes.Buffer
-	require.NoError(t, PrintTree(&out, root, true, false, cut, now))
+	require.NoError(t, PrintTree(&out, &out, tablePrinter(false), root, true, cut, now))
 	require.Contains(t, out.String(), "(mount not read: --max-mounts=22 reached)")
 	require.Contains(t, out.String(), "--max-mounts to see more")
 
@@ -369,4 +385,20 @@ func TestReadMounts(t *testing.T) {
 	require.False(t, cut)
 	require.ElementsMatch(t, []string{"ready", "broken", "fine", "pending"}, found(root))
 	require.Equal(t, []string{"* max 9", "root:org max 9", "root:org:team-a:deep max 2", "root:org:team-a max 1"}, f.asked)
+}
+
+// TestTreeOutput: tree -o takes cli-runtime's PrintFlags formats; the summary goes to its own writer.
+func TestTreeOutput(t *testing.T) {
+	t.Parallel()
+	root, cut := hierarchyBuilder(10, 100, nil).Build(context.Background(), logicalcluster.NewPath("root:org"))
+	AttachMounts(root, hierarchyMounts)
+	flags := genericclioptions.NewPrintFlags("")
+	flags.OutputFormat = ptr.To(`jsonpath={range .rows[*]}{.cells[0]} {.cells[1]}{"\n"}{end}`)
+	p, table, err := printerFor(flags, false)
+	require.NoError(t, err)
+	require.False(t, table)
+	var out, summary bytes.Buffer
+	require.NoError(t, PrintTree(&out, &summary, p, root, true, cut, now))
+	golden(t, "tree-jsonpath.golden", out.String())
+	require.Equal(t, "4 mounted workspaces, 2 not ready.\n", summary.String())
 }

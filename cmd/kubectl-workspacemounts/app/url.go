@@ -26,18 +26,13 @@ import (
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
 )
 
-// clustersSegment is what kcp's server URLs have before a workspace path:
-// https://<host>[/<prefix>]/clusters/<path>.
+// clustersSegment is what kcp's server URLs have before a workspace path.
 const clustersSegment = "/clusters/"
 
-// KCPURL is a kcp server URL split as kcp's own kubectl plugins split it
-// (kcp's cli ParseClusterURL): the base, everything before /clusters/, and
-// the workspace path after it.
+// KCPURL is a kcp server URL split as kcp's cli ParseClusterURL splits it: the base, everything before
+// /clusters/, and the workspace path after it.
 type KCPURL struct {
-	// Base is scheme, host and any prefix, with neither /clusters/ nor a
-	// trailing slash: https://kcp.example.com or https://host/kcp.
 	Base string
-	// Path is the workspace path, e.g. root:org:team-a.
 	Path logicalcluster.Path
 }
 
@@ -46,47 +41,49 @@ func (u KCPURL) String() string {
 	return u.Base + clustersSegment + u.Path.String()
 }
 
-// ParseKCPURL splits a kcp server URL, https://<host>[/<prefix>]/clusters/<path>[/],
-// into its base and workspace path. Anything else (no /clusters/, an invalid
-// or wildcard path, more after the path, a query or fragment, a scheme other
-// than http(s)) is an error saying what it is not.
-func ParseKCPURL(server string) (KCPURL, error) {
+// parseClusterURL is the one parser of server URLs: it splits https://<host>[/<prefix>][/clusters/<cluster>][/]
+// into its base, without a trailing slash, and the cluster segment, a workspace path or *, empty without /clusters/.
+func parseClusterURL(server string) (base string, cluster logicalcluster.Path, err error) {
 	u, err := url.Parse(server)
 	if err != nil {
-		return KCPURL{}, fmt.Errorf("%q is not a URL: %w", server, err)
+		return "", cluster, fmt.Errorf("%q is not a URL: %w", server, err)
 	}
-	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
-		return KCPURL{}, fmt.Errorf("%q is not an http(s) URL with a host", server)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.Opaque != "" {
-		return KCPURL{}, fmt.Errorf("%q has a query, a fragment or user information: not a kcp workspace URL", server)
+	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.Opaque != "" {
+		return "", cluster, fmt.Errorf("%q is not an http(s) URL with a host and no query, fragment or user information", server)
 	}
 	i := strings.LastIndex(u.Path, clustersSegment)
 	if i < 0 {
-		return KCPURL{}, fmt.Errorf("%q is not a kcp workspace URL (https://<host>/clusters/<workspace path>)", server)
+		return strings.TrimSuffix(u.String(), "/"), cluster, nil
 	}
 	segment := strings.TrimSuffix(u.Path[i+len(clustersSegment):], "/")
-	path := logicalcluster.NewPath(segment)
-	if segment == "" || strings.Contains(segment, "/") || path == logicalcluster.Wildcard || !path.IsValid() {
-		return KCPURL{}, fmt.Errorf("%q does not end in a workspace path (root:org:ws) after /clusters/", server)
+	if cluster = logicalcluster.NewPath(segment); segment == "" || strings.Contains(segment, "/") || !cluster.IsValid() {
+		return "", logicalcluster.Path{}, fmt.Errorf("%q does not end in a workspace path (root:org:ws) after /clusters/", server)
 	}
-	base := *u
-	base.Path = u.Path[:i]
-	base.RawPath = ""
-	return KCPURL{Base: strings.TrimSuffix(base.String(), "/"), Path: path}, nil
+	u.Path, u.RawPath = u.Path[:i], ""
+	return strings.TrimSuffix(u.String(), "/"), cluster, nil
 }
 
-// Target is where the commands send their requests: the virtual workspace's
-// base (…/services/workspacemounts) and the cluster segment of a list or get.
+// ParseKCPURL splits a kcp workspace URL, https://<host>[/<prefix>]/clusters/<path>[/], with [parseClusterURL]; a
+// URL without /clusters/ or with * is not one.
+func ParseKCPURL(server string) (KCPURL, error) {
+	base, path, err := parseClusterURL(server)
+	switch {
+	case err != nil:
+		return KCPURL{}, err
+	case path.Empty():
+		return KCPURL{}, fmt.Errorf("%q is not a kcp workspace URL (https://<host>/clusters/<workspace path>)", server)
+	case path == logicalcluster.Wildcard:
+		return KCPURL{}, fmt.Errorf("%q does not end in a workspace path (root:org:ws) after /clusters/", server)
+	}
+	return KCPURL{Base: base, Path: path}, nil
+}
+
+// Target is where the commands send their requests: the virtual workspace's base, the cluster segment of a list
+// or get, and the context's kcp URL for the commands that ask kcp (an empty Base when it is not kcp's).
 type Target struct {
-	// VirtualWorkspace is the virtual workspace up to /clusters/:
-	// https://<host>/services/workspacemounts.
 	VirtualWorkspace string
-	// Cluster is the segment after /clusters/: a workspace path, or * (--all).
-	Cluster string
-	// KCP is the kcp URL of the current context, for the commands that ask kcp
-	// (tree, why); its Base is empty when the context's server is not kcp's.
-	KCP KCPURL
+	Cluster          string
+	KCP              KCPURL
 }
 
 // URL is the virtual workspace at a cluster segment.
@@ -94,35 +91,29 @@ func (t Target) URL(cluster string) string {
 	return t.VirtualWorkspace + clustersSegment + cluster
 }
 
-// ResolveTarget derives the virtual workspace from the current context's
-// server (kcp's https://<host>/clusters/<path> becomes
-// https://<host>/services/workspacemounts/clusters/<path>, --all puts * for
-// the path), or takes it from --server: the virtual workspace's URL with or
-// without /clusters/<c> (without, the context's path or * completes it).
+// ResolveTarget derives the virtual workspace from the current context's kcp URL (--all puts * for the path), or
+// takes it from --server, with or without /clusters/<cluster> (without, the context's path or * completes it).
 func ResolveTarget(contextServer, serverFlag string, all bool) (Target, error) {
 	var t Target
 	kcpURL, kcpErr := ParseKCPURL(contextServer)
 	if kcpErr == nil {
 		t.KCP = kcpURL
 	}
-	if serverFlag == "" {
-		if kcpErr != nil {
-			return Target{}, fmt.Errorf("the current context's server %w; use --server https://<front-proxy>%s<workspace path> to name the virtual workspace", kcpErr, clusterpath.Prefix)
-		}
+	switch {
+	case serverFlag == "" && kcpErr != nil:
+		return Target{}, fmt.Errorf("the current context's server %w; use --server https://<front-proxy>%s<workspace path> to name the virtual workspace", kcpErr, clusterpath.Prefix)
+	case serverFlag == "":
 		t.VirtualWorkspace = kcpURL.Base + strings.TrimSuffix(clusterpath.Prefix, clustersSegment)
 		t.Cluster = kcpURL.Path.String()
-	} else {
-		vw, cluster, err := splitServerFlag(serverFlag)
+	default:
+		vw, cluster, err := parseClusterURL(serverFlag)
 		if err != nil {
-			return Target{}, err
+			return Target{}, fmt.Errorf("--server: %w", err)
 		}
-		t.VirtualWorkspace = vw
-		switch {
-		case cluster != "":
-			t.Cluster = cluster
-		case kcpErr == nil:
+		t.VirtualWorkspace, t.Cluster = vw, cluster.String()
+		if cluster.Empty() && kcpErr == nil {
 			t.Cluster = kcpURL.Path.String()
-		case !all:
+		} else if cluster.Empty() && !all {
 			return Target{}, fmt.Errorf("--server %s names no cluster (…/clusters/<path>) and the current context's server %w; add /clusters/<path> to --server, or use --all", serverFlag, kcpErr)
 		}
 	}
@@ -130,28 +121,4 @@ func ResolveTarget(contextServer, serverFlag string, all bool) (Target, error) {
 		t.Cluster = logicalcluster.Wildcard.String()
 	}
 	return t, nil
-}
-
-// splitServerFlag splits --server into the virtual workspace's base and the
-// cluster segment after /clusters/ ("" when there is none).
-func splitServerFlag(server string) (base, cluster string, err error) {
-	u, err := url.Parse(server)
-	if err != nil {
-		return "", "", fmt.Errorf("--server %q is not a URL: %w", server, err)
-	}
-	if u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return "", "", fmt.Errorf("--server %q is not an http(s) URL with a host (and no query)", server)
-	}
-	i := strings.LastIndex(u.Path, clustersSegment)
-	if i < 0 {
-		return strings.TrimSuffix(server, "/"), "", nil
-	}
-	segment := strings.TrimSuffix(u.Path[i+len(clustersSegment):], "/")
-	if segment == "" || strings.Contains(segment, "/") || !logicalcluster.NewPath(segment).IsValid() {
-		return "", "", fmt.Errorf("--server %q: %q after /clusters/ is not a workspace path or *", server, segment)
-	}
-	b := *u
-	b.Path = u.Path[:i]
-	b.RawPath = ""
-	return strings.TrimSuffix(b.String(), "/"), segment, nil
 }

@@ -61,7 +61,7 @@ func TestResolveTarget(t *testing.T) {
 		{name: "--server without a cluster, --all", context: "https://kube.example.com", server: "https://vw.example.com/services/workspacemounts", all: true,
 			wantURL: "https://vw.example.com/services/workspacemounts/clusters/*", wantKCPAbsent: true},
 		{name: "--server without a cluster, no kcp context", context: "https://kube.example.com", server: "https://vw.example.com/services/workspacemounts", wantErr: "names no cluster"},
-		{name: "--server with a bad cluster", context: "https://kcp.example.com/clusters/root", server: "https://vw.example.com/services/workspacemounts/clusters/A", wantErr: "is not a workspace path"},
+		{name: "--server with a bad cluster", context: "https://kcp.example.com/clusters/root", server: "https://vw.example.com/services/workspacemounts/clusters/A", wantErr: "does not end in a workspace path"},
 		{name: "--server not a URL", context: "https://kcp.example.com/clusters/root", server: "vw.example.com", wantErr: "not an http(s) URL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

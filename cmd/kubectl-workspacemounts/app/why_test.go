@@ -60,7 +60,7 @@ func flapping() *wsmv1alpha1.WorkspaceMount {
 		{Phase: "Connecting", Ready: false, Reason: "MountNotReady", Time: at(5 * time.Minute)},
 	}
 	m.Status.Availability = &wsmv1alpha1.MountAvailability{
-		Since: at(3 * time.Hour), ReadySeconds: 30*60 + 85*60, ObservedSeconds: 175 * 60, Ratio: "0.6389", CurrentStateSeconds: 300,
+		Since: at(3 * time.Hour), ReadySeconds: 30*60 + 85*60, ObservedSeconds: 175 * 60,
 	}
 	return &m
 }

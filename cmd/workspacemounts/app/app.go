@@ -14,12 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package app builds the workspacemounts command: the one place its
-// subcommands, flags and logging options are registered and the server is
-// put together (Run), for main, for the end-to-end tests that run it in
-// their process and for the tests that check a Deployment's arguments
-// against the real flags (in the layout of metrics-server's
-// cmd/metrics-server/app).
+// Package app builds the workspacemounts command, its flags and its
+// subcommands, as metrics-server's cmd/metrics-server/app does.
 package app
 
 import (
@@ -30,15 +26,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	cliflag "k8s.io/component-base/cli/flag"
 	logsapiv1 "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 	"github.com/workspacemounts/workspacemounts/server"
 
-	// --logging-format=json: component-base's JSON logger (zap), one object
-	// per line, as kcp and kube-apiserver write it.
-	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
 )
 
 // NewCommand is the workspacemounts command with its subcommands start,
@@ -54,14 +50,24 @@ func NewCommand() *cobra.Command {
 	return root
 }
 
-// StartFlags are the flags of `workspacemounts start`, registered on fs:
-// the options they set, and the logging configuration.
+// StartFlags registers the flags of `workspacemounts start` on fs, and
+// returns the options and the logging configuration they set.
 func StartFlags(fs *pflag.FlagSet) (*server.Options, *logsapiv1.LoggingConfiguration) {
+	options, logging, fss := startFlagSets()
+	for _, name := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[name])
+	}
+	return options, logging
+}
+
+// startFlagSets are the flags of `workspacemounts start` in the sections
+// its help prints.
+func startFlagSets() (*server.Options, *logsapiv1.LoggingConfiguration, cliflag.NamedFlagSets) {
 	options := server.NewOptions()
 	logging := logsapiv1.NewLoggingConfiguration()
-	options.AddFlags(fs)
-	logsapiv1.AddFlags(logging, fs)
-	return options, logging
+	fss := options.Flags()
+	logsapiv1.AddFlags(logging, fss.FlagSet(server.SectionLogging))
+	return options, logging, fss
 }
 
 func newStartCommand() *cobra.Command {
@@ -75,10 +81,16 @@ Every Workspace that mounts an object (spec.mount.ref, or with
 gets two annotations: workspacemounts.io/phase
 and workspacemounts.io/status (JSON: phase, ready, url, reason, message, mountRef,
 lastTransitionTime, conditions). With --workspace-condition it also gets the
-condition WorkspaceMountAvailable, with --workspace-url its spec.URL.`,
+condition WorkspaceMountAvailable, with --workspace-url its spec.URL.
+Each flag is told in full in docs/flags.md.`,
 		Args: cobra.NoArgs,
 	}
-	options, logging := StartFlags(cmd.Flags())
+	options, logging, fss := startFlagSets()
+	for _, name := range fss.Order {
+		cmd.Flags().AddFlagSet(fss.FlagSets[name])
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, fss, cols)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := logsapiv1.ValidateAndApply(logging, nil); err != nil {
 			return err

@@ -30,15 +30,19 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	genericapiserveroptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	logsapiv1 "k8s.io/component-base/logs/api/v1"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"github.com/workspacemounts/workspacemounts/pkg/version"
+	"github.com/workspacemounts/workspacemounts/server"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -206,4 +210,52 @@ func TestKCPOperatorArguments(t *testing.T) {
 	require.NoError(t, cmd.Wait(), "stopped by SIGTERM, the command exits 0:\n%s", strings.Join(lines, "\n"))
 	require.Len(t, ignored, 1, "%s", strings.Join(lines, "\n"))
 	require.Contains(t, ignored[0], `flags=["--shard-external-url","--cache-kubeconfig"]`)
+}
+
+// TestStartHelpSections: every flag of start is in exactly one section of
+// its help, and every flag of the plugin's own has a help of one short
+// sentence; Kubernetes' own serving and logging flags keep their help.
+func TestStartHelpSections(t *testing.T) {
+	t.Parallel()
+	_, _, fss := startFlagSets()
+	all := pflag.NewFlagSet("start", pflag.ContinueOnError)
+	StartFlags(all)
+	sectionOf := map[string]string{}
+	for _, name := range fss.Order {
+		fss.FlagSets[name].VisitAll(func(f *pflag.Flag) {
+			require.NotContains(t, sectionOf, f.Name, "--%s in sections %q and %q", f.Name, sectionOf[f.Name], name)
+			sectionOf[f.Name] = name
+		})
+	}
+	count := 0
+	all.VisitAll(func(f *pflag.Flag) {
+		count++
+		require.Contains(t, sectionOf, f.Name, "--%s is in no section", f.Name)
+	})
+	require.Len(t, sectionOf, count)
+	require.Equal(t, []string{server.SectionKCP, server.SectionController, server.SectionRouting, server.SectionServing, server.SectionAuthentication,
+		server.SectionAuthorization, server.SectionShares, server.SectionMetrics, server.SectionLogging}, fss.Order)
+	for flag, section := range map[string]string{"kubeconfig": server.SectionKCP, "workspace-workers": server.SectionController, "max-unavailable": server.SectionRouting,
+		"secure-port": server.SectionServing, "requestheader-dedicated-ca": server.SectionAuthentication, "authorization-qps": server.SectionAuthorization,
+		"max-watches": server.SectionShares, "leader-elect": server.SectionMetrics, "logging-format": server.SectionLogging} {
+		require.Equal(t, section, sectionOf[flag], "--%s", flag)
+	}
+
+	kubernetes := pflag.NewFlagSet("kubernetes", pflag.ContinueOnError)
+	genericapiserveroptions.NewSecureServingOptions().AddFlags(kubernetes)
+	(&genericapiserveroptions.ClientCertAuthenticationOptions{}).AddFlags(kubernetes)
+	(&genericapiserveroptions.RequestHeaderAuthenticationOptions{}).AddFlags(kubernetes)
+	logsapiv1.AddFlags(logsapiv1.NewLoggingConfiguration(), kubernetes)
+	all.VisitAll(func(f *pflag.Flag) {
+		if kubernetes.Lookup(f.Name) == nil {
+			require.LessOrEqual(t, len(f.Usage), 150, "--%s: %q", f.Name, f.Usage)
+			require.Equal(t, 1, strings.Count(strings.TrimSuffix(f.Usage, "."), ". ")+1, "--%s: one sentence: %q", f.Name, f.Usage)
+		}
+	})
+
+	stdout, _, err := runCommand(t, "start", "--help")
+	require.NoError(t, err)
+	for _, name := range fss.Order {
+		require.Contains(t, stdout, "\n"+strings.ToUpper(name[:1])+name[1:]+" flags:\n", "start --help")
+	}
 }

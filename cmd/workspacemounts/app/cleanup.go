@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -45,24 +44,10 @@ import (
 	"github.com/workspacemounts/workspacemounts/server"
 )
 
-// cleanupFlags are the flags of `workspacemounts start` that cleanup takes
-// too: how kcp is reached, and where the Lease is.
-var cleanupFlags = []string{
-	"kubeconfig", "context", "root-kubeconfig", "shards-kubeconfig", "all-shards",
-	"leader-election-cluster", "leader-election-namespace", "leader-election-id",
-	"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period",
-}
-
-// CleanupFlags are the flags of `workspacemounts cleanup`, registered on fs:
-// start's own flags for kcp and the Lease (the same definitions), the
-// logging configuration, and --yes.
+// CleanupFlags registers the flags of `workspacemounts cleanup` on fs:
+// start's for kcp and the Lease, logging, and --yes.
 func CleanupFlags(fs *pflag.FlagSet) (*server.Options, *logsapiv1.LoggingConfiguration, *bool) {
-	options := server.NewOptions()
-	all := pflag.NewFlagSet("start", pflag.ContinueOnError)
-	options.AddFlags(all)
-	for _, name := range cleanupFlags {
-		fs.AddFlag(all.Lookup(name))
-	}
+	options := startFlagsNamed(fs, doctorStartFlags, "leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period")
 	logging := logsapiv1.NewLoggingConfiguration()
 	logsapiv1.AddFlags(logging, fs)
 	yes := fs.Bool("yes", false, "Write; without it, cleanup only prints what it would change.")
@@ -103,33 +88,20 @@ It takes start's flags for kcp and the Lease.`,
 // RunCleanup runs `workspacemounts cleanup` with start's options, printing
 // to cmd's output.
 func RunCleanup(ctx context.Context, options *server.Options, yes bool, cmd *cobra.Command) error {
-	o := *options
-	o.RunController, o.RunVirtualWorkspace = true, false
-	o.LeaderElection.Enabled = true
-	completed, err := o.Complete()
+	le, config, err := leaseConfig(options)
 	if err != nil {
 		return err
 	}
-	config, err := server.NewConfig(completed)
-	if err != nil {
-		return err
-	}
-	le := o.LeaderElection
-	getLease := func(ctx context.Context) (*coordinationv1.Lease, error) {
-		return config.LeaseClusterClient.Cluster(logicalcluster.NewPath(le.Cluster)).CoordinationV1().Leases(le.Namespace).Get(ctx, le.ID, metav1.GetOptions{})
-	}
+	getLease := func(ctx context.Context) (*coordinationv1.Lease, error) { return getLease(ctx, config, le) }
 	c := &cleanup.Cleanup{
 		GetLease:  getLease,
-		LeaseName: strings.Join([]string{le.Cluster, le.Namespace, le.ID}, "/"),
+		LeaseName: leaseName(le),
 		Hold: func(ctx context.Context, clean func(context.Context) error) error {
 			identity, err := os.Hostname()
 			if err != nil {
 				return err
 			}
-			// The Lease is free (CheckLease): released, it is taken at the
-			// first try; expired, client-go's elector waits for the
-			// duration written in it from when it first reads it. Longer,
-			// a plugin took it first.
+			// Expired, client-go's elector waits for the duration written in it.
 			wait := le.LeaseDuration
 			if lease, err := getLease(ctx); err == nil && lease.Spec.LeaseDurationSeconds != nil {
 				wait = max(wait, time.Duration(*lease.Spec.LeaseDurationSeconds)*time.Second)
@@ -147,10 +119,8 @@ func RunCleanup(ctx context.Context, options *server.Options, yes bool, cmd *cob
 	return err
 }
 
-// cleanupShards are the shards of the config (server.Config.ListShards),
-// each with the tenancy identity resolved so that Workspaces are listed
-// across all clusters. A shard that cannot be reached does not stop the
-// others: Run reports it by name, and exits non-zero at the end.
+// cleanupShards are the shards of the config, each with the tenancy
+// identity resolved; one that cannot be reached does not stop the others.
 func cleanupShards(ctx context.Context, config *server.Config) ([]cleanup.Shard, error) {
 	targets, err := config.ListShards(ctx)
 	if err != nil {
@@ -167,7 +137,6 @@ func cleanupShards(ctx context.Context, config *server.Config) ([]cleanup.Shard,
 	return found, nil
 }
 
-// unreachableShard is a shard whose Workspaces cannot be listed, for err.
 func unreachableShard(name string, err error) cleanup.Shard {
 	return cleanup.Shard{
 		Name: name,
@@ -178,8 +147,7 @@ func unreachableShard(name string, err error) cleanup.Shard {
 }
 
 // inTreeMountsController tells whether kcp's in-tree mounts controller runs
-// on the shard cfg reaches, from its /metrics; when that cannot be told, it
-// is taken to run, so that its condition WorkspaceMountReady is left alone.
+// on the shard cfg reaches, taken to run when that cannot be told.
 func inTreeMountsController(ctx context.Context, name string, cfg *rest.Config) bool {
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err == nil {
@@ -193,8 +161,7 @@ func inTreeMountsController(ctx context.Context, name string, cfg *rest.Config) 
 	return true
 }
 
-// cleanupShard is one shard's Workspaces, once its tenancy identity is
-// read from root.
+// cleanupShard is one shard's Workspaces.
 func cleanupShard(ctx context.Context, name string, cfg, root *rest.Config) (cleanup.Shard, error) {
 	tenancy := tenancyv1alpha1.SchemeGroupVersion.Group
 	identityConfig, resolve := clients.NewConfigWithWildcardIdentities(cfg, root, map[string]string{tenancy: tenancy})

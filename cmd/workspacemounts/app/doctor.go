@@ -24,12 +24,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -43,8 +45,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/server"
 )
 
-// doctorStartFlags are the flags of `workspacemounts start` that doctor
-// takes too: how kcp is reached, and where the Lease is.
+// doctorStartFlags are the flags of start that doctor and cleanup take too.
 var doctorStartFlags = []string{
 	"kubeconfig", "context", "root-kubeconfig", "shards-kubeconfig", "all-shards",
 	"leader-election-cluster", "leader-election-namespace", "leader-election-id",
@@ -52,32 +53,19 @@ var doctorStartFlags = []string{
 
 // DoctorOptions are doctor's own flags.
 type DoctorOptions struct {
-	// FrontProxyURL is kcp's front-proxy (https://kcp.example.com), where
-	// tenants reach the plugin; FrontProxyCAFile the CA of its serving
-	// certificate (default: the kubeconfig's CA).
-	FrontProxyURL    string
-	FrontProxyCAFile string
-	// Token and TokenFile are a tenant's bearer token, sent to the
-	// front-proxy.
-	Token     string
-	TokenFile string
-	// VirtualWorkspaceURL is the plugin's own HTTPS address, whose serving
-	// certificate is read.
+	FrontProxyURL       string
+	FrontProxyCAFile    string
+	Token               string
+	TokenFile           string
 	VirtualWorkspaceURL string
 	Output              string
 	Timeout             time.Duration
 }
 
-// DoctorFlags are the flags of `workspacemounts doctor`, registered on fs:
-// start's own flags for kcp and the Lease (the same definitions), doctor's
-// own, and the logging configuration.
+// DoctorFlags registers the flags of `workspacemounts doctor` on fs:
+// start's for kcp and the Lease, doctor's own, and logging.
 func DoctorFlags(fs *pflag.FlagSet) (*server.Options, *DoctorOptions, *logsapiv1.LoggingConfiguration) {
-	options := server.NewOptions()
-	all := pflag.NewFlagSet("start", pflag.ContinueOnError)
-	options.AddFlags(all)
-	for _, name := range doctorStartFlags {
-		fs.AddFlag(all.Lookup(name))
-	}
+	options := startFlagsNamed(fs, doctorStartFlags)
 	d := &DoctorOptions{Output: "table", Timeout: time.Minute}
 	fs.StringVar(&d.FrontProxyURL, "front-proxy-url", d.FrontProxyURL,
 		"kcp's front-proxy, where tenants reach the plugin (https://...). Without it, the front-proxy's checks are skipped.")
@@ -182,17 +170,9 @@ func RunDoctor(ctx context.Context, options *server.Options, d *DoctorOptions, o
 }
 
 // gatherDoctorFacts asks kcp, the front-proxy and the plugin what doctor
-// judges, with the plugin's own configuration of kcp's clients
-// (server.NewConfig, as cleanup does).
+// judges, with the plugin's own clients of kcp.
 func gatherDoctorFacts(ctx context.Context, options *server.Options, d *DoctorOptions) (doctor.Facts, error) {
-	o := *options
-	o.RunController, o.RunVirtualWorkspace = true, false
-	o.LeaderElection.Enabled = true
-	completed, err := o.Complete()
-	if err != nil {
-		return doctor.Facts{}, err
-	}
-	config, err := server.NewConfig(completed)
+	le, config, err := leaseConfig(options)
 	if err != nil {
 		return doctor.Facts{}, err
 	}
@@ -206,13 +186,12 @@ func gatherDoctorFacts(ctx context.Context, options *server.Options, d *DoctorOp
 	}
 	var frontProxy *http.Client
 	if d.FrontProxyURL != "" {
-		if frontProxy, err = frontProxyClient(o, d.FrontProxyCAFile); err != nil {
+		if frontProxy, err = frontProxyClient(*options, d.FrontProxyCAFile); err != nil {
 			return doctor.Facts{}, err
 		}
 	}
 
 	facts := doctor.Facts{Now: time.Now()}
-	// Root not answering must leave time for the other checks.
 	shardsCtx, cancel := context.WithTimeout(ctx, d.Timeout/3)
 	targets, err := config.ListShards(shardsCtx)
 	cancel()
@@ -220,9 +199,8 @@ func gatherDoctorFacts(ctx context.Context, options *server.Options, d *DoctorOp
 	for _, target := range targets {
 		facts.Shards = append(facts.Shards, shardFacts(ctx, target.Name, target.BaseURL, target.Config))
 	}
-	le := o.LeaderElection
-	lease, err := config.LeaseClusterClient.Cluster(logicalcluster.NewPath(le.Cluster)).CoordinationV1().Leases(le.Namespace).Get(ctx, le.ID, metav1.GetOptions{})
-	facts.Lease = doctor.LeaseFactsOf(strings.Join([]string{le.Cluster, le.Namespace, le.ID}, "/"), lease, err)
+	lease, err := getLease(ctx, config, le)
+	facts.Lease = doctor.LeaseFactsOf(leaseName(le), lease, err)
 	if frontProxy != nil {
 		facts.FrontProxy = doctor.FrontProxy(ctx, frontProxy, d.FrontProxyURL, token)
 	}
@@ -232,9 +210,7 @@ func gatherDoctorFacts(ctx context.Context, options *server.Options, d *DoctorOp
 	return facts, nil
 }
 
-// shardFacts are one shard's release and gate, asked with cfg (its base URL
-// and the shards' credentials); whether the gate is on is told as the plugin
-// tells it before it writes spec.URL (server.InTreeMountsControllerRuns).
+// shardFacts are one shard's release and gate, asked with cfg.
 func shardFacts(ctx context.Context, name, baseURL string, cfg *rest.Config) doctor.ShardFacts {
 	f := doctor.ShardFacts{Name: name, BaseURL: baseURL}
 	client, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
@@ -251,9 +227,7 @@ func shardFacts(ctx context.Context, name, baseURL string, cfg *rest.Config) doc
 }
 
 // frontProxyClient is an HTTP client of the front-proxy that trusts caFile,
-// or without it the CA of --kubeconfig's context (for a sharded kcp,
-// --root-kubeconfig's current one), and presents no credential of the
-// kubeconfig's: doctor asks as the tenant whose token it was given.
+// else the kubeconfig's CA, and presents no credential of the kubeconfig's.
 func frontProxyClient(o server.Options, caFile string) (*http.Client, error) {
 	tls := rest.TLSClientConfig{CAFile: caFile}
 	if caFile == "" {
@@ -273,4 +247,38 @@ func frontProxyClient(o server.Options, caFile string) (*http.Client, error) {
 		return nil, fmt.Errorf("the front-proxy's CA: %w", err)
 	}
 	return &http.Client{Transport: transport}, nil
+}
+
+// startFlagsNamed registers start's flags of names on fs, with their
+// definitions, and returns the options they set.
+func startFlagsNamed(fs *pflag.FlagSet, names []string, more ...string) *server.Options {
+	options := server.NewOptions()
+	all := pflag.NewFlagSet("start", pflag.ContinueOnError)
+	options.AddFlags(all)
+	for _, name := range append(slices.Clone(names), more...) {
+		fs.AddFlag(all.Lookup(name))
+	}
+	return options
+}
+
+// leaseConfig is the config of doctor and cleanup, which read the Lease and
+// run no virtual workspace.
+func leaseConfig(options *server.Options) (server.LeaderElectionOptions, *server.Config, error) {
+	o := *options
+	o.RunController, o.RunVirtualWorkspace = true, false
+	o.LeaderElection.Enabled = true
+	completed, err := o.Complete()
+	if err != nil {
+		return o.LeaderElection, nil, err
+	}
+	config, err := server.NewConfig(completed)
+	return o.LeaderElection, config, err
+}
+
+func getLease(ctx context.Context, config *server.Config, le server.LeaderElectionOptions) (*coordinationv1.Lease, error) {
+	return config.LeaseClusterClient.Cluster(logicalcluster.NewPath(le.Cluster)).CoordinationV1().Leases(le.Namespace).Get(ctx, le.ID, metav1.GetOptions{})
+}
+
+func leaseName(le server.LeaderElectionOptions) string {
+	return strings.Join([]string{le.Cluster, le.Namespace, le.ID}, "/")
 }

@@ -160,7 +160,7 @@ func newSim(n, clusters int) (*sim, error) {
 		return nil, err
 	}
 	// The controller's metadata informer of the mount objects
-	// (controllers/workspacemounts/mount_informers.go), with its transform.
+	// (controllers/workspacemounts/workspacemounts_mount_informers.go), with its transform.
 	s.mountSource, err = newFakeSource(mountObjectList(n, clusters), func() runtime.Object { return &metav1.PartialObjectMetadataList{} })
 	if err != nil {
 		return nil, err

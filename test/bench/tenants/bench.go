@@ -29,6 +29,7 @@ import (
 
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -136,8 +137,8 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 	b.clusters = make([]logicalcluster.Name, b.opts.clusters)
 	logf("creating %d clusters with the %s CRD and %d mounted Workspaces each", b.opts.clusters, mountKind, b.opts.mountsPerCluster)
 	var ready atomic.Int64
-	err := forEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, i int) error {
-		cluster, err := b.admin.createCluster(ctx, clusterName(i))
+	err := benchsetup.ForEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, i int) error {
+		cluster, err := b.admin.CreateCluster(ctx, clusterName(i), "")
 		if err != nil {
 			return err
 		}
@@ -145,7 +146,7 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 		if n := ready.Add(1); n%20 == 0 {
 			logf("%d/%d clusters ready after %s", n, b.opts.clusters, time.Since(began).Round(time.Second))
 		}
-		return b.admin.installMountCRD(ctx, cluster)
+		return b.admin.InstallMountCRD(ctx, cluster, mountGVR, mountKind)
 	})
 	if err != nil {
 		return err
@@ -157,7 +158,7 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 	if !sleep(ctx, crdSettleTime) {
 		return ctx.Err()
 	}
-	err = forEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, i int) error {
+	err = benchsetup.ForEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, i int) error {
 		return b.admin.createMountedWorkspaces(ctx, b.clusters[i], b.opts.mountsPerCluster)
 	})
 	if err != nil {
@@ -181,7 +182,7 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 		grants[saCluster] = append(grants[saCluster], serviceAccountUser)
 	}
 	logf("granting %d tenants %d clusters each, and the honest user %d", len(b.tokens.tenants), b.opts.grantsPerUser, b.opts.grantsPerUser)
-	err = forEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, c int) error {
+	err = benchsetup.ForEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, c int) error {
 		if len(grants[c]) == 0 {
 			return nil
 		}
@@ -191,7 +192,7 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 		return err
 	}
 	// kcp's own authorization caches lag a little behind RBAC writes.
-	err = forEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, c int) error {
+	err = benchsetup.ForEach(ctx, b.opts.clusters, setupConcurrency, func(ctx context.Context, c int) error {
 		for _, name := range grants[c] {
 			if name == serviceAccountUser {
 				continue // below, with its tokens
@@ -246,7 +247,7 @@ func (b *bench) setup(ctx context.Context, res *result) error {
 		if err := errors.Join(b.kcp.CheckRunning(), b.plugin.CheckRunning()); err != nil {
 			return err
 		}
-		if time.Since(began) > 3*readyTimeout {
+		if time.Since(began) > 3*benchsetup.ReadyTimeout {
 			return fmt.Errorf("the virtual workspace does not serve %d WorkspaceMounts in phase NotFound after %s: %s", want, time.Since(began).Round(time.Second), last)
 		}
 		select {

@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 )
 
 const (
@@ -139,7 +141,7 @@ func (b *bench) conns(ctx context.Context, res *result) error {
 	logf("opening %d %s connections as %s, each asking for a watch at *", b.opts.conns, cr.protocol, b.tokens.tenants[0].name)
 	conns := make([]*oneConn, b.opts.conns)
 	var drains sync.WaitGroup
-	err = forEach(ctx, b.opts.conns, connsConcurrency, func(ctx context.Context, i int) error {
+	err = benchsetup.ForEach(ctx, b.opts.conns, connsConcurrency, func(ctx context.Context, i int) error {
 		c := &oneConn{}
 		dialer := &net.Dialer{Timeout: 30 * time.Second}
 		c.transport = &http.Transport{

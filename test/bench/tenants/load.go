@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -223,7 +224,7 @@ func (b *bench) load(ctx context.Context, res *result) error {
 	var floodTook time.Duration
 	group.Go(func() {
 		floodBegan := time.Now()
-		_ = forEach(loadCtx, len(names), b.opts.floodConcurrency, func(ctx context.Context, i int) error {
+		_ = benchsetup.ForEach(loadCtx, len(names), b.opts.floodConcurrency, func(ctx context.Context, i int) error {
 			u := b.plugin.VirtualWorkspaceURL + "/services/workspacemounts/clusters/" + url.PathEscape(names[i]) + "/apis/workspacemounts.io/v1alpha1/workspacemounts"
 			code, _, err := get(ctx, flooder, u, b.tokens.flooder.token)
 			if ctx.Err() != nil {

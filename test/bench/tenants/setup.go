@@ -26,41 +26,30 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
-	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
-	kcpkubernetesclientset "github.com/kcp-dev/client-go/kubernetes"
 	"github.com/kcp-dev/logicalcluster/v3"
-	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 const (
-	// readyTimeout bounds each wait of the set-up.
-	readyTimeout = 5 * time.Minute
-	// pollInterval is how often readiness is checked again.
-	pollInterval = 500 * time.Millisecond
 	// setupConcurrency bounds the set-up's requests in flight; logical
 	// clusters are expensive for kcp, a few at a time is faster on 2 cores.
 	setupConcurrency = 8
 
-	// mountGroup, mountKind and mountPlural name the cluster-scoped mount CRD.
-	mountGroup  = "contrib.kcp.io"
-	mountKind   = "KubeCluster"
-	mountPlural = "kubeclusters"
+	// mountKind is the cluster-scoped mount CRD's kind, mountGVR its resource.
+	mountKind = "KubeCluster"
 
 	// readerRole and accessRole are the ClusterRoles a tenant is bound to in
 	// the clusters it may read, as in the e2e tests' grantWorkspaceReader.
@@ -81,9 +70,9 @@ const (
 // default namespace exists) and n tokens of it (TokenRequest: each its own
 // credential id, one user for kcp).
 func (c adminClients) serviceAccountTokens(ctx context.Context, cluster logicalcluster.Name, n int) ([]string, error) {
-	accounts := c.kube.Cluster(cluster.Path()).CoreV1().ServiceAccounts("default")
+	accounts := c.Kube.Cluster(cluster.Path()).CoreV1().ServiceAccounts("default")
 	var last error
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, benchsetup.PollInterval, benchsetup.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
 		_, last = accounts.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: serviceAccountName}}, metav1.CreateOptions{})
 		return last == nil || apierrors.IsAlreadyExists(last), nil
 	})
@@ -147,26 +136,14 @@ func writeTokenFile(path string, n int) (tokenFile, error) {
 	return f, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 }
 
-// adminClients talk to kcp as kcp-admin, cluster-aware.
-type adminClients struct {
-	kcp  kcpclientset.ClusterInterface
-	crds kcpapiextensionsclientset.ClusterInterface
-	kube kcpkubernetesclientset.ClusterInterface
-}
+var mountGVR = schema.GroupVersionResource{Group: "contrib.kcp.io", Version: framework.MountVersion, Resource: "kubeclusters"}
+
+// adminClients are kcp-admin's clients, with the set-up helpers of this command.
+type adminClients struct{ benchsetup.Admin }
 
 func newAdminClients(cfg *rest.Config) (adminClients, error) {
-	var c adminClients
-	var err error
-	if c.kcp, err = kcpclientset.NewForConfig(cfg); err != nil {
-		return adminClients{}, err
-	}
-	if c.crds, err = kcpapiextensionsclientset.NewForConfig(cfg); err != nil {
-		return adminClients{}, err
-	}
-	if c.kube, err = kcpkubernetesclientset.NewForConfig(cfg); err != nil {
-		return adminClients{}, err
-	}
-	return c, nil
+	admin, err := benchsetup.NewAdmin(cfg)
+	return adminClients{admin}, err
 }
 
 // clusterName names cluster workspace i under root.
@@ -174,70 +151,17 @@ func clusterName(i int) string {
 	return fmt.Sprintf("tenant-cluster-%03d", i)
 }
 
-// createCluster creates root:name, waits until it is Ready and returns its logical cluster.
-func (c adminClients) createCluster(ctx context.Context, name string) (logicalcluster.Name, error) {
-	workspaces := c.kcp.Cluster(framework.RootPath).TenancyV1alpha1().Workspaces()
-	ws := &tenancyv1alpha1.Workspace{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{Path: framework.RootPath.String(), Name: "universal"}},
-	}
-	if _, err := workspaces.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("creating workspace root:%s: %w", name, err)
-	}
-	var cluster string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
-		got, err := workspaces.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil //nolint:nilerr // perhaps passing: try again
-		}
-		cluster = got.Spec.Cluster
-		return got.Status.Phase == corev1alpha1.LogicalClusterPhaseReady && cluster != "", nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("waiting for workspace root:%s to be Ready: %w", name, err)
-	}
-	return logicalcluster.Name(cluster), nil
-}
-
-// installMountCRD installs the mount CRD in cluster and waits until it is
-// Established and served: kcp v0.28.1 crashes on a Workspace whose
-// spec.mount references a kind not served in its cluster.
-func (c adminClients) installMountCRD(ctx context.Context, cluster logicalcluster.Name) error {
-	crd := framework.MountCRD(mountGroup, mountKind, mountPlural, apiextensionsv1.ClusterScoped)
-	crds := c.crds.Cluster(cluster.Path()).ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating CRD %s in %s: %w", crd.Name, cluster, err)
-	}
-	disco := c.crds.Cluster(cluster.Path()).Discovery()
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(context.Context) (bool, error) {
-		resources, err := disco.ServerResourcesForGroupVersion(mountGroup + "/" + framework.MountVersion)
-		if err != nil {
-			return false, nil //nolint:nilerr // not served yet
-		}
-		for _, r := range resources.APIResources {
-			if r.Name == mountPlural {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s.%s to be served in %s: %w", mountPlural, mountGroup, cluster, err)
-	}
-	return nil
-}
-
 // createMountedWorkspaces creates n Workspaces mount-<j> in cluster, each
 // mounting a KubeCluster of the same name that does not exist (phase NotFound:
 // what the load reads does not depend on the mount objects).
 func (c adminClients) createMountedWorkspaces(ctx context.Context, cluster logicalcluster.Name, n int) error {
-	workspaces := c.kcp.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces()
+	workspaces := c.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces()
 	for j := range n {
 		name := "mount-" + strconv.Itoa(j)
 		ws := &tenancyv1alpha1.Workspace{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: tenancyv1alpha1.WorkspaceSpec{Mount: &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{
-				APIVersion: mountGroup + "/" + framework.MountVersion, Kind: mountKind, Name: name,
+				APIVersion: mountGVR.GroupVersion().String(), Kind: mountKind, Name: name,
 			}}},
 		}
 		if _, err := workspaces.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
@@ -250,7 +174,7 @@ func (c adminClients) createMountedWorkspaces(ctx context.Context, cluster logic
 // grant lets users read Workspaces in cluster (and so its WorkspaceMounts):
 // verb access on / and get, list, watch workspaces.tenancy.kcp.io.
 func (c adminClients) grant(ctx context.Context, cluster logicalcluster.Name, users []string) error {
-	rbac := c.kube.Cluster(cluster.Path()).RbacV1()
+	rbac := c.Kube.Cluster(cluster.Path()).RbacV1()
 	subjects := make([]rbacv1.Subject, 0, len(users))
 	for _, u := range users {
 		subjects = append(subjects, rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: u})
@@ -279,7 +203,7 @@ func (c adminClients) grant(ctx context.Context, cluster logicalcluster.Name, us
 func waitAllowed(ctx context.Context, client *http.Client, baseURL string, cluster logicalcluster.Name, token string) error {
 	url := baseURL + "/clusters/" + cluster.String() + "/apis/tenancy.kcp.io/v1alpha1/workspaces"
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, benchsetup.PollInterval, benchsetup.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
 		code, _, err := get(ctx, client, url, token)
 		if err != nil {
 			last = err.Error()
@@ -292,33 +216,6 @@ func waitAllowed(ctx context.Context, client *http.Client, baseURL string, clust
 		return fmt.Errorf("waiting until kcp lets a user list Workspaces in %s (last: %s): %w", cluster, last, err)
 	}
 	return nil
-}
-
-// forEach calls do(ctx, i) for every i in [0, n) from at most workers
-// goroutines and returns the first error.
-func forEach(ctx context.Context, n, workers int, do func(context.Context, int) error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	indexes := make(chan int)
-	var group sync.WaitGroup
-	for range min(workers, n) {
-		group.Go(func() {
-			for i := range indexes {
-				if err := do(ctx, i); err != nil {
-					cancel(err)
-				}
-			}
-		})
-	}
-	for i := range n {
-		select {
-		case indexes <- i:
-		case <-ctx.Done():
-		}
-	}
-	close(indexes)
-	group.Wait()
-	return context.Cause(ctx)
 }
 
 // mountList is the part of a WorkspaceMount list the benchmark reads.

@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,37 +29,17 @@ import (
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
-// listAnswer is List's answer: a WorkspaceMountList whose items are the
-// store's entries, decoded only when something reads them as objects.
-//
-// It is a runtime.CacheableObject: the API server's encoders hand it their
-// identifier, and for the server's plain JSON encoder of this API's version
-// (REST.WithEncodedJSON) it writes the list from the entries' JSON, the
-// bytes that encoder writes of the list. Any other encoder (YAML, pretty
-// JSON) encodes GetObject, the list with its items decoded.
-//
-// The list handler reads a list's items in two more ways: ConvertToTable
-// (a Table), and meta.EachListItem (a PartialObjectMetadataList,
-// handlers/response.go asPartialObjectMetadataList). meta.EachListItem asks
-// a runtime.Unstructured for the items (EachListItem) instead of reading
-// its Items field by reflection (apimachinery meta/help.go eachListItem):
-// listAnswer is one, whose EachListItem decodes. The handler's empty-list
-// fix-up (transformResponseObject: meta.LenList, meta.SetList, by
-// reflection) sees Items, empty until decoded, and sets []: the entries are
-// still what the list holds. An answer belongs to one request: it has no
-// lock.
+// listAnswer is List's answer, a [runtime.CacheableObject] whose items are
+// the store's entries, written from their JSON for the server's plain JSON
+// encoder and decoded only for anything else. It belongs to one request. See
+// docs/design/registry-answers.md.
 type listAnswer struct {
 	wsmv1alpha1.WorkspaceMountList
-	// entries are the list's objects, shared with the store (read only).
-	entries []*entry
-	// decoded is whether Items holds the entries' objects; replaced whether
-	// Items is what the list holds instead (SetUnstructuredContent).
+	entries []*entry // the store's, read only
+	// decoded: Items holds the entries' objects; replaced: Items is what the
+	// list holds instead.
 	decoded, replaced bool
-	// jsonEncoder is the identifier of the encoder whose output the
-	// entries' JSON is (empty: none).
-	jsonEncoder runtime.Identifier
-	// now is the time of the answer, which its objects' availability is as of.
-	now time.Time
+	jsonEncoder       runtime.Identifier
 }
 
 var (
@@ -77,36 +56,31 @@ func newListAnswer(listMeta metav1.ListMeta, entries []*entry, jsonEncoder runti
 		},
 		entries:     entries,
 		jsonEncoder: jsonEncoder,
-		now:         answerTime(),
 	}
 }
 
-// items decodes the entries into Items, once.
 func (l *listAnswer) items() []wsmv1alpha1.WorkspaceMount {
 	if !l.decoded {
 		l.decoded = true
 		l.Items = make([]wsmv1alpha1.WorkspaceMount, len(l.entries))
 		for i, e := range l.entries {
-			l.Items[i] = *e.objectAt("", l.now)
+			l.Items[i] = *e.objectAt("")
 		}
 	}
 	return l.Items
 }
 
-// GetObject implements runtime.CacheableObject: the list, its items decoded.
 func (l *listAnswer) GetObject() runtime.Object {
 	l.items()
 	return &l.WorkspaceMountList
 }
 
-// DeepCopyObject implements runtime.Object.
 func (l *listAnswer) DeepCopyObject() runtime.Object {
 	return l.GetObject().DeepCopyObject()
 }
 
-// CacheEncode implements runtime.CacheableObject. The output is that of the
-// apimachinery JSON serializer's streaming list encoder (and of its plain
-// one): {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]} and a newline.
+// CacheEncode implements runtime.CacheableObject, writing what the JSON
+// serializer's list encoders write.
 func (l *listAnswer) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	if id != l.jsonEncoder || l.replaced {
 		return encode(l.GetObject(), w)
@@ -131,7 +105,7 @@ func (l *listAnswer) CacheEncode(id runtime.Identifier, encode func(runtime.Obje
 		if i > 0 {
 			out.chunk = append(out.chunk, ',')
 		}
-		out.chunk = e.appendJSON(out.chunk, nil, l.now)
+		out.chunk = e.appendJSON(out.chunk, nil)
 		if err := out.next(); err != nil {
 			return err
 		}
@@ -139,10 +113,8 @@ func (l *listAnswer) CacheEncode(id runtime.Identifier, encode func(runtime.Obje
 	return out.close("]}\n")
 }
 
-// IsList implements runtime.Unstructured.
 func (l *listAnswer) IsList() bool { return true }
 
-// EachListItem implements runtime.Unstructured: the decoded items.
 func (l *listAnswer) EachListItem(fn func(runtime.Object) error) error {
 	items := l.items()
 	for i := range items {
@@ -153,7 +125,6 @@ func (l *listAnswer) EachListItem(fn func(runtime.Object) error) error {
 	return nil
 }
 
-// EachListItemWithAlloc implements runtime.Unstructured: copies of the decoded items.
 func (l *listAnswer) EachListItemWithAlloc(fn func(runtime.Object) error) error {
 	for _, item := range l.items() {
 		if err := fn(&item); err != nil {
@@ -163,7 +134,6 @@ func (l *listAnswer) EachListItemWithAlloc(fn func(runtime.Object) error) error 
 	return nil
 }
 
-// UnstructuredContent implements runtime.Unstructured: the list as a map.
 func (l *listAnswer) UnstructuredContent() map[string]interface{} {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(l.GetObject())
 	if err != nil {
@@ -173,8 +143,7 @@ func (l *listAnswer) UnstructuredContent() map[string]interface{} {
 	return content
 }
 
-// SetUnstructuredContent implements runtime.Unstructured: the list becomes
-// content, as a WorkspaceMountList reads it.
+// SetUnstructuredContent replaces the list by content.
 func (l *listAnswer) SetUnstructuredContent(content map[string]interface{}) {
 	list := wsmv1alpha1.WorkspaceMountList{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, &list); err != nil {
@@ -183,15 +152,12 @@ func (l *listAnswer) SetUnstructuredContent(content map[string]interface{}) {
 	l.WorkspaceMountList, l.entries, l.decoded, l.replaced = list, nil, true, true
 }
 
-// NewEmptyInstance implements runtime.Unstructured: an empty list.
 func (l *listAnswer) NewEmptyInstance() runtime.Unstructured {
 	return &listAnswer{WorkspaceMountList: wsmv1alpha1.WorkspaceMountList{TypeMeta: l.TypeMeta}, decoded: true, replaced: true}
 }
 
-// eventObject is the object of a watch event: a store's entry, with the
-// resource version of the event's moment (empty: its own). Like a list, it
-// is a runtime.CacheableObject: for the server's plain JSON encoder it is
-// the entry's JSON; for any other encoder, the decoded object (GetObject).
+// eventObject is a watch event's object: an entry, with the resource version
+// of the event's moment (empty: its own), written like a [listAnswer].
 type eventObject struct {
 	entry           *entry
 	resourceVersion string
@@ -200,33 +166,23 @@ type eventObject struct {
 
 var _ runtime.CacheableObject = &eventObject{}
 
-// GetObject implements runtime.CacheableObject: the decoded object.
 func (o *eventObject) GetObject() runtime.Object {
-	return o.entry.objectAt(o.resourceVersion, answerTime())
+	return o.entry.objectAt(o.resourceVersion)
 }
 
-// DeepCopyObject implements runtime.Object.
 func (o *eventObject) DeepCopyObject() runtime.Object { return o.GetObject() }
 
-// GetObjectKind implements runtime.Object: a WorkspaceMount's.
 func (o *eventObject) GetObjectKind() schema.ObjectKind {
 	return &metav1.TypeMeta{APIVersion: wsmv1alpha1.SchemeGroupVersion.String(), Kind: wsmv1alpha1.Kind}
 }
 
-// watchFrameIdentifier is how the identifier of the API server's encoder
-// of whole watch events begins (handlers/response.go watchEncoder: JSON of
-// watchEncoderIdentifier, Name "watch"). That encoder hands the event's
-// object to the encoder of the object, which asks the object again with
-// its own identifier.
+// watchFrameIdentifier begins the identifier of the server's encoder of
+// whole watch events, which asks the object's encoder in turn.
 const watchFrameIdentifier = `{"name":"watch",`
 
-// CacheEncode implements runtime.CacheableObject. For the plain JSON
-// encoder the output is its own: the object's JSON and a newline. The
-// encoder of whole events gets the eventObject itself, so that the encoder
-// of the object, which it calls, asks again (any encoder honours a
-// runtime.CacheableObject); every other one the decoded object. Should
-// the identifier of the encoder of events change, the object is decoded:
-// slower, the same bytes.
+// CacheEncode implements runtime.CacheableObject: the entry's JSON for the
+// plain JSON encoder, itself for the encoder of whole events, else the
+// decoded object.
 func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	switch {
 	case id == o.jsonEncoder && (o.resourceVersion == "" || !o.entry.resourceVersion.empty()):
@@ -237,8 +193,8 @@ func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Obj
 				return err
 			}
 		}
-		b := make([]byte, 0, len(o.entry.json)+len(resourceVersion)+storyBytes+1)
-		_, err := w.Write(append(o.entry.appendJSON(b, resourceVersion, answerTime()), '\n'))
+		b := make([]byte, 0, len(o.entry.json)+len(resourceVersion)+1)
+		_, err := w.Write(append(o.entry.appendJSON(b, resourceVersion), '\n'))
 		return err
 	case o.jsonEncoder != "" && strings.HasPrefix(string(id), watchFrameIdentifier):
 		return encode(o, w)
@@ -247,16 +203,12 @@ func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Obj
 	}
 }
 
-// encodedChunkSize is about the size of the writes of a list or a Table
-// written from the store's JSON.
+// encodedChunkSize is about the size of each write of a list or a Table.
 const encodedChunkSize = 32 << 10
 
-// chunkedWriter writes a JSON object as the apimachinery JSON serializer's
-// streaming list encoder writes one (runtime/serializer/json/collections.go):
-// "{" alone first, the API server's response writer telling a streamed
-// answer by a first write of a few bytes, then the rest, in pieces of about
-// encodedChunkSize rather than item by item: the caller appends to chunk,
-// and calls next after each item.
+// chunkedWriter writes a JSON object as the JSON serializer's streaming list
+// encoder does, "{" alone first, then in pieces of about encodedChunkSize:
+// the caller appends to chunk and calls next after each item.
 type chunkedWriter struct {
 	w     io.Writer
 	chunk []byte
@@ -268,8 +220,7 @@ func newChunkedWriter(w io.Writer) *chunkedWriter {
 	return &chunkedWriter{w: w, chunk: make([]byte, 0, 2*encodedChunkSize), err: err}
 }
 
-// next writes the chunk out once it holds encodedChunkSize bytes, and
-// returns the error of any write so far.
+// next writes the chunk once it is full, and returns any write's error.
 func (c *chunkedWriter) next() error {
 	if c.err == nil && len(c.chunk) >= encodedChunkSize {
 		_, c.err = c.w.Write(c.chunk)
@@ -278,7 +229,7 @@ func (c *chunkedWriter) next() error {
 	return c.err
 }
 
-// close writes the chunk with end, and returns the error of any write.
+// close writes the chunk with end.
 func (c *chunkedWriter) close(end string) error {
 	if c.err != nil {
 		return c.err

@@ -279,10 +279,10 @@ func TestStoreEntries(t *testing.T) {
 		require.Len(t, entries, len(h.store.items))
 		h.store.lock.RUnlock()
 		for _, e := range entries {
-			wsm, err := e.object(testNow)
+			wsm, err := e.object()
 			require.NoError(t, err)
-			require.JSONEq(t, string(mustJSON(t, wsm)), string(e.appendJSON(nil, nil, testNow)))
-			require.Equal(t, string(mustJSON(t, wsm)), string(e.appendJSON(nil, nil, testNow)))
+			require.JSONEq(t, string(mustJSON(t, wsm)), string(e.appendJSON(nil, nil)))
+			require.Equal(t, string(mustJSON(t, wsm)), string(e.appendJSON(nil, nil)))
 			require.Equal(t, summarize(wsm), e.summary)
 			require.Equal(t, string(mustJSON(t, wsm.ObjectMeta)), string(e.json[e.metadata.start:e.metadata.end]))
 			require.Equal(t, string(mustJSON(t, wsm.ResourceVersion)), string(e.json[e.resourceVersion.start:e.resourceVersion.end]))
@@ -316,7 +316,7 @@ func TestEntry(t *testing.T) {
 	other, err := newEntry(moved)
 	require.NoError(t, err)
 	require.True(t, sameExceptResourceVersion(e, other))
-	require.Equal(t, string(other.appendJSON(nil, nil, testNow)), string(e.appendJSON(nil, []byte(`"18"`), testNow)))
+	require.Equal(t, string(other.appendJSON(nil, nil)), string(e.appendJSON(nil, []byte(`"18"`))))
 	moved.Status.Phase = "Ready"
 	other, err = newEntry(moved)
 	require.NoError(t, err)
@@ -327,7 +327,7 @@ func TestEntry(t *testing.T) {
 	invalid.ResourceVersion = ""
 	e, err = newEntry(invalid)
 	require.NoError(t, err)
-	decoded, err := e.object(testNow)
+	decoded, err := e.object()
 	require.NoError(t, err)
 	require.Equal(t, summarize(decoded), e.summary)
 	require.Equal(t, "bad \uFFFD\uFFFD bytes", e.reason)
@@ -364,7 +364,7 @@ func TestEventObject(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			object := &eventObject{entry: tc.entry, resourceVersion: tc.resourceVersion, jsonEncoder: jsonEncoder.Identifier()}
-			want := tc.entry.objectAt(tc.resourceVersion, testNow)
+			want := tc.entry.objectAt(tc.resourceVersion)
 			if tc.resourceVersion != "" {
 				require.Equal(t, want.ResourceVersion, tc.resourceVersion)
 			}

@@ -14,12 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package workspacemounts is the read-only storage of the WorkspaceMount
-// resource, in the style of metrics-server: a Getter, Lister, Watcher and
-// TableConvertor over a cache derived from the plugin's Workspace informer
-// of each shard (one WorkspaceMount per mounted Workspace, converted and
-// encoded as JSON once per Workspace change, kept as that JSON), so that no
-// read goes to kcp.
+// Package workspacemounts is the read-only storage of WorkspaceMounts, in the
+// style of metrics-server: a [Store] derived from each shard's Workspace
+// informer, and [REST] over it; no read goes to kcp.
 package workspacemounts
 
 import (
@@ -39,25 +36,15 @@ import (
 // ReasonPending is the reason of a mounted Workspace the controller has not reached yet.
 const ReasonPending = mount.ReasonPending
 
-// FromWorkspace returns the WorkspaceMount of a Workspace, or nil for a
-// Workspace that rule says is not mounted (the controller, whose rule it is
-// too, then writes nothing on it and removes what it wrote). Invalidly
-// mounted Workspaces are included. Its labels are those
-// mount.BoundedLabels keeps (what label selectors see), the annotation
-// mount.LabelsCutAnnotationKey counting the others.
-// clusterPath is the path of the logical cluster holding the Workspace
-// object (empty: not known): it becomes the annotation kcp.io/path, as kcp
-// puts it on objects, and, joined with the name, status.workspacePath.
-// status.transitions and status.availability are absent for a mount in one
-// state since first seen; availability is as of lastTransitionTime (ratio
-// and currentStateSeconds): the store's answers compute it as of each answer.
+// FromWorkspace is the WorkspaceMount of a Workspace, nil for one rule says
+// is not mounted, with the labels [mount.BoundedLabels] keeps; clusterPath,
+// the path of the Workspace's cluster if known, gives its kcp.io/path and
+// status.workspacePath.
 func FromWorkspace(rule mount.Rule, ws *tenancyv1alpha1.Workspace, clusterPath logicalcluster.Path) *wsmv1alpha1.WorkspaceMount {
 	ref, err := rule.ReferenceOf(ws)
 	if errors.Is(err, mount.ErrNotMounted) {
 		return nil
 	}
-	// The labels as the Workspace cache keeps them (TrimWorkspace): bounded
-	// again for a Workspace that did not come through it.
 	labels, cut := mount.BoundedLabels(ws.Labels)
 	cut += mount.LabelsCut(ws.Annotations)
 	wsm := &wsmv1alpha1.WorkspaceMount{
@@ -93,16 +80,11 @@ func FromWorkspace(rule mount.Rule, ws *tenancyv1alpha1.Workspace, clusterPath l
 		wsm.Status.Conditions = append(wsm.Status.Conditions, wsmv1alpha1.MountCondition(c))
 	}
 	if !status.LastTransitionTime.IsZero() && (len(status.History) > 0 || status.Since != nil || status.ReadySeconds > 0) {
-		// The story, once there is more to it than the current state, as of
-		// lastTransitionTime: each answer of the store computes ratio and
-		// currentStateSeconds anew (entry.appendStory).
 		for _, tr := range status.Transitions() {
 			wsm.Status.Transitions = append(wsm.Status.Transitions, wsmv1alpha1.MountTransition{
 				Phase: string(tr.Phase), Ready: tr.Ready, Reason: tr.Reason, Time: tr.Time})
 		}
-		availability := wsmv1alpha1.MountAvailability{Since: status.FirstSeen(), ReadySeconds: status.ReadySeconds, ObservedSeconds: status.ObservedSeconds()}
-		availability = availability.At(status.LastTransitionTime.Time, status.Ready)
-		wsm.Status.Availability = &availability
+		wsm.Status.Availability = &wsmv1alpha1.MountAvailability{Since: status.FirstSeen(), ReadySeconds: status.ReadySeconds, ObservedSeconds: status.ObservedSeconds()}
 	}
 	if wsm.Spec.MountRef == (wsmv1alpha1.MountReference{}) {
 		// An unparsable legacy annotation: the status still names what the controller read.

@@ -120,7 +120,7 @@ func TestFromWorkspace(t *testing.T) {
 			},
 		},
 		{
-			name: "a story",
+			name: "a history",
 			ws: func() *tenancyv1alpha1.Workspace {
 				s := mount.Status{Phase: mount.PhaseReady, Ready: true, URL: "https://u", Reason: mount.ReasonMountReady, MountRef: mount.Reference(ref),
 					LastTransitionTime: transition,
@@ -139,8 +139,8 @@ func TestFromWorkspace(t *testing.T) {
 						{Phase: "Connecting", Reason: "MountNotReady", Time: metav1.NewTime(transition.Add(-time.Hour))},
 						{Phase: "Ready", Ready: true, Reason: "MountReady", Time: transition},
 					},
-					// As of lastTransitionTime: ready 1800 of 7200 seconds.
-					Availability:   &wsmv1alpha1.MountAvailability{Since: metav1.NewTime(transition.Add(-2 * time.Hour)), ReadySeconds: 1800, ObservedSeconds: 7200, Ratio: "0.2500"},
+					// Up to lastTransitionTime: ready 1800 of 7200 seconds.
+					Availability:   &wsmv1alpha1.MountAvailability{Since: metav1.NewTime(transition.Add(-2 * time.Hour)), ReadySeconds: 1800, ObservedSeconds: 7200},
 					WorkspacePhase: "Ready",
 				},
 			},

@@ -28,22 +28,22 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// storyAnnotation is the status annotation of a mount Ready since
+// historyAnnotation is the status annotation of a mount Ready since
 // 2026-01-01 with n transitions before (n = 0: one state since first seen),
 // written as raw JSON so that the benchmark reads the same Workspaces
-// whatever the plugin makes of a status' story.
-func storyAnnotation(name string, n int) string {
-	history := make([]string, 0, n)
+// whatever the plugin makes of a status' history.
+func historyAnnotation(name string, n int) string {
+	transitions := make([]string, 0, n)
 	for i := range n {
-		history = append(history, fmt.Sprintf(`["Connecting",false,"MountNotReady","2025-12-31T%02d:00:00Z"]`, 10+i))
+		transitions = append(transitions, fmt.Sprintf(`["Connecting",false,"MountNotReady","2025-12-31T%02d:00:00Z"]`, 10+i))
 	}
-	story := ""
+	history := ""
 	if n > 0 {
-		story = `,"history":[` + strings.Join(history, ",") + `],"since":"2025-12-31T09:00:00Z","readySeconds":1800`
+		history = `,"history":[` + strings.Join(transitions, ",") + `],"since":"2025-12-31T09:00:00Z","readySeconds":1800`
 	}
 	return `{"phase":"Ready","ready":true,"url":"https://` + name + `.example.io","reason":"MountReady","message":"KubeCluster ` + name +
 		` (contrib.kcp.io/v1alpha1) is Ready.","mountRef":{"apiVersion":"contrib.kcp.io/v1alpha1","kind":"KubeCluster","name":"` + name +
-		`"},"lastTransitionTime":"2026-01-01T00:00:00Z"` + story + `}`
+		`"},"lastTransitionTime":"2026-01-01T00:00:00Z"` + history + `}`
 }
 
 // BenchmarkEntrySize measures what the store keeps per mounted Workspace,
@@ -58,14 +58,14 @@ func BenchmarkEntrySize(b *testing.B) {
 		b.Run(fmt.Sprintf("transitions-before-current=%d", transitions), func(b *testing.B) {
 			for b.Loop() {
 				s := NewStore(mount.Rule{})
-				src := &source{hasSynced: func() bool { return true }, synced: true}
+				src := &source{synced: true}
 				s.sources[""] = src
 				workspaces := make([]interface{}, n)
 				for i := range n {
 					name := fmt.Sprintf("mount-%05d", i)
 					ws := mounted(fmt.Sprintf("cluster-%03d", i%100), name, mount.PhaseReady, nil)
 					ws.ResourceVersion = fmt.Sprint(i + 1)
-					ws.Annotations[mount.StatusAnnotationKey] = storyAnnotation(name, transitions)
+					ws.Annotations[mount.StatusAnnotationKey] = historyAnnotation(name, transitions)
 					workspaces[i] = ws
 				}
 				var before, after runtime.MemStats
@@ -77,7 +77,7 @@ func BenchmarkEntrySize(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&after)
 				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "entry-B/ws")
-				b.ReportMetric(float64(len(storyAnnotation("mount-00000", transitions))), "annotation-B")
+				b.ReportMetric(float64(len(historyAnnotation("mount-00000", transitions))), "annotation-B")
 
 				answer, err := NewREST(s, allVisible).WithEncodedJSON("json").List(requestContext("*"), &metainternalversion.ListOptions{})
 				if err != nil {

@@ -29,9 +29,9 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// withStory is a mounted Workspace whose status has n transitions before
+// withHistory is a mounted Workspace whose status has n transitions before
 // the current one (Ready since an hour before testNow).
-func withStory(name string, n int) *mount.Status {
+func withHistory(name string, n int) *mount.Status {
 	s := mount.Status{Phase: mount.PhaseReady, Ready: true, URL: "https://u", Reason: mount.ReasonMountReady,
 		LastTransitionTime: metav1.NewTime(testNow.Add(-time.Hour))}
 	if n > 0 {
@@ -47,18 +47,19 @@ func withStory(name string, n int) *mount.Status {
 	return &s
 }
 
-// TestEntryStory: the story an answer writes into an entry's JSON, at each
-// of its shapes (none, one state since first seen, up to the most
-// transitions kept; every field after it set or not), is byte for byte
-// what json.Marshal writes of the decoded object, as of the answer; two
-// entries differing in their story only are not the same.
-func TestEntryStory(t *testing.T) {
+// TestEntryHistory: an entry's JSON, at each shape of a mount's history
+// (none, one state since first seen, up to the most transitions kept; every
+// status field after it set or not), is byte for byte what json.Marshal
+// writes of the decoded object, with another resource version too; its
+// availability is the one fixed at the last transition; two entries
+// differing in their history only are not the same.
+func TestEntryHistory(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{-1, 0, 1, mount.MaxTransitions - 1} {
 		for _, tail := range []struct{ workspacePhase, path, shard string }{{}, {"Ready", "root:org", "shard-2"}, {"", "", "root"}, {"Unavailable", "", ""}} {
 			ws := mounted("c1", "a", mount.PhaseReady, nil)
 			if n >= 0 {
-				ws.Annotations[mount.StatusAnnotationKey] = withStory("a", n).Encode()
+				ws.Annotations[mount.StatusAnnotationKey] = withHistory("a", n).Encode()
 			} else {
 				delete(ws.Annotations, mount.StatusAnnotationKey) // Pending
 			}
@@ -67,55 +68,52 @@ func TestEntryStory(t *testing.T) {
 			wsm.Status.WorkspacePhase, wsm.Status.Shard = tail.workspacePhase, tail.shard
 			e, err := newEntry(wsm)
 			require.NoError(t, err)
-			require.Equal(t, n > 0, e.storyAt != 0, "one state since first seen has no story")
-			require.Equal(t, n > 0, e.earlier != nil, "and keeps nothing more")
-			for _, now := range []time.Time{testNow, testNow.Add(24 * time.Hour), testNow.Add(-48 * time.Hour)} {
-				object, err := e.object(now)
-				require.NoError(t, err)
-				require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, nil, now)), "%d transitions, %+v", n, tail)
-				object.ResourceVersion = "root=9,<x>"
-				require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, mustJSON(t, object.ResourceVersion), now)), "with another resource version")
-				if n > 0 {
-					require.Len(t, object.Status.Transitions, n+1)
-					require.Equal(t, object.Status.Availability.RatioAt(now, true), object.Status.Availability.Ratio)
-				}
+			object, err := e.object()
+			require.NoError(t, err)
+			require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, nil)), "%d transitions, %+v", n, tail)
+			require.Equal(t, string(mustJSON(t, wsm)), string(e.json))
+			object.ResourceVersion = "root=9,<x>"
+			require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, mustJSON(t, object.ResourceVersion))), "with another resource version")
+			require.Equal(t, n > 0, object.Status.Availability != nil, "one state since first seen has no history")
+			if n > 0 {
+				require.Len(t, object.Status.Transitions, n+1)
 			}
 		}
 	}
 
 	ws := mounted("c1", "a", mount.PhaseReady, nil)
-	ws.Annotations[mount.StatusAnnotationKey] = withStory("a", 2).Encode()
+	ws.Annotations[mount.StatusAnnotationKey] = withHistory("a", 2).Encode()
 	e, err := newEntry(FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{}))
 	require.NoError(t, err)
-	object, err := e.object(testNow)
+	object, err := e.object()
 	require.NoError(t, err)
-	require.Equal(t, "0.6666", object.Status.Availability.Ratio, "ready 1 of 2 hours, then the current hour: 2 of 3, rounded down")
-	require.Equal(t, int64(3600), object.Status.Availability.CurrentStateSeconds)
+	a := object.Status.Availability
+	require.Equal(t, testNow.Add(-3*time.Hour).Unix(), a.Since.Unix())
+	require.Equal(t, []int64{3600, 7200}, []int64{a.ReadySeconds, a.ObservedSeconds}, "ready 1 of the 2 hours before the current state")
 	require.Equal(t, "a <&>", object.Status.Transitions[0].Reason)
 
-	other := withStory("a", 2)
+	other := withHistory("a", 2)
 	other.History[0].Reason = "another"
 	ws.Annotations[mount.StatusAnnotationKey] = other.Encode()
 	changed, err := newEntry(FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{}))
 	require.NoError(t, err)
-	require.Equal(t, string(e.json), string(changed.json), "the story is not in the JSON")
-	require.False(t, sameExceptResourceVersion(e, changed), "but it tells the entries apart")
-	ws.Annotations[mount.StatusAnnotationKey] = withStory("a", 2).Encode()
+	require.False(t, sameExceptResourceVersion(e, changed), "the history tells the entries apart")
+	ws.Annotations[mount.StatusAnnotationKey] = withHistory("a", 2).Encode()
 	again, err := newEntry(FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{}))
 	require.NoError(t, err)
 	require.True(t, sameExceptResourceVersion(e, again))
 }
 
-// FuzzEntryStory: whatever status annotation a tenant writes on their
-// Workspace, the story an answer writes into the entry's JSON is what
-// json.Marshal writes of the decoded object, at any time of the answer.
-func FuzzEntryStory(f *testing.F) {
+// FuzzEntryHistory: whatever status annotation a tenant writes on their
+// Workspace, the entry's JSON is what json.Marshal writes of the decoded
+// object, with its own resource version or another.
+func FuzzEntryHistory(f *testing.F) {
 	for n := range mount.MaxTransitions {
-		f.Add(withStory("a", n).Encode(), int64(0))
+		f.Add(withHistory("a", n).Encode(), "6")
 	}
-	f.Add(`{"phase":"Ready","ready":true,"lastTransitionTime":"2026-01-01T00:00:00Z","history":[["Unknown",false,"<\"\\\u2028\ufffd>","2025-01-01T00:00:00Z"]],"since":"0001-01-01T00:00:01Z","readySeconds":5}`, int64(-1<<40))
-	f.Add(`{"phase":"Invalid","lastTransitionTime":"9999-12-31T23:59:59Z","since":"2026-01-01T00:00:00Z"}`, int64(1<<40))
-	f.Fuzz(func(t *testing.T, annotation string, offset int64) {
+	f.Add(`{"phase":"Ready","ready":true,"lastTransitionTime":"2026-01-01T00:00:00Z","history":[["Unknown",false,"<\"\\\u2028\ufffd>","2025-01-01T00:00:00Z"]],"since":"0001-01-01T00:00:01Z","readySeconds":5}`, "root=1,<x>")
+	f.Add(`{"phase":"Invalid","lastTransitionTime":"9999-12-31T23:59:59Z","since":"2026-01-01T00:00:00Z"}`, "")
+	f.Fuzz(func(t *testing.T, annotation, resourceVersion string) {
 		ws := mounted("c1", "a", mount.PhaseReady, nil)
 		ws.ResourceVersion = "5"
 		ws.Annotations[mount.StatusAnnotationKey] = annotation
@@ -123,12 +121,12 @@ func FuzzEntryStory(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		now := testNow.Add(time.Duration(offset%(1<<40)) * time.Second)
-		object, err := e.object(now)
-		if err != nil {
-			t.Fatal(err)
+		object := e.objectAt(resourceVersion)
+		var rv []byte
+		if resourceVersion != "" {
+			rv = mustJSON(t, resourceVersion)
 		}
-		if want, got := string(mustJSON(t, object)), string(e.appendJSON(nil, nil, now)); want != got {
+		if want, got := string(mustJSON(t, object)), string(e.appendJSON(nil, rv)); want != got {
 			t.Fatalf("the answer's JSON is not the object's:\n%s\n%s", got, want)
 		}
 	})

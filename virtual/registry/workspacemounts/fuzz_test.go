@@ -36,12 +36,12 @@ import (
 )
 
 // FuzzDecodeContinue: any continue token is decoded without a panic, into
-// a position that encodes and decodes to itself, or refused with a 400.
+// a list key that encodes and decodes to itself, or refused with a 400.
 func FuzzDecodeContinue(f *testing.F) {
 	f.Add("")
-	f.Add(encodeContinue(position{cluster: "c1", name: "a"}))
-	f.Add(encodeContinue(position{cluster: "root", name: "a|b"}))
-	f.Add(encodeContinue(position{}))
+	f.Add(encodeContinue(listKey{cluster: "c1", name: "a"}))
+	f.Add(encodeContinue(listKey{cluster: "root", name: "a|b"}))
+	f.Add(encodeContinue(listKey{}))
 	f.Add("not base64!")
 	f.Add(base64.RawURLEncoding.EncodeToString([]byte("no separator")))
 	f.Add(base64.StdEncoding.EncodeToString([]byte("c1|a")))
@@ -229,7 +229,7 @@ func fuzzList(t *testing.T, r *REST, target string, options *metainternalversion
 func filledStore(tb testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *Store {
 	tb.Helper()
 	s := NewStore(mount.Rule{})
-	src := &source{hasSynced: func() bool { return true }, synced: true}
+	src := &source{synced: true}
 	s.sources[""] = src
 	for i, ws := range workspaces {
 		ws = ws.DeepCopy()

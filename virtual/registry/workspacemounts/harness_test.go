@@ -201,11 +201,8 @@ func workspace(cluster, name string) *tenancyv1alpha1.Workspace {
 
 // mounted is a Workspace mounting a KubeCluster named like it, with a status
 // annotation of the given phase.
-// testNow is the time of every answer in the tests (answerTime): a day
-// after the mounted Workspaces' lastTransitionTime.
+// testNow is a day after the mounted Workspaces' lastTransitionTime.
 var testNow = time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
-
-func init() { answerTime = func() time.Time { return testNow } }
 
 func mounted(cluster, name string, phase mount.Phase, labels map[string]string) *tenancyv1alpha1.Workspace {
 	ws := workspace(cluster, name)

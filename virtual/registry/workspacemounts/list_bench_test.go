@@ -35,7 +35,7 @@ import (
 func benchmarkStore(b *testing.B, n int) *Store {
 	b.Helper()
 	s := NewStore(mount.Rule{})
-	src := &source{hasSynced: func() bool { return true }, synced: true}
+	src := &source{synced: true}
 	s.sources[""] = src
 	for i := range n {
 		ws := mounted(fmt.Sprintf("cluster-%03d", i%max(1, n/100)), fmt.Sprintf("mount-%05d", i), mount.PhaseReady, map[string]string{"team": "a"})

@@ -46,39 +46,15 @@ var groupResource = wsmv1alpha1.SchemeGroupVersion.WithResource(wsmv1alpha1.Reso
 // errNoTarget means the request did not come through the cluster path filter.
 var errNoTarget = errors.New("no logical cluster in the request context")
 
-// VisibilityFunc tells whether the user of a request may see the
-// WorkspaceMounts of a cluster. It is asked for requests to all clusters (*),
-// whose objects are filtered one cluster at a time.
-//
-// maxAge is how old an answer may be: 0 takes any answer the authorizer
-// keeps (a stale one included, while kcp is slow: what lists use); above 0,
-// an answer kcp gave at most maxAge ago, kcp being asked now otherwise,
-// without stale grace, and an error when kcp does not answer in time (what
-// watches use, see watcher).
-type VisibilityFunc func(ctx context.Context, cluster logicalcluster.Name, maxAge time.Duration) (bool, error)
-
+// A watch follows its user's access: every visibilityRecheckInterval it
+// asks again, for answers at most watchVisibilityMaxAge old, the whole
+// re-check bounded by visibilityRecheckTimeout; so a revoked access shows
+// in every watch within watchAccessBound.
 const (
-	// visibilityRecheckInterval is how often every watch asks again about
-	// its user's access: a watch of one cluster (or path) about its
-	// cluster, a watch at * about every cluster it has an answer for that
-	// still has objects, one VisibilityFunc call per cluster (see
-	// watcher.recheckVisibility).
 	visibilityRecheckInterval = 30 * time.Second
-	// watchVisibilityMaxAge is how old an answer a watch takes: one kcp
-	// gave at most this long ago, kcp being asked otherwise, without stale
-	// grace.
-	watchVisibilityMaxAge = 20 * time.Second
-	// visibilityRecheckTimeout bounds one re-check, every cluster included:
-	// a re-check not over by then ends the watch, as an error does.
-	visibilityRecheckTimeout = 10 * time.Second
-	// watchAccessBound is the longest a watch goes on showing a cluster
-	// after its user's access to it is revoked in kcp (kcp's own delay in
-	// applying the change aside), however slow kcp's answers: the first
-	// re-check that starts watchVisibilityMaxAge after the revocation, at
-	// most visibilityRecheckInterval later, asks kcp afresh, and is over
-	// (the watch's events sent, or the watch ended) within
-	// visibilityRecheckTimeout. The README states it.
-	watchAccessBound = watchVisibilityMaxAge + visibilityRecheckInterval + visibilityRecheckTimeout
+	watchVisibilityMaxAge     = 20 * time.Second
+	visibilityRecheckTimeout  = 10 * time.Second
+	watchAccessBound          = watchVisibilityMaxAge + visibilityRecheckInterval + visibilityRecheckTimeout
 	// DefaultMaxWatchTimeout is the default of --max-watch-timeout.
 	DefaultMaxWatchTimeout = 30 * time.Minute
 )
@@ -87,17 +63,11 @@ const (
 type REST struct {
 	store   *Store
 	visible VisibilityFunc
-	// visibilityTicks starts the clock of a watch's visibility re-checks:
-	// a tick every visibilityRecheckInterval. Tests tick it by hand.
+	// visibilityTicks is the clock of a watch's re-checks; tests tick it.
 	visibilityTicks func() (ticks <-chan time.Time, stop func())
-	// recheckTimeout bounds a re-check (visibilityRecheckTimeout).
-	recheckTimeout time.Duration
-	// maxWatchTimeout bounds how long a watch lasts (WithMaxWatchTimeout).
+	recheckTimeout  time.Duration
 	maxWatchTimeout time.Duration
-	// jsonEncoder is the identifier of the server's plain JSON encoder of
-	// this API's version, whose output the store's JSON is (empty: lists
-	// and watch events are encoded from decoded objects).
-	jsonEncoder runtime.Identifier
+	jsonEncoder     runtime.Identifier
 	tableConvertor
 }
 
@@ -122,21 +92,14 @@ func NewREST(store *Store, visible VisibilityFunc) *REST {
 	}
 }
 
-// WithMaxWatchTimeout bounds how long a watch lasts (--max-watch-timeout):
-// a watch whose timeoutSeconds is not above max ends after it, any other
-// (none, or more) after a random time between max/2 and max, drawn as
-// kube-apiserver draws the timeout of a watch without timeoutSeconds from
-// --min-request-timeout (between it and twice it), so that watches started
-// together do not all end, and list again, together. Its client then lists
-// and watches again, authorized anew.
+// WithMaxWatchTimeout bounds how long a watch lasts: its timeoutSeconds
+// when not above maxTimeout, else a random time in [maxTimeout/2,
+// maxTimeout), as kube-apiserver spreads its watches' ends.
 func (r *REST) WithMaxWatchTimeout(maxTimeout time.Duration) *REST {
 	r.maxWatchTimeout = maxTimeout
 	return r
 }
 
-// watchTimeout is how long a watch lasts: what the request asked
-// (requested, 0 for no timeout) when it is at most max, else a random time
-// in [max/2, max) (see WithMaxWatchTimeout).
 func watchTimeout(requested, maxTimeout time.Duration) time.Duration {
 	if requested > 0 && requested <= maxTimeout {
 		return requested
@@ -144,51 +107,32 @@ func watchTimeout(requested, maxTimeout time.Duration) time.Duration {
 	return time.Duration(float64(maxTimeout/2) * (rand.Float64() + 1.0))
 }
 
-// WithShards has the SHARD cell of a shard that has not answered for
-// StaleAfter marked: "shard-2 (unreachable 45s)".
+// WithShards has the SHARD cell of a shard silent for [StaleAfter] marked.
 func (r *REST) WithShards(shards ShardContacts) *REST {
 	r.shards = shards
 	return r
 }
 
-// WithEncodedJSON has lists and watch events written from the JSON the
-// store keeps of each object when the encoder of that identifier encodes
-// them: the server's JSON encoder of this API's version (not pretty, not
-// YAML), as NegotiatedSerializer.EncoderForVersion makes it. See
-// listAnswer and eventObject.
+// WithEncodedJSON has lists and watch events written from the store's JSON
+// for the encoder of that identifier, the server's plain JSON encoder of
+// this API's version; see [listAnswer] and [eventObject].
 func (r *REST) WithEncodedJSON(jsonEncoder runtime.Identifier) *REST {
 	r.jsonEncoder = jsonEncoder
 	return r
 }
 
-// everyVisibilityRecheckInterval is the clock of visibility re-checks.
 func everyVisibilityRecheckInterval() (<-chan time.Time, func()) {
 	ticker := time.NewTicker(visibilityRecheckInterval)
 	return ticker.C, ticker.Stop
 }
 
-// New implements rest.Storage.
-func (r *REST) New() runtime.Object { return &wsmv1alpha1.WorkspaceMount{} }
-
-// Destroy implements rest.Storage.
-func (r *REST) Destroy() {}
-
-// NamespaceScoped implements rest.Scoper: WorkspaceMounts are cluster-scoped.
-func (r *REST) NamespaceScoped() bool { return false }
-
-// Kind implements rest.KindProvider.
-func (r *REST) Kind() string { return wsmv1alpha1.Kind }
-
-// GetSingularName implements rest.SingularNameProvider.
+func (r *REST) New() runtime.Object     { return &wsmv1alpha1.WorkspaceMount{} }
+func (r *REST) Destroy()                {}
+func (r *REST) NamespaceScoped() bool   { return false }
+func (r *REST) Kind() string            { return wsmv1alpha1.Kind }
 func (r *REST) GetSingularName() string { return wsmv1alpha1.Singular }
-
-// ShortNames implements rest.ShortNamesProvider.
-func (r *REST) ShortNames() []string { return []string{wsmv1alpha1.ShortName} }
-
-// Categories implements rest.CategoriesProvider.
-func (r *REST) Categories() []string { return []string{wsmv1alpha1.CategoryName} }
-
-// NewList implements rest.Lister.
+func (r *REST) ShortNames() []string    { return []string{wsmv1alpha1.ShortName} }
+func (r *REST) Categories() []string    { return []string{wsmv1alpha1.CategoryName} }
 func (r *REST) NewList() runtime.Object { return &wsmv1alpha1.WorkspaceMountList{} }
 
 // Get implements rest.Getter. It needs one cluster: a name is not unique across clusters.
@@ -204,25 +148,16 @@ func (r *REST) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runt
 	if !found {
 		return nil, apierrors.NewNotFound(groupResource, name)
 	}
-	wsm, err := e.object(answerTime())
+	wsm, err := e.object()
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	return wsm, nil
 }
 
-// List implements rest.Lister: selectors, then paging (limit and continue)
-// over the objects sorted by cluster and name.
-//
-// A page is filled as kube-apiserver fills one from etcd: objects are
-// looked at in order from the continue position on, and the page ends as
-// soon as it holds limit objects, so that a page at * asks about the
-// visibility of the clusters on it and not of every cluster of the shard.
-// Continue is set when objects are left after the page, matching or not:
-// the next page may come out empty. RemainingItemCount is exact where it
-// costs nothing, for one cluster without selectors (every object left
-// matches); wherever something filters (selectors, or visibility at *), it
-// is not set, as kube-apiserver does for a list with a selector.
+// List implements rest.Lister: selectors, then pages in [listKey] order,
+// filled as kube-apiserver fills them from etcd (see
+// docs/design/registry-answers.md).
 func (r *REST) List(ctx context.Context, options *metainternalversion.ListOptions) (runtime.Object, error) {
 	page, err := r.page(ctx, options)
 	if err != nil {
@@ -231,15 +166,12 @@ func (r *REST) List(ctx context.Context, options *metainternalversion.ListOption
 	return newListAnswer(page.ListMeta, page.entries, r.jsonEncoder), nil
 }
 
-// listPage is a page of a list: its list metadata and its entries (the
-// store's: shared, read only).
+// listPage is a page of a list; its entries are the store's, read only.
 type listPage struct {
 	metav1.ListMeta
 	entries []*entry
 }
 
-// page picks the objects of a list: selectors, visibility at *, then
-// paging, as List says.
 func (r *REST) page(ctx context.Context, options *metainternalversion.ListOptions) (listPage, error) {
 	target, err := r.readable(ctx)
 	if err != nil {
@@ -259,7 +191,7 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 
 	start := 0
 	if continuing {
-		start = sort.Search(len(entries), func(i int) bool { return entries[i].position().after(after) })
+		start = sort.Search(len(entries), func(i int) bool { return entries[i].listKey().compare(after) > 0 })
 	}
 	size := len(entries) - start
 	if options.Limit > 0 && options.Limit < int64(size) {
@@ -272,21 +204,18 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 			break
 		}
 		e := entries[next]
-		// Visibility first: which clusters a page asks about, and so its
-		// cost, does not depend on the objects its user cannot see.
+		// Visibility first: what a page asks does not depend on objects its user cannot see.
 		if visibility != nil && !visibility.visible(e.cluster, e.slot) || !matches(e) {
 			continue
 		}
 		page.entries = append(page.entries, e)
 	}
 	if visibility != nil && ctx.Err() != nil {
-		// The client is gone (or timed out) while visibility was asked: what
-		// was filtered after that is not to be trusted, and nobody reads it.
-		return listPage{}, ctx.Err()
+		return listPage{}, ctx.Err() // the client is gone: what was filtered since is not to be trusted
 	}
 	page.ResourceVersion = resourceVersion
 	if left := int64(len(entries) - next); left > 0 {
-		page.Continue = encodeContinue(page.entries[len(page.entries)-1].position())
+		page.Continue = encodeContinue(page.entries[len(page.entries)-1].listKey())
 		if !filtering {
 			page.RemainingItemCount = &left
 		}
@@ -294,16 +223,9 @@ func (r *REST) page(ctx context.Context, options *metainternalversion.ListOption
 	return page, nil
 }
 
-// Watch implements rest.Watcher: the current objects first (for
-// sendInitialEvents, or a watch from no resourceVersion), or the changes
-// since the given resourceVersion (410 Gone when it is older than the kept
-// history), then the changes as they happen, and bookmarks when asked.
-// Every watch follows its user's access (see watcher): every
-// visibilityRecheckInterval it asks again; a watch of one cluster ends when
-// the cluster is no longer visible, one at * sends DELETED for the objects
-// of a cluster that went out of sight, ADDED for those of one that came
-// into sight; no answer in time ends the watch. A watch lasts at most
-// maxWatchTimeout (WithMaxWatchTimeout).
+// Watch implements rest.Watcher: the current objects, or the changes since
+// a resourceVersion (410 Gone when not kept), then the changes as they
+// happen, bookmarks when asked, each watch following its user's access.
 func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptions) (watch.Interface, error) {
 	target, err := r.readable(ctx)
 	if err != nil {
@@ -330,11 +252,7 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 		visibility:      newClusterVisibility(ctx, r.visible, watchVisibilityMaxAge, r.recheckTimeout),
 		visibilityTicks: r.visibilityTicks,
 		recheckTimeout:  r.recheckTimeout,
-		// As kube-apiserver's watch cache: the bookmark that ends the
-		// initial events only where bookmarks are allowed (the handler
-		// defaults sendInitialEvents for a watch from no resourceVersion,
-		// and takes such a bookmark for the end of a watch-list it set up
-		// only when both are asked).
+		// As kube-apiserver's watch cache: only where bookmarks are allowed.
 		initialEventsEnd: sendInitialEvents && options.AllowWatchBookmarks,
 		bookmarks:        options.AllowWatchBookmarks,
 		resumed:          !initial,
@@ -374,9 +292,8 @@ func (r *REST) readable(ctx context.Context) (clusterpath.Target, error) {
 	return target, nil
 }
 
-// selectorPredicate returns what a list or watch matches besides
-// visibility: the target cluster (one, or all at *), and the label and field
-// selectors; and whether the selectors filter anything out.
+// selectorPredicate is what a list or watch matches besides visibility, and
+// whether its selectors filter anything.
 func selectorPredicate(target clusterpath.Target, options *metainternalversion.ListOptions) (matches func(*entry) bool, selecting bool) {
 	labelSelector, fieldSelector := labels.Everything(), fields.Everything()
 	if options != nil && options.LabelSelector != nil {
@@ -397,110 +314,19 @@ func selectorPredicate(target clusterpath.Target, options *metainternalversion.L
 	return matches, !labelSelector.Empty() || !fieldSelector.Empty()
 }
 
-// clusterVisibility is what one list or watch at * knows of the clusters
-// its user may see: an answer of VisibilityFunc per cluster, asked the
-// first time the cluster comes up and kept until replaced or forgotten,
-// as two bits at the cluster's slot (slots.go): known, and visible. A list
-// (maxAge 0) takes an error for "not visible": a user never sees a cluster
-// kcp did not allow. A watch (maxAge above 0, each question bounded by
-// askTimeout, its re-checks') keeps no answer for an error but the error
-// (err), which ends it. It belongs to one goroutine (the list's, or the
-// watcher's): it has no lock.
-type clusterVisibility struct {
-	ctx        context.Context //nolint:containedctx // the request's, for as long as its list or watch runs
-	ask        VisibilityFunc
-	maxAge     time.Duration
-	askTimeout time.Duration
-	known      bitset
-	allowed    bitset
-	err        error
+// A continue token is the [listKey] of the last item sent, base64-encoded.
+func encodeContinue(k listKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(k.cluster.String() + "|" + k.name))
 }
 
-func newClusterVisibility(ctx context.Context, ask VisibilityFunc, maxAge, askTimeout time.Duration) *clusterVisibility {
-	return &clusterVisibility{ctx: ctx, ask: ask, maxAge: maxAge, askTimeout: askTimeout}
-}
-
-// visible returns the kept answer for cluster (at slot), asking for one if
-// there is none.
-func (v *clusterVisibility) visible(cluster logicalcluster.Name, slot uint32) bool {
-	if answer, known := v.answer(slot); known {
-		return answer
-	}
-	if v.maxAge == 0 {
-		answer, err := v.ask(v.ctx, cluster, 0)
-		v.set(slot, answer && err == nil)
-		return answer && err == nil
-	}
-	ctx, cancel := context.WithTimeout(v.ctx, v.askTimeout)
-	defer cancel()
-	answer, err := askWithin(ctx, v.ask, cluster, v.maxAge)
-	if err != nil {
-		if v.err == nil {
-			v.err = fmt.Errorf("asking whether cluster %s is visible: %w", cluster, err)
-		}
-		return false
-	}
-	v.set(slot, answer)
-	return answer
-}
-
-// answer is the kept answer at slot, if any.
-func (v *clusterVisibility) answer(slot uint32) (visible, known bool) {
-	return v.allowed.get(slot), v.known.get(slot)
-}
-
-func (v *clusterVisibility) set(slot uint32, visible bool) {
-	v.known.set(slot, true)
-	v.allowed.set(slot, visible)
-}
-
-// forget drops the answer at slot: its cluster has no objects left.
-func (v *clusterVisibility) forget(slot uint32) {
-	v.known.set(slot, false)
-	v.allowed.set(slot, false)
-	v.known.trim()
-	v.allowed.trim()
-}
-
-// knownSlots are the slots with an answer.
-func (v *clusterVisibility) knownSlots() []uint32 {
-	return v.known.ones()
-}
-
-// askWithin asks VisibilityFunc about cluster and waits for the answer
-// until ctx is done, whether or not ask heeds ctx: a question left behind
-// then ends on its own (the authorizer bounds every review).
-func askWithin(ctx context.Context, ask VisibilityFunc, cluster logicalcluster.Name, maxAge time.Duration) (bool, error) {
-	type answer struct {
-		visible bool
-		err     error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		visible, err := ask(ctx, cluster, maxAge)
-		answered <- answer{visible: visible, err: err}
-	}()
-	select {
-	case a := <-answered:
-		return a.visible && a.err == nil, a.err
-	case <-ctx.Done():
-		return false, ctx.Err()
-	}
-}
-
-// A continue token is the position of the last item sent, base64-encoded.
-func encodeContinue(p position) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(p.cluster.String() + "|" + p.name))
-}
-
-func decodeContinue(token string) (position, bool, error) {
+func decodeContinue(token string) (listKey, bool, error) {
 	if token == "" {
-		return position{}, false, nil
+		return listKey{}, false, nil
 	}
 	decoded, err := base64.RawURLEncoding.DecodeString(token)
 	cluster, name, found := strings.Cut(string(decoded), "|")
 	if err != nil || !found {
-		return position{}, false, apierrors.NewBadRequest("invalid continue token")
+		return listKey{}, false, apierrors.NewBadRequest("invalid continue token")
 	}
-	return position{cluster: logicalcluster.Name(cluster), name: name}, true, nil
+	return listKey{cluster: logicalcluster.Name(cluster), name: name}, true, nil
 }

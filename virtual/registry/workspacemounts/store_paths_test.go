@@ -80,7 +80,7 @@ func TestStoreClusterPaths(t *testing.T) {
 		entries, _ := h.store.list(allClusters)
 		got := map[string]string{}
 		for _, e := range entries {
-			got[e.cluster.String()+"/"+e.name] = objectOf(t, e.objectAt("", testNow)).Status.WorkspacePath
+			got[e.cluster.String()+"/"+e.name] = objectOf(t, e.objectAt("")).Status.WorkspacePath
 			require.Equal(t, got[e.cluster.String()+"/"+e.name], e.workspacePath)
 		}
 		return got
@@ -98,7 +98,7 @@ func TestStoreClusterPaths(t *testing.T) {
 
 	a, found := h.store.get("c1", "a")
 	require.True(t, found)
-	require.Equal(t, "root:org:other", a.objectAt("", testNow).Annotations[core.LogicalClusterPathAnnotationKey])
+	require.Equal(t, "root:org:other", a.objectAt("").Annotations[core.LogicalClusterPathAnnotationKey])
 	selector := fields.OneTermEqualSelector("status.workspacePath", "root:org:other:a")
 	require.True(t, selector.Matches(a.fieldSet()))
 	other, _ := h.store.get("c1", "b")

@@ -32,17 +32,12 @@ import (
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
-// tableConvertor renders WorkspaceMounts for kubectl get: NAME, WORKSPACE
-// (the path), KIND, MOUNT, PHASE, READY, KCP-PHASE, AGE, and with -o wide
-// CLUSTER, SHARD, URL, REASON, SINCE (columns).
+// tableConvertor renders WorkspaceMounts for kubectl get, in [columns].
 type tableConvertor struct {
-	// shards marks the SHARD cell of a shard that does not answer (nil:
-	// the name as it is).
-	shards ShardContacts
+	shards ShardContacts // nil: every shard answers
 }
 
-// column is one column of the Table: its definition, and its cell in an
-// object's row. Both ConvertToTable and WriteTableJSON make rows of these.
+// column is one column of the Table: its definition, and its cell in a row.
 type column struct {
 	metav1.TableColumnDefinition
 	cell func(s *summary, row *rowContext) cell
@@ -66,7 +61,6 @@ var columns = []column{
 		func(s *summary, _ *rowContext) cell { return s.text(s.phase) }},
 	{metav1.TableColumnDefinition{Name: "Ready", Type: "boolean", Description: "Whether traffic can flow to the mount."},
 		func(s *summary, _ *rowContext) cell { return boolean(s.ready) }},
-	// kcp's phase is empty before kcp has set one: <none>, as the path before the cluster's is known.
 	{metav1.TableColumnDefinition{Name: "Kcp-Phase", Type: "string", Description: "kcp's own phase of the Workspace (Ready, Unavailable, Scheduling...): kcp's verdict, beside the mount's."},
 		func(s *summary, _ *rowContext) cell { return s.orNone(s.workspacePhase) }},
 	{metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: "Age of the Workspace."},
@@ -83,7 +77,6 @@ var columns = []column{
 		func(s *summary, row *rowContext) cell { return row.since(s.lastTransition) }},
 }
 
-// columnDefinitions are the Table's columns.
 var columnDefinitions = func() []metav1.TableColumnDefinition {
 	definitions := make([]metav1.TableColumnDefinition, 0, len(columns))
 	for _, c := range columns {
@@ -92,13 +85,11 @@ var columnDefinitions = func() []metav1.TableColumnDefinition {
 	return definitions
 }()
 
-// cell is one cell of a row: a string, a boolean, or none (null, which
-// kubectl prints <none>).
+// cell is one cell of a row: a string, a boolean, or none (null).
 type cell struct {
-	kind cellKind
-	text string
-	flag bool
-	// verbatim: JSON writes text as it is (summary.verbatim).
+	kind     cellKind
+	text     string
+	flag     bool
 	verbatim bool
 }
 
@@ -114,12 +105,10 @@ func text(s string) cell { return cell{kind: stringCell, text: s} }
 
 func boolean(b bool) cell { return cell{kind: boolCell, flag: b} }
 
-// text is a cell of the summary's strings.
 func (s *summary) text(str string) cell {
 	return cell{kind: stringCell, text: str, verbatim: s.verbatim}
 }
 
-// orNone is a cell of the summary's strings, none if empty.
 func (s *summary) orNone(str string) cell {
 	if str == "" {
 		return cell{}
@@ -127,7 +116,6 @@ func (s *summary) orNone(str string) cell {
 	return s.text(str)
 }
 
-// value is the cell as a metav1.TableRow holds it.
 func (c cell) value() interface{} {
 	switch c.kind {
 	case stringCell:
@@ -138,8 +126,7 @@ func (c cell) value() interface{} {
 	return nil
 }
 
-// appendJSON appends the cell as encoding/json writes its value; escaped
-// keeps the JSON of the strings that need escaping (appendJSONString).
+// appendJSON appends the cell as encoding/json writes its value.
 func (c cell) appendJSON(b []byte, escaped map[string][]byte) []byte {
 	switch c.kind {
 	case stringCell:
@@ -153,10 +140,8 @@ func (c cell) appendJSON(b []byte, escaped map[string][]byte) []byte {
 	return append(b, "null"...)
 }
 
-// appendJSONString appends s as encoding/json writes a string: between
-// quotes as it is when no byte of it is escaped (printable ASCII but " \
-// and, for HTML, < > &), else as json.Marshal writes it, kept in escaped
-// (if not nil) for the next time: the cells of a Table repeat.
+// appendJSONString appends s as encoding/json writes a string; escaped, if
+// not nil, keeps the strings that needed escaping, for a Table's cells repeat.
 func appendJSONString(b []byte, s string, escaped map[string][]byte) []byte {
 	for i := range len(s) {
 		if !jsonVerbatim[s[i]] {
@@ -186,13 +171,11 @@ var jsonVerbatim = func() (verbatim [256]bool) {
 	return verbatim
 }()
 
-// rowContext is what the cells of a Table read besides the object, the
-// same for every row: the time the Table is made at, for AGE, and the
-// shards' last contacts, for SHARD.
+// rowContext is what every row's cells read besides the object: the time
+// of the Table, for AGE and SINCE, and the shards' last contacts.
 type rowContext struct {
-	now    time.Time
-	shards ShardContacts
-	// shardCells are the SHARD cells made so far, by shard.
+	now        time.Time
+	shards     ShardContacts
 	shardCells map[string]cell
 }
 
@@ -200,7 +183,6 @@ func newRowContext(shards ShardContacts) *rowContext {
 	return &rowContext{now: time.Now(), shards: shards, shardCells: map[string]cell{}}
 }
 
-// age is the AGE of an object created then.
 func (c *rowContext) age(created metav1.Time) string {
 	if created.IsZero() {
 		return "<unknown>"
@@ -208,8 +190,7 @@ func (c *rowContext) age(created metav1.Time) string {
 	return duration.HumanDuration(c.now.Sub(created.Time))
 }
 
-// since is the SINCE cell of a state that began then (Unix seconds; 0:
-// none, <none>), as AGE is written; a clock behind the controller's is 0s.
+// since is the SINCE cell of a state that began then, in Unix seconds.
 func (c *rowContext) since(began int64) cell {
 	if began == 0 {
 		return cell{}
@@ -217,8 +198,7 @@ func (c *rowContext) since(began int64) cell {
 	return text(duration.HumanDuration(max(0, c.now.Sub(time.Unix(began, 0)))))
 }
 
-// shard is the SHARD cell: <none> for the unnamed shard (--kubeconfig),
-// else the name, marked while the shard does not answer.
+// shard is the SHARD cell, marked while the shard does not answer.
 func (c *rowContext) shard(name string) cell {
 	if name == "" {
 		return cell{}
@@ -236,7 +216,6 @@ func (c *rowContext) shard(name string) cell {
 	return made
 }
 
-// row is an object's row.
 func (c *rowContext) row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
 	s := summarize(wsm)
 	cells := make([]interface{}, len(columns))
@@ -246,9 +225,7 @@ func (c *rowContext) row(wsm *wsmv1alpha1.WorkspaceMount) metav1.TableRow {
 	return metav1.TableRow{Cells: cells, Object: runtime.RawExtension{Object: wsm}}
 }
 
-// ConvertToTable implements rest.TableConvertor: the Table of an object or
-// of a list, for the handlers (handlers.asTable then replaces each row's
-// object as includeObject asks). The objects of List's answers are decoded.
+// ConvertToTable implements rest.TableConvertor.
 func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
 	table := &metav1.Table{}
 	if options, ok := tableOptions.(*metav1.TableOptions); !ok || !options.NoHeaders {
@@ -275,37 +252,25 @@ func (c tableConvertor) ConvertToTable(_ context.Context, object runtime.Object,
 	return table, nil
 }
 
-// WritesTableJSON tells whether WriteTableJSON writes the Table options ask
-// for: one whose rows hold each object's metadata (includeObject=Metadata,
-// the default, what kubectl get asks for).
+// WritesTableJSON tells whether [tableConvertor.WriteTableJSON] writes the
+// Table options ask for: rows of metadata, what kubectl get asks for.
 func WritesTableJSON(options *metav1.TableOptions) bool {
 	return options.IncludeObject == "" || options.IncludeObject == metav1.IncludeMetadata
 }
 
-// partialObjectMetadataV1 is the JSON of a meta.k8s.io/v1
-// PartialObjectMetadata, as encoding/json writes it, but for its metadata.
+// partialObjectMetadataV1 is a PartialObjectMetadata's JSON around its metadata.
 var partialObjectMetadataV1 = [2]string{`{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":`, `}`}
 
-// errNotWritable is WriteTableJSON's refusal.
 var errNotWritable = errors.New("WriteTableJSON writes a Table of List's answer, with rows of metadata (WritesTableJSON)")
 
-// WriteTableJSON writes the meta.k8s.io/v1 Table of list, one of List's
-// answers, as the API server answers a list request negotiated to it (the
-// handlers convert the list with ConvertToTable, replace each row's object
-// by its PartialObjectMetadata, handlers.asTable, and the meta.k8s.io/v1
-// JSON encoder writes the Table with encoding/json), byte for byte, but
-// from the store's JSON: no metav1.Table, no PartialObjectMetadata, no
-// encoding/json of the rows (whose RawExtensions it would compact, a scan
-// of every byte). The cells are made here, row by row, from each entry's
-// summary. It writes only the Tables WritesTableJSON says, and nothing at
-// all for any other.
+// WriteTableJSON writes the meta.k8s.io/v1 Table of a [listAnswer], byte
+// for byte as the API server's list handler would, from the entries' JSON
+// and summaries; see docs/design/registry-answers.md.
 func (c tableConvertor) WriteTableJSON(w io.Writer, list runtime.Object, options *metav1.TableOptions) error {
 	l, ok := list.(*listAnswer)
 	if !ok || l.replaced || !WritesTableJSON(options) {
 		return errNotWritable
 	}
-	// The Table without rows, as the encoder writes it: its kind, list
-	// metadata, columns and "rows":[]}.
 	table := &metav1.Table{
 		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: metav1.SchemeGroupVersion.String()},
 		ListMeta: l.ListMeta,
@@ -327,7 +292,7 @@ func (c tableConvertor) WriteTableJSON(w io.Writer, list runtime.Object, options
 			out.chunk = append(out.chunk, ',')
 		}
 		out.chunk = append(out.chunk, `{"cells":[`...)
-		for j := range columns { // not a copy of each column
+		for j := range columns {
 			if j > 0 {
 				out.chunk = append(out.chunk, ',')
 			}
@@ -347,20 +312,17 @@ func (c tableConvertor) WriteTableJSON(w io.Writer, list runtime.Object, options
 
 // ShardContacts tells when each shard of a sharded kcp last answered.
 type ShardContacts interface {
-	// Names are the shards served, sorted.
-	Names() []string
+	Names() []string // sorted
 	// LastContact is how long ago the shard last answered (false: never).
 	LastContact(shard string) (since time.Duration, answered bool)
 }
 
-// StaleAfter is how long kcp, or a shard, may go without answering before
-// what is served of it is said to be the last known state: three probes
-// (kcpcontact).
+// StaleAfter is how long kcp or a shard may be silent before what is served
+// of it is said to be the last known state.
 const StaleAfter = 30 * time.Second
 
-// UnreachableShard tells whether a shard has not answered for StaleAfter,
-// its WorkspaceMounts the last known state, and for how long, to the
-// second: 0 if it never answered. shards nil: every shard answers.
+// UnreachableShard tells whether a shard has not answered for [StaleAfter],
+// and since when, to the second: 0 if it never answered.
 func UnreachableShard(shards ShardContacts, name string) (since time.Duration, unreachable bool) {
 	if shards == nil {
 		return 0, false

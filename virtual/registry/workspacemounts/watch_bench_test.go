@@ -206,7 +206,7 @@ func BenchmarkWildcardWatchMemory(b *testing.B) {
 	for _, clusters := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprintf("clusters/%d", clusters), func(b *testing.B) {
 			s := NewStore(mount.Rule{})
-			src := &source{hasSynced: func() bool { return true }, synced: true}
+			src := &source{synced: true}
 			s.sources[""] = src
 			for i := range clusters {
 				ws := mounted(fmt.Sprintf("cluster-%05d", i), "mount", mount.PhaseReady, nil)

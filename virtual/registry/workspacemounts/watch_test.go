@@ -1071,7 +1071,7 @@ func TestWatchTimeout(t *testing.T) {
 // memory of a burst go once it is drained.
 func TestChangeQueue(t *testing.T) {
 	t.Parallel()
-	q := changeQueue{ready: make(chan struct{}, 1)}
+	q := newChangeQueue()
 	_, ok := q.pop()
 	require.False(t, ok, "an empty queue gives nothing")
 	for i := range watcherBuffer {
@@ -1096,10 +1096,10 @@ func TestChangeQueue(t *testing.T) {
 	require.True(t, ok, "the change pushed once there was room")
 	require.Equal(t, "after", c.version)
 	require.Zero(t, q.len())
-	require.Nil(t, q.changes, "a drained burst keeps no memory")
+	require.LessOrEqual(t, q.changes.Cap(), maxIdleQueue, "a drained burst keeps a small buffer only")
 	require.True(t, q.push(change{version: "next"}))
 	c, ok = q.pop()
 	require.True(t, ok)
 	require.Equal(t, "next", c.version)
-	require.LessOrEqual(t, cap(q.changes), maxIdleQueue, "a watcher that keeps up keeps a small slice")
+	require.LessOrEqual(t, q.changes.Cap(), maxIdleQueue, "a watcher that keeps up keeps a small buffer")
 }

@@ -143,7 +143,7 @@ func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) st
 	logf("creating %d workspaces with the %s CRD", b.opts.clusters, mountGVR.GroupResource())
 	l := layout{clusters: make([]logicalcluster.Name, b.opts.clusters), mounts: b.opts.workspaces}
 	err := forEach(ctx, "creating workspaces", b.opts.clusters, min(b.opts.concurrency, maxClusterConcurrency), func(ctx context.Context, i int) error {
-		cluster, err := b.clients.createCluster(ctx, fmt.Sprintf("bench-%d", i), "")
+		cluster, err := b.clients.CreateCluster(ctx, fmt.Sprintf("bench-%d", i), "")
 		if err != nil {
 			return err
 		}

@@ -36,6 +36,7 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 )
 
 // stage is the state every mounted Workspace is to reach, as each of the two
@@ -333,10 +334,10 @@ func watchWorkspaces(ctx context.Context, cfg *rest.Config, identity string, t *
 		return err
 	}
 	factory.Start(ctx.Done())
-	syncCtx, cancel := context.WithTimeout(ctx, readyTimeout)
+	syncCtx, cancel := context.WithTimeout(ctx, benchsetup.ReadyTimeout)
 	defer cancel()
 	if !cache.WaitForCacheSync(syncCtx.Done(), informer.HasSynced) {
-		return fmt.Errorf("the Workspace informer did not sync within %s", readyTimeout)
+		return fmt.Errorf("the Workspace informer did not sync within %s", benchsetup.ReadyTimeout)
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/kcp-dev/sdk/apis/third_party/conditions/util/conditions"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -276,10 +277,10 @@ func (s *routingSide) run(ctx context.Context, opts options, dir string) error {
 }
 
 // waitForPluginReady waits until the plugin's /readyz answers 200, for at
-// most readyTimeout, and fails at once if the plugin exits.
+// most benchsetup.ReadyTimeout, and fails at once if the plugin exits.
 func waitForPluginReady(ctx context.Context, plugin *framework.Plugin) error {
 	began := time.Now()
-	err := wait.PollUntilContextTimeout(ctx, awaitInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, awaitInterval, benchsetup.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
 		if err := plugin.CheckRunning(); err != nil {
 			return false, err
 		}

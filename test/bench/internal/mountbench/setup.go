@@ -22,36 +22,24 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
-	kcpapiextensionsclientset "github.com/kcp-dev/client-go/apiextensions/client"
-	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	"github.com/kcp-dev/logicalcluster/v3"
-	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
-	kcpclientset "github.com/kcp-dev/sdk/client/clientset/versioned/cluster"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
 const (
-	// readyTimeout bounds how long a cluster workspace may take to become
-	// Ready, and its CRD to become Established and served.
-	readyTimeout = 5 * time.Minute
-	// pollInterval is how often readiness is checked again.
-	pollInterval = 500 * time.Millisecond
 	// maxClusterConcurrency bounds how many cluster workspaces are created at
 	// once: each is a new logical cluster, much more work for kcp than an
 	// object, and a hundred at once on a small machine take minutes to be Ready.
@@ -115,113 +103,25 @@ func (l layout) index(ws *tenancyv1alpha1.Workspace) (int, bool) {
 	return i, true
 }
 
-// adminClients talk to kcp as kcp-admin, cluster-aware.
-type adminClients struct {
-	kcp     kcpclientset.ClusterInterface
-	dynamic kcpdynamic.ClusterInterface
-	crds    kcpapiextensionsclientset.ClusterInterface
-}
+// adminClients are kcp-admin's clients, with the mount helpers of this package.
+type adminClients struct{ benchsetup.Admin }
 
-// newAdminClients builds the clients for a base config (no /clusters/ path).
 func newAdminClients(cfg *rest.Config) (adminClients, error) {
-	var c adminClients
-	var err error
-	if c.kcp, err = kcpclientset.NewForConfig(cfg); err != nil {
-		return adminClients{}, err
-	}
-	if c.dynamic, err = kcpdynamic.NewForConfig(cfg); err != nil {
-		return adminClients{}, err
-	}
-	if c.crds, err = kcpapiextensionsclientset.NewForConfig(cfg); err != nil {
-		return adminClients{}, err
-	}
-	return c, nil
+	admin, err := benchsetup.NewAdmin(cfg)
+	return adminClients{admin}, err
 }
 
-// createCluster creates the workspace root:name, on shard unless that is
-// empty (framework.OnShard: the Shard labelled name=<shard>), waits until it
-// is Ready and returns its logical cluster. c must reach root (the root
-// shard, or a front-proxy).
-func (c adminClients) createCluster(ctx context.Context, name, shard string) (logicalcluster.Name, error) {
-	workspaces := c.kcp.Cluster(framework.RootPath).TenancyV1alpha1().Workspaces()
-	ws := &tenancyv1alpha1.Workspace{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: tenancyv1alpha1.WorkspaceSpec{
-			Type: &tenancyv1alpha1.WorkspaceTypeReference{Path: framework.RootPath.String(), Name: "universal"},
-		},
-	}
-	if shard != "" {
-		framework.OnShard(shard)(ws)
-	}
-	if _, err := workspaces.Create(ctx, ws, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("creating workspace root:%s: %w", name, err)
-	}
-	var cluster, state string
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
-		got, err := workspaces.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			state = err.Error()
-			return false, nil //nolint:nilerr // perhaps passing: try again
-		}
-		cluster, state = got.Spec.Cluster, fmt.Sprintf("phase %q", got.Status.Phase)
-		return got.Status.Phase == corev1alpha1.LogicalClusterPhaseReady && cluster != "", nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("waiting for workspace root:%s to be Ready (%s): %w", name, state, err)
-	}
-	return logicalcluster.Name(cluster), nil
-}
-
-// installMountCRD installs the mount object CRD in cluster and waits until it
-// is Established and served: kcp v0.28.1 crashes on a Workspace whose
-// spec.mount references a kind not served in its cluster.
+// installMountCRD installs this package's mount CRD in cluster
+// ([benchsetup.Admin.InstallMountCRD]).
 func (c adminClients) installMountCRD(ctx context.Context, cluster logicalcluster.Name) error {
-	crd := framework.MountCRD(mountGVR.Group, mountKind, mountGVR.Resource, apiextensionsv1.ClusterScoped)
-	crds := c.crds.Cluster(cluster.Path()).ApiextensionsV1().CustomResourceDefinitions()
-	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating CRD %s in %s: %w", crd.Name, cluster, err)
-	}
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(ctx context.Context) (bool, error) {
-		crd, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, condition := range crd.Status.Conditions {
-			if condition.Type == apiextensionsv1.Established {
-				return condition.Status == apiextensionsv1.ConditionTrue, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for CRD %s in %s to be Established: %w", crd.Name, cluster, err)
-	}
-	disco := c.crds.Cluster(cluster.Path()).Discovery()
-	err = wait.PollUntilContextTimeout(ctx, pollInterval, readyTimeout, true, func(context.Context) (bool, error) {
-		resources, err := disco.ServerResourcesForGroupVersion(mountGVR.GroupVersion().String())
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		} else if err != nil {
-			return false, err
-		}
-		for _, r := range resources.APIResources {
-			if r.Name == mountGVR.Resource {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s to be served in %s: %w", mountGVR.GroupResource(), cluster, err)
-	}
-	return nil
+	return c.InstallMountCRD(ctx, cluster, mountGVR, mountKind)
 }
 
 // createMount creates mount object i, marked as kcp requires, with the
 // status phase at url and the Workspace that mounts it, next to it.
 func (c adminClients) createMount(ctx context.Context, l layout, i int, phase mount.Phase, url string) error {
 	cluster, name := l.cluster(i), mountName(i)
-	objects := c.dynamic.Cluster(cluster.Path()).Resource(mountGVR)
+	objects := c.Dynamic.Cluster(cluster.Path()).Resource(mountGVR)
 	obj, err := objects.Create(ctx, &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": mountGVR.GroupVersion().String(),
 		"kind":       mountKind,
@@ -244,7 +144,7 @@ func (c adminClients) createMount(ctx context.Context, l layout, i int, phase mo
 			APIVersion: mountGVR.GroupVersion().String(), Kind: mountKind, Name: name,
 		}}},
 	}
-	if _, err := c.kcp.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{}); err != nil {
+	if _, err := c.KCP.Cluster(cluster.Path()).TenancyV1alpha1().Workspaces().Create(ctx, ws, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating mounted workspace %s in %s: %w", name, cluster, err)
 	}
 	return nil
@@ -266,55 +166,28 @@ func (c adminClients) setMountStatus(ctx context.Context, l layout, i int, phase
 		return err
 	}
 	cluster, name := l.cluster(i), mountName(i)
-	_, err = c.dynamic.Cluster(cluster.Path()).Resource(mountGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = c.Dynamic.Cluster(cluster.Path()).Resource(mountGVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	if err != nil {
 		return fmt.Errorf("setting the status of %s %s in %s to %s: %w", mountKind, name, cluster, phase, err)
 	}
 	return nil
 }
 
-// forEach calls do(ctx, i) for every i in [0, n) from at most workers
-// goroutines, logging its progress as label. It stops at the first error,
-// which it returns, or when ctx is done.
+// forEach is [benchsetup.ForEach], logging its progress as label.
 func forEach(ctx context.Context, label string, n, workers int, do func(context.Context, int) error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-
 	var done atomic.Int64
 	began := time.Now()
 	defer every(progressInterval, func() {
 		count := done.Load()
 		logf("%s: %d/%d (%.1f/s)", label, count, n, float64(count)/time.Since(began).Seconds())
 	})()
-
-	indexes := make(chan int)
-	var workerGroup sync.WaitGroup
-	for range min(workers, n) {
-		workerGroup.Go(func() {
-			for i := range indexes {
-				if err := do(ctx, i); err != nil {
-					cancel(err)
-					return
-				}
-				done.Add(1)
-			}
-		})
-	}
-	feed(ctx, indexes, n)
-	workerGroup.Wait()
-	return context.Cause(ctx)
-}
-
-// feed sends 0 to n-1 to indexes unless ctx is done first, then closes it.
-func feed(ctx context.Context, indexes chan<- int, n int) {
-	defer close(indexes)
-	for i := range n {
-		select {
-		case indexes <- i:
-		case <-ctx.Done():
-			return
+	return benchsetup.ForEach(ctx, n, workers, func(ctx context.Context, i int) error {
+		if err := do(ctx, i); err != nil {
+			return err
 		}
-	}
+		done.Add(1)
+		return nil
+	})
 }
 
 // every calls f every interval until the returned stop function is called.

@@ -36,6 +36,7 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -237,7 +238,7 @@ func (b *shardedBench) run(ctx context.Context, res *shardedResult) error {
 // found the shards and synced their caches.
 func (b *shardedBench) awaitPluginReady(ctx context.Context) error {
 	logf("waiting for the plugin to be ready")
-	deadline := time.Now().Add(readyTimeout)
+	deadline := time.Now().Add(benchsetup.ReadyTimeout)
 	for {
 		if err := b.plugin.CheckRunning(); err != nil {
 			return err
@@ -247,12 +248,12 @@ func (b *shardedBench) awaitPluginReady(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the plugin was not ready within %s: %s", readyTimeout, why)
+			return fmt.Errorf("the plugin was not ready within %s: %s", benchsetup.ReadyTimeout, why)
 		}
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
-		case <-time.After(pollInterval):
+		case <-time.After(benchsetup.PollInterval):
 		}
 	}
 }
@@ -285,13 +286,13 @@ func (b *shardedBench) setUp(ctx context.Context, res *shardedResult) (*tracker,
 	logf("creating %d workspaces with the %s CRD, %d on each shard", len(l.clusters), mountGVR.GroupResource(), b.opts.clusters)
 	err := forEach(ctx, "creating workspaces", len(l.clusters), min(b.opts.concurrency, maxClusterConcurrency), func(ctx context.Context, j int) error {
 		shard := b.shards[j%n]
-		cluster, err := b.frontProxy.createCluster(ctx, fmt.Sprintf("bench-%d", j), shard)
+		cluster, err := b.frontProxy.CreateCluster(ctx, fmt.Sprintf("bench-%d", j), shard)
 		if err != nil {
 			return err
 		}
 		// The Workspace in root says where kcp scheduled it; the shard must hold it.
 		c := b.shardClients[shard]
-		if _, err := c.kcp.Cluster(cluster.Path()).CoreV1alpha1().LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{}); err != nil {
+		if _, err := c.KCP.Cluster(cluster.Path()).CoreV1alpha1().LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{}); err != nil {
 			return fmt.Errorf("workspace root:bench-%d (%s), meant for shard %s: %w", j, cluster, shard, err)
 		}
 		l.clusters[j] = cluster

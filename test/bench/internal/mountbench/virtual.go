@@ -39,6 +39,7 @@ import (
 
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/test/bench/internal/benchsetup"
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
@@ -279,7 +280,7 @@ func awaitVirtualWorkspace(ctx context.Context, c listCase, l layout) error {
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
-		case <-time.After(pollInterval):
+		case <-time.After(benchsetup.PollInterval):
 		}
 	}
 }

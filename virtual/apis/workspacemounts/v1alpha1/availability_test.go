@@ -46,16 +46,20 @@ func TestAvailabilityAt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := a.At(tc.now, tc.ready)
-			require.Equal(t, tc.ratio, got.Ratio)
-			require.Equal(t, tc.current, got.CurrentStateSeconds)
+			ratio, current := a.At(tc.now, tc.ready)
+			require.Equal(t, tc.ratio, ratio)
+			require.Equal(t, tc.current, current)
 		})
 	}
 
+	ratio := func(a MountAvailability, now time.Time, ready bool) string {
+		r, _ := a.At(now, ready)
+		return r
+	}
 	first := MountAvailability{Since: metav1.NewTime(since)}
-	require.Equal(t, "1.0000", first.RatioAt(since, true), "nothing observed yet, ready")
-	require.Equal(t, "0.0000", first.RatioAt(since, false))
-	require.Equal(t, "1.0000", first.RatioAt(since.Add(time.Hour), true))
+	require.Equal(t, "1.0000", ratio(first, since, true), "nothing observed yet, ready")
+	require.Equal(t, "0.0000", ratio(first, since, false))
+	require.Equal(t, "1.0000", ratio(first, since.Add(time.Hour), true))
 	almost := MountAvailability{Since: metav1.NewTime(since), ReadySeconds: 99999, ObservedSeconds: 100000}
-	require.Equal(t, "0.9999", almost.RatioAt(since.Add(100000*time.Second), true), "never 1.0000 once not ready")
+	require.Equal(t, "0.9999", ratio(almost, since.Add(100000*time.Second), true), "never 1.0000 once not ready")
 }

@@ -14,17 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// make codegen writes zz_generated.deepcopy.go, zz_generated.model_name.go
-// (the OpenAPI model names, io.workspacemounts.v1alpha1.<Type>) and
-// zz_generated.openapi.go from the types and these tags, which the generators
-// read from doc.go only.
+// make codegen writes the zz_generated files from the types and these tags.
 //
 // +k8s:deepcopy-gen=package
 // +k8s:openapi-gen=true
 // +k8s:openapi-model-package=io.workspacemounts.v1alpha1
 // +groupName=workspacemounts.io
 
-// Package v1alpha1 is the API of the workspacemounts virtual workspace:
-// group workspacemounts.io, one read-only, cluster-scoped kind, WorkspaceMount,
-// one object per mounted Workspace.
+// Package v1alpha1 is the API of the workspacemounts virtual workspace: one
+// read-only, cluster-scoped kind, WorkspaceMount, per mounted Workspace.
 package v1alpha1

@@ -20,15 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The comments on the types and their fields are the OpenAPI descriptions
-// that kubectl explain shows (make codegen copies them into
-// zz_generated.openapi.go), so they are written for its reader.
-
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
-// WorkspaceMount is the mount state of one mounted Workspace: its name is the
-// Workspace's, and the annotation kcp.io/cluster names the logical cluster
-// holding the Workspace object.
+// WorkspaceMount is the mount state of one mounted Workspace, of its name, in
+// the logical cluster its kcp.io/cluster annotation names.
 type WorkspaceMount struct {
 	metav1.TypeMeta `json:",inline"`
 	// Standard object's metadata: name, labels and creationTimestamp are the Workspace's.
@@ -42,9 +37,8 @@ type WorkspaceMount struct {
 
 // WorkspaceMountSpec is what a Workspace mounts.
 type WorkspaceMountSpec struct {
-	// The mount object: spec.mount.ref of the Workspace, or the reference in
-	// its legacy annotation experimental.tenancy.kcp.io/mount (only where the
-	// plugin runs with --legacy-mount-annotation).
+	// The Workspace's spec.mount.ref, or its experimental.tenancy.kcp.io/mount
+	// annotation's with --legacy-mount-annotation.
 	MountRef MountReference `json:"mountRef"`
 }
 
@@ -60,8 +54,8 @@ type MountReference struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// WorkspaceMountStatus is the state of a mount: the workspacemounts.io/status
-// annotation of the Workspace, and the Workspace's own phase.
+// WorkspaceMountStatus is the Workspace's workspacemounts.io/status annotation
+// and its own phase.
 type WorkspaceMountStatus struct {
 	// Ready, Initializing, Connecting, Unknown, NotFound or Invalid.
 	Phase string `json:"phase"`
@@ -69,11 +63,8 @@ type WorkspaceMountStatus struct {
 	Ready bool `json:"ready"`
 	// The mount object's status.URL.
 	URL string `json:"url,omitempty"`
-	// A CamelCase word for the state: MountReady, MountURLMissing,
-	// MountURLInvalid, MountNotReady, MountPhaseUnrecognized, MountObjectNotFound,
-	// MountKindUnknown, MountReferenceInvalid, MountKindNotAllowed,
-	// MountInformerLimitReached, MountKindNotAnswering, MountHeartbeatExpired,
-	// or Pending before the controller reached the Workspace.
+	// A CamelCase word for the state, e.g. MountReady, MountNotReady,
+	// MountObjectNotFound, or Pending before the controller reached the Workspace.
 	Reason string `json:"reason"`
 	// One sentence on what is wrong and which object to look at.
 	Message string `json:"message,omitempty"`
@@ -81,28 +72,18 @@ type WorkspaceMountStatus struct {
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
 	// The mount object's own status.conditions (at most 8).
 	Conditions []MountCondition `json:"conditions,omitempty"`
-	// The mount's last transitions (at most 5), oldest first: the state the
-	// controller first saw it in, then each time its phase or readiness
-	// changed, to what, why, and when. The last one is the current state,
-	// which began at lastTransitionTime. Absent while the mount has been in
-	// one state since the controller first saw it (phase, ready, reason and
-	// lastTransitionTime tell that state).
+	// The mount's last transitions (at most 5), oldest first, the current
+	// state last. Absent while the mount has been in one state since first seen.
 	// +listType=atomic
 	Transitions []MountTransition `json:"transitions,omitempty"`
-	// How much of the time since the controller first saw the mount it was
-	// ready. Absent, as transitions, while the mount has been in one state
-	// since the controller first saw it at lastTransitionTime (always ready,
-	// or never).
+	// How long the mount was ready before its current state. Absent, as
+	// transitions, while the mount has been in one state since first seen.
 	Availability *MountAvailability `json:"availability,omitempty"`
 	// The Workspace's own status.phase: kcp's verdict, beside the mount's.
 	WorkspacePhase string `json:"workspacePhase,omitempty"`
-	// The Workspace's path, e.g. root:org:team:ws: the kcp.io/path of the
-	// logical cluster holding the Workspace object, joined with its name.
-	// Empty until that cluster's path is known.
+	// The Workspace's path, e.g. root:org:team:ws, once its cluster's path is known.
 	WorkspacePath string `json:"workspacePath,omitempty"`
-	// The kcp shard holding the Workspace object, e.g. root or shard-2,
-	// when the plugin serves a sharded kcp (--root-kubeconfig); empty with
-	// --kubeconfig.
+	// The kcp shard holding the Workspace, e.g. shard-2; empty with --kubeconfig.
 	Shard string `json:"shard,omitempty"`
 }
 
@@ -124,18 +105,15 @@ type MountTransition struct {
 	Phase string `json:"phase"`
 	// Whether the mount was ready from then on.
 	Ready bool `json:"ready"`
-	// The reason of the state it entered, e.g. MountNotReady: the last one
-	// it had, for a reason may change while phase and readiness do not.
+	// The last reason of the state it entered, e.g. MountNotReady.
 	Reason string `json:"reason"`
 	// When the controller saw the change (to the second).
 	Time metav1.Time `json:"time"`
 }
 
-// MountAvailability is how long a mount has been ready since the controller
-// first saw it. readySeconds and observedSeconds count up to the start of the
-// current state (lastTransitionTime), and change only at a transition;
-// ratio and currentStateSeconds count the current state too, up to the time
-// of the answer (each list, get or watch event computes them anew).
+// MountAvailability is how long a mount was ready since the controller
+// first saw it, up to the start of its current state: it changes only at a
+// transition. [MountAvailability.At] adds the current state as of a time.
 type MountAvailability struct {
 	// When the controller first saw the mount.
 	Since metav1.Time `json:"since"`
@@ -143,14 +121,6 @@ type MountAvailability struct {
 	ReadySeconds int64 `json:"readySeconds"`
 	// Seconds between since and lastTransitionTime.
 	ObservedSeconds int64 `json:"observedSeconds"`
-	// The share of the time from since on that the mount was ready, the
-	// current state included, as a decimal between 0 and 1 with 4 digits, rounded
-	// down (1.0000: never not ready), e.g. 0.9973; for no time observed yet
-	// 1.0000 if the mount is ready, else 0.0000.
-	Ratio string `json:"ratio"`
-	// How long the current state has lasted, in seconds: the time since
-	// lastTransitionTime.
-	CurrentStateSeconds int64 `json:"currentStateSeconds"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -100,7 +100,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.R
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "MountAvailability is how long a mount has been ready since the controller first saw it. readySeconds and observedSeconds count up to the start of the current state (lastTransitionTime), and change only at a transition; ratio and currentStateSeconds count the current state too, up to the time of the answer (each list, get or watch event computes them anew).",
+				Description: "MountAvailability is how long a mount was ready since the controller first saw it, up to the start of its current state: it changes only at a transition. [MountAvailability.At] adds the current state as of a time.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"since": {
@@ -125,24 +125,8 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountAvailability(ref common.R
 							Format:      "int64",
 						},
 					},
-					"ratio": {
-						SchemaProps: spec.SchemaProps{
-							Description: "The share of the time from since on that the mount was ready, the current state included, as a decimal between 0 and 1 with 4 digits, rounded down (1.0000: never not ready), e.g. 0.9973; for no time observed yet 1.0000 if the mount is ready, else 0.0000.",
-							Default:     "",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"currentStateSeconds": {
-						SchemaProps: spec.SchemaProps{
-							Description: "How long the current state has lasted, in seconds: the time since lastTransitionTime.",
-							Default:     0,
-							Type:        []string{"integer"},
-							Format:      "int64",
-						},
-					},
 				},
-				Required: []string{"since", "readySeconds", "observedSeconds", "ratio", "currentStateSeconds"},
+				Required: []string{"since", "readySeconds", "observedSeconds"},
 			},
 		},
 		Dependencies: []string{
@@ -264,7 +248,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_MountTransition(ref common.Ref
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The reason of the state it entered, e.g. MountNotReady: the last one it had, for a reason may change while phase and readiness do not.",
+							Description: "The last reason of the state it entered, e.g. MountNotReady.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -289,7 +273,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMount(ref common.Refe
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "WorkspaceMount is the mount state of one mounted Workspace: its name is the Workspace's, and the annotation kcp.io/cluster names the logical cluster holding the Workspace object.",
+				Description: "WorkspaceMount is the mount state of one mounted Workspace, of its name, in the logical cluster its kcp.io/cluster annotation names.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -396,7 +380,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountSpec(ref common.
 				Properties: map[string]spec.Schema{
 					"mountRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The mount object: spec.mount.ref of the Workspace, or the reference in its legacy annotation experimental.tenancy.kcp.io/mount (only where the plugin runs with --legacy-mount-annotation).",
+							Description: "The Workspace's spec.mount.ref, or its experimental.tenancy.kcp.io/mount annotation's with --legacy-mount-annotation.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(MountReference{}.OpenAPIModelName()),
 						},
@@ -414,7 +398,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "WorkspaceMountStatus is the state of a mount: the workspacemounts.io/status annotation of the Workspace, and the Workspace's own phase.",
+				Description: "WorkspaceMountStatus is the Workspace's workspacemounts.io/status annotation and its own phase.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"phase": {
@@ -442,7 +426,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 					},
 					"reason": {
 						SchemaProps: spec.SchemaProps{
-							Description: "A CamelCase word for the state: MountReady, MountURLMissing, MountURLInvalid, MountNotReady, MountPhaseUnrecognized, MountObjectNotFound, MountKindUnknown, MountReferenceInvalid, MountKindNotAllowed, MountInformerLimitReached, MountKindNotAnswering, MountHeartbeatExpired, or Pending before the controller reached the Workspace.",
+							Description: "A CamelCase word for the state, e.g. MountReady, MountNotReady, MountObjectNotFound, or Pending before the controller reached the Workspace.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -482,7 +466,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "The mount's last transitions (at most 5), oldest first: the state the controller first saw it in, then each time its phase or readiness changed, to what, why, and when. The last one is the current state, which began at lastTransitionTime. Absent while the mount has been in one state since the controller first saw it (phase, ready, reason and lastTransitionTime tell that state).",
+							Description: "The mount's last transitions (at most 5), oldest first, the current state last. Absent while the mount has been in one state since first seen.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -496,7 +480,7 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 					},
 					"availability": {
 						SchemaProps: spec.SchemaProps{
-							Description: "How much of the time since the controller first saw the mount it was ready. Absent, as transitions, while the mount has been in one state since the controller first saw it at lastTransitionTime (always ready, or never).",
+							Description: "How long the mount was ready before its current state. Absent, as transitions, while the mount has been in one state since first seen.",
 							Ref:         ref(MountAvailability{}.OpenAPIModelName()),
 						},
 					},
@@ -509,14 +493,14 @@ func schema_virtual_apis_workspacemounts_v1alpha1_WorkspaceMountStatus(ref commo
 					},
 					"workspacePath": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The Workspace's path, e.g. root:org:team:ws: the kcp.io/path of the logical cluster holding the Workspace object, joined with its name. Empty until that cluster's path is known.",
+							Description: "The Workspace's path, e.g. root:org:team:ws, once its cluster's path is known.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
 					},
 					"shard": {
 						SchemaProps: spec.SchemaProps{
-							Description: "The kcp shard holding the Workspace object, e.g. root or shard-2, when the plugin serves a sharded kcp (--root-kubeconfig); empty with --kubeconfig.",
+							Description: "The kcp shard holding the Workspace, e.g. shard-2; empty with --kubeconfig.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
