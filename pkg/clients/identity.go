@@ -14,10 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package clients builds what the plugin needs to read a kcp shard across all
-// logical clusters: kcp serves some resources there only under the identity of
-// the APIExport that provides them (Workspaces come from the tenancy.kcp.io
-// APIExport in root), so requests to /clusters/* are rewritten to name it.
+// Package clients builds what the plugin needs to read a kcp shard across all logical clusters,
+// where kcp serves an APIExport's resources only under its identity.
 package clients
 
 import (
@@ -25,7 +23,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,8 +38,7 @@ import (
 
 var apiExportsResource = schema.GroupVersionResource{Group: "apis.kcp.io", Version: "v1alpha1", Resource: "apiexports"}
 
-// APIExportIdentity reads the identity hash of an APIExport in root, e.g.
-// tenancy.kcp.io. cfg points at the shard base URL.
+// APIExportIdentity reads the identity hash of an APIExport in root.
 func APIExportIdentity(ctx context.Context, cfg *rest.Config, exportName string) (string, error) {
 	rootCfg := rest.CopyConfig(cfg)
 	rootCfg.Host = strings.TrimSuffix(cfg.Host, "/") + core.RootCluster.Path().RequestPath()
@@ -60,16 +57,12 @@ func APIExportIdentity(ctx context.Context, cfg *rest.Config, exportName string)
 	return identity, nil
 }
 
-// TenancyIdentity reads the identity of the tenancy.kcp.io APIExport, under
-// which kcp serves Workspaces across all clusters.
 func TenancyIdentity(ctx context.Context, cfg *rest.Config) (string, error) {
 	return APIExportIdentity(ctx, cfg, tenancyv1alpha1.SchemeGroupVersion.Group)
 }
 
-// WithWildcardIdentities returns a copy of cfg whose list and watch requests
-// across all clusters (/clusters/*/apis/<group>/<version>/<resource>) name the
-// identity given for their group, as kcp requires for resources provided by an
-// APIExport.
+// WithWildcardIdentities returns a copy of cfg that names each group's identity in requests across
+// all clusters.
 func WithWildcardIdentities(cfg *rest.Config, identities map[string]string) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
@@ -78,21 +71,23 @@ func WithWildcardIdentities(cfg *rest.Config, identities map[string]string) *res
 	return cfg
 }
 
-// NewConfigWithWildcardIdentities is WithWildcardIdentities with the
-// identities read later, as kcp's bootstrap.NewConfigWithWildcardIdentities:
-// exports names, for each group, its APIExport in root, which root reaches
-// (the root shard's base URL: another shard does not hold root). Clients can
-// be built on the returned config at once; resolve reads the identities (one
-// attempt), and until it has succeeded, a request across all clusters to one
-// of the groups fails without reaching kcp.
+// NewConfigWithWildcardIdentities is [WithWildcardIdentities] with the identities of the exports in
+// root read by resolve, as kcp's bootstrap does; until then such requests fail without reaching
+// kcp.
 func NewConfigWithWildcardIdentities(cfg, root *rest.Config, exports map[string]string) (identityConfig *rest.Config, resolve func(ctx context.Context) error) {
-	ids := &lazyIdentities{}
+	var ids atomic.Pointer[map[string]string]
+	get := func() map[string]string {
+		if m := ids.Load(); m != nil {
+			return *m
+		}
+		return nil
+	}
 	identityConfig = rest.CopyConfig(cfg)
 	identityConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return &wildcardIdentityRoundTripper{delegate: rt, identities: ids.get, groups: exports}
+		return &wildcardIdentityRoundTripper{delegate: rt, identities: get, groups: exports}
 	})
 	return identityConfig, func(ctx context.Context) error {
-		if ids.get() != nil {
+		if ids.Load() != nil {
 			return nil
 		}
 		identities := make(map[string]string, len(exports))
@@ -103,41 +98,22 @@ func NewConfigWithWildcardIdentities(cfg, root *rest.Config, exports map[string]
 			}
 			identities[group] = identity
 		}
-		ids.set(identities)
+		ids.Store(&identities)
 		return nil
 	}
-}
-
-// lazyIdentities are the identities once read, nil before.
-type lazyIdentities struct {
-	lock       sync.RWMutex
-	identities map[string]string
-}
-
-func (ids *lazyIdentities) get() map[string]string {
-	ids.lock.RLock()
-	defer ids.lock.RUnlock()
-	return ids.identities
-}
-
-func (ids *lazyIdentities) set(identities map[string]string) {
-	ids.lock.Lock()
-	defer ids.lock.Unlock()
-	ids.identities = identities
 }
 
 type wildcardIdentityRoundTripper struct {
 	delegate   http.RoundTripper
 	identities func() map[string]string
-	// groups need an identity; nil: only those identities names.
-	groups map[string]string
+	groups     map[string]string // groups that need an identity
 }
 
 func (rt *wildcardIdentityRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	identities := rt.identities()
 	if identities == nil {
-		if group, ok := wildcardGroup(req.URL.Path); ok && rt.groups[group] != "" {
-			return nil, fmt.Errorf("%s across all clusters: the identity of APIExport %s in root is not known yet", req.URL.Path, rt.groups[group])
+		if _, parts, ok := splitWildcard(req.URL.Path); ok && rt.groups[parts[0]] != "" {
+			return nil, fmt.Errorf("%s across all clusters: the identity of APIExport %s in root is not known yet", req.URL.Path, rt.groups[parts[0]])
 		}
 	}
 	if path, changed := withIdentity(req.URL.Path, identities); changed {
@@ -148,37 +124,26 @@ func (rt *wildcardIdentityRoundTripper) RoundTrip(req *http.Request) (*http.Resp
 	return rt.delegate.RoundTrip(req)
 }
 
-// wildcardGroup is the group of a request across all clusters to a group's
-// resource, .../clusters/*/apis/<group>/<version>/<resource>[/...].
-func wildcardGroup(path string) (string, bool) {
-	prefix := "/clusters/" + logicalcluster.Wildcard.String() + "/apis/"
-	i := strings.Index(path, prefix)
+// splitWildcard splits .../clusters/*/apis/<group>/<version>/<resource>[/...] after the prefix.
+func splitWildcard(path string) (prefix string, parts []string, ok bool) {
+	marker := "/clusters/" + logicalcluster.Wildcard.String() + "/apis/"
+	i := strings.Index(path, marker)
 	if i < 0 {
-		return "", false
+		return "", nil, false
 	}
-	rest := strings.SplitN(path[i+len(prefix):], "/", 4)
-	if len(rest) < 3 {
-		return "", false
-	}
-	return rest[0], true
+	parts = strings.SplitN(path[i+len(marker):], "/", 4)
+	return path[:i+len(marker)], parts, len(parts) >= 3
 }
 
-// withIdentity rewrites .../clusters/*/apis/<group>/<version>/<resource>[/...]
-// to name the group's identity after the resource.
 func withIdentity(path string, identities map[string]string) (string, bool) {
-	prefix := "/clusters/" + logicalcluster.Wildcard.String() + "/apis/"
-	i := strings.Index(path, prefix)
-	if i < 0 {
+	prefix, parts, ok := splitWildcard(path)
+	if !ok || strings.Contains(parts[2], ":") {
 		return path, false
 	}
-	rest := strings.SplitN(path[i+len(prefix):], "/", 4)
-	if len(rest) < 3 || strings.Contains(rest[2], ":") {
-		return path, false
-	}
-	identity, found := identities[rest[0]]
+	identity, found := identities[parts[0]]
 	if !found {
 		return path, false
 	}
-	rest[2] += ":" + identity
-	return path[:i+len(prefix)] + strings.Join(rest, "/"), true
+	parts[2] += ":" + identity
+	return prefix + strings.Join(parts, "/"), true
 }

@@ -14,12 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kcpcontact tells when kcp last answered this process. Every answer
-// to any of the process's clients counts (an HTTP status below 500: a 5xx is
-// kcp, or a proxy before it, failing to serve); when nothing else reached
-// kcp for an interval, a probe asks it. It logs once when kcp stops
-// answering and once when it answers again, and keeps
-// workspacemounts_kcp_last_contact_timestamp_seconds.
+// Package kcpcontact tells when kcp last answered this process, any client's answer below 500 or a
+// probe's, and logs when it stops and starts answering.
 package kcpcontact
 
 import (
@@ -33,23 +29,18 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 )
 
-// Tracker remembers the last answer of kcp.
+// Tracker remembers the last answer of kcp, or of one shard.
 type Tracker struct {
-	last atomic.Int64 // unix nanoseconds; 0 until the first answer
-	now  func() time.Time
-	// gauge is the metric set at each answer.
+	last  atomic.Int64 // unix nanoseconds; 0 until the first answer
+	now   func() time.Time
 	gauge interface{ Set(float64) }
-	// what is named in the logs: kcp, or one of its shards.
-	what string
+	what  string
 }
 
-// New returns a tracker that has not seen kcp yet.
 func New() *Tracker {
 	return &Tracker{now: time.Now, gauge: metrics.KCPLastContact, what: "kcp"}
 }
 
-// NewForShard returns a tracker of one shard of a sharded kcp, which keeps
-// workspacemounts_shard_last_contact_timestamp_seconds{shard}.
 func NewForShard(shard string) *Tracker {
 	return &Tracker{now: time.Now, gauge: metrics.ShardLastContact.WithLabelValues(shard), what: "the shard"}
 }
@@ -62,7 +53,6 @@ func (t *Tracker) LastContact() time.Time {
 	return time.Time{}
 }
 
-// Since is how long ago kcp last answered, and false if it never did.
 func (t *Tracker) Since() (time.Duration, bool) {
 	last := t.LastContact()
 	if last.IsZero() {
@@ -71,14 +61,12 @@ func (t *Tracker) Since() (time.Duration, bool) {
 	return t.now().Sub(last), true
 }
 
-// observe records an answer at at.
 func (t *Tracker) observe(at time.Time) {
 	t.last.Store(at.UnixNano())
 	t.gauge.Set(float64(at.UnixNano()) / 1e9)
 }
 
-// Wrap records every answer of kcp that goes through rt; it fits
-// rest.Config.Wrap.
+// Wrap records every answer that goes through rt, for rest.Config.Wrap.
 func (t *Tracker) Wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
@@ -93,10 +81,7 @@ type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-// Run probes kcp whenever it has not answered for interval, until ctx is
-// done, and logs when it stops and starts answering. probe is one cheap
-// request, bounded in time by the context it gets; it need not go through
-// Wrap.
+// Run probes kcp whenever it has not answered for interval, until ctx is done.
 func (t *Tracker) Run(ctx context.Context, interval time.Duration, probe func(context.Context) error) {
 	logger := klog.FromContext(ctx)
 	ticker := time.NewTicker(interval)

@@ -14,8 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package kcprelease reads which kcp release a kcp answers or was built
-// from, and what the plugin makes of a release.
+// Package kcprelease reads which kcp release a kcp answers or was built from.
 package kcprelease
 
 import (
@@ -28,20 +27,16 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-// Release is a kcp release: v0.28.1, or a pre-release such as
-// v0.33.0-rc.1.
+// Release is a kcp release, v0.28.1 or a pre-release such as v0.33.0-rc.1.
 type Release struct {
 	*version.Version
 }
 
-// built is what git describe adds to a tag for a build past it, or for
-// one from a changed tree: "-12-gabcdef0", "-dirty".
+// built is what git describe adds past a tag: "-12-gabcdef0", "-dirty".
 var built = regexp.MustCompile(`(-\d+-g[0-9a-f]+)?(-dirty)?$`)
 
-// Parse reads the kcp release in a kcp gitVersion (GET /version:
-// v1.31.6+kcp-v0.28.1) or a kcp command's --version ("kcp version
-// v1.36.0+kcp-v0.32.3"). A build past a release (v1.36.0+kcp-v0.31.5-12-gabcdef0)
-// or from a changed tree (-dirty) is that release.
+// Parse reads the kcp release in a gitVersion (v1.31.6+kcp-v0.28.1) or a --version, a build past it
+// included.
 func Parse(s string) (Release, error) {
 	i := strings.Index(s, "kcp-v")
 	if i < 0 {
@@ -55,15 +50,11 @@ func Parse(s string) (Release, error) {
 	return Release{v}, nil
 }
 
-// HTTPSMounts is the first kcp release whose mounts controller copies only
-// an https mount URL into spec.URL, and whose admission refuses any other
-// (kcp-dev/kcp pkg/reconciler/tenancy/workspacemounts/
-// workspacemounts_reconcile_updater_test.go @3f4358ca).
+// HTTPSMounts is the first kcp release that routes only https mount URLs (kcp-dev/kcp
+// pkg/reconciler/tenancy/workspacemounts @3f4358ca).
 var HTTPSMounts = version.MustParseSemantic("v0.33.0")
 
-// MountURLForm is the form of the mount URLs the release routes:
-// mount.URLFormHTTPS from v0.33 on (its pre-releases included),
-// mount.URLFormLegacy before.
+// MountURLForm is the form of mount URLs the release routes.
 func (r Release) MountURLForm() mount.URLForm {
 	if r.Major() > HTTPSMounts.Major() || (r.Major() == HTTPSMounts.Major() && r.Minor() >= HTTPSMounts.Minor()) {
 		return mount.URLFormHTTPS

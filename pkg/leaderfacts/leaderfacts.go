@@ -14,16 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package leaderfacts is what the plugin's leader publishes about itself on
-// its leader Lease, as annotations, for `workspacemounts doctor`: its
-// version and the settings that decide whether a kcp around it fits (the
-// level, whether its virtual workspace believes request headers). The Lease
-// is the one object every deployment of the plugin has (one per kcp, in
-// root) and the operator's kubeconfig can read; nothing else records them.
-//
-// The facts are the leader's: replicas run with the same flags (one
-// Deployment), and only the leader writes. A replica started with
-// --run-controller=false or --leader-elect=false publishes nothing.
+// Package leaderfacts is what the plugin's leader publishes on its Lease for `workspacemounts
+// doctor` (docs/design/pkg-leader.md).
 package leaderfacts
 
 import (
@@ -31,32 +23,15 @@ import (
 	"strconv"
 )
 
-// The annotations of the leader Lease; each is rewritten whenever a replica
-// becomes the leader.
+// The annotations of the leader Lease, rewritten by each new leader; facts whose identity is not
+// the holder's are a former leader's.
 const (
-	// IdentityAnnotation is the holder identity the facts were published
-	// by: facts whose identity is not the Lease's holder are a former
-	// leader's (the holder is `workspacemounts cleanup`, or a release that
-	// publishes nothing).
-	IdentityAnnotation = "workspacemounts.io/leader-identity"
-	// VersionAnnotation is the leader's version (`workspacemounts version
-	// -o short`).
-	VersionAnnotation = "workspacemounts.io/leader-version"
-	// WorkspaceConditionAnnotation is "true" when the leader writes the
-	// condition WorkspaceMountAvailable (--workspace-condition).
-	WorkspaceConditionAnnotation = "workspacemounts.io/workspace-condition"
-	// WorkspaceURLAnnotation is "true" when the leader writes spec.URL
-	// (--workspace-url), which kcp's in-tree mounts controller writes too.
-	WorkspaceURLAnnotation = "workspacemounts.io/workspace-url"
-	// TrustsRequestHeadersAnnotation is "true" when the leader's virtual
-	// workspace believes X-Remote-User, X-Remote-Group and X-Remote-Extra-*
-	// from a front-proxy's client certificate
-	// (--requestheader-client-ca-file).
+	IdentityAnnotation             = "workspacemounts.io/leader-identity"
+	VersionAnnotation              = "workspacemounts.io/leader-version"
+	WorkspaceConditionAnnotation   = "workspacemounts.io/workspace-condition"
+	WorkspaceURLAnnotation         = "workspacemounts.io/workspace-url"
 	TrustsRequestHeadersAnnotation = "workspacemounts.io/trusts-request-headers"
-	// MountURLContractAnnotation is the leader's --mount-url-contract:
-	// auto, https or legacy. A leader of a release before the flag writes
-	// none.
-	MountURLContractAnnotation = "workspacemounts.io/mount-url-contract"
+	MountURLContractAnnotation     = "workspacemounts.io/mount-url-contract"
 )
 
 // Facts are what the leader publishes.
@@ -66,13 +41,10 @@ type Facts struct {
 	WorkspaceCondition   bool
 	WorkspaceURL         bool
 	TrustsRequestHeaders bool
-	// MountURLContract is --mount-url-contract; "": unknown (a leader of a
-	// release before the flag).
-	MountURLContract string
+	MountURLContract     string // "": a release before the flag
 }
 
-// Level is the plugin's level (README, "Taking mounts out of traffic"): 1
-// annotations only, 2 with the condition, 3 with spec.URL as well.
+// Level is 1 for annotations only, 2 with the condition, 3 with spec.URL.
 func (f Facts) Level() int {
 	switch {
 	case f.WorkspaceURL:
@@ -84,7 +56,6 @@ func (f Facts) Level() int {
 	}
 }
 
-// Annotations are the facts as the Lease's annotations.
 func (f Facts) Annotations() map[string]string {
 	return map[string]string{
 		IdentityAnnotation:             f.Identity,
@@ -96,9 +67,7 @@ func (f Facts) Annotations() map[string]string {
 	}
 }
 
-// Parse reads the facts from a Lease's annotations. ok is false when no
-// leader has published any (IdentityAnnotation is absent); an annotation
-// that is present but not what Annotations writes is an error.
+// Parse reads the facts, ok false when no leader published any.
 func Parse(annotations map[string]string) (facts Facts, ok bool, err error) {
 	identity, ok := annotations[IdentityAnnotation]
 	if !ok {

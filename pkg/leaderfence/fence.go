@@ -14,13 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package leaderfence keeps a leader from writing once its Lease may be
-// another's: a replica frozen (SIGSTOP, a stalled VM) past its Lease
-// resumes with its controller still running, from caches that are old,
-// until client-go's elector notices that the renew deadline has passed. A
-// Fence refuses its writes from the moment the last successful renewal is
-// older than the renew deadline, by the monotonic clock, which goes on
-// while the process is frozen.
+// Package leaderfence keeps a leader from writing once its Lease may be another's
+// (docs/design/pkg-leader.md).
 package leaderfence
 
 import (
@@ -33,31 +28,24 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// ErrFenced is the error of a write refused by a Fence.
 var ErrFenced = errors.New("not written: the leader Lease was not renewed within the renew deadline, another replica may lead")
 
-// Fence tells whether the leader may still write: only within
-// renewDeadline of the start of its last successful renewal of the Lease
-// (Lock records them). The other replicas take the Lease over no sooner
-// than its lease duration after that renewal, which is longer.
+// Fence allows writes within renewDeadline of the start of the last renewal [Fence.Lock] recorded,
+// before another replica can lead.
 type Fence struct {
 	renewDeadline time.Duration
 	now           func() time.Time
 
-	lock sync.Mutex
-	// renewed is when the last successful acquisition or renewal began;
-	// zero when the Lease is not held.
-	renewed time.Time
+	lock    sync.Mutex
+	renewed time.Time // zero while the Lease is not held
 }
 
-// New is a Fence for a renew deadline, closed until a renewal succeeds.
+// New is a Fence closed until a renewal succeeds.
 func New(renewDeadline time.Duration) *Fence {
 	return &Fence{renewDeadline: renewDeadline, now: time.Now}
 }
 
-// Allow returns nil while the last renewal began within the renew
-// deadline, else an error wrapping ErrFenced. A nil Fence allows every
-// write (no leader election).
+// Allow returns nil or an error wrapping [ErrFenced]; a nil Fence allows every write.
 func (f *Fence) Allow() error {
 	if f == nil {
 		return nil
@@ -74,8 +62,6 @@ func (f *Fence) Allow() error {
 	return nil
 }
 
-// held records a renewal of the Lease that began at began and succeeded;
-// one that began before the last recorded one changes nothing.
 func (f *Fence) held(began time.Time) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
@@ -84,19 +70,13 @@ func (f *Fence) held(began time.Time) {
 	}
 }
 
-// close records that the Lease is not held.
 func (f *Fence) close() {
 	f.lock.Lock()
 	defer f.lock.Unlock()
 	f.renewed = time.Time{}
 }
 
-// Lock wraps the Lease's lock: each Create or Update that succeeds with this
-// replica as the holder opens the fence as of the time the request began;
-// one that succeeds with another holder (a release) closes it; one that
-// fails changes nothing (client-go's optimistic renewal fails on a Lease
-// changed since it read it, and tries again at once). A nil Fence returns
-// inner.
+// Lock wraps the Lease's lock so that each successful write opens or closes the fence.
 func (f *Fence) Lock(inner resourcelock.Interface) resourcelock.Interface {
 	if f == nil {
 		return inner
@@ -121,9 +101,7 @@ func (l *fencedLock) write(record resourcelock.LeaderElectionRecord, write func(
 	began := l.fence.now()
 	err := write()
 	switch {
-	case err != nil:
-		// kcp may or may not have it: the last success still counts, and
-		// the deadline from it.
+	case err != nil: // kcp may have it or not: the last success still counts
 	case record.HolderIdentity == l.Identity():
 		l.fence.held(began)
 	default:

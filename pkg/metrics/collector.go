@@ -17,7 +17,10 @@ limitations under the License.
 package metrics
 
 import (
-	"sort"
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/component-base/metrics"
@@ -36,9 +39,7 @@ const (
 	readyHelp = "Mounted Workspaces whose mount is ready (traffic can flow), per mount kind, from the Workspace cache at scrape time."
 )
 
-// KindUnresolved is the kind label value of every Workspace whose kind is not
-// known to resolve to a served, watched resource, and of the kinds beyond the
-// limit on kind values.
+// KindUnresolved is the kind label of a kind not known to resolve, or beyond the limit.
 const KindUnresolved = "(unresolved)"
 
 var (
@@ -46,26 +47,13 @@ var (
 	readyDesc   = metrics.NewDesc(namespace+"_ready_workspaces", readyHelp, []string{"kind"}, nil, metrics.ALPHA, "")
 )
 
-// mountCollector computes the mount gauges from the Workspace cache at each
-// scrape, so they cannot drift from what the Workspaces say. A Workspace's
-// annotation is parsed again only when its resourceVersion changed.
-//
-// The kind label takes only bounded values, although tenants type the kind
-// (and may write the status annotation themselves until the controller
-// overwrites it): a Workspace's kind is its label value only if its status
-// annotation says the kind resolved (mount.Status.KindResolved) for the
-// Workspace's own, valid reference; every other Workspace is KindUnresolved.
-// And at most kindLimit() kind values are used, those of the most Workspaces
-// (ties by name), the rest folded into KindUnresolved. So a scrape has at most
-// kindLimit()+1 kind values, whatever the Workspaces hold.
+// mountCollector computes the mount gauges from the Workspace cache at each scrape, its kind label
+// bounded by [foldKinds] (docs/metrics.md, "Cardinality").
 type mountCollector struct {
 	metrics.BaseStableCollector
-	store WorkspaceLister
-	// rule says which Workspaces are mounted.
-	rule mount.Rule
-	// kindLimit is the most kind values, --max-mount-informers: the
-	// controller never resolves more kinds than it has informers.
-	kindLimit func() int
+	store     WorkspaceLister
+	rule      mount.Rule
+	kindLimit func() int // --max-mount-informers: no more kinds resolve
 
 	lock   sync.Mutex
 	parsed map[string]parsedMount // by store key
@@ -74,36 +62,30 @@ type mountCollector struct {
 type parsedMount struct {
 	resourceVersion string
 	mounted         bool
-	// kind is the resolved kind, "" where not known to resolve.
-	kind  string
-	phase mount.Phase
-	ready bool
+	kind            string // "" where not known to resolve
+	phase           mount.Phase
+	ready           bool
 }
 
 var collectorOnce sync.Once
 
-// WorkspaceLister lists Workspaces: a Workspace informer's store, or those
-// of every shard of a sharded kcp.
+// WorkspaceLister lists Workspaces: an informer's store, or every shard's.
 type WorkspaceLister interface {
 	List() []interface{}
 }
 
-// RegisterMountCollector registers the mounted and ready gauges over the
-// Workspaces store lists that rule says are mounted. Only the first call in
-// a process counts.
+// RegisterMountCollector registers the mounted and ready gauges once per process.
 func RegisterMountCollector(store WorkspaceLister, rule mount.Rule) {
 	collectorOnce.Do(func() {
 		legacyregistry.CustomMustRegister(&mountCollector{store: store, rule: rule, kindLimit: MountInformerLimit, parsed: map[string]parsedMount{}})
 	})
 }
 
-// DescribeWithStability implements metrics.StableCollector.
 func (c *mountCollector) DescribeWithStability(ch chan<- *metrics.Desc) {
 	ch <- mountedDesc
 	ch <- readyDesc
 }
 
-// CollectWithStability implements metrics.StableCollector.
 func (c *mountCollector) CollectWithStability(ch chan<- metrics.Metric) {
 	mounted := map[phaseKind]int{}
 	ready := map[string]int{}
@@ -139,8 +121,7 @@ func (c *mountCollector) CollectWithStability(ch chan<- metrics.Metric) {
 
 	mounted, ready = foldKinds(mounted, ready, c.kindLimit())
 
-	// Every phase of every kind in use, zeros included, so that series do
-	// not vanish when the last Workspace leaves a phase.
+	// Zeros included, so that no series vanishes with a phase's last Workspace.
 	kinds := map[string]bool{}
 	for pk := range mounted {
 		kinds[pk.kind] = true
@@ -158,8 +139,7 @@ type phaseKind struct {
 	kind  string
 }
 
-// foldKinds keeps the limit kinds with the most Workspaces (ties by name) and
-// counts every other one, and "", as KindUnresolved.
+// foldKinds keeps the limit kinds of the most Workspaces and counts the others as [KindUnresolved].
 func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[phaseKind]int, map[string]int) {
 	perKind := map[string]int{}
 	for pk, n := range mounted {
@@ -167,21 +147,14 @@ func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[
 			perKind[pk.kind] += n
 		}
 	}
-	kinds := make([]string, 0, len(perKind))
-	for kind := range perKind {
-		kinds = append(kinds, kind)
-	}
-	sort.Slice(kinds, func(i, j int) bool {
-		if perKind[kinds[i]] != perKind[kinds[j]] {
-			return perKind[kinds[i]] > perKind[kinds[j]]
-		}
-		return kinds[i] < kinds[j]
+	kinds := slices.SortedFunc(maps.Keys(perKind), func(a, b string) int {
+		return cmp.Or(cmp.Compare(perKind[b], perKind[a]), strings.Compare(a, b))
 	})
+	if limit >= 0 && limit < len(kinds) {
+		kinds = kinds[:limit]
+	}
 	kept := map[string]bool{}
-	for i, kind := range kinds {
-		if i == limit {
-			break
-		}
+	for _, kind := range kinds {
 		kept[kind] = true
 	}
 	label := func(kind string) string {
@@ -201,10 +174,7 @@ func foldKinds(mounted map[phaseKind]int, ready map[string]int, limit int) (map[
 	return foldedMounted, foldedReady
 }
 
-// parse reads what the gauges need of a Workspace. Its kind counts only if
-// the controller's status says that kind resolved for this very reference: a
-// status written for an older reference, or by someone else for a reference
-// that does not resolve, gives no kind.
+// parse counts a Workspace's kind only if its status says it resolved for this very reference.
 func parse(rule mount.Rule, ws *tenancyv1alpha1.Workspace) parsedMount {
 	p := parsedMount{resourceVersion: ws.ResourceVersion}
 	if !rule.IsMounted(ws) {
@@ -222,4 +192,31 @@ func parse(rule mount.Rule, ws *tenancyv1alpha1.Workspace) parsedMount {
 func clusterKey(ws *tenancyv1alpha1.Workspace) string {
 	key, _ := kcpcache.MetaClusterNamespaceKeyFunc(ws)
 	return key
+}
+
+// transitionKinds bounds the kind label of series that accumulate: the first kindLimit() resolved
+// kinds seen keep a value of their own for the life of the process.
+var transitionKinds = &kindSet{kindLimit: MountInformerLimit, seen: map[string]bool{}}
+
+type kindSet struct {
+	kindLimit func() int
+
+	lock sync.Mutex
+	seen map[string]bool
+}
+
+func (k *kindSet) label(status mount.Status) string {
+	kind := status.MountRef.Kind
+	if !status.KindResolved() || kind == "" {
+		return KindUnresolved
+	}
+	k.lock.Lock()
+	defer k.lock.Unlock()
+	if !k.seen[kind] {
+		if len(k.seen) >= k.kindLimit() {
+			return KindUnresolved
+		}
+		k.seen[kind] = true
+	}
+	return kind
 }

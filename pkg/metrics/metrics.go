@@ -14,14 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package metrics defines the Prometheus metrics of workspacemounts. They are
-// registered in component-base's legacy registry, the one k8s.io/apiserver
-// serves its own apiserver_request_* series and the workqueue_* series from,
-// so that one /metrics endpoint has everything. No metric has a per-Workspace
-// label (kcp runs 10^5 Workspaces), and none carries a URL, message or name.
+// Package metrics defines the metrics of workspacemounts, in component-base's legacy registry
+// beside k8s.io/apiserver's; docs/metrics.md says how each label is bounded.
 package metrics
 
 import (
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,12 +31,8 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/version"
 
-	// rest_client_* series of every client-go client of the process (its
-	// requests to kcp: rest_client_requests_total{code,host,method}), in
-	// the legacy registry.
-	_ "k8s.io/component-base/metrics/prometheus/restclient"
-	// workqueue_* series of both queues, in the legacy registry.
-	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+	_ "k8s.io/component-base/metrics/prometheus/restclient" // rest_client_* of every client-go client
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"  // workqueue_* of both queues
 )
 
 const namespace = "workspacemounts"
@@ -49,38 +44,23 @@ const (
 	ResultRequeue = "requeue"
 )
 
-// SubjectAccessReview results (authorization_reviews_total).
+// SubjectAccessReview results.
 const (
 	ReviewAllowed = "allowed"
 	ReviewDenied  = "denied"
 	ReviewError   = "error"
 )
 
-// Why an event was dropped (events_dropped_total): every value, fixed.
+// The reasons of events_dropped_total (docs/metrics.md).
 const (
-	// EventDropRateLimited: the Workspace had --max-workspace-events-per-hour
-	// events within the last hour.
-	EventDropRateLimited = "rate_limited"
-	// EventDropQueueFull: as many event writes to the shard were under way
-	// as the controller allows at once.
-	EventDropQueueFull = "queue_full"
-	// EventDropRefused: the shard answered the write with an error status
-	// (forbidden, no namespace default in the Workspace's cluster, invalid,
-	// too many requests, ...).
-	EventDropRefused = "refused"
-	// EventDropUnreachable: the write got no answer (a transport error, its
-	// timeout, the controller stopping).
-	EventDropUnreachable = "unreachable"
-	// EventDropWorkspaceDeleted: the Workspace was deleted before its event
-	// (or its series' count) was written.
+	EventDropRateLimited      = "rate_limited"
+	EventDropQueueFull        = "queue_full"
+	EventDropRefused          = "refused"
+	EventDropUnreachable      = "unreachable"
 	EventDropWorkspaceDeleted = "workspace_deleted"
-	// EventDropClusterSuspended: the writes of events in the Workspace's
-	// logical cluster failed or timed out several times in a row, and
-	// that cluster's events are skipped for a while (its circuit breaker).
 	EventDropClusterSuspended = "cluster_suspended"
 )
 
-// EventDropReasons are every reason label of events_dropped_total.
 var EventDropReasons = []string{EventDropRateLimited, EventDropQueueFull, EventDropRefused, EventDropUnreachable, EventDropWorkspaceDeleted, EventDropClusterSuspended}
 
 // Annotation patch results.
@@ -90,171 +70,87 @@ const (
 	PatchError    = "error"
 )
 
+func kubeOpts(name, help string) metrics.KubeOpts {
+	return metrics.KubeOpts{Namespace: namespace, Name: name, Help: help, StabilityLevel: metrics.ALPHA}
+}
+
+func counterVec(name, help string, labels ...string) *metrics.CounterVec {
+	opts := metrics.CounterOpts(kubeOpts(name, help))
+	return metrics.NewCounterVec(&opts, labels)
+}
+
+func gauge(name, help string) *metrics.Gauge {
+	opts := metrics.GaugeOpts(kubeOpts(name, help))
+	return metrics.NewGauge(&opts)
+}
+
+func gaugeVec(name, help string, labels ...string) *metrics.GaugeVec {
+	opts := metrics.GaugeOpts(kubeOpts(name, help))
+	return metrics.NewGaugeVec(&opts, labels)
+}
+
+func histogramOpts(name string, buckets []float64, help string) *metrics.HistogramOpts {
+	return &metrics.HistogramOpts{Namespace: namespace, Name: name, Help: help, Buckets: buckets, StabilityLevel: metrics.ALPHA}
+}
+
+func histogram(name string, buckets []float64, help string) *metrics.Histogram {
+	return metrics.NewHistogram(histogramOpts(name, buckets, help))
+}
+
+func histogramVec(name string, buckets []float64, help string, labels ...string) *metrics.HistogramVec {
+	return metrics.NewHistogramVec(histogramOpts(name, buckets, help), labels)
+}
+
+// The metrics, each described by its Help.
 var (
-	// ReconcileTotal counts reconciles per queue (its name, as its
-	// workqueue_* series' name) and result.
-	ReconcileTotal = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: namespace, Name: "reconcile_total",
-		Help: "Reconciles per queue (the work queue's name: workspacemounts-mounts, keyed by mount kind; workspacemounts-workspaces, keyed by Workspace; " +
-			"with /<shard> for a shard's controller) and result (success, error, requeue).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"queue", "result"})
-
-	// ReconcileDuration times reconciles per queue.
-	ReconcileDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Namespace: namespace, Name: "reconcile_duration_seconds",
-		Help:           "Time one reconcile takes, per queue.",
-		Buckets:        []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"queue"})
-
-	// AnnotationPatches counts the patches of the two annotations (and with
-	// --workspace-url spec.URL) per result.
-	AnnotationPatches = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: namespace, Name: "annotation_patches_total",
-		Help: "Patches of Workspaces: the mount status annotations, and with --workspace-url spec.URL, per result (applied, conflict, error). " +
-			"A steady state adds none.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"result"})
-
-	// WorkspaceStatusPatches counts the patches of the Workspace status
-	// subresource (the condition, the phase out of Scheduling) per result.
-	WorkspaceStatusPatches = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: namespace, Name: "workspace_status_patches_total",
-		Help: "Patches of the Workspace status subresource: the WorkspaceMountAvailable condition (--workspace-condition, or its removal) " +
-			"and, with --workspace-url, the phase out of Scheduling; per result (applied, conflict, error). A steady state adds none.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"result"})
-
-	// PhaseTransitions counts written phase changes; ObservePhaseTransition
-	// maps the annotation values into PhaseLabels.
-	PhaseTransitions = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: namespace, Name: "phase_transitions_total",
-		Help: "Mount phase changes written to Workspaces, from and to: a phase of the contract, None where there was (or is) no phase annotation, " +
-			"Other for an annotation value that is no phase (written by someone else).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"from", "to"})
-
-	// StatusLatency times a mount object change until its Workspaces show it.
-	StatusLatency = metrics.NewHistogram(&metrics.HistogramOpts{
-		Namespace: namespace, Name: "status_latency_seconds",
-		Help:           "Time from a mount object change being observed to the Workspace annotation being written.",
-		Buckets:        []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
-		StabilityLevel: metrics.ALPHA,
-	})
-
-	// MountKindsWatched is the number of mount resources watched.
-	MountKindsWatched = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "mount_kinds_watched",
-		Help: "Mount resources (kind and version, and APIExport identity for bound ones) watched: a bound one by its informer across all clusters, " +
-			"a CRD one by its informers per cluster and, while a cluster mounting it has none, its metadata informer across all clusters.",
-		StabilityLevel: metrics.ALPHA,
-	})
-
-	// MountInformersDenied is the number of mount resources in use left
-	// without an informer by --max-mount-informers.
-	MountInformersDenied = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "mount_informers_denied",
-		Help: "Mount resources referenced by Workspaces that have no informer because --max-mount-informers resources are watched; " +
-			"their Workspaces have reason MountInformerLimitReached.",
-		StabilityLevel: metrics.ALPHA,
-	})
-
-	// ClusterMountInformers is the number of running full-object informers
-	// of a CRD resource in one cluster.
-	ClusterMountInformers = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "cluster_mount_informers",
-		Help: "Full-object informers of a CRD mount resource in one logical cluster running, one per (resource, cluster) pair in use, " +
-			"at most --max-cluster-mount-informers: their Workspaces' mount objects are read from a cache.",
-		StabilityLevel: metrics.ALPHA,
-	})
-
-	// ClusterMountInformersOverLimit is the number of (CRD resource,
-	// cluster) pairs in use left without a full-object informer by
-	// --max-cluster-mount-informers.
-	ClusterMountInformersOverLimit = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "cluster_mount_informers_over_limit",
-		Help: "(CRD mount resource, logical cluster) pairs in use without a full-object informer because --max-cluster-mount-informers run: " +
-			"their Workspaces' mount objects are read with a GET per change, on their resource's metadata informer across all clusters, which runs while this is above 0.",
-		StabilityLevel: metrics.ALPHA,
-	})
-
-	// MountInformersLimit is --max-mount-informers; set it with SetMountInformerLimit.
-	MountInformersLimit = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "mount_informers_limit",
-		Help: "The most mount resources the controller watches (--max-mount-informers), " +
-			"and the most kind values the mount gauges take.",
-		StabilityLevel: metrics.ALPHA,
-	})
-
-	// KCPLastContact is when kcp last answered this process.
-	KCPLastContact = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "kcp_last_contact_timestamp_seconds",
-		Help: "Unix time at which kcp last answered this process (any request, an HTTP status below 500; " +
-			"a probe asks when nothing else did for 10s). 0 until the first answer.",
-		StabilityLevel: metrics.ALPHA,
-	})
-	// ShardLastContact is, with a sharded kcp, when each shard last answered.
-	ShardLastContact = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "shard_last_contact_timestamp_seconds",
-		Help: "With a sharded kcp (--root-kubeconfig): Unix time at which the shard last answered this process (as kcp_last_contact_timestamp_seconds, " +
-			"per shard). While a shard does not answer, its WorkspaceMounts are served as last known and its Workspaces are not written.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"shard"})
-	// ShardSynced is, with a sharded kcp, 1 for each shard served.
-	ShardSynced = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "shard_synced",
-		Help: "With a sharded kcp (--root-kubeconfig): 1 once the shard's informer caches have synced and it is served and written, " +
-			"0 while it starts; no series for a Shard deleted.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"shard"})
-	// BuildInfo is 1, with this build's version, commit and Go version as labels.
-	BuildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "build_info",
-		Help: "1, labelled with the version (the VERSION file's release, or v0.1.0-N-g<sha> past it), the commit and the Go version of this " +
-			"build of workspacemounts: the same as `workspacemounts version` and the virtual workspace's /version.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"version", "revision", "goversion"})
-	// GateHeldWorkspaces is, per shard, the Workspaces whose condition
-	// --max-unavailable holds from False; set with SetGateHeld.
-	GateHeldWorkspaces = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "gate_held_workspaces",
-		Help: "With --workspace-condition and --max-unavailable: Workspaces of the shard (\"\" with one shard) whose mount is not ready but whose condition " +
-			"WorkspaceMountAvailable is Unknown with reason GateHeld, not False, because --max-unavailable Workspaces of the shard already have it False: " +
-			"kcp keeps them Ready and routes their requests to their mounts. 0 on a replica that does not lead.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"shard"})
-	// Leader is 1 on the replica that holds the lease.
-	Leader = metrics.NewGauge(&metrics.GaugeOpts{
-		Namespace: namespace, Name: "leader",
-		Help:           "1 on the replica that holds the leader lease and runs the writing controller, else 0.",
-		StabilityLevel: metrics.ALPHA,
-	})
-	// EventsDropped counts the events of Workspace transitions (and the
-	// controller's other events) that were not written, by reason
-	// (EventDropReasons).
-	EventsDropped = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: namespace, Name: "events_dropped_total",
-		Help: "Events regarding Workspaces the controller did not write, by reason: rate_limited (the Workspace had --max-workspace-events-per-hour " +
-			"within the last hour), queue_full (too many writes to the shard under way), refused (the shard answered with an error), " +
-			"unreachable (no answer), workspace_deleted. A dropped event never fails or delays a reconcile.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"reason"})
-
-	// AuthorizationReviews counts the SubjectAccessReviews the virtual
-	// workspace sent to kcp, by result: what its users' requests cost kcp
-	// beyond the answers it keeps.
-	AuthorizationReviews = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: namespace, Name: "authorization_reviews_total",
-		Help: "SubjectAccessReviews the virtual workspace sent to kcp (answers it keeps are not counted), by result: " +
-			"allowed, denied, error (kcp failed or did not answer within the review timeout).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"result"})
+	ReconcileTotal = counterVec("reconcile_total", "Reconciles per queue (the work queue's name: workspacemounts-mounts, keyed by mount kind; workspacemounts-workspaces, keyed by Workspace; "+
+		"with /<shard> for a shard's controller) and result (success, error, requeue).", "queue", "result")
+	ReconcileDuration = histogramVec("reconcile_duration_seconds", []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}, "Time one reconcile takes, per queue.", "queue")
+	AnnotationPatches = counterVec("annotation_patches_total", "Patches of Workspaces: the mount status annotations, and with --workspace-url spec.URL, per result (applied, conflict, error). "+
+		"A steady state adds none.", "result")
+	WorkspaceStatusPatches = counterVec("workspace_status_patches_total", "Patches of the Workspace status subresource: the WorkspaceMountAvailable condition (--workspace-condition, or its removal) "+
+		"and, with --workspace-url, the phase out of Scheduling; per result (applied, conflict, error). A steady state adds none.", "result")
+	PhaseTransitions = counterVec("phase_transitions_total", "Mount phase changes written to Workspaces, from and to: a phase of the contract, None where there was (or is) no phase annotation, "+
+		"Other for an annotation value that is no phase (written by someone else).", "from", "to")
+	StatusLatency     = histogram("status_latency_seconds", []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}, "Time from a mount object change being observed to the Workspace annotation being written.")
+	MountKindsWatched = gauge("mount_kinds_watched", "Mount resources (kind and version, and APIExport identity for bound ones) watched: a bound one by its informer across all clusters, "+
+		"a CRD one by its informers per cluster and, while a cluster mounting it has none, its metadata informer across all clusters.")
+	MountInformersDenied = gauge("mount_informers_denied", "Mount resources referenced by Workspaces that have no informer because --max-mount-informers resources are watched; "+
+		"their Workspaces have reason MountInformerLimitReached.")
+	ClusterMountInformers = gauge("cluster_mount_informers", "Full-object informers of a CRD mount resource in one logical cluster running, one per (resource, cluster) pair in use, "+
+		"at most --max-cluster-mount-informers: their Workspaces' mount objects are read from a cache.")
+	ClusterMountInformersOverLimit = gauge("cluster_mount_informers_over_limit", "(CRD mount resource, logical cluster) pairs in use without a full-object informer because --max-cluster-mount-informers run: "+
+		"their Workspaces' mount objects are read with a GET per change, on their resource's metadata informer across all clusters, which runs while this is above 0.")
+	MountInformersLimit = gauge("mount_informers_limit", "The most mount resources the controller watches (--max-mount-informers), "+
+		"and the most kind values the mount gauges take.")
+	KCPLastContact = gauge("kcp_last_contact_timestamp_seconds", "Unix time at which kcp last answered this process (any request, an HTTP status below 500; "+
+		"a probe asks when nothing else did for 10s). 0 until the first answer.")
+	ShardLastContact = gaugeVec("shard_last_contact_timestamp_seconds", "With a sharded kcp (--root-kubeconfig): Unix time at which the shard last answered this process (as kcp_last_contact_timestamp_seconds, "+
+		"per shard). While a shard does not answer, its WorkspaceMounts are served as last known and its Workspaces are not written.", "shard")
+	ShardSynced = gaugeVec("shard_synced", "With a sharded kcp (--root-kubeconfig): 1 once the shard's informer caches have synced and it is served and written, "+
+		"0 while it starts; no series for a Shard deleted.", "shard")
+	BuildInfo = gaugeVec("build_info", "1, labelled with the version (the VERSION file's release, or v0.1.0-N-g<sha> past it), the commit and the Go version of this "+
+		"build of workspacemounts: the same as `workspacemounts version` and the virtual workspace's /version.", "version", "revision", "goversion")
+	GateHeldWorkspaces = gaugeVec("gate_held_workspaces", "With --workspace-condition and --max-unavailable: Workspaces of the shard (\"\" with one shard) whose mount is not ready but whose condition "+
+		"WorkspaceMountAvailable is Unknown with reason GateHeld, not False, because --max-unavailable Workspaces of the shard already have it False: "+
+		"kcp keeps them Ready and routes their requests to their mounts. 0 on a replica that does not lead.", "shard")
+	Leader        = gauge("leader", "1 on the replica that holds the leader lease and runs the writing controller, else 0.")
+	EventsDropped = counterVec("events_dropped_total", "Events regarding Workspaces the controller did not write, by reason: rate_limited (the Workspace had --max-workspace-events-per-hour "+
+		"within the last hour), queue_full (too many writes to the shard under way), refused (the shard answered with an error), "+
+		"unreachable (no answer), workspace_deleted. A dropped event never fails or delays a reconcile.", "reason")
+	AuthorizationReviews = counterVec("authorization_reviews_total", "SubjectAccessReviews the virtual workspace sent to kcp (answers it keeps are not counted), by result: "+
+		"allowed, denied, error (kcp failed or did not answer within the review timeout).", "result")
+	NotReadyDuration = histogramVec("not_ready_duration_seconds", spellBuckets, "How long a mount that had been ready was not ready, observed when it became ready again (once per such transition written), "+
+		"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).", "kind", "shard")
+	TimeToReady = histogramVec("time_to_ready_seconds", spellBuckets, "Time from the controller first seeing a mount not ready to its first ready state, observed then (a mount ready when first seen is not), "+
+		"per mount kind ((unresolved) beyond --max-mount-informers kinds) and shard (empty with one shard).", "kind", "shard")
 )
+
+var spellBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 43200, 86400, 172800, 604800}
 
 var registerOnce sync.Once
 
-// Register registers the metrics above; later calls do nothing.
+// Register registers the metrics once, each result and reason at 0.
 func Register() {
 	registerOnce.Do(func() {
 		legacyregistry.MustRegister(ReconcileTotal, ReconcileDuration, AnnotationPatches, WorkspaceStatusPatches, PhaseTransitions, StatusLatency,
@@ -262,8 +158,6 @@ func Register() {
 			AuthorizationReviews, GateHeldWorkspaces, EventsDropped, NotReadyDuration, TimeToReady)
 		build := version.Get()
 		BuildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion).Set(1)
-		// Every result from the start, at 0: a sum over both patch
-		// counters (the patch errors alert) needs both series.
 		for _, result := range []string{PatchApplied, PatchConflict, PatchError} {
 			AnnotationPatches.WithLabelValues(result)
 			WorkspaceStatusPatches.WithLabelValues(result)
@@ -274,102 +168,75 @@ func Register() {
 		for _, reason := range EventDropReasons {
 			EventsDropped.WithLabelValues(reason)
 		}
-		// A gauge set before it was registered kept nothing.
-		MountInformersLimit.Set(float64(mountInformerLimit.Load()))
+		MountInformersLimit.Set(float64(mountInformerLimit.Load())) // a gauge set before registration kept nothing
 	})
 }
 
-// mountInformerLimit is --max-mount-informers, as far as this process knows.
 var mountInformerLimit atomic.Int64
 
 func init() {
 	mountInformerLimit.Store(mount.DefaultMaxMountInformers)
 }
 
-// SetMountInformerLimit records --max-mount-informers: the
-// mount_informers_limit gauge, and the number of kind values the mount gauges
-// take at most. The controller sets it when it is created; a process without
-// it keeps mount.DefaultMaxMountInformers.
+// SetMountInformerLimit records --max-mount-informers, which also bounds the kind labels.
 func SetMountInformerLimit(limit int) {
 	mountInformerLimit.Store(int64(limit))
 	MountInformersLimit.Set(float64(limit))
 }
 
-// MountInformerLimit returns what SetMountInformerLimit recorded.
 func MountInformerLimit() int {
 	return int(mountInformerLimit.Load())
 }
 
-// ForgetShard drops the series of a shard that is no longer served, and its
-// controller's mount informers from the sums.
+// ForgetShard drops the series of a shard no longer served.
 func ForgetShard(shard string) {
 	ShardLastContact.DeleteLabelValues(shard)
 	ShardSynced.DeleteLabelValues(shard)
 	GateHeldWorkspaces.DeleteLabelValues(shard)
 	forgetTransitionShard(shard)
-	mountInformers.Lock()
-	defer mountInformers.Unlock()
-	delete(mountInformers.byShard, shard)
-	mountInformers.publishLocked()
+	updateMountInformers(func(byShard map[string][4]int) { delete(byShard, shard) })
 }
 
-// mountInformers are the mount informer counts of each controller (one per
-// shard), summed into mount_kinds_watched, mount_informers_denied,
-// cluster_mount_informers and cluster_mount_informers_over_limit.
-var mountInformers = mountInformerCounts{byShard: map[string]informerCounts{}}
-
-type mountInformerCounts struct {
+// mountInformers are each shard's informer counts, summed by updateMountInformers.
+var mountInformers = struct {
 	sync.Mutex
-	byShard map[string]informerCounts
-}
+	byShard map[string][4]int
+}{byShard: map[string][4]int{}}
 
-// informerCounts are one controller's informers: across all clusters
-// (watched, denied by --max-mount-informers) and per cluster (running, over
-// --max-cluster-mount-informers).
-type informerCounts struct {
-	watched, denied                  int
-	clusterRunning, clusterOverLimit int
-}
-
-// SetMountInformers records the mount informers of the controller of shard
-// ("" with one shard): running, and denied by --max-mount-informers.
-func SetMountInformers(shard string, watched, denied int) {
+func updateMountInformers(update func(byShard map[string][4]int)) {
 	mountInformers.Lock()
 	defer mountInformers.Unlock()
-	counts := mountInformers.byShard[shard]
-	counts.watched, counts.denied = watched, denied
-	mountInformers.byShard[shard] = counts
-	mountInformers.publishLocked()
-}
-
-// SetClusterMountInformers records the full-object informers of CRD
-// resources per cluster of the controller of shard ("" with one shard):
-// running, and the pairs in use beyond --max-cluster-mount-informers.
-func SetClusterMountInformers(shard string, running, overLimit int) {
-	mountInformers.Lock()
-	defer mountInformers.Unlock()
-	counts := mountInformers.byShard[shard]
-	counts.clusterRunning, counts.clusterOverLimit = running, overLimit
-	mountInformers.byShard[shard] = counts
-	mountInformers.publishLocked()
-}
-
-func (c *mountInformerCounts) publishLocked() {
-	var total informerCounts
-	for _, counts := range c.byShard {
-		total.watched += counts.watched
-		total.denied += counts.denied
-		total.clusterRunning += counts.clusterRunning
-		total.clusterOverLimit += counts.clusterOverLimit
+	update(mountInformers.byShard)
+	var total [4]int
+	for _, counts := range mountInformers.byShard {
+		for i := range total {
+			total[i] += counts[i]
+		}
 	}
-	MountKindsWatched.Set(float64(total.watched))
-	MountInformersDenied.Set(float64(total.denied))
-	ClusterMountInformers.Set(float64(total.clusterRunning))
-	ClusterMountInformersOverLimit.Set(float64(total.clusterOverLimit))
+	for i, g := range []*metrics.Gauge{MountKindsWatched, MountInformersDenied, ClusterMountInformers, ClusterMountInformersOverLimit} {
+		g.Set(float64(total[i]))
+	}
 }
 
-// SetGateHeld records the Workspaces the controller of shard ("" with one
-// shard) holds from a False condition (--max-unavailable).
+// SetMountInformers records shard's mount informers, running and denied.
+func SetMountInformers(shard string, watched, denied int) {
+	updateMountInformers(func(byShard map[string][4]int) {
+		counts := byShard[shard]
+		counts[0], counts[1] = watched, denied
+		byShard[shard] = counts
+	})
+}
+
+// SetClusterMountInformers records shard's per-cluster informers, running and over the limit.
+func SetClusterMountInformers(shard string, running, overLimit int) {
+	updateMountInformers(func(byShard map[string][4]int) {
+		counts := byShard[shard]
+		counts[2], counts[3] = running, overLimit
+		byShard[shard] = counts
+	})
+}
+
+// SetGateHeld records the Workspaces shard's gate holds from False.
 func SetGateHeld(shard string, held int) {
 	GateHeldWorkspaces.WithLabelValues(shard).Set(float64(held))
 }
@@ -378,4 +245,85 @@ func SetGateHeld(shard string, held int) {
 func ObserveReconcile(queue, result string, began time.Time) {
 	ReconcileTotal.WithLabelValues(queue, result).Inc()
 	ReconcileDuration.WithLabelValues(queue).Observe(time.Since(began).Seconds())
+}
+
+// ObserveTransition records a written transition's [mount.Status.NotReadySpell] or
+// [mount.Status.TimeToReady].
+func ObserveTransition(shard string, status mount.Status) {
+	if spell, ok := status.NotReadySpell(); ok {
+		NotReadyDuration.WithLabelValues(transitionKinds.label(status), shard).Observe(spell.Seconds())
+	}
+	if took, ok := status.TimeToReady(); ok {
+		TimeToReady.WithLabelValues(transitionKinds.label(status), shard).Observe(took.Seconds())
+	}
+}
+
+func forgetTransitionShard(shard string) {
+	for _, histogram := range []*metrics.HistogramVec{NotReadyDuration, TimeToReady} {
+		if histogram.IsCreated() {
+			histogram.DeletePartialMatch(map[string]string{"shard": shard})
+		}
+	}
+}
+
+// The phase labels beside [mount.Phases], for no annotation and for a value that is none of them.
+const (
+	PhaseNone  = "None"
+	PhaseOther = "Other"
+)
+
+var PhaseLabels = func() []string {
+	labels := []string{PhaseNone}
+	for _, phase := range mount.Phases {
+		labels = append(labels, string(phase))
+	}
+	return append(labels, PhaseOther)
+}()
+
+// PhaseLabel is the label of a phase annotation value.
+func PhaseLabel(phase string) string {
+	switch {
+	case phase == "":
+		return PhaseNone
+	case slices.Contains(mount.Phases, mount.Phase(phase)):
+		return phase
+	default:
+		return PhaseOther
+	}
+}
+
+// ObservePhaseTransition counts a phase change the controller wrote.
+func ObservePhaseTransition(from, to string) {
+	PhaseTransitions.WithLabelValues(PhaseLabel(from), PhaseLabel(to)).Inc()
+}
+
+// requestPathMetrics are the apiserver series that take their resource labels from the path a
+// client sent.
+var requestPathMetrics = []string{"apiserver_request_total", "apiserver_request_terminations_total", "apiserver_request_aborts_total"}
+
+var routeSubresources = []string{"", "/healthz", "/livez", "/readyz", "/api", "/apis"}
+
+// UnexpectedLabel is component-base's value for a label outside its allow list.
+const UnexpectedLabel = "unexpected"
+
+var boundRequestPathLabelsOnce sync.Once
+
+// BoundRequestPathLabels allows requestPathMetrics only the one resource served and
+// [routeSubresources]; call it once, before serving.
+func BoundRequestPathLabels(group, version, resource string) {
+	boundRequestPathLabelsOnce.Do(func() {
+		allowed := map[string][]string{
+			"group":       {"", group},
+			"version":     {"", version},
+			"resource":    {"", resource},
+			"subresource": routeSubresources,
+		}
+		lists := map[string]string{}
+		for _, name := range requestPathMetrics {
+			for label, values := range allowed {
+				lists[name+","+label] = strings.Join(values, ",")
+			}
+		}
+		metrics.SetLabelAllowList(lists)
+	})
 }

@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package mount is the contract between the workspacemounts controller, which
-// writes the mount state of a Workspace as two annotations, and its readers
-// (the virtual workspace, the metrics, kubectl users): which Workspaces are
-// mounted and what they reference (Rule), the annotation keys and the status JSON.
+// Package mount is the contract between the controller, which writes a mounted Workspace's state as
+// two annotations, and its readers: which Workspaces are mounted ([Rule]) and the [Status] JSON.
+// docs/design/pkg-mount.md explains its choices.
 package mount
 
 import (
@@ -35,18 +34,12 @@ import (
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 )
 
-// LegacyAnnotationKey is the JSON annotation kcp up to v0.27 used to mount a
-// Workspace: {"spec":{"ref":{...}},"status":{...}}. Honoured only by a Rule
-// that says so (--legacy-mount-annotation).
+// LegacyAnnotationKey is kcp v0.27's mount annotation, read with --legacy-mount-annotation.
 const LegacyAnnotationKey = tenancyv1alpha1.ExperimentalWorkspaceMountAnnotationKey
 
-// MaxLegacyAnnotationBytes bounds the legacy annotation: a longer value is
-// refused (and the plugin's caches keep no more of it), where a reference
-// with a status is under 3 KiB.
 const MaxLegacyAnnotationBytes = 8 << 10
 
-// Reference names a mount object: any object in the Workspace object's own
-// logical cluster. Its JSON form is the one of Workspace.spec.mount.ref.
+// Reference names a mount object in the Workspace's own logical cluster.
 type Reference struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -54,8 +47,6 @@ type Reference struct {
 	Namespace  string `json:"namespace,omitempty"`
 }
 
-// GroupVersionKind parses the apiVersion. It fails for an apiVersion such as
-// "a/b/c" that kcp's admission lets through; Validate says more.
 func (r Reference) GroupVersionKind() (schema.GroupVersionKind, error) {
 	gv, err := schema.ParseGroupVersion(r.APIVersion)
 	if err != nil {
@@ -64,33 +55,18 @@ func (r Reference) GroupVersionKind() (schema.GroupVersionKind, error) {
 	return gv.WithKind(r.Kind), nil
 }
 
-// Limits of a valid reference, the ones kcp and Kubernetes put on the objects
-// a reference can name.
 const (
-	// MaxReferenceName is the longest object name a reference may carry.
 	MaxReferenceName = validation.DNS1123SubdomainMaxLength
-	// MaxReferenceKind is the longest kind: a CRD's kind, lowercased, is a DNS-1035 label.
 	MaxReferenceKind = validation.DNS1035LabelMaxLength
 )
 
-// Validate tells why a reference cannot name an object, or nil. A valid
-// reference can be put in a request path as it is: its group is a DNS-1123
-// subdomain, its version a DNS-1035 label, its kind a DNS-1035 label but for
-// case (what CRDs and APIResourceSchemas accept), its name a path segment of at
-// most 253 bytes that Sanitize leaves as it is (no control or format
-// characters), its namespace, if any, a DNS-1123 label. So Status.Bounded and
-// Reference.Bounded leave a valid reference as it is. Whatever a tenant wrote,
-// the error is short: values are quoted cut at 64 bytes.
+// Validate tells why a reference cannot name an object; a valid one fits a request path as it is.
 func (r Reference) Validate() error {
 	var missing []string
-	if r.APIVersion == "" {
-		missing = append(missing, "apiVersion")
-	}
-	if r.Kind == "" {
-		missing = append(missing, "kind")
-	}
-	if r.Name == "" {
-		missing = append(missing, "name")
+	for _, field := range []struct{ name, value string }{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"name", r.Name}} {
+		if field.value == "" {
+			missing = append(missing, field.name)
+		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("the mount reference has no %s", strings.Join(missing, ", "))
@@ -129,10 +105,7 @@ func (r Reference) Validate() error {
 	return nil
 }
 
-// Bounded returns r with each field bounded as Status.Bounded bounds the
-// status' mountRef (Sanitize, then at most MaxReferenceField bytes): what a
-// reader shows of a reference a tenant wrote, valid or not. A valid reference
-// is returned as it is.
+// Bounded returns r as readers show it, each field bounded.
 func (r Reference) Bounded() Reference {
 	return Reference{
 		APIVersion: bound(r.APIVersion, MaxReferenceField),
@@ -142,44 +115,27 @@ func (r Reference) Bounded() Reference {
 	}
 }
 
-// Quote quotes a value a tenant wrote, for a message: cut at 64 bytes, so
-// that a message stays readable whatever the value.
+// Quote quotes a value a tenant wrote, cut at 64 bytes.
 func Quote(value string) string {
 	return strconv.Quote(Truncate(value, 64))
 }
 
-// ErrNotMounted is returned by Rule.ReferenceOf for a Workspace that is not mounted.
 var ErrNotMounted = errors.New("workspace is not mounted")
 
-// legacyMount is the part of the legacy annotation that is read.
 type legacyMount struct {
 	Spec struct {
 		Reference *Reference `json:"ref"`
 	} `json:"spec"`
 }
 
-// Rule decides which Workspaces are mounted and what they mount: the one
-// rule of a process, which the controller (its queues, indexes and
-// reconciles), the virtual workspace's store and the metrics all apply, so
-// that they never disagree on a Workspace. The zero Rule is the default:
-// spec.mount alone.
+// Rule decides which Workspaces are mounted, the same for every part of a process; LegacyAnnotation
+// is --legacy-mount-annotation.
 type Rule struct {
-	// LegacyAnnotation honours the legacy annotation (LegacyAnnotationKey)
-	// on a Workspace without spec.mount (--legacy-mount-annotation). Off, such
-	// a Workspace is not mounted, whatever the annotation says: kcp v0.28
-	// made spec.mount.ref immutable, but anyone who may patch a Workspace
-	// may write the annotation, and a mount makes the plugin read an object
-	// and, with --workspace-condition, set a condition by which kcp takes the
-	// Workspace out of traffic.
 	LegacyAnnotation bool
 }
 
-// ReferenceOf returns what a Workspace mounts: spec.mount.ref (kcp >= v0.28),
-// else, if r honours it, the legacy annotation. It returns ErrNotMounted when
-// the Workspace has neither, and another error, with a reference as far as it
-// could be read, when the reference is unusable: the Workspace is mounted, but
-// invalidly. The error wraps ErrKindNotAllowed for a valid reference to a kind
-// that is never a mount kind (GroupAllowed).
+// ReferenceOf returns what a Workspace mounts, or [ErrNotMounted], an error wrapping
+// [ErrKindNotAllowed], or why the reference is unusable.
 func (r Rule) ReferenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	ref, err := r.referenceOf(ws)
 	if err != nil {
@@ -188,7 +144,6 @@ func (r Rule) ReferenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	return ref, ref.checkKindAllowed()
 }
 
-// referenceOf is ReferenceOf without the check of the kind.
 func (r Rule) referenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	if ws.Spec.Mount != nil {
 		ref := Reference(ws.Spec.Mount.Reference)
@@ -211,29 +166,62 @@ func (r Rule) referenceOf(ws *tenancyv1alpha1.Workspace) (Reference, error) {
 	return *legacy.Spec.Reference, legacy.Spec.Reference.Validate()
 }
 
-// IsMounted tells whether a Workspace is mounted, validly or not.
 func (r Rule) IsMounted(ws *tenancyv1alpha1.Workspace) bool {
-	if ws.Spec.Mount != nil {
-		return true
-	}
 	_, found := r.legacyAnnotation(ws)
-	return found
+	return ws.Spec.Mount != nil || found
 }
 
-// MountChanged tells whether what a Workspace mounts changed between two
-// versions of it: a change of an annotation r does not honour is none.
+// MountChanged tells whether what a Workspace mounts changed, as r reads it.
 func (r Rule) MountChanged(oldWS, newWS *tenancyv1alpha1.Workspace) bool {
 	oldValue, oldFound := r.legacyAnnotation(oldWS)
 	newValue, newFound := r.legacyAnnotation(newWS)
 	return !reflect.DeepEqual(oldWS.Spec.Mount, newWS.Spec.Mount) || oldFound != newFound || oldValue != newValue
 }
 
-// legacyAnnotation returns the legacy annotation of ws where it counts:
-// r honours it, and ws has no spec.mount (which wins).
+// legacyAnnotation counts only if r honours it and spec.mount is not set.
 func (r Rule) legacyAnnotation(ws *tenancyv1alpha1.Workspace) (string, bool) {
 	if !r.LegacyAnnotation || ws.Spec.Mount != nil {
 		return "", false
 	}
 	value, found := ws.Annotations[LegacyAnnotationKey]
 	return value, found
+}
+
+// kcp's documented mark of a mount object, which the controller needs to publish its conditions.
+const (
+	IsMountAnnotationKey   = "experimental.tenancy.kcp.io/is-mount"
+	IsMountAnnotationValue = "true"
+)
+
+func IsMarked(annotations map[string]string) bool {
+	return annotations[IsMountAnnotationKey] == IsMountAnnotationValue
+}
+
+// UnmarkedNote ends the message of a mount object that is not [IsMarked].
+const UnmarkedNote = "Its conditions are not shown: it is not marked as a mount object; " +
+	"its owner shows them by annotating it " + IsMountAnnotationKey + `: "` + IsMountAnnotationValue + `".`
+
+var ErrKindNotAllowed = errors.New("not a mount kind")
+
+var kcpGroups = map[string]bool{"tenancy.kcp.io": true, "core.kcp.io": true, "apis.kcp.io": true, "topology.kcp.io": true, "cache.kcp.io": true}
+
+var kubernetesUnsuffixedGroups = map[string]bool{"apps": true, "autoscaling": true, "batch": true, "extensions": true, "policy": true}
+
+// GroupAllowed tells whether a group's kinds may be mount kinds: not kcp's, nor Kubernetes' own
+// (docs/design/pkg-mount.md).
+func GroupAllowed(group string) bool {
+	return group != "" && !kcpGroups[group] && !kubernetesUnsuffixedGroups[group] && group != "k8s.io" && !strings.HasSuffix(group, ".k8s.io")
+}
+
+func (r Reference) checkKindAllowed() error {
+	gv, err := r.GroupVersionKind()
+	if err != nil || GroupAllowed(gv.Group) {
+		return err
+	}
+	group := gv.Group
+	if group == "" {
+		group = "the core group"
+	}
+	return fmt.Errorf("%s of %s is %w: the kinds of %s are kcp's or Kubernetes' own, never mount objects "+
+		"(a mount object is a custom resource its mount's controller keeps)", r.Kind, r.APIVersion, ErrKindNotAllowed, group)
 }

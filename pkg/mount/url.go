@@ -21,51 +21,25 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// URLRule is the one rule for a mount object's status.URL: whether it is
-// routable, the condition of reason MountReady, and, with --workspace-url,
-// of its becoming the Workspace's spec.URL, where kcp's front-proxy and
-// shards send that workspace's requests with their own credentials. The
-// tenant who owns the mount object writes the URL.
-//
-// Every URL must have the Form: an absolute URL with a host and no user
-// information, https with no query and no fragment (URLFormHTTPS), or http
-// or https (URLFormLegacy). With CheckHosts (--workspace-url: the plugin
-// writes spec.URL), its host must also not be internal (InternalHost)
-// unless AllowInternalHosts, and must be in Allowed when that is not empty.
-//
-// Hosts are judged as written: no name is resolved. A tenant controls the
-// DNS of its own names, so an answer at check time says nothing about the
-// address kcp's proxy dials later (DNS rebinding), and resolving would
-// send the plugin's own lookups wherever a tenant's name leads. What this
-// leaves open, a name that resolves to an internal address (say
-// metadata.google.internal, or a tenant's name pointing at 127.0.0.1), is
-// what Allowed is for: the operator names the domains mounts may lead to.
+// URLRule is the one rule for a mount object's status.URL, which may become the Workspace's
+// spec.URL with --workspace-url: every URL must have the Form, and with CheckHosts a host neither
+// internal unless AllowInternalHosts nor a shard's, and Allowed when that is set. Hosts are never
+// resolved: docs/design/pkg-mount.md says why.
 type URLRule struct {
-	// Form is the form every URL must have; the zero value is
-	// URLFormHTTPS.
-	Form URLForm
-	// CheckHosts applies the host rules; without it only the form is
-	// checked (levels 1 and 2: the plugin routes nothing).
-	CheckHosts bool
-	// AllowInternalHosts (--workspace-url-allow-internal-hosts) accepts
-	// the internal hosts: for development, and for an operator whose
-	// mounts lead to workspaces of the same kcp.
+	Form               URLForm
+	CheckHosts         bool
 	AllowInternalHosts bool
-	// Allowed (--workspace-url-allowed-hosts), when not empty, is where
-	// mounts may lead: nowhere else.
-	Allowed AllowedHosts
-	// ShardHosts are the hosts of kcp's shards, asked at every check (a
-	// sharded kcp's shards come and go); nil: none known.
-	ShardHosts func() []string
+	Allowed            AllowedHosts
+	ShardHosts         func() []string
 }
 
-// Check returns nil for a routable URL, else why it is not, in a few words
-// for a message ("... is not routable: loopback host").
+// Check returns nil for a routable URL, else why not, in a few words.
 func (r URLRule) Check(rawURL string) error {
 	if err := r.Form.check(rawURL); err != nil {
 		return err
@@ -79,12 +53,11 @@ func (r URLRule) Check(rawURL string) error {
 	switch {
 	case isIP:
 	case endsInNumber(host):
-		// WHATWG URL parsers, glibc's resolver and curl read 127.1,
-		// 2130706433 or 0x7f.1 as IPv4 addresses; Go's parser does not.
+		// WHATWG URL parsers, glibc's resolver and curl read 127.1, 2130706433 or 0x7f.1 as IPv4
+		// addresses; Go's parser does not.
 		return errors.New("a numeric host that is not an IP address in standard form")
 	case strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != "":
-		// Go's parser takes sub-delimiters (!$&'()*+,;=) in a host: no DNS
-		// name has them.
+		// Go's parser takes sub-delimiters (!$&'()*+,;=) in a host.
 		return errors.New("a host that is neither an IP address nor a DNS name")
 	}
 	if !r.AllowInternalHosts {
@@ -105,13 +78,8 @@ func (r URLRule) Check(rawURL string) error {
 	return nil
 }
 
-// InternalHost tells which kind of internal host a canonical host
-// (canonicalHost) is, "" for none: "loopback" (127.0.0.0/8, ::1,
-// localhost and *.localhost, which RFC 6761 reserves for it, and
-// ip6-localhost and ip6-loopback, names of ::1 in every Kubernetes pod),
-// "link-local" (169.254.0.0/16 with cloud metadata services, fe80::/10),
-// "unspecified" (0.0.0.0 and ::, which reach the local host). IPv4 mapped
-// into IPv6 counts as IPv4.
+// InternalHost tells which kind of internal host a [canonicalHost] is: "loopback", "link-local",
+// "unspecified", or "" for none.
 func InternalHost(host string) string {
 	if addr, isIP := parseIP(host); isIP {
 		switch {
@@ -130,9 +98,7 @@ func InternalHost(host string) string {
 	return ""
 }
 
-// canonicalHost is a host as compared: lower case, without a trailing dot,
-// an IP address in its standard form (IPv4 mapped into IPv6 as IPv4, no
-// zone).
+// canonicalHost is lower case, without a trailing dot, an IP in standard form.
 func canonicalHost(host string) string {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if addr, isIP := parseIP(host); isIP {
@@ -141,7 +107,6 @@ func canonicalHost(host string) string {
 	return host
 }
 
-// parseIP parses an IP address literal, unmapped and without zone.
 func parseIP(host string) (netip.Addr, bool) {
 	addr, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	if err != nil {
@@ -150,31 +115,22 @@ func parseIP(host string) (netip.Addr, bool) {
 	return addr.Unmap().WithZone(""), true
 }
 
-// endsInNumber tells whether a host's last label is a number (decimal, or
-// hexadecimal after 0x), which the WHATWG URL standard reads as an IPv4
-// address in some form: no DNS name ends so.
+// endsInNumber tells whether the last label is a number, which WHATWG URL parsers read as IPv4.
 func endsInNumber(host string) bool {
-	labels := strings.Split(host, ".")
-	last := labels[len(labels)-1]
+	last := host[strings.LastIndex(host, ".")+1:]
 	if hex, ok := strings.CutPrefix(last, "0x"); ok {
 		return strings.Trim(hex, "0123456789abcdef") == ""
 	}
 	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
-// AllowedHosts are the CIDRs and host suffixes of
-// --workspace-url-allowed-hosts: a host is allowed when it is an IP
-// address in one of the CIDRs, or a name equal to one of the suffixes or
-// under it (on a label boundary: example.com allows example.com and
-// a.example.com, not badexample.com). The zero value is empty.
+// AllowedHosts are the CIDRs and name suffixes of --workspace-url-allowed-hosts.
 type AllowedHosts struct {
 	prefixes []netip.Prefix
 	suffixes []string
 }
 
-// ParseAllowedHosts parses the entries of --workspace-url-allowed-hosts:
-// each a CIDR (10.0.0.0/8, fd00::/8), an IP address (one host), or a DNS
-// name, the suffix, written without a leading "*." or ".".
+// ParseAllowedHosts parses CIDRs, IP addresses and DNS name suffixes, written without "*.".
 func ParseAllowedHosts(entries []string) (AllowedHosts, error) {
 	var allowed AllowedHosts
 	var errs []error
@@ -212,10 +168,9 @@ func ParseAllowedHosts(entries []string) (AllowedHosts, error) {
 	return allowed, errors.Join(errs...)
 }
 
-// Empty tells whether nothing was given: then no host is refused for it.
+// Empty tells whether nothing was given.
 func (a AllowedHosts) Empty() bool { return len(a.prefixes) == 0 && len(a.suffixes) == 0 }
 
-// String lists the entries as they are compared, comma-separated.
 func (a AllowedHosts) String() string {
 	entries := make([]string, 0, len(a.prefixes)+len(a.suffixes))
 	for _, prefix := range a.prefixes {
@@ -224,21 +179,72 @@ func (a AllowedHosts) String() string {
 	return strings.Join(append(entries, a.suffixes...), ",")
 }
 
-// allows tells whether a canonical host is allowed: an address by the
-// CIDRs, a name by the suffixes.
 func (a AllowedHosts) allows(host string, addr netip.Addr, isIP bool) bool {
 	if isIP {
-		for _, prefix := range a.prefixes {
-			if prefix.Contains(addr) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(a.prefixes, func(prefix netip.Prefix) bool { return prefix.Contains(addr) })
 	}
-	for _, suffix := range a.suffixes {
-		if host == suffix || strings.HasSuffix(host, "."+suffix) {
-			return true
-		}
+	return slices.ContainsFunc(a.suffixes, func(suffix string) bool { return host == suffix || strings.HasSuffix(host, "."+suffix) })
+}
+
+// URLForm is the form of mount URL one kcp release line routes.
+type URLForm string
+
+// The forms of kcp v0.33 and later (https, a host, no user information, query or fragment) and of
+// kcp v0.27 to v0.32 (http or https, a host, no user information).
+const (
+	URLFormHTTPS  URLForm = "https"
+	URLFormLegacy URLForm = "legacy"
+)
+
+// ParseURLForm reads a form by its name; "" is [URLFormHTTPS].
+func ParseURLForm(name string) (URLForm, error) {
+	switch URLForm(name) {
+	case "", URLFormHTTPS:
+		return URLFormHTTPS, nil
+	case URLFormLegacy:
+		return URLFormLegacy, nil
 	}
-	return false
+	return "", fmt.Errorf("unknown mount URL form %q: want %s or %s", name, URLFormHTTPS, URLFormLegacy)
+}
+
+func (f URLForm) String() string {
+	if f == "" {
+		return string(URLFormHTTPS)
+	}
+	return string(f)
+}
+
+func (f URLForm) check(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if f == URLFormLegacy {
+		switch {
+		case u.Opaque != "" || (u.Scheme != "https" && u.Scheme != "http"):
+			return errors.New("not an absolute http or https URL")
+		case u.User != nil:
+			return errors.New("it carries user information")
+		case u.Hostname() == "":
+			return errors.New("no host")
+		}
+		return nil
+	}
+	switch {
+	case u.Opaque == "" && u.Scheme == "http":
+		return errors.New("it is http, not https")
+	case u.Opaque != "" || u.Scheme != "https":
+		return errors.New("not an absolute https URL")
+	case u.User != nil:
+		return errors.New("it carries user information")
+	case u.Hostname() == "":
+		return errors.New("no host")
+	case !strings.HasPrefix(rawURL, "https://"):
+		return errors.New("its scheme is not written in lower case")
+	case u.RawQuery != "" || u.ForceQuery:
+		return errors.New("it carries a query")
+	case strings.Contains(rawURL, "#"): // url.Parse keeps no trace of an empty fragment
+		return errors.New("it carries a fragment")
+	}
+	return nil
 }

@@ -14,24 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package restmapping maps a kind, as a Workspace's mount reference names it,
-// to the resource that serves it in one logical cluster, from informer caches
-// of CustomResourceDefinitions, APIBindings and APIResourceSchemas across all
-// clusters: no discovery call per lookup, and a kind that becomes served later
-// is found as soon as the caches see the CRD or the binding.
-//
-// A kind provided by an APIBinding is also tagged with its APIExport's identity
-// hash, which kcp requires to list that resource across clusters. Its kind,
-// scope and versions come from the bound APIResourceSchema, which lives in
-// the export's cluster: on a sharded kcp that may be on another shard (kcp's
-// shards read it from the cache server), so the resolver falls back to the
-// CRD kcp keeps for it on the binding's shard (BoundCRDsCluster).
+// Package restmapping maps the kind a mount reference names to the resource that serves it in a
+// logical cluster, from informer caches (docs/design/pkg-restmapping.md).
 package restmapping
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,40 +34,28 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 )
 
-// Index names the resolver needs on its informers; AddIndexers installs them.
+// The indexes [AddIndexers] installs.
 const (
-	// CRDsByClusterGroupKind indexes CRDs by cluster|group|kind.
-	CRDsByClusterGroupKind = "restmapping-crds-by-cluster-group-kind"
-	// APIBindingsByCluster indexes APIBindings by their logical cluster.
-	APIBindingsByCluster = "restmapping-apibindings-by-cluster"
-	// APIResourceSchemasByUID indexes APIResourceSchemas by UID, the link a
-	// binding's status.boundResources[].schema.UID gives.
+	CRDsByClusterGroupKind  = "restmapping-crds-by-cluster-group-kind"
+	APIBindingsByCluster    = "restmapping-apibindings-by-cluster"
 	APIResourceSchemasByUID = "restmapping-apiresourceschemas-by-uid"
 )
 
-// ErrKindNotServed is returned (wrapped) when no CRD or binding serves a kind in a cluster.
+// ErrKindNotServed is wrapped when no CRD or binding serves a kind in a cluster.
 var ErrKindNotServed = errors.New("kind not served")
 
-// BoundCRDsCluster is the logical cluster in which kcp keeps, on every
-// shard, a CRD for each APIResourceSchema bound there, named by the schema's
-// UID (kcp's apibinding controller, boundCRDName). It is on the binding's
-// shard even when the schema is not.
+// BoundCRDsCluster holds, on every shard, a CRD per APIResourceSchema bound there.
 const BoundCRDsCluster = logicalcluster.Name("system:bound-crds")
 
-// Resource is where a kind is served in one cluster.
+// Resource is where a kind is served in one cluster; Identity is a bound kind's APIExport identity.
 type Resource struct {
 	schema.GroupVersionResource
-	// Kind is the kind the resource serves.
-	Kind string
-	// Identity is the APIExport identity hash for a kind bound from an
-	// APIExport, empty for a CRD.
-	Identity string
-	// Namespaced tells whether objects of the kind live in namespaces.
+	Kind       string
+	Identity   string
 	Namespaced bool
 }
 
-// WildcardResource is the GroupVersionResource to list and watch across all
-// clusters: kcp serves a bound resource there only under resource:identity.
+// WildcardResource is the resource to list and watch across all clusters.
 func (r Resource) WildcardResource() schema.GroupVersionResource {
 	gvr := r.GroupVersionResource
 	if r.Identity != "" {
@@ -84,9 +64,7 @@ func (r Resource) WildcardResource() schema.GroupVersionResource {
 	return gvr
 }
 
-// Key identifies the resource across clusters: resource.version.group, with
-// :identity for a bound one. Two clusters share a key when the same informer
-// serves both.
+// Key identifies the resource across clusters, as one informer serves it.
 func (r Resource) Key() string {
 	key := r.Resource + "." + r.Version + "." + r.Group
 	if r.Identity != "" {
@@ -95,21 +73,17 @@ func (r Resource) Key() string {
 	return key
 }
 
-// Resolver answers from three informers' indexers.
 type Resolver struct {
 	crds       cache.Indexer
 	bindings   cache.Indexer
 	apiSchemas cache.Indexer
 }
 
-// NewResolver returns a resolver over indexers that carry the indexes AddIndexers installs.
 func NewResolver(crds, bindings, apiSchemas cache.Indexer) *Resolver {
 	return &Resolver{crds: crds, bindings: bindings, apiSchemas: apiSchemas}
 }
 
-// Resolve returns the resource that serves gvk in cluster, or an error
-// wrapping ErrKindNotServed. A CRD wins over a binding; kcp lets only one of
-// them serve a group and resource in a cluster anyway.
+// Resolve returns the resource that serves gvk in cluster, or an error wrapping [ErrKindNotServed].
 func (r *Resolver) Resolve(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (Resource, error) {
 	if res, found, err := r.fromCRDs(cluster, gvk); err != nil || found {
 		return res, err
@@ -128,17 +102,12 @@ func (r *Resolver) fromCRDs(cluster logicalcluster.Name, gvk schema.GroupVersion
 	}
 	for _, obj := range objs {
 		crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-		if !ok || !isEstablished(crd) {
-			continue
-		}
-		for _, v := range crd.Spec.Versions {
-			if v.Name == gvk.Version && v.Served {
-				return Resource{
-					GroupVersionResource: gvk.GroupVersion().WithResource(crd.Spec.Names.Plural),
-					Kind:                 gvk.Kind,
-					Namespaced:           crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-				}, true, nil
-			}
+		if ok && apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) && apihelpers.HasServedCRDVersion(crd, gvk.Version) {
+			return Resource{
+				GroupVersionResource: gvk.GroupVersion().WithResource(crd.Spec.Names.Plural),
+				Kind:                 gvk.Kind,
+				Namespaced:           crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+			}, true, nil
 		}
 	}
 	return Resource{}, false, nil
@@ -159,13 +128,8 @@ func (r *Resolver) fromBindings(cluster logicalcluster.Name, gvk schema.GroupVer
 				continue
 			}
 			kind, scope, served, found, err := r.boundSchema(bound.Schema.UID, gvk.Version)
-			if err != nil || !found {
-				// The schema (or its bound CRD) may reach our cache after
-				// the binding does: its arrival re-resolves.
-				continue
-			}
-			if kind != gvk.Kind || !served {
-				continue
+			if err != nil || !found || kind != gvk.Kind || !served {
+				continue // a schema cached after its binding re-resolves when it arrives
 			}
 			return Resource{
 				GroupVersionResource: gvk.GroupVersion().WithResource(bound.Resource),
@@ -178,16 +142,15 @@ func (r *Resolver) fromBindings(cluster logicalcluster.Name, gvk schema.GroupVer
 	return Resource{}, false, nil
 }
 
-// boundSchema returns the kind and scope of the bound schema uid and
-// whether it serves version: from the APIResourceSchema when it is cached
-// (on the binding's shard), else from its bound CRD in BoundCRDsCluster.
+// boundSchema reads the bound schema uid from the APIResourceSchema, else from its bound CRD.
 func (r *Resolver) boundSchema(uid, version string) (kind string, scope apiextensionsv1.ResourceScope, served, found bool, err error) {
 	apiSchema, err := r.schemaByUID(uid)
 	if err != nil {
 		return "", "", false, false, err
 	}
 	if apiSchema != nil {
-		return apiSchema.Spec.Names.Kind, apiSchema.Spec.Scope, servesVersion(apiSchema, version), true, nil
+		served = slices.ContainsFunc(apiSchema.Spec.Versions, func(v apisv1alpha1.APIResourceVersion) bool { return v.Name == version && v.Served })
+		return apiSchema.Spec.Names.Kind, apiSchema.Spec.Scope, served, true, nil
 	}
 	obj, exists, err := r.crds.GetByKey(kcpcache.ToClusterAwareKey(BoundCRDsCluster.String(), "", uid))
 	if err != nil || !exists {
@@ -197,12 +160,7 @@ func (r *Resolver) boundSchema(uid, version string) (kind string, scope apiexten
 	if !ok {
 		return "", "", false, false, nil
 	}
-	for _, v := range crd.Spec.Versions {
-		if v.Name == version && v.Served {
-			served = true
-		}
-	}
-	return crd.Spec.Names.Kind, crd.Spec.Scope, served, true, nil
+	return crd.Spec.Names.Kind, crd.Spec.Scope, apihelpers.HasServedCRDVersion(crd, version), true, nil
 }
 
 func (r *Resolver) schemaByUID(uid string) (*apisv1alpha1.APIResourceSchema, error) {
@@ -214,38 +172,15 @@ func (r *Resolver) schemaByUID(uid string) (*apisv1alpha1.APIResourceSchema, err
 	return apiSchema, nil
 }
 
-func servesVersion(apiSchema *apisv1alpha1.APIResourceSchema, version string) bool {
-	for _, v := range apiSchema.Spec.Versions {
-		if v.Name == version && v.Served {
-			return true
-		}
-	}
-	return false
-}
-
-func isEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established {
-			return c.Status == apiextensionsv1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func clusterGroupKindKey(cluster logicalcluster.Name, group, kind string) string {
 	return cluster.String() + "|" + group + "|" + kind
 }
 
-// AddIndexers installs the resolver's indexes on the three informers; call it
-// before they start.
+// AddIndexers installs the resolver's indexes before the informers start.
 func AddIndexers(crds, bindings, apiSchemas cache.SharedIndexInformer) error {
-	if err := crds.AddIndexers(cache.Indexers{CRDsByClusterGroupKind: indexCRDByClusterGroupKind}); err != nil {
-		return err
-	}
-	if err := bindings.AddIndexers(cache.Indexers{APIBindingsByCluster: kcpcache.ClusterIndexFunc}); err != nil {
-		return err
-	}
-	return apiSchemas.AddIndexers(cache.Indexers{APIResourceSchemasByUID: indexByUID})
+	return errors.Join(crds.AddIndexers(cache.Indexers{CRDsByClusterGroupKind: indexCRDByClusterGroupKind}),
+		bindings.AddIndexers(cache.Indexers{APIBindingsByCluster: kcpcache.ClusterIndexFunc}),
+		apiSchemas.AddIndexers(cache.Indexers{APIResourceSchemasByUID: indexByUID}))
 }
 
 func indexCRDByClusterGroupKind(obj interface{}) ([]string, error) {
@@ -264,13 +199,7 @@ func indexByUID(obj interface{}) ([]string, error) {
 	return []string{string(m.GetUID())}, nil
 }
 
-// TrimForResolver is an informer transform that keeps of CRDs and
-// APIResourceSchemas what the resolver reads: a CRD's cluster, group,
-// names, scope, each version's name and whether it is served, and whether it
-// is Established (trimCRD); an APIResourceSchema without its versions'
-// OpenAPI schemas. The rest can be large: schemas, a conversion webhook's CA
-// bundle, and, for a CRD applied with kubectl, the whole CRD again in an
-// annotation. Anything else is returned as it is.
+// TrimForResolver is an informer transform that keeps only what the resolver reads.
 func TrimForResolver(obj interface{}) (interface{}, error) {
 	switch o := obj.(type) {
 	case *apiextensionsv1.CustomResourceDefinition:
@@ -284,7 +213,6 @@ func TrimForResolver(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
-// trimCRD keeps of a CRD what the resolver reads (TrimForResolver).
 func trimCRD(crd *apiextensionsv1.CustomResourceDefinition) {
 	annotations := map[string]string{}
 	if cluster, found := crd.Annotations[logicalcluster.AnnotationKey]; found {

@@ -14,21 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package shards keeps one runner going per kcp shard. It watches the Shard
-// objects in root, as kcp's front-proxy does (pkg/proxy/index), and runs,
-// for each Shard, a function with a rest config made from the credentials
-// every shard accepts (--shards-kubeconfig), the server replaced by the
-// Shard's spec.baseURL, https only ([BaseURL]). A Shard added starts a runner, one deleted stops it,
-// a changed baseURL restarts it. A runner that fails is started again with
-// backoff and never stops the others; one shard never has two runners at
-// once: a new one starts only once the old one has returned.
+// Package shards keeps one runner going per kcp Shard in root, with the --shards-kubeconfig
+// credentials sent to its [BaseURL]; a failed runner starts again, and a shard's new runner waits
+// for its old one.
 package shards
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,40 +39,32 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 )
 
-// Shard is one kcp shard as a runner sees it.
+// Shard is one kcp shard as a runner sees it; Config reaches its BaseURL.
 type Shard struct {
 	Name    string
 	BaseURL string
-	// Config reaches the shard's base URL with the shards' credentials.
-	Config *rest.Config
+	Config  *rest.Config
 }
 
-// RunFunc runs the work of one shard until ctx is done; an error has it
-// started again after a backoff.
+// RunFunc runs one shard's work until ctx is done; an error restarts it.
 type RunFunc func(ctx context.Context, shard Shard) error
 
-// Runners keeps a RunFunc going per Shard.
 type Runners struct {
 	credentials *rest.Config
 	run         RunFunc
 
 	lock    sync.Mutex
 	running map[string]*runner
-	// last is each shard's newest runner, also once it was told to stop:
-	// the next one for that shard starts after it has returned.
-	last map[string]*runner
-	wg   sync.WaitGroup
+	last    map[string]*runner // each shard's newest, until it returned
+	wg      sync.WaitGroup
 }
 
-// runner is one shard's RunFunc, started as a goroutine.
 type runner struct {
 	baseURL string
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
-// New returns runners of run, one per shard, with credentials (their server
-// is replaced per shard).
 func New(credentials *rest.Config, run RunFunc) *Runners {
 	return &Runners{
 		credentials: credentials,
@@ -85,8 +74,7 @@ func New(credentials *rest.Config, run RunFunc) *Runners {
 	}
 }
 
-// Follow runs a runner per Shard of the informer (which the caller starts)
-// until ctx is done, then stops every runner; Wait waits for them.
+// Follow runs a runner per Shard of the informer until ctx is done.
 func (r *Runners) Follow(ctx context.Context, shards cache.SharedIndexInformer) error {
 	registration, err := shards.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { r.upsert(ctx, obj) },
@@ -114,18 +102,13 @@ func (r *Runners) Follow(ctx context.Context, shards cache.SharedIndexInformer) 
 	return nil
 }
 
-// Wait returns once every runner has returned; call it after ctx is done.
+// Wait returns once every runner has returned.
 func (r *Runners) Wait() { r.wg.Wait() }
 
-// Names are the shards with a runner, for logs and metrics.
 func (r *Runners) Names() []string {
 	r.lock.Lock()
 	defer r.lock.Unlock()
-	names := make([]string, 0, len(r.running))
-	for name := range r.running {
-		names = append(names, name)
-	}
-	return names
+	return slices.Collect(maps.Keys(r.running))
 }
 
 func (r *Runners) upsert(ctx context.Context, obj interface{}) {
@@ -142,10 +125,8 @@ func (r *Runners) upsert(ctx context.Context, obj interface{}) {
 	r.Add(ctx, shard.Name, baseURL)
 }
 
-// BaseURL is where a Shard object says its shard is (spec.baseURL, without
-// a trailing slash), or why it is not reached: it has no base URL, or one
-// that is not https://host (the shards' credentials go to it, and only
-// over TLS). Every discovery of shards from Shard objects takes it.
+// BaseURL is a Shard's spec.baseURL, or why it is not reached: the credentials go only to
+// https://host.
 func BaseURL(shard *corev1alpha1.Shard) (string, error) {
 	baseURL := strings.TrimSuffix(shard.Spec.BaseURL, "/")
 	if baseURL == "" {
@@ -158,10 +139,8 @@ func BaseURL(shard *corev1alpha1.Shard) (string, error) {
 	return baseURL, nil
 }
 
-// Add starts the runner of a shard at baseURL, or restarts it if it runs at
-// another one; a shard without baseURL is stopped. Follow calls it for
-// every Shard object whose BaseURL is reached; the caller of a fixed set
-// of shards calls it once per shard. The runner stops when ctx is done.
+// Add starts, or restarts at a new baseURL, a shard's runner until ctx is done; an empty baseURL
+// stops it.
 func (r *Runners) Add(ctx context.Context, name, baseURL string) {
 	if ctx.Err() != nil {
 		return
@@ -238,7 +217,6 @@ func Delays(c clock.PassiveClock, began *time.Time) wait.DelayFunc {
 	}
 }
 
-// forget drops a runner that has returned, unless a newer one took its place.
 func (r *Runners) forget(name string, done *runner) {
 	r.lock.Lock()
 	defer r.lock.Unlock()

@@ -13,17 +13,18 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
-// Package retry is the process's one way of trying again while kcp, or one
-// Package tenant names who a share of the plugin is counted against: the
-// org a logical cluster belongs to, its first workspace under root
-// (root:org for root:org:team:dev). The plugin resolves it from the
-// cluster's LogicalCluster, whose kcp.io/path kcp's path admission keeps
-// from every user but system:masters: a tenant cannot claim another's org.
-// A cluster whose path is not known yet is a tenant of its own.
+
+// Package tenant names who a share of the plugin is counted against: the org of a logical cluster,
+// by its LogicalCluster's kcp.io/path, which tenants cannot write; a cluster whose path is unknown
+// is a tenant of its own.
 package tenant
 
 import (
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	"k8s.io/client-go/tools/cache"
 
@@ -33,15 +34,12 @@ import (
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 )
 
-// Name is a tenant: "root", "root:<org>", or "cluster:<name>" for a
-// cluster whose path is not known.
+// Name is a tenant: "root", "root:<org>", or "cluster:<name>".
 type Name string
 
-// Root is the tenant of root itself and of the Workspaces in it.
 const Root Name = "root"
 
-// OfPath is the tenant of a workspace path: root's for root, root:org for
-// root:org and every path below it; "" for an empty path.
+// OfPath is the tenant of a workspace path: root:org for root:org and below, root for root.
 func OfPath(path logicalcluster.Path) Name {
 	s := path.String()
 	if s == "" {
@@ -57,11 +55,9 @@ func OfPath(path logicalcluster.Path) Name {
 	return Name(parts[0] + ":" + parts[1])
 }
 
-// PathOf gives a logical cluster's path, empty when not known.
 type PathOf func(logicalcluster.Name) logicalcluster.Path
 
-// Of is the tenant of cluster: by its path, or the cluster alone when
-// pathOf does not know it (nil pathOf knows none).
+// Of is the tenant of cluster, by its path if pathOf, which may be nil, knows it.
 func Of(cluster logicalcluster.Name, pathOf PathOf) Name {
 	if cluster == core.RootCluster {
 		return Root
@@ -74,8 +70,7 @@ func Of(cluster logicalcluster.Name, pathOf PathOf) Name {
 	return Name("cluster:" + cluster.String())
 }
 
-// PathsFrom reads paths from LogicalCluster caches (one per shard), each
-// keyed as kcp's informers key them.
+// PathsFrom reads paths from LogicalCluster caches, one per shard.
 func PathsFrom(logicalClusters ...cache.Indexer) PathOf {
 	return func(cluster logicalcluster.Name) logicalcluster.Path {
 		key := kcpcache.ToClusterAwareKey(cluster.String(), "", corev1alpha1.LogicalClusterName)
@@ -92,4 +87,71 @@ func PathsFrom(logicalClusters ...cache.Indexer) PathOf {
 		}
 		return logicalcluster.Path{}
 	}
+}
+
+// Limiters are token buckets, one per key, created full on first use; the map forgets full ones
+// whenever it has doubled since it last did.
+type Limiters[K comparable] struct {
+	limit rate.Limit
+	burst int
+	now   func() time.Time
+
+	lock    sync.Mutex
+	byKey   map[K]*rate.Limiter
+	pruneAt int
+}
+
+const minPruneAt = 64
+
+// NewLimiters are buckets of limit tokens a second, burst at most; now may be nil.
+func NewLimiters[K comparable](limit rate.Limit, burst int, now func() time.Time) *Limiters[K] {
+	if now == nil {
+		now = time.Now
+	}
+	return &Limiters[K]{limit: limit, burst: burst, now: now, byKey: map[K]*rate.Limiter{}, pruneAt: minPruneAt}
+}
+
+// Reserve takes a token of k's bucket and returns how long until it is due.
+func (l *Limiters[K]) Reserve(k K) time.Duration {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	now := l.now()
+	return l.limiterOf(k, now).ReserveN(now, 1).DelayFrom(now)
+}
+
+// Allow takes a token of k's bucket if one is there, else says how long until one is.
+func (l *Limiters[K]) Allow(k K) (bool, time.Duration) {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	now := l.now()
+	limiter := l.limiterOf(k, now)
+	if limiter.AllowN(now, 1) {
+		return true, 0
+	}
+	r := limiter.ReserveN(now, 1)
+	defer r.CancelAt(now)
+	return false, r.DelayFrom(now)
+}
+
+func (l *Limiters[K]) Len() int {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	return len(l.byKey)
+}
+
+func (l *Limiters[K]) limiterOf(k K, now time.Time) *rate.Limiter {
+	if limiter, found := l.byKey[k]; found {
+		return limiter
+	}
+	if len(l.byKey) >= l.pruneAt {
+		for other, limiter := range l.byKey {
+			if limiter.TokensAt(now) >= float64(l.burst) {
+				delete(l.byKey, other)
+			}
+		}
+		l.pruneAt = max(minPruneAt, 2*len(l.byKey))
+	}
+	limiter := rate.NewLimiter(l.limit, l.burst)
+	l.byKey[k] = limiter
+	return limiter
 }

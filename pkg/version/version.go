@@ -14,13 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package version says which build of workspacemounts is running: the
-// release in the repository's VERSION file (v0.1.0), or v0.1.0-N-g<sha> for
-// a commit N past the one that set it, and the commit, set by the Makefile
-// with -ldflags -X; the Go version and the kcp library version come from the
-// binary's own build information. `workspacemounts version`, the start-up
-// log line, the virtual workspace's /version and the metric
-// workspacemounts_build_info all read Get.
+// Package version says which build of workspacemounts is running.
 package version
 
 import (
@@ -33,33 +27,24 @@ import (
 	apimachineryversion "k8s.io/apimachinery/pkg/version"
 )
 
-// Set by the Makefile: -ldflags "-X github.com/workspacemounts/workspacemounts/pkg/version.version=v0.1.0-3-gabcdef0
-// -X github.com/workspacemounts/workspacemounts/pkg/version.revision=<commit>". A plain `go build` leaves the defaults.
+// Set by the Makefile's -ldflags -X; a plain `go build` leaves the defaults.
 var (
 	version  = "v0.0.0-dev"
 	revision = "unknown"
 )
 
-// kcpModule is the kcp library module whose version Get reports.
 const kcpModule = "github.com/kcp-dev/kcp"
 
-// Info is what Get reports.
+// Info is what [Get] reports; Version is the VERSION file's release, v0.1.0-N-g<sha> past it, or
+// v0.0.0-dev.
 type Info struct {
-	// Version is v0.1.0 for the release, v0.1.0-N-g<sha> past it (with
-	// -dirty for uncommitted changes), v0.0.0-dev for a plain go build.
-	Version string `json:"version"`
-	// Revision is the full commit, or "unknown".
-	Revision string `json:"revision"`
-	// GoVersion is the Go toolchain the binary was built with.
-	GoVersion string `json:"goVersion"`
-	// KcpVersion is the version of the kcp libraries the binary was built
-	// with (github.com/kcp-dev/kcp), or "unknown".
+	Version    string `json:"version"`
+	Revision   string `json:"revision"`
+	GoVersion  string `json:"goVersion"`
 	KcpVersion string `json:"kcpVersion"`
-	// Platform is GOOS/GOARCH.
-	Platform string `json:"platform"`
+	Platform   string `json:"platform"`
 }
 
-// Get reports this binary's build.
 func Get() Info {
 	info := Info{
 		Version:    version,
@@ -74,8 +59,6 @@ func Get() Info {
 	return info
 }
 
-// moduleVersion is the version of module path in build (after any
-// replacement), or "unknown".
 func moduleVersion(build *debug.BuildInfo, path string) string {
 	for _, dep := range build.Deps {
 		if dep.Path != path {
@@ -91,19 +74,15 @@ func moduleVersion(build *debug.BuildInfo, path string) string {
 	return "unknown"
 }
 
-// String is the one line `workspacemounts version` prints and the start-up
-// log repeats.
+// String is the line `workspacemounts version` prints.
 func (i Info) String() string {
 	return fmt.Sprintf("workspacemounts %s (revision %s, %s, %s, kcp libraries %s)",
 		i.Version, i.Revision, i.GoVersion, i.Platform, i.KcpVersion)
 }
 
-// semver is the major and minor of a version such as v0.1.0-3-gabcdef0.
 var semver = regexp.MustCompile(`^v(\d+)\.(\d+)\.`)
 
-// APIServer is the Info as an API server's /version answers it (what
-// `kubectl version` reads): the version as gitVersion, its major and minor,
-// the commit, and gitTreeState dirty for a -dirty version.
+// APIServer is the Info as an API server's /version answers it.
 func (i Info) APIServer() apimachineryversion.Info {
 	major, minor := "", ""
 	if m := semver.FindStringSubmatch(i.Version); m != nil {

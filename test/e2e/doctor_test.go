@@ -94,7 +94,7 @@ func TestDoctor(t *testing.T) {
 	release, err := kcp.Release(context.Background())
 	require.NoError(t, err)
 	// What the checks say of the release under test (make test: v0.28.1).
-	releaseName, strips := "v"+release.String(), release.AtLeast(framework.StripsIdentityHeaders)
+	releaseName, strips := "v"+release.String(), release.AtLeast(doctor.StripsIdentityHeaders)
 	legacy := !release.AtLeast(kcprelease.HTTPSMounts)
 
 	t.Run("a correct set-up passes", func(t *testing.T) {

@@ -135,13 +135,6 @@ func parseKCPRelease(versionOutput string) (*version.Version, error) {
 	return release.Version, nil
 }
 
-// StripsIdentityHeaders is the first kcp-front-proxy that deletes the
-// X-Remote-User, X-Remote-Group and X-Remote-Extra-* headers a client sends
-// before it sets its own (kcp's pkg/proxy/authheaders, new in v0.32.1;
-// docs/compatibility.md). Before it, a client's X-Remote-Group reaches the
-// backend beside the proxy's.
-var StripsIdentityHeaders = version.MustParseSemantic("v0.32.1")
-
 // RedirectsUncleanPaths is the first kcp whose proxy (kcp's mini-proxy in
 // front of a shard, and kcp-front-proxy) routes its path mappings with a Go
 // http.ServeMux (kcp's pkg/server/proxy/handler.go, new in v0.29.0 with kcp

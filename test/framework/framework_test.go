@@ -41,6 +41,8 @@ import (
 
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
+
+	"github.com/workspacemounts/workspacemounts/pkg/doctor"
 )
 
 // TestLogTail: a log's tail is read from its last 64 KiB, from where a
@@ -497,10 +499,10 @@ func TestParseKCPRelease(t *testing.T) {
 	require.ErrorContains(t, err, "no kcp release")
 	release, err := parseKCPRelease("kcp-front-proxy version v1.36.0+kcp-v0.32.3")
 	require.NoError(t, err)
-	require.True(t, release.AtLeast(StripsIdentityHeaders))
+	require.True(t, release.AtLeast(doctor.StripsIdentityHeaders))
 	release, err = parseKCPRelease("kcp-front-proxy version v1.32.3+kcp-v0.28.1")
 	require.NoError(t, err)
-	require.False(t, release.AtLeast(StripsIdentityHeaders))
+	require.False(t, release.AtLeast(doctor.StripsIdentityHeaders))
 }
 
 // TestOnlyKilled: a kcp stop that only had to kill is logged, anything

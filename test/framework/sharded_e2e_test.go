@@ -45,6 +45,7 @@ import (
 	kcptestinghelpers "github.com/kcp-dev/sdk/testing/helpers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/clients"
+	"github.com/workspacemounts/workspacemounts/pkg/doctor"
 )
 
 // TestShardedServer starts a two-shard kcp and checks what the multi-shard
@@ -247,12 +248,12 @@ func checkServiceMapping(t *testing.T, s *ShardedServer, port int) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
 	want := "[system:authenticated system:kcp:admin]"
-	if !release.AtLeast(StripsIdentityHeaders) {
+	if !release.AtLeast(doctor.StripsIdentityHeaders) {
 		want = "[system:authenticated system:kcp:admin system:masters]"
 	}
 	require.Equal(t, FrontProxyClientName+" /services/echo/clusters/root/x "+AdminUser+" "+want, string(body),
-		"kcp-front-proxy %s with a client's X-Remote-User and X-Remote-Group (stripped from %s on)", release, StripsIdentityHeaders)
-	t.Logf("kcp-front-proxy %s: a client's X-Remote-Group reaches the backend: %t", release, !release.AtLeast(StripsIdentityHeaders))
+		"kcp-front-proxy %s with a client's X-Remote-User and X-Remote-Group (stripped from %s on)", release, doctor.StripsIdentityHeaders)
+	t.Logf("kcp-front-proxy %s: a client's X-Remote-Group reaches the backend: %t", release, !release.AtLeast(doctor.StripsIdentityHeaders))
 }
 
 // logMemory logs the memory of every process of s and their sum.
