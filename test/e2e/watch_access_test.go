@@ -41,7 +41,7 @@ import (
 )
 
 const (
-	// watchAccessBound is the README's bound on how long a watch goes on
+	// watchAccessBound is docs/virtual-workspace.md's bound on how long a watch goes on
 	// showing a cluster after its user's access there is revoked (the
 	// registry's watchAccessBound: 20 s answers, a re-check every 30 s, each
 	// over within 10 s).

@@ -26,7 +26,7 @@ import (
 // 2-minute outages in TestResilience, a shard's return in TestSharded, the
 // framework's own sharded kcp (TestShardedServer; TestSharded starts the
 // same). make test-slow and make test-sharded set it; make test keeps a
-// quick check of each (the README's Tests section lists both).
+// quick check of each (DEVELOPMENT.md's Tests section lists both).
 const SlowEnv = "WORKSPACEMOUNTS_E2E_SLOW"
 
 // Slow tells whether SlowEnv is set.

@@ -956,7 +956,7 @@ func TestWatchOneClusterFollowsAccess(t *testing.T) {
 	expect(t, w, event{watch.Modified, "c1/a"})
 	require.Equal(t, map[logicalcluster.Name]int{"c1": 2}, v.callCounts())
 	require.Equal(t, []time.Duration{watchVisibilityMaxAge, watchVisibilityMaxAge}, v.maxAges())
-	require.Equal(t, 60*time.Second, watchAccessBound, "the README's bound")
+	require.Equal(t, 60*time.Second, watchAccessBound, "docs/virtual-workspace.md's bound")
 
 	empty := startWatch(t, r, "empty", &metainternalversion.ListOptions{})
 	expectQuiet(t, h, empty)
