@@ -22,11 +22,9 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	"github.com/workspacemounts/workspacemounts/pkg/shards"
 )
@@ -60,22 +58,9 @@ func (s *Server) waitForKCP(ctx context.Context) error {
 // failure with message, and returns the number of tries.
 func retryUntil(ctx context.Context, try func(context.Context) error, message string, keysAndValues ...any) (attempts int, err error) {
 	logger := klog.FromContext(ctx)
-	var began time.Time
-	var failure error
-	delays := shards.Delays(clock.RealClock{}, &began)
-	err = wait.DelayFunc(func() time.Duration {
-		retryIn := delays()
-		logger.Error(failure, message+", retrying", append(keysAndValues, "attempt", attempts, "retryIn", retryIn.Round(100*time.Millisecond))...)
-		return retryIn
-	}).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
-		attempts++
-		began = time.Now()
-		if failure = try(ctx); failure == nil {
-			return true, nil
-		}
-		return false, ctx.Err()
+	return shards.RetryUntil(ctx, try, func(err error, attempts int, retryIn time.Duration) {
+		logger.Error(err, message+", retrying", append(keysAndValues, "attempt", attempts, "retryIn", retryIn.Round(100*time.Millisecond))...)
 	})
-	return attempts, err
 }
 
 // baseURL strips a /clusters/<name> path from a kcp server URL: the clients

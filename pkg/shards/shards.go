@@ -185,20 +185,31 @@ func (r *Runners) Add(ctx context.Context, name, baseURL string) {
 // runUntilDone runs one shard's work, again after each failure, until ctx is done.
 func (r *Runners) runUntilDone(ctx context.Context, shard Shard) {
 	logger := klog.FromContext(ctx)
+	_, _ = RetryUntil(ctx, func(ctx context.Context) error { return r.run(ctx, shard) }, func(err error, _ int, retryIn time.Duration) {
+		logger.Error(err, "the shard's runner failed; starting it again", "retryIn", retryIn.Round(100*time.Millisecond))
+	})
+}
+
+// RetryUntil calls try until it succeeds or ctx is done, waiting [Delays]
+// between tries, and tells failed of each failure before the wait. It returns
+// the number of tries and, unless one succeeded, ctx's error.
+func RetryUntil(ctx context.Context, try func(context.Context) error, failed func(err error, attempts int, retryIn time.Duration)) (attempts int, err error) {
 	var began time.Time
 	var failure error
 	delays := Delays(clock.RealClock{}, &began)
-	_ = wait.DelayFunc(func() time.Duration {
+	err = wait.DelayFunc(func() time.Duration {
 		retryIn := delays()
-		logger.Error(failure, "the shard's runner failed; starting it again", "retryIn", retryIn.Round(100*time.Millisecond))
+		failed(failure, attempts, retryIn)
 		return retryIn
 	}).Until(ctx, true, true, func(ctx context.Context) (bool, error) {
+		attempts++
 		began = time.Now()
-		if failure = r.run(ctx, shard); failure == nil {
+		if failure = try(ctx); failure == nil {
 			return true, nil
 		}
 		return false, ctx.Err()
 	})
+	return attempts, err
 }
 
 // Backoff is the waits between tries while a shard, or kcp, does not answer.
