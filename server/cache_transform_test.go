@@ -34,10 +34,10 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
-func TestTrimForCache(t *testing.T) {
-	t.Parallel()
+// fullWorkspace is a mounted Workspace as kcp serves it, with what the cache drops.
+func fullWorkspace() *tenancyv1alpha1.Workspace {
 	mountRef := &tenancyv1alpha1.Mount{Reference: tenancyv1alpha1.ObjectReference{APIVersion: "v1", Kind: "K", Name: "n"}}
-	ws := &tenancyv1alpha1.Workspace{
+	return &tenancyv1alpha1.Workspace{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "ws", UID: "uid", ResourceVersion: "7", Labels: map[string]string{"team": "a"},
 			Annotations: map[string]string{
@@ -61,6 +61,12 @@ func TestTrimForCache(t *testing.T) {
 			},
 		},
 	}
+}
+
+func TestTrimForCache(t *testing.T) {
+	t.Parallel()
+	ws := fullWorkspace()
+	mountRef := ws.Spec.Mount
 	obj, err := TrimForCache(mount.Rule{LegacyAnnotation: true})(ws)
 	require.NoError(t, err)
 	trimmed, ok := obj.(*tenancyv1alpha1.Workspace)

@@ -218,6 +218,7 @@ func newShardConfig(cfg, root *rest.Config, controller bool, rule mount.Rule) (*
 	}
 	c.KcpSharedInformerFactory = kcpinformers.NewSharedInformerFactoryWithOptions(c.KcpClusterClient, 0, kcpinformers.WithTransform(TrimForCache(rule)))
 	if !controller {
+		usePagedInformers(c.KcpSharedInformerFactory, nil, TrimForCache(rule))
 		return c, nil
 	}
 	apiExtensionsClient, err := kcpapiextensionsclientset.NewForConfig(cfg)
@@ -226,6 +227,7 @@ func newShardConfig(cfg, root *rest.Config, controller bool, rule mount.Rule) (*
 	}
 	c.ApiExtensionsSharedInformerFactory = kcpapiextensionsinformers.NewSharedInformerFactoryWithOptions(apiExtensionsClient, 0,
 		kcpapiextensionsinformers.WithTransform(TrimForCache(rule)))
+	usePagedInformers(c.KcpSharedInformerFactory, c.ApiExtensionsSharedInformerFactory, TrimForCache(rule))
 	if c.DynamicClusterClient, err = kcpdynamic.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
