@@ -31,6 +31,7 @@ import (
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	"github.com/kcp-dev/logicalcluster/v3"
 
+	"github.com/workspacemounts/workspacemounts/pkg/pagedlist"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
 )
 
@@ -112,7 +113,7 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 	} else {
 		resourceClient = client.Cluster(cluster.Path()).Resource(resource.GroupVersionResource)
 	}
-	lw := &cache.ListWatch{
+	lw := listOnly{&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 			if bound.timeout > 0 {
 				var cancel context.CancelFunc
@@ -126,7 +127,7 @@ func startFullInformer(ctx context.Context, client kcpdynamic.ClusterInterface, 
 			return list, err
 		},
 		WatchFuncWithContext: resourceClient.Watch,
-	}
+	}}
 	var mc mountCache
 	var informer mountInformer
 	if cluster == "" {
@@ -155,21 +156,28 @@ type listBound struct {
 	listed  func(err error)
 }
 
-// newClusterMountInformer is an informer of the mount objects of resource in one cluster, kept as [trimFullMountObject]
-// trims them, reporting every add, update and delete to onEvent.
-func newClusterMountInformer(lw *cache.ListWatch, cluster logicalcluster.Name, resource restmapping.Resource,
+// listOnly makes a reflector list, page by page, rather than stream an initial list, so that [listBound] bounds and
+// reports every initial list and relist.
+type listOnly struct{ *cache.ListWatch }
+
+func (listOnly) IsWatchListSemanticsUnSupported() bool { return true }
+
+// newClusterMountInformer is an informer of the mount objects of resource in one cluster, listed through
+// [pagedlist.Trimmed] and kept as [trimFullMountObject] trims them, reporting every add, update and delete to onEvent.
+func newClusterMountInformer(lw cache.ListerWatcher, cluster logicalcluster.Name, resource restmapping.Resource,
 	onEvent func(restmapping.Resource, interface{})) (cache.Store, cache.Controller) {
+	transform := func(obj interface{}) (interface{}, error) {
+		trimmed, err := trimFullMountObject(obj)
+		if t, ok := trimmed.(*trimmedMountObject); ok {
+			t.cluster = cluster // listed in that cluster: its cluster, whatever the object says
+		}
+		return trimmed, err
+	}
 	return cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
+		ListerWatcher: pagedlist.Trimmed(lw, transform),
 		ObjectType:    &unstructured.Unstructured{},
 		Handler:       handlerForAll(func(obj interface{}) { onEvent(resource, obj) }),
-		Transform: func(obj interface{}) (interface{}, error) {
-			trimmed, err := trimFullMountObject(obj)
-			if t, ok := trimmed.(*trimmedMountObject); ok {
-				t.cluster = cluster // listed in that cluster: its cluster, whatever the object says
-			}
-			return trimmed, err
-		},
+		Transform:     transform,
 	})
 }
 
@@ -179,11 +187,11 @@ type mountInformer interface {
 	HasSyncedChecker() cache.DoneChecker
 }
 
-// newMountInformer is an informer of mount objects of resource listed and watched by lw, objects of type objType kept
-// as transform trims them, reporting every add, update and delete to onEvent.
-func newMountInformer(lw *cache.ListWatch, objType runtime.Object, transform cache.TransformFunc,
+// newMountInformer is an informer of mount objects of resource listed (through [pagedlist.Trimmed]) and watched by lw,
+// objects of type objType kept as transform trims them, reporting every add, update and delete to onEvent.
+func newMountInformer(lw cache.ListerWatcher, objType runtime.Object, transform cache.TransformFunc,
 	resource restmapping.Resource, onEvent func(restmapping.Resource, interface{})) (cache.SharedIndexInformer, error) {
-	informer := kcpinformers.NewSharedIndexInformer(lw, objType, 0, cache.Indexers{})
+	informer := kcpinformers.NewSharedIndexInformer(pagedlist.Trimmed(lw, transform), objType, 0, cache.Indexers{})
 	if err := informer.SetTransform(transform); err != nil {
 		return nil, err
 	}

@@ -552,6 +552,8 @@ func TestClusterMountInformer(t *testing.T) {
 	lock.Lock()
 	require.ElementsMatch(t, []string{"mount-0", "mount-2", "mount-4"}, events, "handlers ran by the time it synced")
 	lock.Unlock()
+	require.Zero(t, server.streams.Load(), "listed, so that every list is bounded: never streamed")
+	require.Equal(t, int32(1), server.pages.Load(), "listed in pages")
 	stop()
 	_, _, cached = caches.get("root:org-0", kubeClusterResource, "", "mount-2")
 	require.False(t, cached, "a stopped informer's cache is not read")

@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -417,6 +418,8 @@ func BenchmarkMountObjectInformers(b *testing.B) {
 type mountObjectServer struct {
 	metadata kcpmetadata.ClusterInterface
 	dynamic  kcpdynamic.ClusterInterface
+	// streams and pages count the streaming lists asked for and the pages listed.
+	streams, pages atomic.Int32
 }
 
 // newMountObjectServer serves n objects fullMountObject, mount-<i> in
@@ -452,10 +455,12 @@ func newMountObjectServer(b testing.TB, n, clusters int) *mountObjectServer {
 		}
 	}
 
+	s := &mountObjectServer{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		query := r.URL.Query()
 		if query.Get("watch") == "true" {
 			if query.Get("sendInitialEvents") == "true" {
+				s.streams.Add(1)
 				http.Error(w, "streaming lists are not served", http.StatusBadRequest) // as kcp v0.28: the reflector lists
 				return
 			}
@@ -472,6 +477,9 @@ func newMountObjectServer(b testing.TB, n, clusters int) *mountObjectServer {
 			http.NotFound(w, r)
 			return
 		}
+		if query.Get("limit") != "" {
+			s.pages.Add(1)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	}))
@@ -481,7 +489,6 @@ func newMountObjectServer(b testing.TB, n, clusters int) *mountObjectServer {
 	config := &rest.Config{Host: srv.URL, QPS: -1, TLSClientConfig: rest.TLSClientConfig{
 		CAData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}),
 	}}
-	s := &mountObjectServer{}
 	if s.metadata, err = kcpmetadata.NewForConfig(config); err != nil {
 		b.Fatal(err)
 	}
