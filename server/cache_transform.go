@@ -17,10 +17,6 @@ limitations under the License.
 package server
 
 import (
-	"slices"
-	"strings"
-	"sync"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 
@@ -32,6 +28,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+	"github.com/workspacemounts/workspacemounts/pkg/share"
 )
 
 // TrimForCache is the informers' transform: it keeps of each object what
@@ -48,7 +45,7 @@ func trimForCache(obj interface{}, rule mount.Rule) (interface{}, error) {
 	switch obj := obj.(type) {
 	case *tenancyv1alpha1.Workspace:
 		workspacemounts.TrimWorkspace(obj, rule)
-		shared.shareAlike(obj)
+		shareAlike(shared, obj)
 	case *corev1alpha1.LogicalCluster:
 		annotations := map[string]string{logicalcluster.AnnotationKey: obj.Annotations[logicalcluster.AnnotationKey]}
 		if path, ok := obj.Annotations[core.LogicalClusterPathAnnotationKey]; ok {
@@ -61,88 +58,19 @@ func trimForCache(obj interface{}, rule mount.Rule) (interface{}, error) {
 	return restmapping.TrimForResolver(obj)
 }
 
-// Bounds of the sharing table, which starts again when full, so that what
-// tenants write cannot make it grow.
-const (
-	maxSharedLabels = 4
-	maxSharedString = 320
-	maxShared       = 1 << 14
-)
+// shared is the Workspace cache's [share.Table].
+var shared = share.New()
 
-var shared = newSharing()
-
-// sharing gives the strings and label maps many cached Workspaces hold
-// alike one copy, safe since no one modifies an informer cache's object.
-type sharing struct {
-	lock    sync.Mutex
-	strings map[string]string
-	labels  map[string]map[string]string
-}
-
-func newSharing() *sharing {
-	return &sharing{strings: map[string]string{}, labels: map[string]map[string]string{}}
-}
-
-func (s *sharing) shareAlike(ws *tenancyv1alpha1.Workspace) {
-	s.lock.Lock()
-	defer s.lock.Unlock()
+// shareAlike gives what many cached Workspaces hold alike one copy.
+func shareAlike(s *share.Table, ws *tenancyv1alpha1.Workspace) {
 	for _, key := range []string{logicalcluster.AnnotationKey, mount.PhaseAnnotationKey} {
 		if value, found := ws.Annotations[key]; found {
-			ws.Annotations[key] = s.string(value)
+			ws.Annotations[key] = s.String(value)
 		}
 	}
-	ws.Status.Phase = corev1alpha1.LogicalClusterPhaseType(s.string(string(ws.Status.Phase)))
+	ws.Status.Phase = corev1alpha1.LogicalClusterPhaseType(s.String(string(ws.Status.Phase)))
 	if m := ws.Spec.Mount; m != nil {
-		m.Reference.APIVersion, m.Reference.Kind = s.string(m.Reference.APIVersion), s.string(m.Reference.Kind)
+		m.Reference.APIVersion, m.Reference.Kind = s.String(m.Reference.APIVersion), s.String(m.Reference.Kind)
 	}
-	ws.Labels = s.labelMap(ws.Labels)
-}
-
-func (s *sharing) string(value string) string {
-	if len(value) > maxSharedString {
-		return value
-	}
-	if shared, found := s.strings[value]; found {
-		return shared
-	}
-	if len(s.strings) >= maxShared {
-		clear(s.strings)
-	}
-	s.strings[value] = value
-	return value
-}
-
-// labelMap returns the shared map equal to labels.
-func (s *sharing) labelMap(labels map[string]string) map[string]string {
-	if len(labels) == 0 || len(labels) > maxSharedLabels {
-		return labels
-	}
-	keys := make([]string, 0, len(labels))
-	size := 0
-	for k, v := range labels {
-		keys = append(keys, k)
-		size += len(k) + len(v) + 2
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	b.Grow(size)
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte(0)
-		b.WriteString(labels[k])
-		b.WriteByte(0)
-	}
-	id := b.String()
-	if shared, found := s.labels[id]; found {
-		return shared
-	}
-	if len(s.labels) >= maxShared {
-		clear(s.labels)
-	}
-	own := make(map[string]string, len(labels))
-	for k, v := range labels {
-		own[s.string(k)] = s.string(v)
-	}
-	s.labels[id] = own
-	return own
+	ws.Labels = s.Map(ws.Labels)
 }

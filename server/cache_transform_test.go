@@ -32,6 +32,7 @@ import (
 	conditionsv1alpha1 "github.com/kcp-dev/sdk/apis/third_party/conditions/apis/conditions/v1alpha1"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/share"
 )
 
 // fullWorkspace is a mounted Workspace as kcp serves it, with what the cache drops.
@@ -175,7 +176,7 @@ func TestTrimForCacheShares(t *testing.T) {
 	require.Equal(t, "c2", other.Annotations["kcp.io/cluster"])
 
 	many := map[string]string{}
-	for i := range maxSharedLabels + 1 {
+	for i := range share.MaxMapLen + 1 {
 		many[fmt.Sprint("l", i)] = "v"
 	}
 	first, second := trim(decoded("d", "c1", many)), trim(decoded("e", "c1", many))
@@ -183,33 +184,18 @@ func TestTrimForCacheShares(t *testing.T) {
 	require.NotEqual(t, reflect.ValueOf(first.Labels).Pointer(), reflect.ValueOf(second.Labels).Pointer(), "large label sets are not looked up")
 }
 
-// TestSharingIsBounded: what tenants write (label values, names of kinds)
-// cannot make the table grow past its bound.
-func TestSharingIsBounded(t *testing.T) {
+// TestSharingLongValues: a phase annotation written in a loop with 100 KB
+// values is the Workspace's own, not kept.
+func TestSharingLongValues(t *testing.T) {
 	t.Parallel()
-	s := newSharing()
-	for i := range 3 * maxShared {
-		labels := s.labelMap(map[string]string{"team": fmt.Sprint("t", i)})
-		require.Equal(t, fmt.Sprint("t", i), labels["team"])
-		require.Equal(t, fmt.Sprint("k", i), s.string(fmt.Sprint("k", i)))
-		require.LessOrEqual(t, len(s.labels), maxShared)
-		require.LessOrEqual(t, len(s.strings), maxShared)
-	}
-
-	// Nor can long values make its bytes grow: a phase annotation written
-	// in a loop with 100 KB values is the Workspace's own, not kept.
-	s = newSharing()
+	s := share.New()
 	long := strings.Repeat("x", 100<<10)
 	for i := range 10 {
 		ws := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{mount.PhaseAnnotationKey: fmt.Sprint(i, long)}}}
-		s.shareAlike(ws)
+		shareAlike(s, ws)
 		require.Equal(t, fmt.Sprint(i, long), ws.Annotations[mount.PhaseAnnotationKey])
 	}
-	size := 0
-	for value := range s.strings {
-		size += len(value)
-	}
-	require.Less(t, size, 1<<10, "the table keeps the short values only")
+	require.Less(t, s.Bytes(), 1<<10, "the table keeps the short values only")
 }
 
 // TestTrimForCacheBoundsLabels: the informers keep of a Workspace's labels

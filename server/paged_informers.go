@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package server
 
 import (
@@ -83,7 +82,9 @@ func pagedInformer(obj runtime.Object, lw cache.ListerWatcher, transform cache.T
 func listWatch[L runtime.Object](client any, list func(context.Context, metav1.ListOptions) (L, error),
 	watch func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
 	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc:  func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) { return list(ctx, options) },
+		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+			return list(ctx, options)
+		},
 		WatchFuncWithContext: watch,
 	}, client)
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
+	"github.com/workspacemounts/workspacemounts/pkg/share"
 )
 
 // mountInformers holds at most limit slots for the mount resources in use, and runs the informer across all clusters of
@@ -135,6 +136,9 @@ func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterf
 	return runMountInformer(ctx, informer, onSynced), nil
 }
 
+// clusterAnnotations shares the annotations of the mount objects of a cluster: only its name.
+var clusterAnnotations = share.New()
+
 // TrimMountObject is the transform of the metadata informer of a CRD mount resource across all clusters: its events
 // only say which object to read again, so only its name, namespace and cluster matter.
 func TrimMountObject(obj interface{}) (interface{}, error) {
@@ -143,7 +147,7 @@ func TrimMountObject(obj interface{}) (interface{}, error) {
 		accessor.SetLabels(nil)
 		accessor.SetOwnerReferences(nil)
 		accessor.SetFinalizers(nil)
-		accessor.SetAnnotations(map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(accessor).String()})
+		accessor.SetAnnotations(clusterAnnotations.Map(map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(accessor).String()}))
 	}
 	return obj, nil
 }
