@@ -140,9 +140,12 @@ func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterf
 var clusterAnnotations = share.New()
 
 // TrimMountObject is the transform of the metadata informer of a CRD mount resource across all clusters: its events
-// only say which object to read again, so only its name, namespace and cluster matter.
+// only say which object to read again, so only its name, namespace and cluster matter, and the resourceVersion the
+// informer compares.
 func TrimMountObject(obj interface{}) (interface{}, error) {
 	if accessor, err := meta.Accessor(obj); err == nil {
+		accessor.SetUID("")
+		accessor.SetGenerateName("")
 		accessor.SetManagedFields(nil)
 		accessor.SetLabels(nil)
 		accessor.SetOwnerReferences(nil)

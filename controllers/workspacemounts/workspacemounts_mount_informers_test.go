@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -506,4 +508,34 @@ func exampleMountingWorkspace(cluster, name string) *tenancyv1alpha1.Workspace {
 	w.Name = name
 	w.Annotations[logicalcluster.AnnotationKey] = cluster
 	return w
+}
+
+// TestTrimMountObject: a mount object's metadata keeps what its event needs,
+// the same trimmed once or twice (listed, then cached), and the objects of
+// a cluster share their annotations.
+func TestTrimMountObject(t *testing.T) {
+	t.Parallel()
+	full := func(name string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "ns", UID: "uid-" + types.UID(name), ResourceVersion: "12", GenerateName: "m-", Generation: 3,
+			Labels:          map[string]string{"a": "b"},
+			Annotations:     map[string]string{logicalcluster.AnnotationKey: "root:org", "kubectl.kubernetes.io/last-applied-configuration": "{}", mount.IsMountAnnotationKey: "true"},
+			OwnerReferences: []metav1.OwnerReference{{Name: "owner"}},
+			Finalizers:      []string{"f"},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+		}}
+	}
+	once, err := TrimMountObject(full("a"))
+	require.NoError(t, err)
+	twice, err := TrimMountObject(once.(*metav1.PartialObjectMetadata).DeepCopy())
+	require.NoError(t, err)
+	want := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: "a", Namespace: "ns", ResourceVersion: "12", Generation: 3, Annotations: map[string]string{logicalcluster.AnnotationKey: "root:org"},
+	}}
+	require.Equal(t, want, once)
+	require.Equal(t, want, twice)
+	other, err := TrimMountObject(full("b"))
+	require.NoError(t, err)
+	require.Equal(t, reflect.ValueOf(once.(*metav1.PartialObjectMetadata).Annotations).Pointer(),
+		reflect.ValueOf(other.(*metav1.PartialObjectMetadata).Annotations).Pointer(), "one annotation map per cluster")
 }
