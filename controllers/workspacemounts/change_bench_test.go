@@ -117,6 +117,7 @@ func benchmarkWorkspaceChange(b *testing.B, fromCache bool) {
 		mountsQueue:      newQueue(""),
 		workspacesQueue:  newQueue(""),
 		workspaceIndexer: indexer,
+		mountObjects:     indexedMountObjects(indexer, mount.Rule{}),
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(indexer),
 		workspaces: &workspacesReconciler{
 			resolve: func(logicalcluster.Name, schema.GroupVersionKind) (restmapping.Resource, error) { return resource, nil },

@@ -119,6 +119,7 @@ func newChurnHarness(tb testing.TB) *churnHarness {
 		mountsQueue:      newQueue(""),
 		workspacesQueue:  newQueue(""),
 		workspaceIndexer: h.indexer,
+		mountObjects:     NewMountObjectIndex(mount.Rule{}),
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(h.indexer),
 		workspaces: &workspacesReconciler{
 			resolve:        resolve,

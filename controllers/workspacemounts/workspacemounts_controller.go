@@ -113,6 +113,8 @@ type Controller struct {
 	broadcaster *eventRecorder
 	// handlers are added to the shared informers by Start and removed when it returns.
 	handlers []informerHandler
+	// mountObjects is filled by the Workspace handler.
+	mountObjects *MountObjectIndex
 	started  atomic.Bool
 }
 
@@ -148,6 +150,7 @@ func NewController(clients Clients, informers Informers, options Options) (*Cont
 		mountsQueue:      newQueue(QueueName(MountsQueueName, options.Shard)),
 		workspacesQueue:  newTenantQueue(QueueName(WorkspacesQueueName, options.Shard), keyTenant(tenantOf)),
 		workspaceIndexer: informers.Workspaces.GetIndexer(),
+		mountObjects:     NewMountObjectIndex(options.MountRule),
 		workspaceLister:  tenancyv1alpha1listers.NewWorkspaceClusterLister(informers.Workspaces.GetIndexer()),
 		patchWorkspace: func(ctx context.Context, cluster logicalcluster.Name, name string, patch []byte, subresources ...string) (*tenancyv1alpha1.Workspace, error) {
 			ctx, cancel := context.WithTimeout(ctx, options.RequestTimeout)

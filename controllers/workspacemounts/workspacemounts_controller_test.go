@@ -181,6 +181,7 @@ func testController(k *fakeKCP, routing RoutingOptions, getMountObject func(cont
 		},
 		patchWorkspace: k.patch,
 		getWorkspace:   k.get,
+		mountObjects:   NewMountObjectIndex(mount.Rule{LegacyAnnotation: true}),
 	}, indexer
 }
 
@@ -525,7 +526,8 @@ func TestHandleWorkspaceLegacyAnnotation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := &Controller{rule: mount.Rule{LegacyAnnotation: tc.honoured}, mountsQueue: newQueue(""), workspacesQueue: newQueue("")}
+			c := &Controller{rule: mount.Rule{LegacyAnnotation: tc.honoured}, mountsQueue: newQueue(""), workspacesQueue: newQueue(""),
+				mountObjects: NewMountObjectIndex(mount.Rule{LegacyAnnotation: tc.honoured})}
 			t.Cleanup(c.mountsQueue.ShutDown)
 			t.Cleanup(c.workspacesQueue.ShutDown)
 			if tc.old == nil {

@@ -159,7 +159,7 @@ func TestRecordEventBoundsItsText(t *testing.T) {
 	t.Parallel()
 	var recorded []recordedEvent
 	now := time.Now()
-	c := &Controller{events: eventsTo(10, &recorded, &now)}
+	c := &Controller{events: eventsTo(10, &recorded, &now), mountObjects: NewMountObjectIndex(mount.Rule{})}
 	ws := eventWorkspace("root:org", "a", "uid-a")
 	c.recordEvent(ws, corev1.EventTypeWarning, "GateHeld\n", "line one\x1b[31m\u202e"+strings.Repeat("é", 2000)+" 100%s")
 	require.Len(t, recorded, 1)
@@ -168,7 +168,7 @@ func TestRecordEventBoundsItsText(t *testing.T) {
 	require.True(t, strings.HasPrefix(recorded[0].note, "line one [31m "), recorded[0].note)
 	require.True(t, strings.HasSuffix(recorded[0].note, mount.TruncationMarker))
 
-	off := &Controller{}
+	off := &Controller{mountObjects: NewMountObjectIndex(mount.Rule{})}
 	off.recordEvent(ws, corev1.EventTypeWarning, "GateHeld", "held")
 }
 

@@ -264,7 +264,7 @@ func TestGateDelay(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	notReady := mount.Status{Phase: mount.PhaseConnecting, Reason: mount.ReasonMountNotReady, Message: "KubeCluster proxy (contrib.kcp.io/v1alpha1) is Connecting."}
 	ready := mount.Status{Phase: mount.PhaseReady, Ready: true, Reason: mount.ReasonMountReady, Message: "ready"}
-	c := &Controller{workspaces: &workspacesReconciler{routing: RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true, ConditionDelay: 30 * time.Second}}}
+	c := &Controller{mountObjects: NewMountObjectIndex(mount.Rule{}), workspaces: &workspacesReconciler{routing: RoutingOptions{WorkspaceCondition: true, WorkspaceURL: true, ConditionDelay: 30 * time.Second}}}
 
 	reconcile := func(ws *tenancyv1alpha1.Workspace, status mount.Status, at metav1.Time) (*tenancyv1alpha1.Workspace, mountState) {
 		state := mountState{status: status, mounted: true, at: at}
@@ -372,7 +372,7 @@ func FuzzParseMaxUnavailable(f *testing.F) {
 func TestGateNeverReadyTakesNoSlot(t *testing.T) {
 	t.Parallel()
 	one := intstr.FromInt32(1)
-	c := &Controller{workspaces: &workspacesReconciler{routing: RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}}}
+	c := &Controller{mountObjects: NewMountObjectIndex(mount.Rule{}), workspaces: &workspacesReconciler{routing: RoutingOptions{WorkspaceCondition: true, MaxUnavailable: &one}}}
 	c.unavailable = newUnavailableGate(&one, "test-"+t.Name(), func() int { return 10 }, testKeyTenant, func(string) {})
 	at := metav1.NewTime(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	notFound := mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound, Message: "gone"}

@@ -29,7 +29,6 @@ import (
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
 
-	"github.com/kcp-dev/kcp/pkg/indexers"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	"github.com/workspacemounts/workspacemounts/pkg/restmapping"
@@ -80,6 +79,7 @@ func unwrapTombstone(obj interface{}) interface{} {
 func (c *Controller) handleWorkspace(oldObj, newObj interface{}) {
 	oldWS, _ := unwrapTombstone(oldObj).(*tenancyv1alpha1.Workspace)
 	newWS, _ := newObj.(*tenancyv1alpha1.Workspace)
+	c.mountObjects.Update(oldWS, newWS) // before the Workspace is enqueued: see [MountObjectIndex]
 
 	for _, ws := range []*tenancyv1alpha1.Workspace{oldWS, newWS} {
 		if ws == nil {
@@ -202,16 +202,21 @@ func (c *Controller) enqueueMountObject(resource restmapping.Resource, obj inter
 	if err != nil {
 		return
 	}
-	key := objectKey(logicalcluster.From(m), resource.Group, resource.Kind, m.GetNamespace(), m.GetName())
-	workspaces, err := indexers.ByIndex[*tenancyv1alpha1.Workspace](c.workspaceIndexer, WorkspacesByMountObject, key)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
+	workspaces := c.mountObjects.Workspaces(c.cachedWorkspace, logicalcluster.From(m), resource.Group, resource.Kind, m.GetNamespace(), m.GetName())
 	now := time.Now()
 	for _, ws := range workspaces {
 		c.enqueueWorkspaceObserved(ws, now)
 	}
+}
+
+// cachedWorkspace is the Workspace the cache holds, nil if none.
+func (c *Controller) cachedWorkspace(cluster logicalcluster.Name, name string) *tenancyv1alpha1.Workspace {
+	obj, found, err := c.workspaceIndexer.GetByKey(kcpcache.ToClusterAwareKey(cluster.String(), "", name))
+	if err != nil || !found {
+		return nil
+	}
+	ws, _ := obj.(*tenancyv1alpha1.Workspace)
+	return ws
 }
 
 // putObserved keeps the earliest unwritten observation of a Workspace's mount.

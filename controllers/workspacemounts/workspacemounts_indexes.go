@@ -31,19 +31,16 @@ import (
 const (
 	// WorkspacesByMountKind indexes mounted Workspaces by the kind their reference names.
 	WorkspacesByMountKind = "workspacemounts-by-mount-kind"
-	// WorkspacesByMountObject indexes mounted Workspaces by the object their reference names (see [objectKey]).
-	WorkspacesByMountObject = "workspacemounts-by-mount-object"
 )
 
 // mountIndexers are the two indexes of the Workspaces that rule says are mounted.
 func mountIndexers(rule mount.Rule) cache.Indexers {
 	return cache.Indexers{
-		WorkspacesByMountKind:   func(obj interface{}) ([]string, error) { return indexByMountKind(rule, obj) },
-		WorkspacesByMountObject: func(obj interface{}) ([]string, error) { return indexByMountObject(rule, obj) },
+		WorkspacesByMountKind: func(obj interface{}) ([]string, error) { return indexByMountKind(rule, obj) },
 	}
 }
 
-// indexByMountKind and [indexByMountObject] never return an error: client-go panics on an index error, and a reference
+// indexByMountKind never returns an error: client-go panics on an index error, and a reference
 // that cannot be parsed now is a reason on the Workspace, not a crash.
 func indexByMountKind(rule mount.Rule, obj interface{}) ([]string, error) {
 	_, _, gvk, ok := validReference(rule, obj)
@@ -51,14 +48,6 @@ func indexByMountKind(rule mount.Rule, obj interface{}) ([]string, error) {
 		return nil, nil
 	}
 	return []string{kindKey(gvk)}, nil
-}
-
-func indexByMountObject(rule mount.Rule, obj interface{}) ([]string, error) {
-	ws, ref, gvk, ok := validReference(rule, obj)
-	if !ok {
-		return nil, nil
-	}
-	return []string{objectKey(logicalcluster.From(ws), gvk.Group, gvk.Kind, ref.Namespace, ref.Name)}, nil
 }
 
 // validReference returns the Workspace obj is, its mount reference and the kind it names, if obj is a Workspace validly

@@ -19,12 +19,14 @@ package workspacemounts
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kcp-dev/logicalcluster/v3"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
@@ -84,12 +86,84 @@ func TestIndexes(t *testing.T) {
 				kinds, err := indexers[WorkspacesByMountKind](tc.obj)
 				require.NoError(t, err)
 				require.Equal(t, wantKind, kinds)
-				objects, err := indexers[WorkspacesByMountObject](tc.obj)
-				require.NoError(t, err)
-				require.Equal(t, wantObject, objects)
+				index := NewMountObjectIndex(rule)
+				ws, _ := tc.obj.(*tenancyv1alpha1.Workspace)
+				index.Update(nil, ws)
+				require.Len(t, index.first, len(wantObject))
+				for _, key := range wantObject {
+					parts := strings.Split(key, "|")
+					get := func(logicalcluster.Name, string) *tenancyv1alpha1.Workspace { return ws }
+					require.Equal(t, []*tenancyv1alpha1.Workspace{ws}, index.Workspaces(get, logicalcluster.Name(parts[0]), parts[1], parts[2], parts[3], parts[4]))
+				}
 			})
 		}
 	}
+}
+
+// TestMountObjectIndex follows Workspaces mounting the same object, moving
+// to another and going away; candidates the cache no longer confirms are not
+// returned.
+func TestMountObjectIndex(t *testing.T) {
+	t.Parallel()
+	index := NewMountObjectIndex(mount.Rule{})
+	cache := map[string]*tenancyv1alpha1.Workspace{}
+	get := func(cluster logicalcluster.Name, name string) *tenancyv1alpha1.Workspace { return cache[cluster.String()+"|"+name] }
+	put := func(old, ws *tenancyv1alpha1.Workspace) {
+		if ws != nil {
+			cache[logicalcluster.From(ws).String()+"|"+ws.Name] = ws
+		} else {
+			delete(cache, logicalcluster.From(old).String()+"|"+old.Name)
+		}
+		index.Update(old, ws)
+	}
+	mounting := func(ws ...*tenancyv1alpha1.Workspace) []string {
+		var names []string
+		for _, ws := range ws {
+			names = append(names, ws.Name)
+		}
+		return names
+	}
+	names := func(object string) []string {
+		var names []string
+		for _, ws := range index.Workspaces(get, "root:org", kubeClusterGVK.Group, kubeClusterGVK.Kind, "", object) {
+			names = append(names, ws.Name)
+		}
+		return names
+	}
+	a, b, other := workspaceIn("root:org", "a"), workspaceIn("root:org", "b"), workspaceIn("root:other", "c")
+	put(nil, a)
+	put(nil, b)
+	put(nil, other)
+	require.ElementsMatch(t, mounting(a, b), names("proxy"), "an object mounted twice")
+
+	moved := workspaceIn("root:org", "a")
+	moved.Spec.Mount.Reference.Name = "elsewhere"
+	put(a, moved)
+	require.Equal(t, mounting(b), names("proxy"))
+	require.Equal(t, mounting(moved), names("elsewhere"))
+
+	put(b, nil)
+	require.Empty(t, names("proxy"))
+	require.Empty(t, index.more)
+	put(moved, nil)
+	require.Len(t, index.first, 1, "root:other's")
+
+	// The cache is ahead of the index: its Workspace is checked.
+	stale := workspaceIn("root:org", "d")
+	index.Update(nil, stale)
+	changed := workspaceIn("root:org", "d")
+	changed.Spec.Mount.Reference.Name = "new"
+	cache["root:org|d"] = changed
+	require.Empty(t, names("proxy"), "d mounts another object now")
+}
+
+// indexedMountObjects is the index the Workspace handler would have made of the Workspaces in indexer.
+func indexedMountObjects(indexer cache.Indexer, rule mount.Rule) *MountObjectIndex {
+	index := NewMountObjectIndex(rule)
+	for _, obj := range indexer.List() {
+		index.Update(nil, obj.(*tenancyv1alpha1.Workspace))
+	}
+	return index
 }
 
 func TestKindKeyRoundTrip(t *testing.T) {

@@ -386,6 +386,7 @@ func TestMetadataEventsOfPairsWithTheirOwnInformer(t *testing.T) {
 	require.NoError(t, indexer.Add(mountedWorkspace(kubeClusterRef))) // in root:org
 	c := &Controller{
 		workspaceIndexer: indexer,
+		mountObjects:     indexedMountObjects(indexer, mount.Rule{}),
 		caches:           &mountCaches{},
 		workspacesQueue:  newQueue(""),
 	}

@@ -46,7 +46,7 @@ func TestRetriesPerTenant(t *testing.T) {
 // annotations are limited per tenant; a new answer always goes through.
 func TestRepairsPerTenant(t *testing.T) {
 	t.Parallel()
-	c := &Controller{tenantOf: testTenantOf, repairs: tenant.NewLimiters[tenant.Name](1, 2, nil)}
+	c := &Controller{tenantOf: testTenantOf, repairs: tenant.NewLimiters[tenant.Name](1, 2, nil), mountObjects: NewMountObjectIndex(mount.Rule{})}
 	state := mountState{status: mount.Status{Phase: mount.PhaseReady, Ready: true, Reason: mount.ReasonMountReady}, mounted: true}
 	workspace := func(cluster string) (ws, updated *tenancyv1alpha1.Workspace) {
 		ws = mountedWorkspace(kubeClusterRef)
