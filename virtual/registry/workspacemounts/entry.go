@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unique"
+	"unsafe"
 
 	kjson "sigs.k8s.io/json"
 
@@ -161,6 +162,10 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 		return nil, errors.New("the metadata is not where the JSON of a WorkspaceMount has it")
 	}
 	e := &entry{summary: summarize(wsm), json: object, metadata: spanOf(start, len(metadata))}
+	if e.verbatim {
+		// The strings the summary parsed or built, not the cached Workspace's: the JSON's copy.
+		e.url, e.workspacePath = inJSON(object, "url", e.url), inJSON(object, "workspacePath", e.workspacePath)
+	}
 	if wsm.ResourceVersion != "" {
 		// The first "resourceVersion" key is the metadata's: quotes in strings are escaped.
 		value, err := json.Marshal(wsm.ResourceVersion)
@@ -182,6 +187,19 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 		e.summary = summarize(decoded)
 	}
 	return e, nil
+}
+
+// inJSON is value as a view of the JSON, where the JSON holds key and value verbatim, else value; the JSON is never
+// modified.
+func inJSON(json []byte, key, value string) string {
+	if value == "" {
+		return value
+	}
+	at := bytes.Index(json, []byte(`"`+key+`":"`+value+`"`))
+	if at < 0 {
+		return value
+	}
+	return unsafe.String(&json[at+len(key)+4], len(value))
 }
 
 func (e *entry) object() (*wsmv1alpha1.WorkspaceMount, error) {

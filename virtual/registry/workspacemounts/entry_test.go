@@ -19,6 +19,7 @@ package workspacemounts
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/kcp-dev/logicalcluster/v3"
 
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
 // withHistory is a mounted Workspace whose status has n transitions before
@@ -130,4 +132,30 @@ func FuzzEntryHistory(f *testing.F) {
 			t.Fatalf("the answer's JSON is not the object's:\n%s\n%s", got, want)
 		}
 	})
+}
+
+// TestEntryKeepsOneCopy: the summary's strings made for the entry are views
+// of its JSON, equal to what the summary would hold otherwise.
+func TestEntryKeepsOneCopy(t *testing.T) {
+	t.Parallel()
+	wsm := &wsmv1alpha1.WorkspaceMount{
+		ObjectMeta: metav1.ObjectMeta{Name: "ws", ResourceVersion: "3", Labels: map[string]string{"url": "https://other.example"}},
+		Status:     wsmv1alpha1.WorkspaceMountStatus{Phase: "Ready", URL: "https://kc.example/x", WorkspacePath: "root:org:ws"},
+	}
+	e, err := newEntry(wsm)
+	require.NoError(t, err)
+	require.Equal(t, "https://kc.example/x", e.url)
+	require.Equal(t, "root:org:ws", e.workspacePath)
+	inside := func(s string) bool {
+		p, start := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(&e.json[0]))
+		return p >= start && p < start+uintptr(len(e.json))
+	}
+	require.True(t, inside(e.url))
+	require.True(t, inside(e.workspacePath))
+
+	wsm.Status.URL = `https://kc.example/"quoted"`
+	e, err = newEntry(wsm)
+	require.NoError(t, err)
+	require.Equal(t, `https://kc.example/"quoted"`, e.url, "escaped in the JSON: its own copy")
+	require.False(t, inside(e.url))
 }
