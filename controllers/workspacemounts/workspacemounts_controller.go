@@ -115,7 +115,7 @@ type Controller struct {
 	handlers []informerHandler
 	// mountObjects is filled by the Workspace handler.
 	mountObjects *MountObjectIndex
-	started  atomic.Bool
+	started      atomic.Bool
 }
 
 // InstallIndexers adds the indexes the controller needs, of the Workspaces rule says are mounted (the controller's

@@ -107,7 +107,9 @@ func TestMountObjectIndex(t *testing.T) {
 	t.Parallel()
 	index := NewMountObjectIndex(mount.Rule{})
 	cache := map[string]*tenancyv1alpha1.Workspace{}
-	get := func(cluster logicalcluster.Name, name string) *tenancyv1alpha1.Workspace { return cache[cluster.String()+"|"+name] }
+	get := func(cluster logicalcluster.Name, name string) *tenancyv1alpha1.Workspace {
+		return cache[cluster.String()+"|"+name]
+	}
 	put := func(old, ws *tenancyv1alpha1.Workspace) {
 		if ws != nil {
 			cache[logicalcluster.From(ws).String()+"|"+ws.Name] = ws
