@@ -51,6 +51,8 @@ type entry struct {
 	metadata, resourceVersion span
 	// slot is its cluster's, set when the store takes the entry.
 	slot uint32
+	// history, if not nil, is written into json at history.at.
+	history *compactHistory
 }
 
 // span is a range of bytes of an entry's JSON, which is under 2 GiB.
@@ -161,7 +163,14 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 	if start < len(metadataKey) || !bytes.HasPrefix(object[start:], metadata) {
 		return nil, errors.New("the metadata is not where the JSON of a WorkspaceMount has it")
 	}
-	e := &entry{summary: summarize(wsm), json: object, metadata: spanOf(start, len(metadata))}
+	e := &entry{summary: summarize(wsm), metadata: spanOf(start, len(metadata))}
+	if e.json, e.history, err = compactHistoryOf(wsm, object); err != nil {
+		return nil, err
+	}
+	if e.history != nil && e.history.at < e.metadata.end {
+		e.json, e.history = object, nil // the status after the metadata, as encoding/json writes it, or nothing compact
+	}
+	object = e.json
 	if e.verbatim {
 		// The strings the summary parsed or built, not the cached Workspace's: the JSON's copy.
 		e.url, e.workspacePath = inJSON(object, "url", e.url), inJSON(object, "workspacePath", e.workspacePath)
@@ -204,7 +213,11 @@ func inJSON(json []byte, key, value string) string {
 
 func (e *entry) object() (*wsmv1alpha1.WorkspaceMount, error) {
 	wsm := &wsmv1alpha1.WorkspaceMount{}
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(e.json, wsm); err != nil {
+	data := e.json
+	if e.history != nil {
+		data = e.appendJSON(nil, nil)
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, wsm); err != nil {
 		return nil, fmt.Errorf("decoding the WorkspaceMount %s|%s the store keeps: %w", e.cluster, e.name, err)
 	}
 	return wsm, nil
@@ -230,16 +243,23 @@ func (e *entry) objectAt(resourceVersion string) *wsmv1alpha1.WorkspaceMount {
 // appendJSON appends the object's JSON, with resourceVersion (quoted) in
 // the place the caller knows the entry has, unless nil.
 func (e *entry) appendJSON(b, resourceVersion []byte) []byte {
-	if resourceVersion == nil {
-		return append(b, e.json...)
+	data, offset := e.json, 0
+	if resourceVersion != nil {
+		b = append(b, data[:e.resourceVersion.start]...)
+		b = append(b, resourceVersion...)
+		data, offset = data[e.resourceVersion.end:], int(e.resourceVersion.end)
 	}
-	b = append(b, e.json[:e.resourceVersion.start]...)
-	b = append(b, resourceVersion...)
-	return append(b, e.json[e.resourceVersion.end:]...)
+	if e.history == nil {
+		return append(b, data...)
+	}
+	at := int(e.history.at) - offset // in the status, after the metadata
+	b = append(b, data[:at]...)
+	b = e.history.appendJSON(b)
+	return append(b, data[at:]...)
 }
 
 // sameExceptResourceVersion tells a relist's or resync's echo.
 func sameExceptResourceVersion(a, b *entry) bool {
 	return bytes.Equal(a.json[:a.resourceVersion.start], b.json[:b.resourceVersion.start]) &&
-		bytes.Equal(a.json[a.resourceVersion.end:], b.json[b.resourceVersion.end:])
+		bytes.Equal(a.json[a.resourceVersion.end:], b.json[b.resourceVersion.end:]) && a.history.equal(b.history)
 }

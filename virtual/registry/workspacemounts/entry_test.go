@@ -59,26 +59,35 @@ func TestEntryHistory(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{-1, 0, 1, mount.MaxTransitions - 1} {
 		for _, tail := range []struct{ workspacePhase, path, shard string }{{}, {"Ready", "root:org", "shard-2"}, {"", "", "root"}, {"Unavailable", "", ""}} {
-			ws := mounted("c1", "a", mount.PhaseReady, nil)
-			if n >= 0 {
-				ws.Annotations[mount.StatusAnnotationKey] = withHistory("a", n).Encode()
-			} else {
-				delete(ws.Annotations, mount.StatusAnnotationKey) // Pending
-			}
-			ws.ResourceVersion = "5"
-			wsm := FromWorkspace(mount.Rule{}, ws, logicalcluster.NewPath(tail.path))
-			wsm.Status.WorkspacePhase, wsm.Status.Shard = tail.workspacePhase, tail.shard
-			e, err := newEntry(wsm)
-			require.NoError(t, err)
-			object, err := e.object()
-			require.NoError(t, err)
-			require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, nil)), "%d transitions, %+v", n, tail)
-			require.Equal(t, string(mustJSON(t, wsm)), string(e.json))
-			object.ResourceVersion = "root=9,<x>"
-			require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, mustJSON(t, object.ResourceVersion))), "with another resource version")
-			require.Equal(t, n > 0, object.Status.Availability != nil, "one state since first seen has no history")
-			if n > 0 {
-				require.Len(t, object.Status.Transitions, n+1)
+			for _, plain := range []bool{false, true} {
+				ws := mounted("c1", "a", mount.PhaseReady, nil)
+				if n >= 0 {
+					status := withHistory("a", n)
+					for i := range status.History {
+						if plain { // written as they are: kept compact
+							status.History[i].Reason = "MountNotReady"
+						}
+					}
+					ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
+				} else {
+					delete(ws.Annotations, mount.StatusAnnotationKey) // Pending
+				}
+				ws.ResourceVersion = "5"
+				wsm := FromWorkspace(mount.Rule{}, ws, logicalcluster.NewPath(tail.path))
+				wsm.Status.WorkspacePhase, wsm.Status.Shard = tail.workspacePhase, tail.shard
+				e, err := newEntry(wsm)
+				require.NoError(t, err)
+				object, err := e.object()
+				require.NoError(t, err)
+				require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, nil)), "%d transitions, %+v", n, tail)
+				require.Equal(t, string(mustJSON(t, wsm)), string(e.appendJSON(nil, nil)))
+				require.Equal(t, plain && n > 0, e.history != nil, "a history of strings JSON writes as they are is kept compact")
+				object.ResourceVersion = "root=9,<x>"
+				require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, mustJSON(t, object.ResourceVersion))), "with another resource version")
+				require.Equal(t, n > 0, object.Status.Availability != nil, "one state since first seen has no history")
+				if n > 0 {
+					require.Len(t, object.Status.Transitions, n+1)
+				}
 			}
 		}
 	}
@@ -104,6 +113,19 @@ func TestEntryHistory(t *testing.T) {
 	again, err := newEntry(FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{}))
 	require.NoError(t, err)
 	require.True(t, sameExceptResourceVersion(e, again))
+
+	plain := withHistory("a", 2)
+	plain.History[0].Reason, plain.History[1].Reason = "x", "y"
+	ws.Annotations[mount.StatusAnnotationKey] = plain.Encode()
+	compact, err := newEntry(FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{}))
+	require.NoError(t, err)
+	plain.History[1].Reason = "z"
+	ws.Annotations[mount.StatusAnnotationKey] = plain.Encode()
+	otherCompact, err := newEntry(FromWorkspace(mount.Rule{}, ws, logicalcluster.Path{}))
+	require.NoError(t, err)
+	require.NotNil(t, compact.history)
+	require.False(t, sameExceptResourceVersion(compact, otherCompact), "compact histories tell the entries apart")
+	require.False(t, sameExceptResourceVersion(compact, e))
 }
 
 // FuzzEntryHistory: whatever status annotation a tenant writes on their
