@@ -49,8 +49,6 @@ type entry struct {
 	// metadata and resourceVersion are where the object's metadata and the
 	// quoted value of its resourceVersion are in json.
 	metadata, resourceVersion span
-	// slot is its cluster's, set when the store takes the entry.
-	slot uint32
 	// history, if not nil, is written into json at history.at.
 	history *compactHistory
 }
@@ -70,7 +68,7 @@ type summary struct {
 	cluster                              logicalcluster.Name
 	name                                 string
 	labels                               map[string]string
-	created                              metav1.Time // in seconds, as the JSON has it
+	created                              int64 // Unix seconds, as the JSON has it; [noTime] for none
 	workspacePath                        string
 	mountKind, mountNamespace, mountName string
 	phase                                string
@@ -81,6 +79,18 @@ type summary struct {
 	ready                                bool
 	// verbatim: JSON writes every string as it is, so cells are copied.
 	verbatim bool
+	// slot is its cluster's, set when the store takes the entry.
+	slot uint32
+}
+
+// noTime is the Unix seconds of no time.
+const noTime = math.MinInt64
+
+func unixOrNone(t metav1.Time) int64 {
+	if t.IsZero() {
+		return noTime
+	}
+	return t.Unix()
 }
 
 func summarize(wsm *wsmv1alpha1.WorkspaceMount) summary {
@@ -88,7 +98,7 @@ func summarize(wsm *wsmv1alpha1.WorkspaceMount) summary {
 		cluster:        logicalcluster.From(wsm),
 		name:           wsm.Name,
 		labels:         wsm.Labels,
-		created:        wsm.CreationTimestamp.Rfc3339Copy(),
+		created:        unixOrNone(wsm.CreationTimestamp),
 		workspacePath:  wsm.Status.WorkspacePath,
 		mountKind:      wsm.Spec.MountRef.Kind,
 		mountNamespace: wsm.Spec.MountRef.Namespace,

@@ -24,6 +24,7 @@ import (
 	"time"
 	"unique"
 
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 	wsmv1alpha1 "github.com/workspacemounts/workspacemounts/virtual/apis/workspacemounts/v1alpha1"
 )
 
@@ -32,8 +33,9 @@ import (
 // bytes are the JSON's.
 type compactHistory struct {
 	at                                   int32
-	transitions                          []compactTransition
+	n                                    uint8
 	since, readySeconds, observedSeconds int64
+	transitions                          [mount.MaxTransitions]compactTransition
 }
 
 type compactTransition struct {
@@ -46,7 +48,7 @@ type compactTransition struct {
 // writes the same bytes as object, the JSON of wsm; else object and nil.
 func compactHistoryOf(wsm *wsmv1alpha1.WorkspaceMount, object []byte) ([]byte, *compactHistory, error) {
 	status := wsm.Status
-	if len(status.Transitions) == 0 || status.Availability == nil {
+	if len(status.Transitions) == 0 || len(status.Transitions) > mount.MaxTransitions || status.Availability == nil {
 		return object, nil, nil
 	}
 	h := &compactHistory{
@@ -54,11 +56,10 @@ func compactHistoryOf(wsm *wsmv1alpha1.WorkspaceMount, object []byte) ([]byte, *
 		readySeconds:    status.Availability.ReadySeconds,
 		observedSeconds: status.Availability.ObservedSeconds,
 	}
-	for _, t := range status.Transitions {
-		h.transitions = append(h.transitions, compactTransition{
-			phase: unique.Make(t.Phase), reason: unique.Make(t.Reason), time: t.Time.Unix(), ready: t.Ready,
-		})
+	for i, t := range status.Transitions {
+		h.transitions[i] = compactTransition{phase: unique.Make(t.Phase), reason: unique.Make(t.Reason), time: t.Time.Unix(), ready: t.Ready}
 	}
+	h.n = uint8(len(status.Transitions)) //nolint:gosec // at most mount.MaxTransitions
 	stripped := *wsm
 	stripped.Status.Transitions, stripped.Status.Availability = nil, nil
 	rest, err := json.Marshal(&stripped)
@@ -85,7 +86,7 @@ func compactHistoryOf(wsm *wsmv1alpha1.WorkspaceMount, object []byte) ([]byte, *
 // appendJSON writes the transitions and availability as the JSON of a WorkspaceMount's status has them.
 func (h *compactHistory) appendJSON(b []byte) []byte {
 	b = append(b, `,"transitions":[`...)
-	for i, t := range h.transitions {
+	for i, t := range h.transitions[:h.n] {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -120,5 +121,5 @@ func (h *compactHistory) equal(other *compactHistory) bool {
 		return h == other
 	}
 	return h.at == other.at && h.since == other.since && h.readySeconds == other.readySeconds &&
-		h.observedSeconds == other.observedSeconds && slices.Equal(h.transitions, other.transitions)
+		h.observedSeconds == other.observedSeconds && h.n == other.n && h.transitions == other.transitions
 }

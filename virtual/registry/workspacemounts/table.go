@@ -183,11 +183,11 @@ func newRowContext(shards ShardContacts) *rowContext {
 	return &rowContext{now: time.Now(), shards: shards, shardCells: map[string]cell{}}
 }
 
-func (c *rowContext) age(created metav1.Time) string {
-	if created.IsZero() {
+func (c *rowContext) age(created int64) string {
+	if created == noTime {
 		return "<unknown>"
 	}
-	return duration.HumanDuration(c.now.Sub(created.Time))
+	return duration.HumanDuration(c.now.Sub(time.Unix(created, 0)))
 }
 
 // since is the SINCE cell of a state that began then, in Unix seconds.
