@@ -62,6 +62,14 @@ func spanOf(start, n int) span {
 
 func (s span) empty() bool { return s.start == s.end }
 
+// less is s moved n bytes back, unless empty.
+func (s span) less(n int) span {
+	if s.empty() {
+		return s
+	}
+	return span{s.start - int32(n), s.end - int32(n)} //nolint:gosec // n is len(jsonPrefix)
+}
+
 // summary is what ordering, selectors and a Table row read of an object;
 // its strings share memory with the Workspace the informer caches.
 type summary struct {
@@ -157,6 +165,9 @@ func (s *summary) labelSet() labels.Set { return s.labels }
 
 var metadataKey = []byte(`"metadata":`)
 
+// jsonPrefix is how the JSON of every WorkspaceMount the store makes begins.
+var jsonPrefix = []byte(`{"kind":"` + wsmv1alpha1.Kind + `","apiVersion":"` + wsmv1alpha1.SchemeGroupVersion.String() + `",`)
+
 func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 	object, err := json.Marshal(wsm)
 	if err != nil {
@@ -180,11 +191,6 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 	if e.history != nil && e.history.at < e.metadata.end {
 		e.json, e.history = object, nil // the status after the metadata, as encoding/json writes it, or nothing compact
 	}
-	object = e.json
-	if e.verbatim {
-		// The strings the summary parsed or built, not the cached Workspace's: the JSON's copy.
-		e.url, e.workspacePath = inJSON(object, "url", e.url), inJSON(object, "workspacePath", e.workspacePath)
-	}
 	if wsm.ResourceVersion != "" {
 		// The first "resourceVersion" key is the metadata's: quotes in strings are escaped.
 		value, err := json.Marshal(wsm.ResourceVersion)
@@ -197,6 +203,19 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 			return nil, errors.New("the resourceVersion is not where the JSON of a WorkspaceMount has it")
 		}
 		e.resourceVersion = spanOf(start+at, len(value))
+	}
+	if bytes.HasPrefix(e.json, jsonPrefix) {
+		// Every entry's begins alike: written, not kept.
+		e.json = bytes.Clone(e.json[len(jsonPrefix):])
+		e.metadata = e.metadata.less(len(jsonPrefix))
+		e.resourceVersion = e.resourceVersion.less(len(jsonPrefix))
+		if e.history != nil {
+			e.history.at -= int32(len(jsonPrefix))
+		}
+	}
+	if e.verbatim {
+		// The strings the summary parsed or built, not the cached Workspace's: the JSON's copy.
+		e.url, e.workspacePath = inJSON(e.json, "url", e.url), inJSON(e.json, "workspacePath", e.workspacePath)
 	}
 	if !e.validUTF8() {
 		decoded, err := e.object()
@@ -224,7 +243,7 @@ func inJSON(json []byte, key, value string) string {
 func (e *entry) object() (*wsmv1alpha1.WorkspaceMount, error) {
 	wsm := &wsmv1alpha1.WorkspaceMount{}
 	data := e.json
-	if e.history != nil {
+	if e.history != nil || e.prefixed() {
 		data = e.appendJSON(nil, nil)
 	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, wsm); err != nil {
@@ -250,9 +269,15 @@ func (e *entry) objectAt(resourceVersion string) *wsmv1alpha1.WorkspaceMount {
 	return wsm
 }
 
+// prefixed tells an entry whose JSON is kept without [jsonPrefix]: an object's begins with {.
+func (e *entry) prefixed() bool { return len(e.json) > 0 && e.json[0] != '{' }
+
 // appendJSON appends the object's JSON, with resourceVersion (quoted) in
 // the place the caller knows the entry has, unless nil.
 func (e *entry) appendJSON(b, resourceVersion []byte) []byte {
+	if e.prefixed() {
+		b = append(b, jsonPrefix...)
+	}
 	data, offset := e.json, 0
 	if resourceVersion != nil {
 		b = append(b, data[:e.resourceVersion.start]...)
@@ -271,5 +296,6 @@ func (e *entry) appendJSON(b, resourceVersion []byte) []byte {
 // sameExceptResourceVersion tells a relist's or resync's echo.
 func sameExceptResourceVersion(a, b *entry) bool {
 	return bytes.Equal(a.json[:a.resourceVersion.start], b.json[:b.resourceVersion.start]) &&
-		bytes.Equal(a.json[a.resourceVersion.end:], b.json[b.resourceVersion.end:]) && a.history.equal(b.history)
+		bytes.Equal(a.json[a.resourceVersion.end:], b.json[b.resourceVersion.end:]) && a.history.equal(b.history) &&
+		a.prefixed() == b.prefixed()
 }
