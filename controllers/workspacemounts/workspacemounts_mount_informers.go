@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -140,17 +141,26 @@ func startMetadataInformer(ctx context.Context, client kcpmetadata.ClusterInterf
 var clusterAnnotations = share.New()
 
 // TrimMountObject is the transform of the metadata informer of a CRD mount resource across all clusters: its events
-// only say which object to read again, so only its name, namespace and cluster matter, and the resourceVersion the
-// informer compares.
+// only say which object to read again, so it keeps only the name, namespace and cluster, and the resourceVersion the
+// informer compares, in a [mountObjectMeta].
 func TrimMountObject(obj interface{}) (interface{}, error) {
-	if accessor, err := meta.Accessor(obj); err == nil {
-		accessor.SetUID("")
-		accessor.SetGenerateName("")
-		accessor.SetManagedFields(nil)
-		accessor.SetLabels(nil)
-		accessor.SetOwnerReferences(nil)
-		accessor.SetFinalizers(nil)
-		accessor.SetAnnotations(clusterAnnotations.Map(map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(accessor).String()}))
+	accessor, err := meta.Accessor(obj)
+	if _, trimmed := obj.(*mountObjectMeta); trimmed || err != nil {
+		return obj, nil // trimmed already, or a tombstone
 	}
-	return obj, nil
+	return &mountObjectMeta{metav1.ObjectMeta{
+		Name: accessor.GetName(), Namespace: accessor.GetNamespace(), ResourceVersion: accessor.GetResourceVersion(),
+		Annotations: clusterAnnotations.Map(map[string]string{logicalcluster.AnnotationKey: logicalcluster.From(accessor).String()}),
+	}}, nil
+}
+
+// mountObjectMeta is what the metadata informer keeps of a mount object.
+type mountObjectMeta struct{ metav1.ObjectMeta }
+
+func (*mountObjectMeta) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (m *mountObjectMeta) DeepCopyObject() runtime.Object {
+	out := &mountObjectMeta{}
+	m.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	return out
 }

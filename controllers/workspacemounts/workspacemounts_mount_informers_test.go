@@ -35,12 +35,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	kcpdynamic "github.com/kcp-dev/client-go/dynamic"
 	kcpmetadata "github.com/kcp-dev/client-go/metadata"
@@ -527,15 +529,22 @@ func TestTrimMountObject(t *testing.T) {
 	}
 	once, err := TrimMountObject(full("a"))
 	require.NoError(t, err)
-	twice, err := TrimMountObject(once.(*metav1.PartialObjectMetadata).DeepCopy())
+	twice, err := TrimMountObject(once.(*mountObjectMeta).DeepCopyObject())
 	require.NoError(t, err)
-	want := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-		Name: "a", Namespace: "ns", ResourceVersion: "12", Generation: 3, Annotations: map[string]string{logicalcluster.AnnotationKey: "root:org"},
+	want := &mountObjectMeta{metav1.ObjectMeta{
+		Name: "a", Namespace: "ns", ResourceVersion: "12", Annotations: map[string]string{logicalcluster.AnnotationKey: "root:org"},
 	}}
 	require.Equal(t, want, once)
 	require.Equal(t, want, twice)
 	other, err := TrimMountObject(full("b"))
 	require.NoError(t, err)
-	require.Equal(t, reflect.ValueOf(once.(*metav1.PartialObjectMetadata).Annotations).Pointer(),
-		reflect.ValueOf(other.(*metav1.PartialObjectMetadata).Annotations).Pointer(), "one annotation map per cluster")
+	require.Equal(t, reflect.ValueOf(once.(*mountObjectMeta).Annotations).Pointer(),
+		reflect.ValueOf(other.(*mountObjectMeta).Annotations).Pointer(), "one annotation map per cluster")
+	m, err := meta.Accessor(once)
+	require.NoError(t, err)
+	require.Equal(t, "root:org", logicalcluster.From(m).String(), "what the handlers read")
+	tombstone := cache.DeletedFinalStateUnknown{Key: "k", Obj: once}
+	kept, err := TrimMountObject(tombstone)
+	require.NoError(t, err)
+	require.Equal(t, tombstone, kept)
 }
