@@ -42,7 +42,8 @@ import (
 // usePagedInformers makes the factories' informers of the kinds the parts
 // cache list through [pagedlist.Trimmed] with transform, the factories' own,
 // so that no list holds every full object at once; the factories' informers
-// are otherwise the generated ones, with the same indexers.
+// are otherwise the generated ones, with the cluster index alone: every kind
+// is cluster-scoped, and kcp's listers read the other for namespaces only.
 func usePagedInformers(kcp kcpsdkinformers.SharedInformerFactory, apiExtensions kcpapiextensionsinformers.SharedInformerFactory, transform cache.TransformFunc) {
 	kcp.InformerFor(&tenancyv1alpha1.Workspace{}, func(c kcpclientset.ClusterInterface, resync time.Duration) kcpcache.ScopeableSharedIndexInformer {
 		r := c.TenancyV1alpha1().Workspaces()
@@ -71,10 +72,12 @@ func usePagedInformers(kcp kcpsdkinformers.SharedInformerFactory, apiExtensions 
 }
 
 func pagedInformer(obj runtime.Object, lw cache.ListerWatcher, transform cache.TransformFunc, resync time.Duration) kcpcache.ScopeableSharedIndexInformer {
-	return kcpinformers.NewSharedIndexInformer(pagedlist.Trimmed(lw, transform), obj, resync, cache.Indexers{
-		kcpcache.ClusterIndexName:             kcpcache.ClusterIndexFunc,
-		kcpcache.ClusterAndNamespaceIndexName: kcpcache.ClusterAndNamespaceIndexFunc,
-	})
+	return kcpinformers.NewSharedIndexInformer(pagedlist.Trimmed(lw, transform), obj, resync, CacheIndexers())
+}
+
+// CacheIndexers are the indexes of the informers of the kinds the parts cache.
+func CacheIndexers() cache.Indexers {
+	return cache.Indexers{kcpcache.ClusterIndexName: kcpcache.ClusterIndexFunc}
 }
 
 // listWatch lists and watches with a cluster client's list and watch, and
