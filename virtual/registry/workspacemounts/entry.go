@@ -51,6 +51,9 @@ type entry struct {
 	metadata, resourceVersion span
 	// history, if not nil, is written into json at history.at.
 	history *compactHistory
+	// shared, if not empty, is written into json at sharedAt: see [entry.shareStatus].
+	shared   string
+	sharedAt int32
 }
 
 // span is a range of bytes of an entry's JSON, which is under 2 GiB.
@@ -243,7 +246,7 @@ func inJSON(json []byte, key, value string) string {
 func (e *entry) object() (*wsmv1alpha1.WorkspaceMount, error) {
 	wsm := &wsmv1alpha1.WorkspaceMount{}
 	data := e.json
-	if e.history != nil || e.prefixed() {
+	if e.history != nil || e.prefixed() || e.shared != "" {
 		data = e.appendJSON(nil, nil)
 	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, wsm); err != nil {
@@ -284,18 +287,25 @@ func (e *entry) appendJSON(b, resourceVersion []byte) []byte {
 		b = append(b, resourceVersion...)
 		data, offset = data[e.resourceVersion.end:], int(e.resourceVersion.end)
 	}
-	if e.history == nil {
-		return append(b, data...)
+	// In the status, after the metadata: the shared head, then the history.
+	if e.shared != "" {
+		at := int(e.sharedAt) - offset
+		b = append(b, data[:at]...)
+		b = append(b, e.shared...)
+		data, offset = data[at:], offset+at
 	}
-	at := int(e.history.at) - offset // in the status, after the metadata
-	b = append(b, data[:at]...)
-	b = e.history.appendJSON(b)
-	return append(b, data[at:]...)
+	if e.history != nil {
+		at := int(e.history.at) - offset
+		b = append(b, data[:at]...)
+		b = e.history.appendJSON(b)
+		data = data[at:]
+	}
+	return append(b, data...)
 }
 
 // sameExceptResourceVersion tells a relist's or resync's echo.
 func sameExceptResourceVersion(a, b *entry) bool {
 	return bytes.Equal(a.json[:a.resourceVersion.start], b.json[:b.resourceVersion.start]) &&
 		bytes.Equal(a.json[a.resourceVersion.end:], b.json[b.resourceVersion.end:]) && a.history.equal(b.history) &&
-		a.prefixed() == b.prefixed()
+		a.prefixed() == b.prefixed() && a.shared == b.shared && a.sharedAt == b.sharedAt
 }

@@ -77,6 +77,8 @@ func TestEntryHistory(t *testing.T) {
 				wsm.Status.WorkspacePhase, wsm.Status.Shard = tail.workspacePhase, tail.shard
 				e, err := newEntry(wsm)
 				require.NoError(t, err)
+				e.shareStatus(ws.Annotations[mount.StatusAnnotationKey])
+				require.Equal(t, n >= 0, e.shared != "", "the status's head is the annotation's")
 				object, err := e.object()
 				require.NoError(t, err)
 				require.Equal(t, string(mustJSON(t, object)), string(e.appendJSON(nil, nil)), "%d transitions, %+v", n, tail)
@@ -145,6 +147,7 @@ func FuzzEntryHistory(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		e.shareStatus(annotation)
 		object := e.objectAt(resourceVersion)
 		var rv []byte
 		if resourceVersion != "" {
@@ -174,6 +177,22 @@ func TestEntryKeepsOneCopy(t *testing.T) {
 	}
 	require.True(t, inside(e.url))
 	require.True(t, inside(e.workspacePath))
+
+	annotation := `{"phase":"Ready","ready":false,"url":"https://kc.example/x","reason":"R","message":"m","mountRef":{},"lastTransitionTime":"2026-01-01T00:00:00Z"}`
+	wsm.Status.Reason, wsm.Status.Message, wsm.Status.LastTransitionTime = "R", "m", &metav1.Time{Time: testNow}
+	e, err = newEntry(wsm)
+	require.NoError(t, err)
+	e.shareStatus(annotation)
+	require.Equal(t, "https://kc.example/x", e.url)
+	require.Equal(t, `"phase":"Ready","ready":false,"url":"https://kc.example/x","reason":"R","message":"m"`, e.shared, "phase to message")
+	inAnnotation := func(s string) bool {
+		p, start := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(annotation)))
+		return p >= start && p < start+uintptr(len(annotation))
+	}
+	require.True(t, inAnnotation(e.shared))
+	require.True(t, inAnnotation(e.url))
+	require.True(t, inside(e.workspacePath), "no view of the JSON before the cut")
+	require.Equal(t, string(mustJSON(t, wsm)), string(e.appendJSON(nil, nil)))
 
 	wsm.Status.URL = `https://kc.example/"quoted"`
 	e, err = newEntry(wsm)

@@ -31,6 +31,8 @@ import (
 	"github.com/kcp-dev/sdk/apis/core"
 	corev1alpha1 "github.com/kcp-dev/sdk/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/kcp-dev/sdk/apis/tenancy/v1alpha1"
+
+	"github.com/workspacemounts/workspacemounts/pkg/mount"
 )
 
 // source is one shard's Workspace and LogicalCluster informers.
@@ -253,6 +255,8 @@ func (s *Store) upsert(src *source, obj interface{}) {
 		wsm.Status.Shard = src.name
 		if e, err = newEntry(wsm); err != nil {
 			utilruntime.HandleError(fmt.Errorf("the WorkspaceMount of Workspace %s is left out: %w", key, err))
+		} else {
+			e.shareStatus(ws.Annotations[mount.StatusAnnotationKey])
 		}
 	}
 
