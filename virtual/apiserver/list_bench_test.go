@@ -54,7 +54,8 @@ const (
 // test/bench/virtual decodes, of a WorkspaceMountList or a Table of them.
 type listBody struct {
 	Metadata struct {
-		Continue string `json:"continue"`
+		Continue        string `json:"continue"`
+		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
 	Items []benchItem `json:"items"`
 	Rows  []struct {

@@ -82,6 +82,14 @@ func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 // then watches nothing.
 func testStore(t testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *wsmregistry.Store {
 	t.Helper()
+	store, _ := testStoreWatching(t, workspaces...)
+	return store
+}
+
+// testStoreWatching is testStore, and the informer's watch, through which
+// the caller changes the Workspaces (resource versions above 100).
+func testStoreWatching(t testing.TB, workspaces ...*tenancyv1alpha1.Workspace) (*wsmregistry.Store, *watch.FakeWatcher) {
+	t.Helper()
 	list := &tenancyv1alpha1.WorkspaceList{ListMeta: metav1.ListMeta{ResourceVersion: "100"}}
 	for i, ws := range workspaces {
 		ws = ws.DeepCopy()
@@ -99,7 +107,7 @@ func testStore(t testing.TB, workspaces ...*tenancyv1alpha1.Workspace) *wsmregis
 	t.Cleanup(cancel)
 	go informer.Run(ctx.Done())
 	require.Eventually(t, store.HasSynced, 5*time.Second, 10*time.Millisecond)
-	return store
+	return store, source
 }
 
 func mountedWorkspace(cluster, name string, phase mount.Phase) *tenancyv1alpha1.Workspace {

@@ -157,11 +157,15 @@ func (l *listAnswer) NewEmptyInstance() runtime.Unstructured {
 }
 
 // eventObject is a watch event's object: an entry, with the resource version
-// of the event's moment (empty: its own), written like a [listAnswer].
+// of the event's moment (empty: its own), written like a [listAnswer]; the
+// events of a change share their encodings by the encoders that plainEvents
+// begins the identifier of.
 type eventObject struct {
 	entry           *entry
 	resourceVersion string
 	jsonEncoder     runtime.Identifier
+	shared          *eventEncodings
+	plainEvents     string
 }
 
 var _ runtime.CacheableObject = &eventObject{}
@@ -181,8 +185,9 @@ func (o *eventObject) GetObjectKind() schema.ObjectKind {
 const watchFrameIdentifier = `{"name":"watch",`
 
 // CacheEncode implements runtime.CacheableObject: the entry's JSON for the
-// plain JSON encoder, itself for the encoder of whole events, else the
-// decoded object.
+// plain JSON encoder, itself for the encoder of whole events (whose
+// encoding the watchers of a change share when its object encoder is the
+// plain JSON encoder), else the decoded object.
 func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	switch {
 	case id == o.jsonEncoder && (o.resourceVersion == "" || !o.entry.resourceVersion.empty()):
@@ -197,6 +202,9 @@ func (o *eventObject) CacheEncode(id runtime.Identifier, encode func(runtime.Obj
 		_, err := w.Write(append(o.entry.appendJSON(b, resourceVersion), '\n'))
 		return err
 	case o.jsonEncoder != "" && strings.HasPrefix(string(id), watchFrameIdentifier):
+		if o.shared != nil && o.plainEvents != "" && strings.HasPrefix(string(id), o.plainEvents) {
+			return o.shared.write(id, func(b io.Writer) error { return encode(o, b) }, w)
+		}
 		return encode(o, w)
 	default:
 		return encode(o.GetObject(), w)

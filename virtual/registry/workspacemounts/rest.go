@@ -68,6 +68,7 @@ type REST struct {
 	recheckTimeout  time.Duration
 	maxWatchTimeout time.Duration
 	jsonEncoder     runtime.Identifier
+	plainEvents     string
 	tableConvertor
 }
 
@@ -117,7 +118,7 @@ func (r *REST) WithShards(shards ShardContacts) *REST {
 // for the encoder of that identifier, the server's plain JSON encoder of
 // this API's version; see [listAnswer] and [eventObject].
 func (r *REST) WithEncodedJSON(jsonEncoder runtime.Identifier) *REST {
-	r.jsonEncoder = jsonEncoder
+	r.jsonEncoder, r.plainEvents = jsonEncoder, plainEventsPrefix(jsonEncoder)
 	return r
 }
 
@@ -248,6 +249,7 @@ func (r *REST) Watch(ctx context.Context, options *metainternalversion.ListOptio
 	watchOptions := watchOptions{
 		matches:         matches,
 		jsonEncoder:     r.jsonEncoder,
+		plainEvents:     r.plainEvents,
 		cluster:         target.Cluster,
 		visibility:      newClusterVisibility(ctx, r.visible, watchVisibilityMaxAge, r.recheckTimeout),
 		visibilityTicks: r.visibilityTicks,

@@ -40,6 +40,7 @@ const bookmarkInterval = 30 * time.Second
 type watchOptions struct {
 	matches     func(*entry) bool // the target cluster and the selectors
 	jsonEncoder runtime.Identifier
+	plainEvents string
 	// cluster is the watch's one cluster, empty at *.
 	cluster         logicalcluster.Name
 	visibility      *clusterVisibility
@@ -191,19 +192,36 @@ func (w *watcher) translate(c change) (watch.Event, bool) {
 	}
 	switch {
 	case isIn && wasIn:
-		return watch.Event{Type: watch.Modified, Object: w.object(c.new, c.version)}, true
+		return watch.Event{Type: watch.Modified, Object: w.changed(c, false)}, true
 	case isIn:
-		return watch.Event{Type: watch.Added, Object: w.object(c.new, c.version)}, true
+		return watch.Event{Type: watch.Added, Object: w.changed(c, false)}, true
 	case wasIn:
-		return watch.Event{Type: watch.Deleted, Object: w.object(c.old, c.version)}, true
+		return watch.Event{Type: watch.Deleted, Object: w.changed(c, true)}, true
 	default:
 		return watch.Event{}, false
 	}
 }
 
+// changed is the object of c's event, its new one or old, sharing the
+// change's encodings with the other watchers.
+func (w *watcher) changed(c change, old bool) *eventObject {
+	if old {
+		o := w.object(c.old, c.version)
+		if c.encoded != nil {
+			o.shared = &c.encoded.old
+		}
+		return o
+	}
+	o := w.object(c.new, c.version)
+	if c.encoded != nil {
+		o.shared = &c.encoded.new
+	}
+	return o
+}
+
 // object is an event's object at version, the store's; empty keeps its own.
 func (w *watcher) object(e *entry, version string) *eventObject {
-	return &eventObject{entry: e, resourceVersion: version, jsonEncoder: w.jsonEncoder}
+	return &eventObject{entry: e, resourceVersion: version, jsonEncoder: w.jsonEncoder, plainEvents: w.plainEvents}
 }
 
 // shows tells whether the client sees e, visibility asked before selectors.

@@ -33,11 +33,13 @@ const (
 )
 
 // change is one event for watchers at version, the store's after it; emptied
-// marks the deletion of a cluster's last object, releasing its slot.
+// marks the deletion of a cluster's last object, releasing its slot. encoded
+// is shared by the watchers it was pushed to, nil in the history.
 type change struct {
 	old, new *entry
 	version  string
 	emptied  bool
+	encoded  *changeEncodings
 }
 
 // watchStart is what a watcher sends first: the current objects, one shared
@@ -83,6 +85,9 @@ func (s *Store) pushLocked(c change) {
 	s.slots.pushed++
 	s.watchersLock.Lock()
 	defer s.watchersLock.Unlock()
+	if len(s.watchers) > 1 {
+		c.encoded = &changeEncodings{}
+	}
 	for w := range s.watchers {
 		w.push(c)
 	}
