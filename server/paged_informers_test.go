@@ -17,6 +17,7 @@ limitations under the License.
 package server
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,8 +71,8 @@ func TestPagedListTrimsAsAWatch(t *testing.T) {
 			rule := mount.Rule{LegacyAnnotation: true}
 			watched, err := meta.ExtractList(list.DeepCopyObject())
 			require.NoError(t, err)
-			lw := &cache.ListWatch{ListFunc: func(metav1.ListOptions) (runtime.Object, error) { return list.DeepCopyObject(), nil }}
-			listed, err := pagedlist.Trimmed(lw, TrimForCache(rule)).List(metav1.ListOptions{ResourceVersion: "0"})
+			lw := &cache.ListWatch{ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return list.DeepCopyObject(), nil }}
+			listed, err := pagedlist.Trimmed(lw, TrimForCache(rule)).ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0"})
 			require.NoError(t, err)
 			items, err := meta.ExtractList(listed)
 			require.NoError(t, err)

@@ -119,15 +119,16 @@ func TestMountObjectIndex(t *testing.T) {
 		index.Update(old, ws)
 	}
 	mounting := func(ws ...*tenancyv1alpha1.Workspace) []string {
-		var names []string
+		names := make([]string, 0, len(ws))
 		for _, ws := range ws {
 			names = append(names, ws.Name)
 		}
 		return names
 	}
 	names := func(object string) []string {
-		var names []string
-		for _, ws := range index.Workspaces(get, "root:org", kubeClusterGVK.Group, kubeClusterGVK.Kind, "", object) {
+		found := index.Workspaces(get, "root:org", kubeClusterGVK.Group, kubeClusterGVK.Kind, "", object)
+		names := make([]string, 0, len(found))
+		for _, ws := range found {
 			names = append(names, ws.Name)
 		}
 		return names

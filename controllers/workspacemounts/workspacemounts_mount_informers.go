@@ -144,9 +144,12 @@ var clusterAnnotations = share.New()
 // only say which object to read again, so it keeps only the name, namespace and cluster, and the resourceVersion the
 // informer compares, in a [mountObjectMeta].
 func TrimMountObject(obj interface{}) (interface{}, error) {
+	if _, trimmed := obj.(*mountObjectMeta); trimmed {
+		return obj, nil
+	}
 	accessor, err := meta.Accessor(obj)
-	if _, trimmed := obj.(*mountObjectMeta); trimmed || err != nil {
-		return obj, nil // trimmed already, or a tombstone
+	if err != nil {
+		return obj, nil //nolint:nilerr // a tombstone, kept as it is
 	}
 	return &mountObjectMeta{metav1.ObjectMeta{
 		Name: accessor.GetName(), Namespace: accessor.GetNamespace(), ResourceVersion: accessor.GetResourceVersion(),

@@ -42,17 +42,21 @@ const PageSize = 500
 // answers "0" in one piece, etcd pages. Watches, streaming initial lists
 // included, are lw's: the informer's transform trims their objects one by
 // one. transform must be idempotent, since the informer applies it again.
-func Trimmed(lw cache.ListerWatcher, transform cache.TransformFunc) cache.ListerWatcher {
+func Trimmed(lw cache.ListerWatcher, transform cache.TransformFunc) ListerWatcher {
 	return &trimmed{
-		inner:                lw,
 		withContext:          cache.ToListerWatcherWithContext(lw),
 		transform:            transform,
 		watchListUnsupported: watchlist.DoesClientNotSupportWatchListSemantics(lw),
 	}
 }
 
+// ListerWatcher lists and watches with and without a context.
+type ListerWatcher interface {
+	cache.ListerWatcher
+	cache.ListerWatcherWithContext
+}
+
 type trimmed struct {
-	inner                cache.ListerWatcher
 	withContext          cache.ListerWatcherWithContext
 	transform            cache.TransformFunc
 	watchListUnsupported bool
@@ -111,7 +115,7 @@ func (t *trimmed) page(ctx context.Context, options metav1.ListOptions) (runtime
 }
 
 func (t *trimmed) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	return t.inner.Watch(options)
+	return t.withContext.WatchWithContext(context.Background(), options)
 }
 
 func (t *trimmed) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {

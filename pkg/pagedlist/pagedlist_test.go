@@ -112,8 +112,9 @@ func (s *source) trim(obj interface{}) (interface{}, error) {
 }
 
 func TestTrimmedListsPageByPage(t *testing.T) {
+	t.Parallel()
 	src := newSource(1234, "17")
-	list, err := Trimmed(src, src.trim).List(metav1.ListOptions{ResourceVersion: "0", Limit: 10})
+	list, err := Trimmed(src, src.trim).ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "0", Limit: 10})
 	require.NoError(t, err)
 
 	require.Len(t, src.requests, 3)
@@ -138,17 +139,19 @@ func TestTrimmedListsPageByPage(t *testing.T) {
 }
 
 func TestTrimmedKeepsAnExactResourceVersion(t *testing.T) {
+	t.Parallel()
 	src := newSource(3, "17")
-	_, err := Trimmed(src, src.trim).List(metav1.ListOptions{ResourceVersion: "12"})
+	_, err := Trimmed(src, src.trim).ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "12"})
 	require.NoError(t, err)
 	require.Equal(t, []metav1.ListOptions{{ResourceVersion: "12", Limit: PageSize}}, src.requests)
 }
 
 func TestTrimmedFailsOnATransformError(t *testing.T) {
+	t.Parallel()
 	src := newSource(3, "17")
-	_, err := Trimmed(src, func(interface{}) (interface{}, error) { return nil, errors.New("no") }).List(metav1.ListOptions{})
+	_, err := Trimmed(src, func(interface{}) (interface{}, error) { return nil, errors.New("no") }).ListWithContext(context.Background(), metav1.ListOptions{})
 	require.ErrorContains(t, err, "no")
-	_, err = Trimmed(src, func(interface{}) (interface{}, error) { return "a string", nil }).List(metav1.ListOptions{})
+	_, err = Trimmed(src, func(interface{}) (interface{}, error) { return "a string", nil }).ListWithContext(context.Background(), metav1.ListOptions{})
 	require.ErrorContains(t, err, "not a runtime.Object")
 }
 
@@ -157,6 +160,7 @@ type noWatchList struct{ *source }
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 func TestTrimmedKeepsWatchListSemantics(t *testing.T) {
+	t.Parallel()
 	src := newSource(1, "1")
 	type semantics interface{ IsWatchListSemanticsUnSupported() bool }
 	require.False(t, Trimmed(src, src.trim).(semantics).IsWatchListSemanticsUnSupported())
@@ -167,11 +171,12 @@ func TestTrimmedKeepsWatchListSemantics(t *testing.T) {
 // its watch expire and checks that the relist's objects are trimmed as the
 // first list's and a watch's.
 func TestInformerRelistTrimsTheSame(t *testing.T) {
+	t.Parallel()
 	src := newSource(1200, "5")
 	informer := cache.NewSharedIndexInformer(Trimmed(noWatchList{src}, src.trim), &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	require.NoError(t, informer.SetTransform(src.trim))
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go informer.RunWithContext(ctx)
 	require.True(t, cache.WaitForCacheSync(ctx.Done(), informer.HasSynced))
 	firstWatch := <-src.watches
@@ -188,9 +193,10 @@ func TestInformerRelistTrimsTheSame(t *testing.T) {
 	require.Eventually(t, func() bool { return len(informer.GetStore().List()) == 1001 }, 10*time.Second, 10*time.Millisecond)
 	checkTrimmed(t, informer.GetStore(), 1001)
 	src.lock.Lock()
-	defer src.lock.Unlock()
-	require.Len(t, src.requests, 3, "the relist pages too")
-	require.Equal(t, []int{0, 0, 0}, src.untrimmedEarlier[len(src.untrimmedEarlier)-3:])
+	requests, untrimmed := len(src.requests), src.untrimmedEarlier[len(src.untrimmedEarlier)-3:]
+	src.lock.Unlock()
+	require.Equal(t, 3, requests, "the relist pages too")
+	require.Equal(t, []int{0, 0, 0}, untrimmed)
 }
 
 func checkTrimmed(t *testing.T, store cache.Store, n int) {

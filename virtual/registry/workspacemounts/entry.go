@@ -213,7 +213,7 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 		e.metadata = e.metadata.less(len(jsonPrefix))
 		e.resourceVersion = e.resourceVersion.less(len(jsonPrefix))
 		if e.history != nil {
-			e.history.at -= int32(len(jsonPrefix))
+			e.history.at -= int32(len(jsonPrefix)) //nolint:gosec // a constant's length
 		}
 	}
 	if e.verbatim {

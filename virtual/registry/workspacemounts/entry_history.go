@@ -76,7 +76,7 @@ func compactHistoryOf(wsm *wsmv1alpha1.WorkspaceMount, object []byte) ([]byte, *
 	if at < 0 {
 		return object, nil, nil
 	}
-	h.at = int32(at) //nolint:gosec // newEntry refuses JSON of 2 GiB or more
+	h.at = int32(at)
 	if !bytes.Equal(slices.Concat(rest[:at], h.appendJSON(nil), rest[at:]), object) {
 		return object, nil, nil // a string JSON escapes, or a time with more than seconds
 	}
