@@ -112,7 +112,8 @@ type result struct {
 	WithHistory                   bool
 	// Heap after GC, the simulation's objects only (minus the baseline),
 	// and RSS (VmRSS) after the initial list, after FreeOSMemory, peak (VmHWM),
-	// reset after the lists' JSON was written if PeakReset.
+	// reset after the lists' JSON was written (and PeakAfterLists after the
+	// check of a list at *) if PeakReset.
 	HeapBytes                                   uint64
 	BaseRSS, RSSAfterList, RSSReleased, PeakRSS uint64
 	PeakReset                                   bool
