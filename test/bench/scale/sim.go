@@ -90,9 +90,9 @@ func informer(src cache.ListerWatcher, obj runtime.Object, indexers cache.Indexe
 	return i, i.SetTransform(transform)
 }
 
-// newSim builds shards shards of n synthetic mounted Workspaces each in
-// clusters logical clusters each, their lists' JSON written in dir. Nothing
-// runs until start.
+// newSim builds the given number of shards, each of n synthetic mounted
+// Workspaces in clusters logical clusters, their lists' JSON written in
+// dir. Nothing runs until start.
 func newSim(dir string, shards, n, clusters int, history bool) (*sim, error) {
 	s := &sim{n: n, clusters: clusters, generation: n + clusters + 1}
 	// The store of every shard, as server builds it (with its default rule:

@@ -44,14 +44,16 @@ func newTestSource(t *testing.T, n int) *fakeSource {
 }
 
 func names(list runtime.Object) []string {
-	var out []string
-	for _, item := range list.(*metav1.PartialObjectMetadataList).Items {
+	items := list.(*metav1.PartialObjectMetadataList).Items
+	out := make([]string, 0, len(items))
+	for _, item := range items {
 		out = append(out, item.Name)
 	}
 	return out
 }
 
 func TestFakeSourcePages(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n     int
 		limit int64
@@ -64,6 +66,7 @@ func TestFakeSourcePages(t *testing.T) {
 		{n: 0, limit: 500, pages: [][]string{nil}},
 	} {
 		t.Run(fmt.Sprintf("n=%d,limit=%d", tc.n, tc.limit), func(t *testing.T) {
+			t.Parallel()
 			src := newTestSource(t, tc.n)
 			continueToken := ""
 			for i, want := range tc.pages {
@@ -92,6 +95,7 @@ func TestFakeSourcePages(t *testing.T) {
 }
 
 func TestFakeSourceThroughPager(t *testing.T) {
+	t.Parallel()
 	src := newTestSource(t, 1234)
 	calls := 0
 	p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
@@ -115,6 +119,7 @@ func TestFakeSourceThroughPager(t *testing.T) {
 }
 
 func TestFakeSourceRefuses(t *testing.T) {
+	t.Parallel()
 	src := newTestSource(t, 3)
 	otherVersion := base64.RawURLEncoding.EncodeToString([]byte("41/1"))
 	if _, err := src.List(metav1.ListOptions{Limit: 1, Continue: otherVersion}); !apierrors.IsResourceExpired(err) {
