@@ -30,34 +30,30 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/klog/v2"
-
-	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
-// childEnv names the N a child process simulates.
+// childEnv names the N a child process simulates on each shard.
 const childEnv = "WORKSPACEMOUNTS_SCALE_CHILD"
 
 type options struct {
 	workspaces        []int
+	shards            int
+	withHistory       bool
 	clustersDivisor   int
 	changes           int
-	lists             int
+	lists, walks      int
+	pageLimit         int64
 	changeRate        float64
 	requestsPerChange float64
 	controllerCPU     time.Duration
@@ -76,10 +72,14 @@ func main() {
 	}
 	var o options
 	var workspaces string
-	flag.StringVar(&workspaces, "workspaces", "10000,100000", "comma-separated numbers of mounted Workspaces to simulate, each in a process of its own")
+	flag.StringVar(&workspaces, "workspaces", "10000,100000", "comma-separated numbers of mounted Workspaces to simulate on each shard, each number in a process of its own")
+	flag.IntVar(&o.shards, "shards", 1, "shards of --workspaces each, one plugin over all (one set of informers per shard, one virtual workspace store)")
+	flag.BoolVar(&o.withHistory, "with-history", false, "every mount's status annotation with a full history (mount.MaxTransitions transitions)")
 	flag.IntVar(&o.clustersDivisor, "workspaces-per-cluster", 100, "mounted Workspaces per logical cluster (N/100 clusters by default)")
 	flag.IntVar(&o.changes, "changes", 5000, "mount changes sent through the informers to measure the CPU of one (at most N)")
-	flag.IntVar(&o.lists, "lists", 20, "lists at * to time (the median is printed) and to measure the memory after")
+	flag.IntVar(&o.lists, "lists", 20, "lists at * to time (the median is printed) and to measure the memory after, and first pages of paged lists")
+	flag.IntVar(&o.walks, "walks", 5, "paged Table lists at * to walk to their end (p50 and p99 are printed)")
+	flag.Int64Var(&o.pageLimit, "page-limit", 500, "the limit of each page of the paged Table lists at *")
 	flag.Float64Var(&o.changeRate, "change-rate", 0.01, "fraction of the mounts changing per minute, for the scale table")
 	flag.Float64Var(&o.requestsPerChange, "requests-per-change", 1, "kcp requests the controller sends per mount change, for the scale table (1: the PATCH, reading mount objects from its full-object informers)")
 	flag.DurationVar(&o.controllerCPU, "controller-cpu-per-change", 0,
@@ -95,8 +95,8 @@ func main() {
 		}
 		o.workspaces = append(o.workspaces, n)
 	}
-	if o.clustersDivisor < 1 || o.changes < 1 || o.lists < 1 || o.changeRate <= 0 || o.requestsPerChange < 0 {
-		fmt.Fprintln(os.Stderr, "scale: --workspaces-per-cluster, --changes, --lists and --change-rate must be positive, --requests-per-change not negative")
+	if o.shards < 1 || o.clustersDivisor < 1 || o.changes < 1 || o.lists < 1 || o.walks < 1 || o.pageLimit < 1 || o.changeRate <= 0 || o.requestsPerChange < 0 {
+		fmt.Fprintln(os.Stderr, "scale: --shards, --workspaces-per-cluster, --changes, --lists, --walks, --page-limit and --change-rate must be positive, --requests-per-change not negative")
 		os.Exit(1)
 	}
 	if err := run(o); err != nil {
@@ -105,13 +105,18 @@ func main() {
 	}
 }
 
-// result is what a child measured for its N.
+// result is what a child measured for its N on each shard.
 type result struct {
-	N, Clusters int
+	// N is every shard's mounted Workspaces, PerShard each shard's.
+	N, PerShard, Shards, Clusters int
+	WithHistory                   bool
 	// Heap after GC, the simulation's objects only (minus the baseline),
-	// and RSS (VmRSS) after the initial list, after FreeOSMemory, peak (VmHWM).
+	// and RSS (VmRSS) after the initial list, after FreeOSMemory, peak (VmHWM),
+	// reset after the lists' JSON was written (and PeakAfterLists after the
+	// check of a list at *) if PeakReset.
 	HeapBytes                                   uint64
 	BaseRSS, RSSAfterList, RSSReleased, PeakRSS uint64
+	PeakReset                                   bool
 	InitialList                                 time.Duration
 	// CPU (user+system) of the whole process per change, and the wall time.
 	CPUPerChange, WallPerChange time.Duration
@@ -127,6 +132,11 @@ type result struct {
 	Scrape          time.Duration
 	HeapAfterScrape uint64
 	GCCPUFraction   float64
+	// Paged Table lists at * of PageLimit rows: the first page and the
+	// walk of all Pages, p50 and p99.
+	PageLimit                              int64
+	Pages                                  int
+	FirstPage, FirstPageP99, Walk, WalkP99 time.Duration
 }
 
 func run(o options) error {
@@ -144,7 +154,7 @@ func run(o options) error {
 	}
 	var results []result
 	for _, n := range o.workspaces {
-		fmt.Fprintf(os.Stderr, "simulating %d mounted Workspaces...\n", n)
+		fmt.Fprintf(os.Stderr, "simulating %d mounted Workspaces on each of %d shards...\n", n, o.shards)
 		cmd := exec.CommandContext(context.Background(), self, os.Args[1:]...) //nolint:gosec // G204: this very command
 		cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(n))
 		if o.memoryLimit != "" {
@@ -189,166 +199,4 @@ func benchmarkController() (time.Duration, string, error) {
 	}
 	slices.Sort(times)
 	return time.Duration(times[len(times)/2]), gets + " GET + " + patches + " PATCH", nil
-}
-
-// child simulates one N and prints its result as JSON.
-func child(arg string) error {
-	n, err := strconv.Atoi(arg)
-	if err != nil {
-		return err
-	}
-	fs := flag.NewFlagSet("child", flag.ContinueOnError)
-	perCluster := fs.Int("workspaces-per-cluster", 100, "")
-	changes := fs.Int("changes", 5000, "")
-	lists := fs.Int("lists", 20, "")
-	heapProfileDir := fs.String("heap-profile", "", "")
-	fs.String("workspaces", "", "")
-	fs.Float64("change-rate", 0, "")
-	fs.Float64("requests-per-change", 0, "")
-	fs.Duration("controller-cpu-per-change", 0, "")
-	fs.String("memory-limit", "", "")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	r := result{N: n, Clusters: max(1, n / *perCluster)}
-	runtime.GC()
-	debug.FreeOSMemory()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	baseHeap := m.HeapAlloc
-	r.BaseRSS = memory().RSS
-
-	s, err := newSim(n, r.Clusters)
-	if err != nil {
-		return err
-	}
-	began := time.Now()
-	if err := s.start(ctx); err != nil {
-		return err
-	}
-	r.InitialList = time.Since(began)
-	r.RSSAfterList = memory().RSS
-	r.HeapBytes = liveHeap() - baseHeap
-	debug.FreeOSMemory()
-	released := memory()
-	r.RSSReleased, r.PeakRSS = released.RSS, released.Peak
-	if *heapProfileDir != "" {
-		if err := writeHeapProfile(*heapProfileDir, n); err != nil {
-			return err
-		}
-	}
-
-	// Changes: each of the first m2 Workspaces flips to the other phase, once.
-	m2 := min(*changes, n)
-	encoded, err := s.encodeChanges(m2)
-	if err != nil {
-		return err
-	}
-	cpuBefore := cpuTime()
-	began = time.Now()
-	for _, c := range encoded {
-		if err := s.send(c); err != nil {
-			return err
-		}
-	}
-	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
-	defer waitCancel()
-	if err := s.waitForLatest(waitCtx, m2-1); err != nil {
-		return err
-	}
-	clear(encoded) // the events are garbage now
-	r.WallPerChange = time.Since(began) / time.Duration(m2)
-	r.CPUPerChange = (cpuTime() - cpuBefore) / time.Duration(m2)
-
-	// The metrics: the first scrape fills the collector's cache.
-	if _, err := scrape(ctx); err != nil {
-		return err
-	}
-	var scrapes []time.Duration
-	for range 5 {
-		d, err := scrape(ctx)
-		if err != nil {
-			return err
-		}
-		scrapes = append(scrapes, d)
-	}
-	r.Scrape = median(scrapes)
-	r.HeapAfterScrape = liveHeap() - baseHeap
-
-	// Lists at *: one that checks what is written, then those timed.
-	t, err := s.list(ctx, true)
-	if err != nil {
-		return err
-	}
-	if t.items != n {
-		return fmt.Errorf("a list at * had %d items, not %d", t.items, n)
-	}
-	var storage, table, js, tableJS []time.Duration
-	runtime.ReadMemStats(&m)
-	allocBefore := m.TotalAlloc
-	cpuBefore = cpuTime()
-	for range *lists {
-		t, err := s.list(ctx, false)
-		if err != nil {
-			return err
-		}
-		storage, table, js, tableJS = append(storage, t.storage), append(table, t.table), append(js, t.json), append(tableJS, t.tableJSON)
-		r.ListBytes, r.ListTableBytes = int64(t.bytes), int64(t.tableBytes)
-	}
-	r.ListCPU = (cpuTime() - cpuBefore) / time.Duration(*lists)
-	runtime.ReadMemStats(&m)
-	r.ListAlloc = uint64(float64(m.TotalAlloc-allocBefore) / float64(*lists))
-	r.ListStorage, r.ListTable, r.ListJSON, r.ListTableJSON = median(storage), median(table), median(js), median(tableJS)
-	afterLists := memory()
-	r.RSSAfterLists, r.PeakAfterLists = afterLists.RSS, afterLists.Peak
-	r.HeapAfterLists = liveHeap() - baseHeap
-	r.GCCPUFraction = m.GCCPUFraction
-	return json.NewEncoder(os.Stdout).Encode(r)
-}
-
-// liveHeap is the heap in use after a full GC.
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
-func writeHeapProfile(dir string, n int) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(fmt.Sprintf("%s/heap-%d.pprof", dir, n))
-	if err != nil {
-		return err
-	}
-	runtime.GC()
-	return errors.Join(pprof.Lookup("heap").WriteTo(f, 0), f.Close())
-}
-
-// memory is the process's own VmRSS and VmHWM (framework.ReadMemory); zero if unreadable.
-func memory() framework.Memory {
-	m, err := framework.ReadMemory(os.Getpid())
-	if err != nil {
-		return framework.Memory{}
-	}
-	return m
-}
-
-// cpuTime is the process's user and system CPU so far.
-func cpuTime() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-}
-
-func median(ds []time.Duration) time.Duration {
-	ds = slices.Clone(ds)
-	slices.Sort(ds)
-	return ds[len(ds)/2]
 }

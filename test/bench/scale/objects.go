@@ -73,15 +73,32 @@ func phaseOf(i int) string {
 	return string(mount.PhaseReady)
 }
 
+// layout places the synthetic objects of one shard: n mounted Workspaces
+// in clusters logical clusters, named apart from every other shard's (shard
+// 0's are those of a single shard), with full mount histories or none.
+type layout struct {
+	shard, n, clusters int
+	history            bool
+}
+
+// cluster is the shard's logical cluster c.
+func (l layout) cluster(c int) logicalcluster.Name { return clusterName(l.shard*l.clusters + c) }
+
+// clusterOf is the logical cluster of Workspace i.
+func (l layout) clusterOf(i int) logicalcluster.Name { return l.cluster(i % l.clusters) }
+
+// global is Workspace i's index among every shard's.
+func (l layout) global(i int) int { return l.shard*l.n + i }
+
 // workspace is Workspace i as kcp serves it, its mount in phase.
-func workspace(i, clusters int, phase string) *tenancyv1alpha1.Workspace {
+func (l layout) workspace(i int, phase string) *tenancyv1alpha1.Workspace {
 	name := workspaceName(i)
-	cluster := clusterName(i % clusters)
+	cluster := l.clusterOf(i)
 	ref := tenancyv1alpha1.ObjectReference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: name}
 	ws := &tenancyv1alpha1.Workspace{
 		TypeMeta: metav1.TypeMeta{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: name, UID: uid("workspace", i), ResourceVersion: strconv.Itoa(i + 1), Generation: 1, CreationTimestamp: created,
+			Name: name, UID: uid("workspace", l.global(i)), ResourceVersion: strconv.Itoa(i + 1), Generation: 1, CreationTimestamp: created,
 			Annotations: map[string]string{
 				logicalcluster.AnnotationKey:        cluster.String(),
 				"experimental.tenancy.kcp.io/owner": `{"username":"kcp-admin","groups":["system:kcp:admin","system:authenticated"]}`,
@@ -105,8 +122,42 @@ func workspace(i, clusters int, phase string) *tenancyv1alpha1.Workspace {
 			{Type: "WorkspaceInitialized", Status: "True", LastTransitionTime: created},
 		}},
 	}
+	status := l.mountStatus(i, phase)
+	ws.Annotations[mount.PhaseAnnotationKey] = phase
+	ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
+	return ws
+}
+
+// mountStatus is the status the controller writes of Workspace i's mount
+// in phase: found at created, or with a full history, MaxTransitions states
+// an hour apart alternating with the other phase, the last in phase.
+func (l layout) mountStatus(i int, phase string) mount.Status {
+	if !l.history {
+		return mountStatusIn(workspaceName(i), l.clusterOf(i), phase, created)
+	}
+	other := string(mount.PhaseReady)
+	if phase == other {
+		other = string(mount.PhaseConnecting)
+	}
+	var status *mount.Status
+	for k := range mount.MaxTransitions {
+		p := phase
+		if (mount.MaxTransitions-1-k)%2 == 1 {
+			p = other
+		}
+		at := metav1.NewTime(created.Add(time.Duration(k) * time.Hour))
+		next := mountStatusIn(workspaceName(i), l.clusterOf(i), p, at).WithHistory(status, at)
+		status = &next
+	}
+	return *status
+}
+
+// mountStatusIn is the status of the mount of Workspace name in cluster,
+// in phase since at, without a history.
+func mountStatusIn(name string, cluster logicalcluster.Name, phase string, at metav1.Time) mount.Status {
+	ref := mount.Reference{APIVersion: "contrib.kcp.io/v1alpha1", Kind: "KubeCluster", Name: name}
 	status := mount.Status{
-		Phase: mount.Phase(phase), Ready: phase == string(mount.PhaseReady), MountRef: mount.Reference(ref), LastTransitionTime: created,
+		Phase: mount.Phase(phase), Ready: phase == string(mount.PhaseReady), MountRef: ref, LastTransitionTime: at,
 	}
 	if status.Ready {
 		status.URL = "https://kc.example/clusters/" + cluster.String() + ":" + name
@@ -118,113 +169,88 @@ func workspace(i, clusters int, phase string) *tenancyv1alpha1.Workspace {
 		status.Message = "KubeCluster " + name + " (contrib.kcp.io/v1alpha1) is " + phase + ": condition AgentConnected is False (NoHeartbeat: the agent has not connected yet)."
 		status.Conditions = []mount.Condition{{Type: "AgentConnected", Status: "False", Reason: "NoHeartbeat", Message: "the agent has not connected yet"}}
 	}
-	ws.Annotations[mount.PhaseAnnotationKey] = phase
-	ws.Annotations[mount.StatusAnnotationKey] = status.Encode()
-	return ws
+	return status
 }
 
-func workspaceList(n, clusters int) *tenancyv1alpha1.WorkspaceList {
-	list := &tenancyv1alpha1.WorkspaceList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(n + clusters + 1)}}
-	list.Items = make([]tenancyv1alpha1.Workspace, n)
-	for i := range n {
-		list.Items[i] = *workspace(i, clusters, phaseOf(i))
-	}
-	return list
-}
-
-// logicalClusterList has the LogicalCluster of each cluster, at path root:org-<c>.
-func logicalClusterList(clusters int) *corev1alpha1.LogicalClusterList {
-	list := &corev1alpha1.LogicalClusterList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(clusters + 1)}}
-	for c := range clusters {
-		list.Items = append(list.Items, corev1alpha1.LogicalCluster{
-			TypeMeta: metav1.TypeMeta{APIVersion: "core.kcp.io/v1alpha1", Kind: "LogicalCluster"},
-			ObjectMeta: metav1.ObjectMeta{
-				Name: corev1alpha1.LogicalClusterName, UID: uid("logicalcluster", c), ResourceVersion: strconv.Itoa(c + 1), CreationTimestamp: created,
-				Annotations: map[string]string{
-					logicalcluster.AnnotationKey:         clusterName(c).String(),
-					core.LogicalClusterPathAnnotationKey: fmt.Sprintf("root:org-%d", c),
-					"tenancy.kcp.io/owner":               `{"username":"kcp-admin","groups":["system:kcp:admin"]}`,
-				},
-				Finalizers: []string{"core.kcp.io/logicalcluster"},
+// logicalCluster is the LogicalCluster of the shard's cluster c, at path
+// root:org-<g>, g its index among every shard's.
+func (l layout) logicalCluster(c int) *corev1alpha1.LogicalCluster {
+	g := l.shard*l.clusters + c
+	return &corev1alpha1.LogicalCluster{
+		TypeMeta: metav1.TypeMeta{APIVersion: "core.kcp.io/v1alpha1", Kind: "LogicalCluster"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: corev1alpha1.LogicalClusterName, UID: uid("logicalcluster", g), ResourceVersion: strconv.Itoa(c + 1), CreationTimestamp: created,
+			Annotations: map[string]string{
+				logicalcluster.AnnotationKey:         l.cluster(c).String(),
+				core.LogicalClusterPathAnnotationKey: fmt.Sprintf("root:org-%d", g),
+				"tenancy.kcp.io/owner":               `{"username":"kcp-admin","groups":["system:kcp:admin"]}`,
 			},
-			Spec: corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{
-				APIVersion: "tenancy.kcp.io/v1alpha1", Resource: "workspaces", Name: fmt.Sprintf("org-%d", c), Cluster: "root", UID: uid("owner", c),
-			}},
-			Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, URL: "https://kcp.example/clusters/" + clusterName(c).String()},
-		})
+			Finalizers: []string{"core.kcp.io/logicalcluster"},
+		},
+		Spec: corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{
+			APIVersion: "tenancy.kcp.io/v1alpha1", Resource: "workspaces", Name: fmt.Sprintf("org-%d", g), Cluster: "root", UID: uid("owner", g),
+		}},
+		Status: corev1alpha1.LogicalClusterStatus{Phase: corev1alpha1.LogicalClusterPhaseReady, URL: "https://kcp.example/clusters/" + l.cluster(c).String()},
 	}
-	return list
 }
 
-// crdList has the KubeCluster CRD of each cluster, as test/framework's
+// crd is the KubeCluster CRD of the shard's cluster c, as test/framework's
 // MountCRD makes it, established.
-func crdList(clusters int) *apiextensionsv1.CustomResourceDefinitionList {
-	list := &apiextensionsv1.CustomResourceDefinitionList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(clusters + 1)}}
+func (l layout) crd(c int) *apiextensionsv1.CustomResourceDefinition {
 	str := apiextensionsv1.JSONSchemaProps{Type: "string"}
-	for c := range clusters {
-		list.Items = append(list.Items, apiextensionsv1.CustomResourceDefinition{
-			TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
-			ObjectMeta: metav1.ObjectMeta{
-				Name: "kubeclusters.contrib.kcp.io", UID: uid("crd", c), ResourceVersion: strconv.Itoa(c + 1), Generation: 1, CreationTimestamp: created,
-				Annotations: map[string]string{logicalcluster.AnnotationKey: clusterName(c).String()},
-				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apiextensions.k8s.io/v1",
-					Time: &created, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:group":{},"f:names":{},"f:scope":{},"f:versions":{}}}`)}},
-			},
-			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-				Group: "contrib.kcp.io",
-				Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
-				Scope: apiextensionsv1.ClusterScoped,
-				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-					Name: "v1alpha1", Served: true, Storage: true,
-					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
-						"spec": {Type: "object", XPreserveUnknownFields: ptrTo(true)},
-						"status": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
-							"phase": str, "URL": str,
-							"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
-								Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"type": str, "status": str, "reason": str, "message": str},
-							}}},
-						}},
-					}}},
-					Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-					AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
-						{Name: "Phase", Type: "string", JSONPath: ".status.phase"}, {Name: "URL", Type: "string", JSONPath: ".status.URL"},
-					},
-				}},
-			},
-			Status: apiextensionsv1.CustomResourceDefinitionStatus{
-				Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
-					{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found", LastTransitionTime: created},
-					{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted", LastTransitionTime: created},
+	return &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "kubeclusters.contrib.kcp.io", UID: uid("crd", l.shard*l.clusters+c), ResourceVersion: strconv.Itoa(c + 1), Generation: 1, CreationTimestamp: created,
+			Annotations: map[string]string{logicalcluster.AnnotationKey: l.cluster(c).String()},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "bench", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apiextensions.k8s.io/v1",
+				Time: &created, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:group":{},"f:names":{},"f:scope":{},"f:versions":{}}}`)}},
+		},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "contrib.kcp.io",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
+			Scope: apiextensionsv1.ClusterScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1alpha1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+					"spec": {Type: "object", XPreserveUnknownFields: ptrTo(true)},
+					"status": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"phase": str, "URL": str,
+						"conditions": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{
+							Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"type": str, "status": str, "reason": str, "message": str},
+						}}},
+					}},
+				}}},
+				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
+					{Name: "Phase", Type: "string", JSONPath: ".status.phase"}, {Name: "URL", Type: "string", JSONPath: ".status.URL"},
 				},
-				AcceptedNames:  apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
-				StoredVersions: []string{"v1alpha1"},
+			}},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{
+			Conditions: []apiextensionsv1.CustomResourceDefinitionCondition{
+				{Type: apiextensionsv1.NamesAccepted, Status: apiextensionsv1.ConditionTrue, Reason: "NoConflicts", Message: "no conflicts found", LastTransitionTime: created},
+				{Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue, Reason: "InitialNamesAccepted", Message: "the initial names have been accepted", LastTransitionTime: created},
 			},
-		})
+			AcceptedNames:  apiextensionsv1.CustomResourceDefinitionNames{Kind: "KubeCluster", ListKind: "KubeClusterList", Plural: "kubeclusters", Singular: "kubecluster"},
+			StoredVersions: []string{"v1alpha1"},
+		},
 	}
-	return list
 }
 
 func ptrTo[T any](v T) *T { return &v }
 
 // mountObject is KubeCluster mount-<i> as kcp serves its metadata across clusters.
-func mountObject(i, clusters int) *metav1.PartialObjectMetadata {
+func (l layout) mountObject(i int) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{
 		TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: workspaceName(i), UID: uid("kubecluster", i), ResourceVersion: strconv.Itoa(i + 1), Generation: 1, CreationTimestamp: created,
-			Annotations: map[string]string{logicalcluster.AnnotationKey: clusterName(i % clusters).String()},
+			Name: workspaceName(i), UID: uid("kubecluster", l.global(i)), ResourceVersion: strconv.Itoa(i + 1), Generation: 1, CreationTimestamp: created,
+			Annotations: map[string]string{logicalcluster.AnnotationKey: l.clusterOf(i).String()},
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "bench", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "contrib.kcp.io/v1alpha1", Time: &created, Subresource: "status",
 					FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{".":{},"f:URL":{},"f:phase":{}}}`)},
 			},
 		},
 	}
-}
-
-func mountObjectList(n, clusters int) *metav1.PartialObjectMetadataList {
-	list := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(n + 1)}}
-	for i := range n {
-		list.Items = append(list.Items, *mountObject(i, clusters))
-	}
-	return list
 }

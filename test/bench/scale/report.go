@@ -44,6 +44,7 @@ func report(w io.Writer, o options, results []result, controllerCPU time.Duratio
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "controller (BenchmarkWorkspaceChange): %s CPU and %s per change\n\n", controllerCPU.Round(time.Microsecond), controllerRequests)
+	reportShards(w, results)
 
 	largest := results[len(results)-1]
 	cpuPerChange := largest.CPUPerChange + controllerCPU
@@ -70,6 +71,28 @@ func report(w io.Writer, o options, results []result, controllerCPU time.Duratio
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "(lists in-process: storage, table and encoding, no TLS or HTTP; extrapolated rows are linear in N through the measured ones)")
+}
+
+// reportShards prints, per process, one plugin over its shards: memory,
+// the initial sync and paged Table lists at *.
+func reportShards(w io.Writer, results []result) {
+	fmt.Fprintf(w, "one plugin over its shards: paged Table lists at * of %d rows (REST.List and REST.WriteTableJSON, every continue)\n", results[0].PageLimit)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mounted workspaces\tshards\thistory\theap/workspace\tRSS steady\tRSS peak\tpeak/steady\tinitial sync\t"+
+		"first page p50\tp99\twalk p50\tp99\tpages")
+	for _, r := range results {
+		peak := mibString(float64(r.PeakRSS))
+		if !r.PeakReset {
+			peak += " (not reset)"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%t\t%.0f B\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\t%d\n",
+			r.N, r.Shards, r.WithHistory, float64(r.HeapBytes)/float64(r.N), mibString(float64(r.RSSReleased)), peak,
+			float64(r.PeakRSS)/float64(r.RSSReleased), r.InitialList.Round(time.Millisecond),
+			r.FirstPage.Round(10*time.Microsecond), r.FirstPageP99.Round(10*time.Microsecond),
+			r.Walk.Round(time.Millisecond), r.WalkP99.Round(time.Millisecond), r.Pages)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w)
 }
 
 // fit is f at n: measured if a result has n, else on the line through the
