@@ -38,8 +38,10 @@ const PageSize = 500
 // Trimmed returns lw whose List walks the collection in pages of [PageSize]
 // and passes each page's items through transform before it asks for the
 // next, so that a list holds the trimmed objects and one page of full ones.
-// A first list at resourceVersion "0" is asked at "" instead: the watch cache
-// answers "0" in one piece, etcd pages. Watches, streaming initial lists
+// A list not older than a resourceVersion (a first list at "0", a relist at
+// the last one seen) is asked at "", the latest: the watch cache answers
+// those in one piece whatever the limit, and a limit would make a relist's
+// resourceVersion an exact one, a past state. Watches, streaming initial lists
 // included, are lw's: the informer's transform trims their objects one by
 // one. transform must be idempotent, since the informer applies it again.
 func Trimmed(lw cache.ListerWatcher, transform cache.TransformFunc) ListerWatcher {
@@ -74,7 +76,7 @@ func (t *trimmed) ListWithContext(ctx context.Context, options metav1.ListOption
 	// An expired continue token fails the list, which the reflector retries
 	// from the start, rather than a full list of full objects.
 	p.FullListIfExpired = false
-	if options.ResourceVersion == "0" {
+	if options.ResourceVersionMatch != metav1.ResourceVersionMatchExact {
 		options.ResourceVersion, options.ResourceVersionMatch = "", ""
 	}
 	options.Limit, options.Continue = PageSize, ""

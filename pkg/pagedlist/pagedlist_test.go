@@ -138,12 +138,23 @@ func TestTrimmedListsPageByPage(t *testing.T) {
 	require.Empty(t, accessor.GetContinue())
 }
 
-func TestTrimmedKeepsAnExactResourceVersion(t *testing.T) {
+// TestTrimmedResourceVersions: a relist at the last resourceVersion seen is
+// asked at the latest, not at that past state; an exact one is kept.
+func TestTrimmedResourceVersions(t *testing.T) {
 	t.Parallel()
 	src := newSource(3, "17")
 	_, err := Trimmed(src, src.trim).ListWithContext(context.Background(), metav1.ListOptions{ResourceVersion: "12"})
 	require.NoError(t, err)
-	require.Equal(t, []metav1.ListOptions{{ResourceVersion: "12", Limit: PageSize}}, src.requests)
+	_, err = Trimmed(src, src.trim).ListWithContext(context.Background(),
+		metav1.ListOptions{ResourceVersion: "12", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	require.NoError(t, err)
+	_, err = Trimmed(src, src.trim).ListWithContext(context.Background(),
+		metav1.ListOptions{ResourceVersion: "12", ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	require.NoError(t, err)
+	require.Equal(t, []metav1.ListOptions{
+		{Limit: PageSize}, {Limit: PageSize},
+		{ResourceVersion: "12", ResourceVersionMatch: metav1.ResourceVersionMatchExact, Limit: PageSize},
+	}, src.requests)
 }
 
 func TestTrimmedFailsOnATransformError(t *testing.T) {

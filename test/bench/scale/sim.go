@@ -33,7 +33,6 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/tools/cache"
 
-	kcpcache "github.com/kcp-dev/apimachinery/v2/pkg/cache"
 	kcpinformers "github.com/kcp-dev/apimachinery/v2/third_party/informers"
 	"github.com/kcp-dev/logicalcluster/v3"
 	apisv1alpha1 "github.com/kcp-dev/sdk/apis/apis/v1alpha1"
@@ -43,6 +42,7 @@ import (
 	"github.com/workspacemounts/workspacemounts/controllers/workspacemounts"
 	"github.com/workspacemounts/workspacemounts/pkg/metrics"
 	"github.com/workspacemounts/workspacemounts/pkg/mount"
+	"github.com/workspacemounts/workspacemounts/pkg/pagedlist"
 	"github.com/workspacemounts/workspacemounts/server"
 	"github.com/workspacemounts/workspacemounts/virtual/apiserver"
 	"github.com/workspacemounts/workspacemounts/virtual/clusterpath"
@@ -74,19 +74,17 @@ type simShard struct {
 	layout
 	workspaces, logicalClusters, crds, bindings, schemas, mounts cache.SharedIndexInformer
 	workspaceSource, mountSource                                 *fakeSource
+	// handlers are the mount objects' and the index's registrations.
+	handlers [2]cache.ResourceEventHandlerRegistration
 }
 
-func clusterIndexers() cache.Indexers {
-	return cache.Indexers{
-		kcpcache.ClusterIndexName:             kcpcache.ClusterIndexFunc,
-		kcpcache.ClusterAndNamespaceIndexName: kcpcache.ClusterAndNamespaceIndexFunc,
-	}
-}
+func clusterIndexers() cache.Indexers { return server.CacheIndexers() }
 
 // informer is a shard's informer of src's objects as server builds it:
-// kcp's cluster-aware SharedIndexInformer, no resync, the transform.
+// kcp's cluster-aware SharedIndexInformer listing through pagedlist.Trimmed,
+// no resync, the transform.
 func informer(src cache.ListerWatcher, obj runtime.Object, indexers cache.Indexers, transform cache.TransformFunc) (cache.SharedIndexInformer, error) {
-	i := kcpinformers.NewSharedIndexInformer(src, obj, 0, indexers)
+	i := kcpinformers.NewSharedIndexInformer(pagedlist.Trimmed(src, transform), obj, 0, indexers)
 	return i, i.SetTransform(transform)
 }
 
@@ -164,7 +162,15 @@ func (s *sim) newShard(dir, name string, l layout) (*simShard, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := shard.mounts.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+	if shard.handlers[0], err = shard.mounts.AddEventHandler(cache.ResourceEventHandlerFuncs{}); err != nil {
+		return nil, err
+	}
+	// The controller's index of the Workspaces by mount object, fed as its Workspace handler feeds it.
+	mountObjects := workspacemounts.NewMountObjectIndex(mount.Rule{})
+	if shard.handlers[1], err = shard.workspaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { mountObjects.Update(nil, obj.(*tenancyv1alpha1.Workspace)) },
+		UpdateFunc: func(old, obj interface{}) { mountObjects.Update(old.(*tenancyv1alpha1.Workspace), obj.(*tenancyv1alpha1.Workspace)) },
+	}); err != nil {
 		return nil, err
 	}
 	if err := workspacemounts.InstallIndexers(workspacemounts.Informers{
@@ -193,6 +199,9 @@ func (s *sim) start(ctx context.Context) error {
 		for _, i := range []cache.SharedIndexInformer{shard.workspaces, shard.logicalClusters, shard.crds, shard.bindings, shard.schemas, shard.mounts} {
 			go i.RunWithContext(ctx)
 			synced = append(synced, i.HasSynced)
+		}
+		for _, h := range shard.handlers {
+			synced = append(synced, h.HasSynced)
 		}
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
