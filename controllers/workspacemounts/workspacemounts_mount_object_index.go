@@ -27,39 +27,34 @@ import (
 
 // MountObjectIndex finds the Workspaces whose reference names a mount object, for its events. A client-go index keeps
 // a set per object, several hundred bytes per mounted Workspace (test/bench/scale); this keeps the object's
-// [objectHash] and the Workspace's cluster and name, candidates [MountObjectIndex.Workspaces] checks in the cache. The
+// [objectHash] and the Workspace's name (its cluster is the object's), candidates [MountObjectIndex.Workspaces] checks
+// in the cache. The
 // Workspace handler updates it before it enqueues the Workspace, so an event it misses is one the Workspace's
 // reconcile reads.
 type MountObjectIndex struct {
 	rule  mount.Rule
 	lock  sync.RWMutex
-	first map[uint64]workspaceName
-	// more holds the further Workspaces of a hash: objects mounted twice, and collisions.
-	more map[uint64][]workspaceName
-}
-
-// workspaceName is a Workspace's cluster and name, strings the cached Workspace holds.
-type workspaceName struct {
-	cluster logicalcluster.Name
-	name    string
+	// first and more hold names the cached Workspaces hold; more the further Workspaces of a hash: objects mounted
+	// twice, and collisions.
+	first map[uint64]string
+	more  map[uint64][]string
 }
 
 // NewMountObjectIndex is an empty index of the Workspaces rule says are mounted.
 func NewMountObjectIndex(rule mount.Rule) *MountObjectIndex {
-	return &MountObjectIndex{rule: rule, first: map[uint64]workspaceName{}, more: map[uint64][]workspaceName{}}
+	return &MountObjectIndex{rule: rule, first: map[uint64]string{}, more: map[uint64][]string{}}
 }
 
 // hashOf is the hash of the object ws mounts, false if none, or not validly.
-func (x *MountObjectIndex) hashOf(ws *tenancyv1alpha1.Workspace) (uint64, workspaceName, bool) {
+func (x *MountObjectIndex) hashOf(ws *tenancyv1alpha1.Workspace) (uint64, string, bool) {
 	if ws == nil {
-		return 0, workspaceName{}, false
+		return 0, "", false
 	}
 	ws, ref, gvk, ok := validReference(x.rule, ws)
 	if !ok {
-		return 0, workspaceName{}, false
+		return 0, "", false
 	}
-	cluster := logicalcluster.From(ws)
-	return objectHash(objectKey(cluster, gvk.Group, gvk.Kind, ref.Namespace, ref.Name)), workspaceName{cluster, ws.Name}, true
+	return objectHash(objectKey(logicalcluster.From(ws), gvk.Group, gvk.Kind, ref.Namespace, ref.Name)), ws.Name, true
 }
 
 // Update moves a Workspace from what it mounted as oldWS to what it mounts as newWS; either may be nil.
@@ -79,7 +74,7 @@ func (x *MountObjectIndex) Update(oldWS, newWS *tenancyv1alpha1.Workspace) {
 	}
 }
 
-func (x *MountObjectIndex) addLocked(hash uint64, name workspaceName) {
+func (x *MountObjectIndex) addLocked(hash uint64, name string) {
 	if _, taken := x.first[hash]; !taken {
 		x.first[hash] = name
 		return
@@ -87,7 +82,7 @@ func (x *MountObjectIndex) addLocked(hash uint64, name workspaceName) {
 	x.more[hash] = append(x.more[hash], name)
 }
 
-func (x *MountObjectIndex) removeLocked(hash uint64, name workspaceName) {
+func (x *MountObjectIndex) removeLocked(hash uint64, name string) {
 	more := x.more[hash]
 	if first, found := x.first[hash]; found && first == name {
 		if len(more) == 0 {
@@ -115,14 +110,14 @@ func (x *MountObjectIndex) Workspaces(get func(cluster logicalcluster.Name, name
 	cluster logicalcluster.Name, group, kind, namespace, name string) []*tenancyv1alpha1.Workspace {
 	hash := objectHash(objectKey(cluster, group, kind, namespace, name))
 	x.lock.RLock()
-	candidates := append([]workspaceName(nil), x.more[hash]...)
+	candidates := append([]string(nil), x.more[hash]...)
 	if first, found := x.first[hash]; found {
 		candidates = append(candidates, first)
 	}
 	x.lock.RUnlock()
 	var found []*tenancyv1alpha1.Workspace
 	for _, candidate := range candidates {
-		ws := get(candidate.cluster, candidate.name)
+		ws := get(cluster, candidate)
 		if ws == nil {
 			continue
 		}
