@@ -32,8 +32,8 @@ import (
 // Workspace handler updates it before it enqueues the Workspace, so an event it misses is one the Workspace's
 // reconcile reads.
 type MountObjectIndex struct {
-	rule  mount.Rule
-	lock  sync.RWMutex
+	rule mount.Rule
+	lock sync.RWMutex
 	// first and more hold names the cached Workspaces hold; more the further Workspaces of a hash: objects mounted
 	// twice, and collisions.
 	first map[uint64]string

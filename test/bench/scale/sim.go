@@ -168,8 +168,10 @@ func (s *sim) newShard(dir, name string, l layout) (*simShard, error) {
 	// The controller's index of the Workspaces by mount object, fed as its Workspace handler feeds it.
 	mountObjects := workspacemounts.NewMountObjectIndex(mount.Rule{})
 	if shard.handlers[1], err = shard.workspaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj interface{}) { mountObjects.Update(nil, obj.(*tenancyv1alpha1.Workspace)) },
-		UpdateFunc: func(old, obj interface{}) { mountObjects.Update(old.(*tenancyv1alpha1.Workspace), obj.(*tenancyv1alpha1.Workspace)) },
+		AddFunc: func(obj interface{}) { mountObjects.Update(nil, obj.(*tenancyv1alpha1.Workspace)) },
+		UpdateFunc: func(old, obj interface{}) {
+			mountObjects.Update(old.(*tenancyv1alpha1.Workspace), obj.(*tenancyv1alpha1.Workspace))
+		},
 	}); err != nil {
 		return nil, err
 	}
