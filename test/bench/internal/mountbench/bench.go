@@ -71,6 +71,7 @@ func newBench(kcp *kcpServer, plugin *framework.Plugin, opts options) (*bench, e
 // The result, if not nil, holds what was measured even when runFlips fails.
 func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	res := &result{benchmark: Controller, workspaces: b.opts.workspaces, clusters: b.opts.clusters, inTree: b.opts.inTree}
+	setUpBefore, setUpBeforeErr := b.scrapeRequests(ctx)
 	t, times, err := b.setUp(ctx, mount.PhaseConnecting, beforeURL, func(l layout) *tracker { return newTracker(l, initialStage, b.opts.inTree) })
 	if err != nil {
 		return nil, err
@@ -79,6 +80,8 @@ func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	setUpDone := time.Now()
 	err = b.await(ctx, t, initialStage.name)
 	res.initial = t.convergence(setUpDone)
+	setUpAfter, setUpAfterErr := b.scrapeRequests(ctx)
+	res.setUpRequests, res.setUpRequestsErr = setUpAfter.since(setUpBefore), errors.Join(setUpBeforeErr, setUpAfterErr)
 	if err != nil {
 		res.missing = t.missing(10)
 		return res, err
