@@ -32,8 +32,12 @@ import (
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
-// awaitInterval is how often convergence is checked.
-const awaitInterval = 100 * time.Millisecond
+const (
+	// awaitInterval is how often convergence is checked.
+	awaitInterval = 100 * time.Millisecond
+	// scrapeWait is how long the plugin's /metrics may take to answer at first.
+	scrapeWait = 30 * time.Second
+)
 
 // errNotConverged is returned when the timeout passed before every Workspace
 // showed a stage for each controller measured.
@@ -71,7 +75,7 @@ func newBench(kcp *kcpServer, plugin *framework.Plugin, opts options) (*bench, e
 // The result, if not nil, holds what was measured even when runFlips fails.
 func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	res := &result{benchmark: Controller, workspaces: b.opts.workspaces, clusters: b.opts.clusters, inTree: b.opts.inTree}
-	setUpBefore, setUpBeforeErr := b.scrapeRequests(ctx)
+	setUpBefore, setUpBeforeErr := b.scrapeRequestsOnceUp(ctx)
 	t, times, err := b.setUp(ctx, mount.PhaseConnecting, beforeURL, func(l layout) *tracker { return newTracker(l, initialStage, b.opts.inTree) })
 	if err != nil {
 		return nil, err
@@ -82,8 +86,11 @@ func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	res.initial = t.convergence(setUpDone)
 	setUpAfter, setUpAfterErr := b.scrapeRequests(ctx)
 	res.setUpRequests, res.setUpRequestsErr = setUpAfter.since(setUpBefore), errors.Join(setUpBeforeErr, setUpAfterErr)
-	if err != nil {
-		res.missing = t.missing(10)
+	if err != nil || !b.opts.flip {
+		if err != nil {
+			res.missing = t.missing(10)
+		}
+		res.memory, res.memoryErr = b.plugin.Memory.Sample()
 		return res, err
 	}
 
@@ -210,6 +217,18 @@ func (b *bench) scrapeRequests(ctx context.Context) (restClientRequests, error) 
 		requests[method] += metric.GetCounter().GetValue()
 	}
 	return requests, nil
+}
+
+// scrapeRequestsOnceUp is scrapeRequests, tried for up to scrapeWait while the plugin's /metrics does not answer yet.
+func (b *bench) scrapeRequestsOnceUp(ctx context.Context) (restClientRequests, error) {
+	deadline := time.Now().Add(scrapeWait)
+	for {
+		requests, err := b.scrapeRequests(ctx)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return requests, err
+		}
+		time.Sleep(awaitInterval)
+	}
 }
 
 // since is how many requests of each method were made after earlier; nil
