@@ -114,11 +114,11 @@ func TestRecordTransition(t *testing.T) {
 				ws.Annotations[mount.StatusAnnotationKey] = prior.Encode()
 			}
 			c.recordTransition(ws, tc.after)
-			var got []string
+			got := make([]string, 0, len(recorded))
 			for _, event := range recorded {
 				got = append(got, event.eventType+" "+event.reason)
 			}
-			require.Equal(t, tc.want, got)
+			require.Equal(t, strings.Join(tc.want, ", "), strings.Join(got, ", "))
 		})
 	}
 }
