@@ -85,6 +85,8 @@ func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	err = b.await(ctx, t, initialStage.name)
 	res.initial = t.convergence(setUpDone)
 	setUpAfter, setUpAfterErr := b.scrapeRequests(ctx)
+	cpuAfter, cpuErr := b.cpuTimes()
+	res.setUpCPU, res.setUpCPUErr = cpuTimes{kcp: cpuAfter.kcp - times.cpu.kcp, plugin: cpuAfter.plugin - times.cpu.plugin}, errors.Join(times.cpuErr, cpuErr)
 	res.setUpRequests, res.setUpRequestsErr = setUpAfter.since(setUpBefore), errors.Join(setUpBeforeErr, setUpAfterErr)
 	if err != nil || !b.opts.flip {
 		if err != nil {
@@ -143,6 +145,9 @@ func (b *bench) runVirtual(ctx context.Context) (*result, error) {
 // created the mount objects and mounted Workspaces.
 type setUpTimes struct {
 	all, mounts time.Duration
+	// cpu are the CPU times of kcp and the plugin when the creation of the mounts began; cpuErr why they are unknown.
+	cpu    cpuTimes
+	cpuErr error
 }
 
 // setUp creates the clusters with the mount CRD, starts the watch feeding the
@@ -174,6 +179,7 @@ func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) st
 	}
 
 	logf("creating %d mount objects and mounted Workspaces", b.opts.workspaces)
+	cpu, cpuErr := b.cpuTimes()
 	mountsBegan := time.Now()
 	err = forEach(ctx, "creating mounts", b.opts.workspaces, b.opts.concurrency, func(ctx context.Context, i int) error {
 		return b.clients.createMount(ctx, l, i, phase, url(i))
@@ -181,7 +187,7 @@ func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) st
 	if err != nil {
 		return nil, setUpTimes{}, err
 	}
-	times := setUpTimes{all: time.Since(began), mounts: time.Since(mountsBegan)}
+	times := setUpTimes{all: time.Since(began), mounts: time.Since(mountsBegan), cpu: cpu, cpuErr: cpuErr}
 	logf("set-up took %s", times.all.Round(time.Millisecond))
 	return t, times, nil
 }

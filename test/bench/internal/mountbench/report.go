@@ -62,6 +62,10 @@ type result struct {
 	// set-up to the initial state on every Workspace, by method.
 	setUpRequests    restClientRequests
 	setUpRequestsErr error
+	// setUpCPU is the CPU time kcp and the plugin used from the creation of
+	// the first mount object to the initial state on every Workspace.
+	setUpCPU    cpuTimes
+	setUpCPUErr error
 	// memory is the plugin's after convergence.
 	memory    framework.Memory
 	memoryErr error

@@ -21,6 +21,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
 // printMountRate writes the rate at which new mounted Workspaces were set up, from the first mount object created until
@@ -32,6 +33,16 @@ func (r *result) printMountRate(w io.Writer) {
 	mounted := r.mountsSetup + r.initial.plugin[len(r.initial.plugin)-1]
 	fmt.Fprintf(w, "Mounted: %d new Workspaces shown by the plugin %s after the first mount object's creation, %.1f mounts/s.\n",
 		r.workspaces, formatDuration(mounted), float64(r.workspaces)/mounted.Seconds())
+	if r.setUpCPUErr != nil {
+		fmt.Fprintf(w, "CPU time during the set-up: %v.\n", r.setUpCPUErr)
+		return
+	}
+	fmt.Fprintf(w, "CPU time meanwhile: kcp %s (%.1f ms per mount), plugin %s (%.1f ms per mount).\n",
+		formatDuration(r.setUpCPU.kcp), perMountMillis(r.setUpCPU.kcp, r.workspaces), formatDuration(r.setUpCPU.plugin), perMountMillis(r.setUpCPU.plugin, r.workspaces))
+}
+
+func perMountMillis(d time.Duration, mounts int) float64 {
+	return float64(d) / float64(time.Millisecond) / float64(mounts)
 }
 
 // printSetUpRequests writes the plugin's requests to kcp per new mounted Workspace, from just before the set-up to the
