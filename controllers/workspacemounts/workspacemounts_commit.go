@@ -78,7 +78,7 @@ func (c *Controller) noteTransition(ws, updated *tenancyv1alpha1.Workspace) {
 		return
 	}
 	metrics.ObserveTransition(c.shard, status)
-	c.recordEvent(ws, transitionEventType(status), status.Reason, status.Message)
+	c.recordTransition(ws, status)
 }
 
 // commitStatus writes the condition (and with --workspace-url the phase) when they changed, in one merge patch of the

@@ -64,6 +64,16 @@ func transitionEventType(status mount.Status) string {
 	return corev1.EventTypeWarning
 }
 
+// recordTransition records the event of ws's transition into status, ws being the Workspace before the write: none for
+// a Workspace's first status that only says its mount object is not ready yet (nothing happened; the annotations and
+// the condition tell it), so that new mounted Workspaces cost kcp no event write each until their mount changes.
+func (c *Controller) recordTransition(ws *tenancyv1alpha1.Workspace, status mount.Status) {
+	if status.Reason == mount.ReasonMountNotReady && priorStatus(ws) == nil {
+		return
+	}
+	c.recordEvent(ws, transitionEventType(status), status.Reason, status.Message)
+}
+
 // recordEvent records an event regarding ws, in ws's logical cluster.
 func (c *Controller) recordEvent(ws *tenancyv1alpha1.Workspace, eventType, reason, note string) {
 	if c.events == nil {

@@ -83,6 +83,46 @@ func TestTransitionEvent(t *testing.T) {
 	}
 }
 
+// TestRecordTransition: a Workspace's first status is an event unless it
+// only says that its mount object is not ready yet; every later transition
+// is one, a not-ready one too.
+func TestRecordTransition(t *testing.T) {
+	t.Parallel()
+	ready := mount.Status{Phase: mount.PhaseReady, Ready: true, Reason: mount.ReasonMountReady, Message: "ready"}
+	connecting := mount.Status{Phase: mount.PhaseConnecting, Reason: mount.ReasonMountNotReady, Message: "connecting"}
+	notFound := mount.Status{Phase: mount.PhaseNotFound, Reason: mount.ReasonMountObjectNotFound, Message: "not found"}
+	for name, tc := range map[string]struct {
+		prior *mount.Status
+		after mount.Status
+		want  []string
+	}{
+		"first status, not ready yet":     {after: connecting},
+		"first status, ready":             {after: ready, want: []string{"Normal MountReady"}},
+		"first status, mount object gone": {after: notFound, want: []string{"Warning MountObjectNotFound"}},
+		"not ready after ready":           {prior: &ready, after: connecting, want: []string{"Warning MountNotReady"}},
+		"not ready after not found":       {prior: &notFound, after: connecting, want: []string{"Warning MountNotReady"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var recorded []recordedEvent
+			now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+			c := &Controller{events: eventsTo(10, &recorded, &now)}
+			ws := eventWorkspace("root:org", "a", "uid-a")
+			if tc.prior != nil {
+				prior := *tc.prior
+				prior.LastTransitionTime = metav1.NewTime(now.Add(-time.Minute))
+				ws.Annotations[mount.StatusAnnotationKey] = prior.Encode()
+			}
+			c.recordTransition(ws, tc.after)
+			got := make([]string, 0, len(recorded))
+			for _, event := range recorded {
+				got = append(got, event.eventType+" "+event.reason)
+			}
+			require.Equal(t, strings.Join(tc.want, ", "), strings.Join(got, ", "))
+		})
+	}
+}
+
 // recordedEvent is an event handed to the broadcaster.
 type recordedEvent struct {
 	regarding                       *corev1.ObjectReference
@@ -109,8 +149,9 @@ func eventWorkspace(cluster, name string, uid types.UID) *tenancyv1alpha1.Worksp
 // TestProcessWorkspaceRecordsTransitions: the writes of processWorkspace
 // that change the phase or ready are events regarding the Workspace (no
 // resourceVersion, so that series can form), one per write even when a
-// conflict made it try twice; a new message in the same phase, and a
-// steady state, are none.
+// conflict made it try twice; a first status that only says the mount
+// object is not ready yet, a new message in the same phase, and a steady
+// state, are none.
 func TestProcessWorkspaceRecordsTransitions(t *testing.T) {
 	t.Parallel()
 	ws := mountedWorkspace(kubeClusterRef)
@@ -141,13 +182,15 @@ func TestProcessWorkspaceRecordsTransitions(t *testing.T) {
 	k.version = 99
 	require.True(t, apierrors.IsConflict(c.processWorkspace(ctx, key)))
 	require.NoError(t, c.processWorkspace(ctx, key))
+	status = map[string]interface{}{"phase": "Connecting"}
+	process() // not ready again: a transition
 
 	require.Len(t, recorded, 2)
 	ref := &corev1.ObjectReference{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "mounted", UID: "uid-1"}
-	require.Equal(t, recordedEvent{ref, corev1.EventTypeWarning, mount.ReasonMountNotReady, EventAction,
-		"KubeCluster proxy (contrib.kcp.io/v1alpha1) is Connecting."}, recorded[0])
 	require.Equal(t, recordedEvent{ref, corev1.EventTypeNormal, mount.ReasonMountReady, EventAction,
-		"KubeCluster proxy (contrib.kcp.io/v1alpha1) is ready at https://shard.example/clusters/target."}, recorded[1])
+		"KubeCluster proxy (contrib.kcp.io/v1alpha1) is ready at https://shard.example/clusters/target."}, recorded[0])
+	require.Equal(t, recordedEvent{ref, corev1.EventTypeWarning, mount.ReasonMountNotReady, EventAction,
+		"KubeCluster proxy (contrib.kcp.io/v1alpha1) is Connecting."}, recorded[1])
 	cluster, found := c.events.clusterOf("uid-1")
 	require.True(t, found)
 	require.Equal(t, logicalcluster.Name("root:org"), cluster)

@@ -32,8 +32,12 @@ import (
 	"github.com/workspacemounts/workspacemounts/test/framework"
 )
 
-// awaitInterval is how often convergence is checked.
-const awaitInterval = 100 * time.Millisecond
+const (
+	// awaitInterval is how often convergence is checked.
+	awaitInterval = 100 * time.Millisecond
+	// scrapeWait is how long the plugin's /metrics may take to answer at first.
+	scrapeWait = 30 * time.Second
+)
 
 // errNotConverged is returned when the timeout passed before every Workspace
 // showed a stage for each controller measured.
@@ -71,6 +75,7 @@ func newBench(kcp *kcpServer, plugin *framework.Plugin, opts options) (*bench, e
 // The result, if not nil, holds what was measured even when runFlips fails.
 func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	res := &result{benchmark: Controller, workspaces: b.opts.workspaces, clusters: b.opts.clusters, inTree: b.opts.inTree}
+	setUpBefore, setUpBeforeErr := b.scrapeRequestsOnceUp(ctx)
 	t, times, err := b.setUp(ctx, mount.PhaseConnecting, beforeURL, func(l layout) *tracker { return newTracker(l, initialStage, b.opts.inTree) })
 	if err != nil {
 		return nil, err
@@ -79,8 +84,15 @@ func (b *bench) runFlips(ctx context.Context) (*result, error) {
 	setUpDone := time.Now()
 	err = b.await(ctx, t, initialStage.name)
 	res.initial = t.convergence(setUpDone)
-	if err != nil {
-		res.missing = t.missing(10)
+	setUpAfter, setUpAfterErr := b.scrapeRequests(ctx)
+	cpuAfter, cpuErr := b.cpuTimes()
+	res.setUpCPU, res.setUpCPUErr = cpuTimes{kcp: cpuAfter.kcp - times.cpu.kcp, plugin: cpuAfter.plugin - times.cpu.plugin}, errors.Join(times.cpuErr, cpuErr)
+	res.setUpRequests, res.setUpRequestsErr = setUpAfter.since(setUpBefore), errors.Join(setUpBeforeErr, setUpAfterErr)
+	if err != nil || !b.opts.flip {
+		if err != nil {
+			res.missing = t.missing(10)
+		}
+		res.memory, res.memoryErr = b.plugin.Memory.Sample()
 		return res, err
 	}
 
@@ -133,6 +145,9 @@ func (b *bench) runVirtual(ctx context.Context) (*result, error) {
 // created the mount objects and mounted Workspaces.
 type setUpTimes struct {
 	all, mounts time.Duration
+	// cpu are the CPU times of kcp and the plugin when the creation of the mounts began; cpuErr why they are unknown.
+	cpu    cpuTimes
+	cpuErr error
 }
 
 // setUp creates the clusters with the mount CRD, starts the watch feeding the
@@ -164,6 +179,7 @@ func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) st
 	}
 
 	logf("creating %d mount objects and mounted Workspaces", b.opts.workspaces)
+	cpu, cpuErr := b.cpuTimes()
 	mountsBegan := time.Now()
 	err = forEach(ctx, "creating mounts", b.opts.workspaces, b.opts.concurrency, func(ctx context.Context, i int) error {
 		return b.clients.createMount(ctx, l, i, phase, url(i))
@@ -171,7 +187,7 @@ func (b *bench) setUp(ctx context.Context, phase mount.Phase, url func(i int) st
 	if err != nil {
 		return nil, setUpTimes{}, err
 	}
-	times := setUpTimes{all: time.Since(began), mounts: time.Since(mountsBegan)}
+	times := setUpTimes{all: time.Since(began), mounts: time.Since(mountsBegan), cpu: cpu, cpuErr: cpuErr}
 	logf("set-up took %s", times.all.Round(time.Millisecond))
 	return t, times, nil
 }
@@ -207,6 +223,18 @@ func (b *bench) scrapeRequests(ctx context.Context) (restClientRequests, error) 
 		requests[method] += metric.GetCounter().GetValue()
 	}
 	return requests, nil
+}
+
+// scrapeRequestsOnceUp is scrapeRequests, tried for up to scrapeWait while the plugin's /metrics does not answer yet.
+func (b *bench) scrapeRequestsOnceUp(ctx context.Context) (restClientRequests, error) {
+	deadline := time.Now().Add(scrapeWait)
+	for {
+		requests, err := b.scrapeRequests(ctx)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return requests, err
+		}
+		time.Sleep(awaitInterval)
+	}
 }
 
 // since is how many requests of each method were made after earlier; nil

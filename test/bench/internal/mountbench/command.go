@@ -89,6 +89,8 @@ type options struct {
 	watchers int
 	// settle is how long the routing mode goes on counting writes after a step converged.
 	settle time.Duration
+	// flip flips the mount objects after the set-up (the annotations mode); false measures the set-up alone.
+	flip bool
 	// shards is the number of shards of the sharded benchmark, the root
 	// shard included; workspaces and clusters are then per shard.
 	shards int
@@ -118,7 +120,7 @@ func Main(benchmark Benchmark) int {
 
 // parseFlags parses and validates the command line of benchmark.
 func parseFlags(benchmark Benchmark, args []string) (options, error) {
-	opts := options{benchmark: benchmark, mode: modeAnnotations, listIterations: 50, watchers: 100, settle: 10 * time.Second, shards: 1}
+	opts := options{benchmark: benchmark, mode: modeAnnotations, listIterations: 50, watchers: 100, settle: 10 * time.Second, shards: 1, flip: true}
 	fs := flag.NewFlagSet(string(benchmark), flag.ContinueOnError)
 	if benchmark == Sharded {
 		fs.IntVar(&opts.workspaces, "workspaces", 5000, "Number of mounted Workspaces (and of mount objects) on each shard.")
@@ -145,6 +147,7 @@ func parseFlags(benchmark Benchmark, args []string) (options, error) {
 		fs.BoolVar(&opts.inTree, "in-tree", true, "Start kcp with --feature-gates=WorkspaceMounts=true and measure its in-tree mounts controller too. "+
 			"false leaves it off: the plugin alone writes the Workspaces, and nothing waits for the slow in-tree controller. With --mode=routing: false measures the plugin only.")
 		fs.DurationVar(&opts.settle, "settle", opts.settle, "With --mode=routing: how long to go on counting Workspace writes after every Workspace showed a step, before the next.")
+		fs.BoolVar(&opts.flip, "flip", opts.flip, "With --mode=annotations: flip the mount objects after the set-up; false stops once the plugin showed every new Workspace (the set-up's rate).")
 	case Virtual:
 		fs.IntVar(&opts.listIterations, "list-iterations", opts.listIterations, "How often each list across all clusters is timed, after 3 warm-ups.")
 		fs.IntVar(&opts.watchers, "watchers", opts.watchers, "Number of concurrent watches of the virtual workspace across all clusters.")
@@ -177,6 +180,9 @@ func parseFlags(benchmark Benchmark, args []string) (options, error) {
 			return options{}, misplaced
 		}
 	case modeRouting:
+		if !opts.flip {
+			return options{}, fmt.Errorf("--flip has no effect with --mode=%s", opts.mode)
+		}
 	default:
 		return options{}, fmt.Errorf("--mode must be %s or %s, not %q", modeAnnotations, modeRouting, opts.mode)
 	}

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -59,6 +58,14 @@ type result struct {
 	// flip's convergence, by method; requestsErr why they are unknown.
 	requests    restClientRequests
 	requestsErr error
+	// setUpRequests are the plugin's requests to kcp from just before the
+	// set-up to the initial state on every Workspace, by method.
+	setUpRequests    restClientRequests
+	setUpRequestsErr error
+	// setUpCPU is the CPU time kcp and the plugin used from the creation of
+	// the first mount object to the initial state on every Workspace.
+	setUpCPU    cpuTimes
+	setUpCPUErr error
 	// memory is the plugin's after convergence.
 	memory    framework.Memory
 	memoryErr error
@@ -115,6 +122,8 @@ func (r *result) print(w io.Writer) {
 	if r.initial != nil {
 		fmt.Fprintf(w, "Initial state, from the end of the set-up: plugin all %s, in-tree all %s.\n",
 			percentile(r.initial.plugin, r.initial.total, 1), inTree(r.initial, 1))
+		r.printMountRate(w)
+		r.printSetUpRequests(w)
 	}
 	if r.flip != nil {
 		fmt.Fprintf(w, "Failed syncs logged (retried): plugin %s, in-tree %s.\n", r.pluginErrors, r.inTreeOr(r.inTreeErrors.String()))
@@ -171,33 +180,6 @@ func (r *result) sinceLastWriteRatio(flip *convergence) string {
 		return ""
 	}
 	return fmt.Sprintf(", ratio plugin/in-tree %.2f (the issue's goal: at most 0.5 at 1000 workspaces)", plugin.Seconds()/inTree.Seconds())
-}
-
-// printRequests writes the plugin's requests to kcp per mount change.
-func (r *result) printRequests(w io.Writer) {
-	if r.requestsErr != nil {
-		fmt.Fprintf(w, "Plugin requests to kcp: %v.\n", r.requestsErr)
-		return
-	}
-	if r.requests == nil || r.workspaces == 0 {
-		return
-	}
-	methods := make([]string, 0, len(r.requests))
-	var total float64
-	for method, n := range r.requests {
-		methods = append(methods, method)
-		total += n
-	}
-	sort.Strings(methods)
-	parts := make([]string, 0, len(methods))
-	for _, method := range methods {
-		parts = append(parts, fmt.Sprintf("%s %.2f", method, r.requests[method]/float64(r.workspaces)))
-	}
-	if len(parts) == 0 {
-		parts = append(parts, "none")
-	}
-	fmt.Fprintf(w, "Plugin kcp requests per change (rest_client_requests_total, just before T0 to convergence, over %d changes): %s; total %.2f.\n",
-		r.workspaces, strings.Join(parts, ", "), total/float64(r.workspaces))
 }
 
 // inTreePercentile is percentile for the in-tree controller, "off" when it did not run.
