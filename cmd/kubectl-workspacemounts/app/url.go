@@ -59,7 +59,7 @@ func parseClusterURL(server string) (base string, cluster logicalcluster.Path, e
 	if cluster = logicalcluster.NewPath(segment); segment == "" || strings.Contains(segment, "/") || !cluster.IsValid() {
 		return "", logicalcluster.Path{}, fmt.Errorf("%q does not end in a workspace path (root:org:ws) after /clusters/", server)
 	}
-	u.Path, u.RawPath = u.Path[:i], ""
+	u.Path, u.RawPath = strings.TrimRight(u.Path[:i], "/"), "" // a prefix of slashes alone is none
 	return strings.TrimSuffix(u.String(), "/"), cluster, nil
 }
 
