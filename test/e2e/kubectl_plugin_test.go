@@ -139,23 +139,24 @@ func readOutputs(t *testing.T, plugin kubectlPlugin, org, team vwOrg) {
 	// The events why shows are the controller's regarding the Workspace (the
 	// goldens leave their rows out): kcp takes why's field selector, and
 	// events named alike, another controller's or of another UID, are not
-	// shown.
+	// shown. missing's first status is an event; connecting's, only not ready
+	// yet, is none.
 	t.Run("why events", func(t *testing.T) {
 		t.Parallel()
 		plugin := plugin
 		plugin.t = t
 		ctx := context.Background()
-		ws, err := org.c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(ctx, "connecting", metav1.GetOptions{})
+		ws, err := org.c.kcp.Cluster(org.path).TenancyV1alpha1().Workspaces().Get(ctx, "missing", metav1.GetOptions{})
 		require.NoError(t, err)
 		kube, err := kcpkubernetesclientset.NewForConfig(kcp.BaseConfigT(t, "base"))
 		require.NoError(t, err)
 		for i, forged := range []struct {
 			uid        types.UID
 			controller string
-		}{{ws.UID, "someone-else"}, {"an-older-connecting", workspacemounts.EventReportingController}} {
+		}{{ws.UID, "someone-else"}, {"an-older-missing", workspacemounts.EventReportingController}} {
 			_, err := kube.Cluster(org.path).CoreV1().Events(metav1.NamespaceDefault).Create(ctx, &corev1.Event{
-				ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("connecting.forged-%d", i)},
-				InvolvedObject:      corev1.ObjectReference{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "connecting", UID: forged.uid},
+				ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("missing.forged-%d", i)},
+				InvolvedObject:      corev1.ObjectReference{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace", Name: "missing", UID: forged.uid},
 				Type:                corev1.EventTypeWarning,
 				Reason:              "Forged",
 				Message:             "not the controller's event of this Workspace",
@@ -166,12 +167,12 @@ func readOutputs(t *testing.T, plugin kubectlPlugin, org, team vwOrg) {
 			}, metav1.CreateOptions{})
 			require.NoError(t, err)
 		}
-		event := regexp.MustCompile(`(?m)^  Warning +MountNotReady +.* workspacemounts\.io/controller +`)
+		event := regexp.MustCompile(`(?m)^  Warning +MountObjectNotFound +.* workspacemounts\.io/controller +`)
 		kcptestinghelpers.Eventually(t, func() (bool, string) {
-			stdout, stderr, err := plugin.run("why", "connecting")
+			stdout, stderr, err := plugin.run("why", "missing")
 			return err == nil && event.MatchString(stdout), fmt.Sprintf("%v: %s%s", err, stdout, stderr)
 		}, 20*time.Second, 500*time.Millisecond)
-		stdout := plugin.ok("why", "connecting")
+		stdout := plugin.ok("why", "missing")
 		require.NotContains(t, stdout, "Forged", stdout)
 	})
 
