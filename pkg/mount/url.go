@@ -214,6 +214,9 @@ func (f URLForm) String() string {
 	return string(f)
 }
 
+// noHost tells a URL without a host, or with brackets alone for one.
+func noHost(u *url.URL) bool { return strings.Trim(u.Hostname(), "[]") == "" }
+
 func (f URLForm) check(rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -225,7 +228,7 @@ func (f URLForm) check(rawURL string) error {
 			return errors.New("not an absolute http or https URL")
 		case u.User != nil:
 			return errors.New("it carries user information")
-		case u.Hostname() == "":
+		case noHost(u):
 			return errors.New("no host")
 		}
 		return nil
@@ -237,7 +240,7 @@ func (f URLForm) check(rawURL string) error {
 		return errors.New("not an absolute https URL")
 	case u.User != nil:
 		return errors.New("it carries user information")
-	case u.Hostname() == "":
+	case noHost(u):
 		return errors.New("no host")
 	case !strings.HasPrefix(rawURL, "https://"):
 		return errors.New("its scheme is not written in lower case")
