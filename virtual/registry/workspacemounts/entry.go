@@ -233,14 +233,10 @@ func newEntry(wsm *wsmv1alpha1.WorkspaceMount) (*entry, error) {
 // inJSON is value as a view of the JSON, where the JSON holds key and value verbatim, else value; the JSON is never
 // modified.
 func inJSON(json []byte, key, value string) string {
-	if value == "" {
+	if len(json) == 0 {
 		return value
 	}
-	at := bytes.Index(json, []byte(`"`+key+`":"`+value+`"`))
-	if at < 0 {
-		return value
-	}
-	return unsafe.String(&json[at+len(key)+4], len(value))
+	return inString(unsafe.String(&json[0], len(json)), key, value)
 }
 
 func (e *entry) object() (*wsmv1alpha1.WorkspaceMount, error) {
